@@ -1,0 +1,8 @@
+//! evo: decides, with evidence anyone can check, whether a candidate patch makes a program faster
+//! without changing what it computes.
+//!
+//! The modules follow the stages of the work: `measure` runs commands and pairs them, `stats`
+//! turns runs into figures and gates, `bench` drives one paired comparison, `report` renders it.
+
+pub mod measure;
+pub mod stats;

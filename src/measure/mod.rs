@@ -1,0 +1,11 @@
+//! Measurement: running commands and arranging runs into pairs.
+//!
+//! `runner` is the seam to processes (`spawn` for real ones through the `helper` mode, `fake` for
+//! tests); `schedule` decides the order of runs; `record` holds what they leave behind.
+
+pub mod fake;
+pub mod helper;
+pub mod record;
+pub mod runner;
+pub mod schedule;
+pub mod spawn;

@@ -1,0 +1,71 @@
+//! The seam between measurement and real processes.
+//!
+//! Everything that schedules runs talks to a [`Runner`]; the real one spawns children through
+//! evo's minimal helper process (see `spawn`), the fake one (see `fake`) returns scripted timings
+//! so scheduling and statistics can be tested without processes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::record::RunRecord;
+
+/// What to run: a shell command line, where, with which extra environment, for how long at most.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    /// Passed to `sh -c`.
+    pub command: String,
+    /// Working directory; `None` means evo's current directory.
+    pub cwd: Option<PathBuf>,
+    /// Variables added to (or overriding) evo's environment.
+    pub env: BTreeMap<String, String>,
+    /// After this long the child's whole process group gets TERM, then KILL after the grace period.
+    pub timeout: Duration,
+    /// When set, stdout is also written to this file (capped at [`LOG_CAP_BYTES`]).
+    pub stdout_file: Option<PathBuf>,
+    /// When set, stderr is also written to this file (capped at [`LOG_CAP_BYTES`]).
+    pub stderr_file: Option<PathBuf>,
+}
+
+/// Most bytes of one stream evo writes to a log file; the hash still covers everything.
+pub const LOG_CAP_BYTES: u64 = 64 * 1024 * 1024;
+
+impl RunSpec {
+    pub fn new(command: impl Into<String>, timeout: Duration) -> RunSpec {
+        RunSpec {
+            command: command.into(),
+            cwd: None,
+            env: BTreeMap::new(),
+            timeout,
+            stdout_file: None,
+            stderr_file: None,
+        }
+    }
+}
+
+/// Failure to run a command at all (as opposed to a command that ran and failed).
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error("could not start the helper process for `{command}`: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the helper process for `{command}` failed: {detail}")]
+    Helper { command: String, detail: String },
+    #[error("I/O error while running `{command}`: {source}")]
+    Io {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Runs one command to completion and reports what it observed.
+///
+/// A command that exits non-zero or times out is *not* an error here: it is a [`RunRecord`] whose
+/// status says so. Callers decide whether that is fatal.
+pub trait Runner {
+    fn run(&mut self, spec: &RunSpec) -> Result<RunRecord, RunnerError>;
+}
