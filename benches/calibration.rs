@@ -1,1 +1,226 @@
-fn main() {}
+//! Calibration of evo's measurement on a workload whose speed evo controls.
+//!
+//! Run with `cargo bench --bench calibration` (settings through `EVO_CALIB_REPS`,
+//! `EVO_CALIB_RUN_MS`). The workload is `workloads/spin/spin.c`: N iterations of a serial loop.
+//! A "true X% speedup" is a candidate whose iteration count is chosen, from a fitted
+//! `time = fixed + per_iteration × N` line, so that whole runs (process start included) take
+//! 1/(1+X) of the baseline's time. Every repetition is a complete `evo bench` (warmup, 11 A/A
+//! pairs, n pairs) through the real process runner. It prints:
+//! - the A/A false-accept rate (identical commands accepted; goal ≤ 2.5%),
+//! - the share of repetitions accepting a true 5% and 2% speedup at 9 and 21 pairs,
+//! - the empirical coverage of CI95 (of 1 under the null; of the reference ratio otherwise),
+//! - evo's per-run overhead next to hyperfine timing the same command (when hyperfine is installed).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use evo::bench::{BenchPlan, BenchReport, BenchSettings, run_bench};
+use evo::measure::record::Order;
+use evo::measure::runner::RunSpec;
+use evo::measure::spawn::ProcessRunner;
+use evo::stats::BenchVerdict;
+
+fn env_number(name: &str, default: f64) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn build_spin(out_dir: &Path) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/spin/spin.c");
+    let exe = out_dir.join("spin");
+    let status = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(&source)
+        .status()
+        .expect("cc must be installed to build the spin workload");
+    assert!(status.success(), "cc failed on {}", source.display());
+    exe
+}
+
+fn spin_command(spin: &Path, iterations: u64) -> String {
+    format!("{} {iterations}", spin.display())
+}
+
+fn runner() -> ProcessRunner {
+    ProcessRunner::with_helper(PathBuf::from(env!("CARGO_BIN_EXE_evo")))
+}
+
+/// Mean wall time of a few runs of `spin N`, through evo's runner.
+fn mean_wall(spin: &Path, iterations: u64, runs: usize) -> f64 {
+    use evo::measure::runner::Runner;
+    let mut r = runner();
+    let spec = RunSpec::new(spin_command(spin, iterations), Duration::from_secs(60));
+    let mut walls: Vec<f64> = (0..runs)
+        .map(|_| r.run(&spec).expect("spin runs").wall_s)
+        .collect();
+    walls.sort_by(f64::total_cmp);
+    walls[runs / 2]
+}
+
+/// `time ≈ fixed + per_iter × N`, fitted through two points.
+struct TimeModel {
+    fixed_s: f64,
+    per_iter_s: f64,
+}
+
+impl TimeModel {
+    fn fit(spin: &Path, run_ms: f64) -> TimeModel {
+        let small = 200_000u64;
+        let guess = (run_ms / 1000.0 / 2e-9) as u64;
+        let (t_small, t_big) = (mean_wall(spin, small, 21), mean_wall(spin, guess, 21));
+        let per_iter_s = (t_big - t_small) / (guess - small) as f64;
+        TimeModel {
+            fixed_s: t_small - per_iter_s * small as f64,
+            per_iter_s,
+        }
+    }
+    fn iterations_for(&self, seconds: f64) -> u64 {
+        ((seconds - self.fixed_s) / self.per_iter_s).max(1.0) as u64
+    }
+}
+
+fn bench_once(base: &str, cand: &str, pairs: usize, seed: u64) -> BenchReport {
+    let spec = |c: &str| RunSpec::new(c, Duration::from_secs(60));
+    let plan = BenchPlan {
+        baseline: spec(base),
+        candidate: spec(cand),
+        settings: BenchSettings {
+            pairs,
+            aa_pairs: 11,
+            warmup: 1,
+            min_effect: 0.01,
+            first: Order::CandidateFirst,
+            mde_seed: seed,
+            timeout_s: 60.0,
+        },
+    };
+    run_bench(&plan, &mut runner(), &mut |_| {}).expect("calibration bench runs")
+}
+
+struct Tally {
+    label: String,
+    reps: usize,
+    accepted: usize,
+    covered: usize,
+    mde_sum: f64,
+    runs: usize,
+    seconds: f64,
+}
+
+fn run_config(label: &str, base: &str, cand: &str, truth: f64, pairs: usize, reps: usize) -> Tally {
+    let started = Instant::now();
+    let mut t = Tally {
+        label: label.to_string(),
+        reps,
+        accepted: 0,
+        covered: 0,
+        mde_sum: 0.0,
+        runs: 0,
+        seconds: 0.0,
+    };
+    for rep in 0..reps {
+        let r = bench_once(base, cand, pairs, rep as u64);
+        t.accepted += usize::from(r.figures.verdict == BenchVerdict::Accepted);
+        if let Some(ci) = r.figures.ci95 {
+            t.covered += usize::from(ci.lower <= truth && truth <= ci.upper);
+        }
+        t.mde_sum += r.figures.mde_pct.unwrap_or(f64::NAN);
+        t.runs += r.warmups.len() + 2 * (r.aa_pairs.len() + r.pairs.len());
+    }
+    t.seconds = started.elapsed().as_secs_f64();
+    eprintln!("  done: {label} ({:.0} s)", t.seconds);
+    t
+}
+
+/// Median ratio over many alternating pairs: the "true" speedup the coverage is judged against.
+fn reference_ratio(base: &str, cand: &str) -> f64 {
+    let r = bench_once(base, cand, 61, 0);
+    r.figures.median
+}
+
+fn hyperfine_mean(command: &str, runs: usize) -> Option<(f64, f64)> {
+    let out = std::env::temp_dir().join(format!("evo-calib-hf-{}.json", std::process::id()));
+    let started = Instant::now();
+    let status = Command::new("hyperfine")
+        .args(["-N", "--style", "none", "--warmup", "1", "--runs"])
+        .arg(runs.to_string())
+        .arg("--export-json")
+        .arg(&out)
+        .arg(command)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let text = std::fs::read_to_string(&out).ok()?;
+    let _ = std::fs::remove_file(&out);
+    if !status.success() {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let mean = v["results"][0]["mean"].as_f64()?;
+    Some((mean, elapsed / (runs + 1) as f64))
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; this harness takes no arguments of its own.
+    let reps = env_number("EVO_CALIB_REPS", 100.0).max(1.0) as usize;
+    let run_ms = env_number("EVO_CALIB_RUN_MS", 10.0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spin = build_spin(dir.path());
+    let model = TimeModel::fit(&spin, run_ms);
+    let base_s = run_ms / 1000.0;
+    let base_iters = model.iterations_for(base_s);
+    let base = spin_command(&spin, base_iters);
+    let faster = |speedup: f64| spin_command(&spin, model.iterations_for(base_s / speedup));
+    let (c5, c2) = (faster(1.05), faster(1.02));
+    eprintln!(
+        "calibration: {reps} repetitions, baseline run {run_ms} ms ({base_iters} iterations; fixed cost {:.2} ms)",
+        model.fixed_s * 1e3
+    );
+    let (ref5, ref2) = (reference_ratio(&base, &c5), reference_ratio(&base, &c2));
+    let tallies = [
+        run_config("A/A (identical), 9 pairs", &base, &base, 1.0, 9, reps * 2),
+        run_config("true 5%, 9 pairs", &base, &c5, ref5, 9, reps),
+        run_config("true 2%, 9 pairs", &base, &c2, ref2, 9, reps),
+        run_config("true 5%, 21 pairs", &base, &c5, ref5, 21, reps),
+        run_config("true 2%, 21 pairs", &base, &c2, ref2, 21, reps),
+    ];
+    println!("\nreference ratios (61 alternating pairs): 5% -> {ref5:.4}, 2% -> {ref2:.4}");
+    println!("\n| configuration | repetitions | accepted | CI95 coverage | mean MDE | evo s/run |");
+    println!("|---|---|---|---|---|---|");
+    for t in &tallies {
+        println!(
+            "| {} | {} | {:.1}% | {:.1}% | {:.2}% | {:.4} |",
+            t.label,
+            t.reps,
+            100.0 * t.accepted as f64 / t.reps as f64,
+            100.0 * t.covered as f64 / t.reps as f64,
+            t.mde_sum / t.reps as f64,
+            t.seconds / t.runs as f64
+        );
+    }
+    let evo_wall = mean_wall(&spin, base_iters, 31);
+    let evo_cost = {
+        let started = Instant::now();
+        let _ = mean_wall(&spin, base_iters, 31);
+        started.elapsed().as_secs_f64() / 31.0
+    };
+    println!("\noverhead, baseline command `spin {base_iters}`:");
+    println!(
+        "  evo:       measured {:.3} ms (median), {:.3} ms of wall clock per run (sh -c, helper, hashing)",
+        evo_wall * 1e3,
+        evo_cost * 1e3
+    );
+    match hyperfine_mean(&base, 31) {
+        Some((mean, per_run)) => println!(
+            "  hyperfine: measured {:.3} ms (mean, -N: no shell), {:.3} ms of wall clock per run",
+            mean * 1e3,
+            per_run * 1e3
+        ),
+        None => println!("  hyperfine: not available (apt-get install hyperfine to compare)"),
+    }
+}

@@ -2,7 +2,14 @@
 //! without changing what it computes.
 //!
 //! The modules follow the stages of the work: `measure` runs commands and pairs them, `stats`
-//! turns runs into figures and gates, `bench` drives one paired comparison, `report` renders it.
+//! turns runs into figures and gates, `bench` drives one paired comparison, `report` renders it,
+//! `app` wires the command line (`cli`) to all of it.
 
+pub mod app;
+pub mod bench;
+pub mod cli;
+pub mod environment;
+pub mod exit_codes;
 pub mod measure;
+pub mod report;
 pub mod stats;

@@ -1,5 +1,22 @@
+//! The `evo` binary: parse arguments, run, print the error chain, pick the exit code.
+
+use clap::Parser;
+
 fn main() {
+    // Helper mode must run before anything else allocates: see `measure::helper`.
     if let Some(code) = evo::measure::helper::maybe_run_helper() {
         std::process::exit(code);
     }
+    let cli = evo::cli::Cli::parse();
+    let code = match evo::app::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            evo::exit_codes::INTERNAL_ERROR
+        }
+    };
+    std::process::exit(code);
 }

@@ -1,0 +1,105 @@
+//! What each subcommand does, between parsed arguments and an exit code.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::bench::{self, BenchPlan, BenchSettings};
+use crate::cli::{BenchArgs, Cli, Command, FirstArm};
+use crate::exit_codes;
+use crate::measure::record::Order;
+use crate::measure::runner::RunSpec;
+use crate::measure::schedule::{Phase, RunEvent};
+use crate::measure::spawn::ProcessRunner;
+use crate::report::terminal;
+use crate::stats::BenchVerdict;
+
+/// Runs the parsed command line and returns the process exit code.
+pub fn run(cli: Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        Command::Bench(args) => bench_command(args),
+    }
+}
+
+fn default_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ (u64::from(std::process::id()) << 32)
+}
+
+/// Turns `evo bench` arguments into a plan the measurement trusts.
+pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let spec = |command: &str| RunSpec {
+        cwd: args.cwd.clone(),
+        ..RunSpec::new(command, timeout)
+    };
+    BenchPlan {
+        baseline: spec(&args.baseline),
+        candidate: spec(&args.candidate),
+        settings: BenchSettings {
+            pairs: args.pairs as usize,
+            aa_pairs: args.aa_pairs as usize,
+            warmup: args.warmup as usize,
+            min_effect: args.min_effect,
+            first: match args.first {
+                FirstArm::Candidate => Order::CandidateFirst,
+                FirstArm::Baseline => Order::BaselineFirst,
+            },
+            mde_seed: args.seed.unwrap_or_else(default_seed),
+            timeout_s: args.timeout,
+        },
+    }
+}
+
+fn progress_bar() -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(0), target);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>12} [{bar:30}] {pos}/{len} runs, {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+fn show_progress(bar: &ProgressBar, event: RunEvent) {
+    let phase = match event.phase {
+        Phase::Warmup => "warmup",
+        Phase::AaPairs => "A/A pairs",
+        Phase::Pairs => "pairs",
+    };
+    if event.done == 0 {
+        bar.set_message(phase);
+        bar.set_length(event.total as u64);
+        bar.set_position(0);
+    }
+    bar.set_position(event.done as u64 + 1);
+}
+
+fn bench_command(args: BenchArgs) -> anyhow::Result<i32> {
+    let plan = bench_plan(&args);
+    let mut runner = ProcessRunner::new().context("cannot locate the evo executable")?;
+    let bar = progress_bar();
+    let result = bench::run_bench(&plan, &mut runner, &mut |e| show_progress(&bar, e));
+    bar.finish_and_clear();
+    let report = result?;
+    print!("{}", terminal::render_bench(&report));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, text + "\n")
+            .with_context(|| format!("cannot write the JSON report to {}", path.display()))?;
+    }
+    Ok(match report.figures.verdict {
+        BenchVerdict::Accepted => exit_codes::ACCEPTED,
+        BenchVerdict::Regression => exit_codes::REJECTED,
+        BenchVerdict::NotSignificant | BenchVerdict::Inconclusive => exit_codes::INCONCLUSIVE,
+    })
+}

@@ -1,0 +1,231 @@
+//! `evo bench`: one paired comparison of two commands, from runs to verdict.
+//!
+//! `run_bench` measures (warmups, A/A pairs of the baseline against itself in a fixed order, then
+//! the paired comparison in alternating order) and `figures` turns the raw pairs into every statistic; `figures` is pure so a
+//! verifier can recompute the verdict from a saved report.
+
+use serde::{Deserialize, Serialize};
+
+use crate::environment::{self, Environment};
+use crate::measure::record::{Order, Pair, WarmupRun};
+use crate::measure::runner::{RunSpec, Runner};
+use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase, RunEvent};
+use crate::stats::{self, AaValidity, BenchVerdict, Ci95, Mde, MdeSettings, Ratios, TrainingGate};
+
+/// The knobs of one paired comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchSettings {
+    pub pairs: usize,
+    pub aa_pairs: usize,
+    /// Warmup runs per arm, discarded from the statistics.
+    pub warmup: usize,
+    /// Practical threshold: the median must reach `1 + min_effect`.
+    pub min_effect: f64,
+    /// Order of the first pair; later pairs alternate.
+    pub first: Order,
+    /// Seed of the resampling behind the minimum detectable effect.
+    pub mde_seed: u64,
+    pub timeout_s: f64,
+}
+
+/// A validated comparison: two commands and the settings.
+#[derive(Debug, Clone)]
+pub struct BenchPlan {
+    pub baseline: RunSpec,
+    pub candidate: RunSpec,
+    pub settings: BenchSettings,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("{0}")]
+    Measure(#[from] MeasureError),
+    #[error("the runs gave an unusable ratio: {0}")]
+    Stats(#[from] stats::StatsError),
+}
+
+/// What the A/A pairs (baseline against itself) say about the setup.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AaFigures {
+    pub pairs: usize,
+    pub median: f64,
+    pub ci95: Option<Ci95>,
+    /// Per-pair noise: 1.4826 × MAD of the A/A log-ratios.
+    pub sigma: f64,
+    pub validity: AaValidity,
+}
+
+/// Coefficient of variation of each arm's wall times.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ArmCov {
+    pub baseline: f64,
+    pub candidate: f64,
+}
+
+/// Every statistic of a comparison, computed from the raw pairs alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    pub aa: AaFigures,
+    pub median: f64,
+    pub ci95: Option<Ci95>,
+    pub cov: ArmCov,
+    pub noise_floor_pct: f64,
+    /// Minimum detectable effect at this many pairs, in percent; `None` below 6 pairs.
+    pub mde_pct: Option<f64>,
+    pub mde: Option<Mde>,
+    pub training_gate: TrainingGate,
+    pub verdict: BenchVerdict,
+}
+
+/// Everything `evo bench` observed and concluded; this is the `--json` document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchReport {
+    pub evo_version: String,
+    pub baseline_command: String,
+    pub candidate_command: String,
+    pub settings: BenchSettings,
+    pub environment: Environment,
+    pub warmups: Vec<WarmupRun>,
+    pub aa_pairs: Vec<Pair>,
+    pub pairs: Vec<Pair>,
+    #[serde(flatten)]
+    pub figures: Figures,
+    pub warnings: Vec<String>,
+}
+
+fn ratios(pairs: &[Pair]) -> Result<Ratios, stats::StatsError> {
+    Ratios::new(pairs.iter().map(|p| p.ratio).collect())
+}
+
+/// Computes every figure from the A/A pairs and the comparison pairs.
+pub fn figures(
+    settings: &BenchSettings,
+    aa_pairs: &[Pair],
+    pairs: &[Pair],
+) -> Result<Figures, stats::StatsError> {
+    let aa_ratios = ratios(aa_pairs)?;
+    let sigma = stats::noise_sigma(&aa_ratios);
+    let validity = stats::aa_validity(&aa_ratios);
+    let aa = AaFigures {
+        pairs: aa_pairs.len(),
+        median: stats::median(&aa_ratios),
+        ci95: stats::ci95(&aa_ratios),
+        sigma,
+        validity,
+    };
+    let r = ratios(pairs)?;
+    let median = stats::median(&r);
+    let ci95 = stats::ci95(&r);
+    let times = |f: fn(&Pair) -> f64| pairs.iter().map(f).collect::<Vec<f64>>();
+    let cov = ArmCov {
+        baseline: stats::cov(&times(|p| p.baseline.wall_s)),
+        candidate: stats::cov(&times(|p| p.candidate.wall_s)),
+    };
+    let mde_settings = MdeSettings::new(pairs.len(), settings.min_effect, settings.mde_seed);
+    let mde = stats::minimum_detectable_effect(&aa_ratios, &mde_settings);
+    let training_gate = stats::training_gate(&validity, median, ci95.as_ref(), settings.min_effect);
+    let verdict = stats::bench_verdict(&validity, &training_gate, ci95.as_ref());
+    Ok(Figures {
+        aa,
+        median,
+        ci95,
+        cov,
+        noise_floor_pct: 100.0 * stats::noise_floor(sigma, aa_pairs.len()),
+        mde_pct: mde.map(|m| 100.0 * m.effect),
+        mde,
+        training_gate,
+        verdict,
+    })
+}
+
+/// Warnings that follow from the figures alone.
+pub fn figure_warnings(f: &Figures, pairs: usize) -> Vec<String> {
+    let mut w = Vec::new();
+    match f.aa.validity {
+        AaValidity::Valid => {}
+        AaValidity::Biased { ci95 } => w.push(format!(
+            "A/A check failed: the baseline against itself gave CI95 {:.4}–{:.4}×, which excludes 1 \
+             (drift, order effect or thermal state); nothing is accepted from this run",
+            ci95.lower, ci95.upper
+        )),
+        AaValidity::TooFewPairs { n } => w.push(format!(
+            "only {n} A/A pairs: fewer than 6 cannot show the setup is unbiased; nothing is accepted"
+        )),
+    }
+    if pairs < 6 {
+        w.push(format!(
+            "only {pairs} pairs: fewer than 6 pairs cannot give a 95% interval; nothing is accepted"
+        ));
+    }
+    if let Some(mde) = f.mde {
+        let observed = f.median - 1.0;
+        if observed > 0.0 && observed < mde.effect {
+            w.push(format!(
+                "underpowered: the observed effect {:.2}% is below the minimum detectable effect \
+                 {:.2}% at {pairs} pairs; the estimate is likely inflated",
+                100.0 * observed,
+                100.0 * mde.effect
+            ));
+        }
+    }
+    w
+}
+
+/// Measures warmups, A/A pairs and the comparison, then computes the figures.
+pub fn run_bench(
+    plan: &BenchPlan,
+    runner: &mut dyn Runner,
+    on_run: &mut dyn FnMut(RunEvent),
+) -> Result<BenchReport, BenchError> {
+    let s = &plan.settings;
+    let machine = environment::machine();
+    let load_1m_before = environment::load_1m();
+    let arms = Arms {
+        baseline: &plan.baseline,
+        candidate: &plan.candidate,
+    };
+    let aa_arms = Arms {
+        baseline: &plan.baseline,
+        candidate: &plan.baseline,
+    };
+    let warmups = schedule::run_warmups(runner, arms, s.warmup, s.first, on_run)?;
+    // A/A pairs keep a fixed order: the ratio is first run / second run, so drift or an order
+    // effect biases it and the A/A check can see it. The comparison alternates to cancel both.
+    let aa_order = PairOrder {
+        first: Order::BaselineFirst,
+        alternate: false,
+    };
+    let aa_pairs = schedule::run_pairs(
+        runner,
+        aa_arms,
+        s.aa_pairs,
+        aa_order,
+        Phase::AaPairs,
+        on_run,
+    )?;
+    let order = PairOrder {
+        first: s.first,
+        alternate: true,
+    };
+    let pairs = schedule::run_pairs(runner, arms, s.pairs, order, Phase::Pairs, on_run)?;
+    let environment = Environment {
+        machine,
+        load_1m_before,
+        load_1m_after: environment::load_1m(),
+    };
+    let figures = figures(s, &aa_pairs, &pairs)?;
+    let mut warnings: Vec<String> = environment.load_warning().into_iter().collect();
+    warnings.extend(figure_warnings(&figures, pairs.len()));
+    Ok(BenchReport {
+        evo_version: env!("CARGO_PKG_VERSION").to_string(),
+        baseline_command: plan.baseline.command.clone(),
+        candidate_command: plan.candidate.command.clone(),
+        settings: s.clone(),
+        environment,
+        warmups,
+        aa_pairs,
+        pairs,
+        figures,
+        warnings,
+    })
+}

@@ -1,0 +1,111 @@
+//! The command line, parsed with clap derive; nothing here runs anything.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "evo",
+    version,
+    about = "Checks, with evidence, whether a patch makes a program faster without changing what it computes"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Paired comparison of two commands: A/A noise floor, then alternating pairs, then a verdict.
+    Bench(BenchArgs),
+}
+
+/// Which arm runs first in the first pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FirstArm {
+    Baseline,
+    Candidate,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Baseline command line (run with `sh -c`).
+    #[arg(long)]
+    pub baseline: String,
+    /// Candidate command line (run with `sh -c`).
+    #[arg(long)]
+    pub candidate: String,
+    /// Number of baseline/candidate pairs.
+    #[arg(long, default_value_t = 9, value_parser = clap::value_parser!(u32).range(1..))]
+    pub pairs: u32,
+    /// Number of A/A pairs (baseline against itself) for the noise floor.
+    #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(1..))]
+    pub aa_pairs: u32,
+    /// Warmup runs per arm, discarded.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// Smallest speedup worth accepting, as `1%` or `0.01`.
+    #[arg(long, default_value = "1%", value_parser = parse_fraction)]
+    pub min_effect: f64,
+    /// Which arm runs first in the first pair (later pairs alternate).
+    #[arg(long, value_enum, default_value_t = FirstArm::Candidate)]
+    pub first: FirstArm,
+    /// Timeout of one run, in seconds.
+    #[arg(long, default_value_t = 600.0, value_parser = parse_positive_seconds)]
+    pub timeout: f64,
+    /// Seed for the minimum-detectable-effect resampling (default: random, and recorded).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Working directory for both commands.
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Also write every figure and raw run to this JSON file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// Parses `1%`, `1.5 %` or `0.01` into a fraction in [0, 1).
+pub fn parse_fraction(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (number, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 100.0),
+        None => (t, 1.0),
+    };
+    let v: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number or a percentage like 1%"))?;
+    let f = v / scale;
+    if !(0.0..1.0).contains(&f) {
+        return Err(format!("`{text}` must be at least 0% and below 100%"));
+    }
+    Ok(f)
+}
+
+fn parse_positive_seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{text}` is not a positive number of seconds")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractions_parse_as_percent_or_plain() {
+        assert_eq!(parse_fraction("1%"), Ok(0.01));
+        assert_eq!(parse_fraction(" 2.5 % "), Ok(0.025));
+        assert_eq!(parse_fraction("0.03"), Ok(0.03));
+        assert!(parse_fraction("-1%").is_err());
+        assert!(parse_fraction("100%").is_err());
+        assert!(parse_fraction("abc").is_err());
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

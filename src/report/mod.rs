@@ -1,0 +1,3 @@
+//! Renderers: they turn results into text and never decide or measure anything.
+
+pub mod terminal;

@@ -1,0 +1,114 @@
+//! The human-readable summary `evo bench` prints.
+
+use std::fmt::Write;
+
+use crate::bench::BenchReport;
+use crate::measure::record::Order;
+
+fn pct(fraction: f64) -> String {
+    format!("{:.1}%", 100.0 * fraction)
+}
+
+/// The noise-floor sentence in the wording the PR text uses.
+pub fn noise_floor_sentence(report: &BenchReport) -> String {
+    let f = &report.figures;
+    let mde = match f.mde_pct {
+        Some(m) => format!(
+            "; minimum detectable effect {m:.2}% at {} pairs",
+            report.pairs.len()
+        ),
+        None => "; no minimum detectable effect below 6 pairs".to_string(),
+    };
+    format!(
+        "±{:.2}% (A/A: baseline against itself, {} pairs{mde})",
+        f.noise_floor_pct, f.aa.pairs
+    )
+}
+
+/// The summary table plus warnings, as printed to stdout.
+pub fn render_bench(report: &BenchReport) -> String {
+    let f = &report.figures;
+    let s = &report.settings;
+    let first = match s.first {
+        Order::CandidateFirst => "candidate first",
+        Order::BaselineFirst => "baseline first",
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "baseline:  {}", report.baseline_command);
+    let _ = writeln!(out, "candidate: {}", report.candidate_command);
+    let _ = writeln!(out);
+    let row = |out: &mut String, k: &str, v: String| {
+        let _ = writeln!(out, "  {k:<22}{v}");
+    };
+    row(
+        &mut out,
+        "pairs",
+        format!("{} ({first}, alternating)", report.pairs.len()),
+    );
+    row(&mut out, "median speedup", format!("{:.4}×", f.median));
+    let ci = match f.ci95 {
+        Some(ci) => format!(
+            "{:.4}–{:.4}× (r({}) to r({}), coverage {:.1}%)",
+            ci.lower,
+            ci.upper,
+            ci.k,
+            report.pairs.len() + 1 - ci.k,
+            100.0 * ci.coverage
+        ),
+        None => "not available: fewer than 6 pairs cannot reach 95%".to_string(),
+    };
+    row(&mut out, "CI95", ci);
+    row(
+        &mut out,
+        "CoV base / cand",
+        format!("{} / {}", pct(f.cov.baseline), pct(f.cov.candidate)),
+    );
+    row(&mut out, "noise floor", noise_floor_sentence(report));
+    let aa = match f.aa.ci95 {
+        Some(ci) => format!(
+            "median {:.4}×, CI95 {:.4}–{:.4}× ({})",
+            f.aa.median,
+            ci.lower,
+            ci.upper,
+            if f.training_gate.aa_valid {
+                "contains 1: valid"
+            } else {
+                "excludes 1: biased"
+            }
+        ),
+        None => format!("median {:.4}×, too few pairs to check", f.aa.median),
+    };
+    row(&mut out, "A/A check", aa);
+    row(
+        &mut out,
+        "min. detectable",
+        match f.mde {
+            Some(m) => format!(
+                "{:.2}% at {} pairs (power {:.0}%, {} resamples, seed {})",
+                100.0 * m.effect,
+                m.pairs,
+                100.0 * m.power,
+                m.resamples,
+                m.seed
+            ),
+            None => "not available below 6 pairs".to_string(),
+        },
+    );
+    row(
+        &mut out,
+        "threshold",
+        format!(
+            "median ≥ {:.4}× (min effect {})",
+            1.0 + s.min_effect,
+            pct(s.min_effect)
+        ),
+    );
+    row(&mut out, "verdict", f.verdict.as_str().to_string());
+    if !report.warnings.is_empty() {
+        let _ = writeln!(out, "\nwarnings:");
+        for w in &report.warnings {
+            let _ = writeln!(out, "  - {w}");
+        }
+    }
+    out
+}

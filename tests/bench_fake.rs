@@ -1,0 +1,174 @@
+//! `evo bench` end to end on the fake runner: verdicts, warnings, JSON fields, recomputation.
+
+use std::time::Duration;
+
+use evo::bench::{BenchPlan, BenchReport, BenchSettings, figures, run_bench};
+use evo::measure::fake::{FakeBehavior, FakeRunner};
+use evo::measure::record::{Order, Purpose};
+use evo::measure::runner::RunSpec;
+use evo::stats::BenchVerdict;
+
+fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
+    BenchPlan {
+        baseline: RunSpec::new("base", Duration::from_secs(5)),
+        candidate: RunSpec::new("cand", Duration::from_secs(5)),
+        settings: BenchSettings {
+            pairs,
+            aa_pairs,
+            warmup: 1,
+            min_effect: 0.01,
+            first: Order::CandidateFirst,
+            mde_seed: 42,
+            timeout_s: 5.0,
+        },
+    }
+}
+
+fn bench(base: FakeBehavior, cand: FakeBehavior, pairs: usize, aa: usize) -> BenchReport {
+    let mut runner = FakeRunner::new(7).with("base", base).with("cand", cand);
+    run_bench(&plan(pairs, aa), &mut runner, &mut |_| {}).expect("fake bench runs")
+}
+
+fn noisy(mean_s: f64) -> FakeBehavior {
+    FakeBehavior::Noisy {
+        mean_s,
+        rel_sd: 0.01,
+    }
+}
+
+#[test]
+fn a_clear_speedup_is_accepted() {
+    let r = bench(noisy(1.0), noisy(0.9), 9, 11);
+    assert_eq!(r.figures.verdict, BenchVerdict::Accepted, "{r:#?}");
+    assert!(
+        (r.figures.median - 1.0 / 0.9).abs() < 0.02,
+        "{}",
+        r.figures.median
+    );
+    let ci = r.figures.ci95.expect("9 pairs give an interval");
+    assert_eq!(ci.k, 2);
+    assert!(ci.lower > 1.0 && ci.lower <= r.figures.median && r.figures.median <= ci.upper);
+    assert!(r.warnings.iter().all(|w| !w.contains("underpowered")));
+}
+
+#[test]
+fn identical_commands_are_not_accepted() {
+    let r = bench(noisy(1.0), noisy(1.0), 9, 11);
+    assert_ne!(r.figures.verdict, BenchVerdict::Accepted, "{r:#?}");
+}
+
+#[test]
+fn a_slowdown_is_a_regression() {
+    let r = bench(noisy(1.0), noisy(1.2), 9, 11);
+    assert_eq!(r.figures.verdict, BenchVerdict::Regression);
+    assert!(r.figures.median < 0.9);
+}
+
+#[test]
+fn a_speedup_below_the_practical_threshold_is_not_accepted() {
+    // 0.5% faster with almost no noise: significant, but below the 1% minimum effect.
+    let r = bench(
+        FakeBehavior::Times(vec![1.0]),
+        FakeBehavior::Times(vec![1.0 / 1.005]),
+        9,
+        11,
+    );
+    assert!(r.figures.ci95.unwrap().lower > 1.0);
+    assert!(!r.figures.training_gate.median_meets_min_effect);
+    assert_eq!(r.figures.verdict, BenchVerdict::NotSignificant);
+}
+
+#[test]
+fn fewer_than_six_pairs_give_no_interval_and_say_so() {
+    let r = bench(noisy(1.0), noisy(0.5), 5, 11);
+    assert!(r.figures.ci95.is_none());
+    assert!(r.figures.mde_pct.is_none());
+    assert_eq!(r.figures.verdict, BenchVerdict::Inconclusive);
+    assert!(
+        r.warnings.iter().any(|w| w.contains("fewer than 6 pairs")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn a_drifting_baseline_fails_the_aa_check() {
+    // The baseline gets slower every run: its A/A pairs are biased by the drift.
+    let drifting: Vec<f64> = (0..200).map(|i| 1.0 + 0.05 * f64::from(i)).collect();
+    let mut runner = FakeRunner::new(1)
+        .with("base", FakeBehavior::Times(drifting))
+        .with("cand", FakeBehavior::Times(vec![0.5]));
+    let mut p = plan(9, 11);
+    p.settings.first = Order::BaselineFirst;
+    let r = run_bench(&p, &mut runner, &mut |_| {}).unwrap();
+    assert!(!r.figures.training_gate.aa_valid);
+    assert_eq!(r.figures.verdict, BenchVerdict::Inconclusive);
+    assert!(
+        r.warnings.iter().any(|w| w.contains("A/A check failed")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn warmups_are_recorded_but_not_paired() {
+    let mut runner = FakeRunner::new(3)
+        .with("base", noisy(1.0))
+        .with("cand", noisy(0.9));
+    let r = run_bench(&plan(7, 6), &mut runner, &mut |_| {}).unwrap();
+    assert_eq!(r.warmups.len(), 2);
+    assert!(r.warmups.iter().all(|w| w.purpose == Purpose::Warmup));
+    assert_eq!(r.aa_pairs.len(), 6);
+    assert_eq!(r.pairs.len(), 7);
+    assert_eq!(runner.calls.len(), 2 + 2 * 6 + 2 * 7);
+    // A/A pairs run the baseline command in both arms.
+    assert!(runner.calls[2..14].iter().all(|c| c == "base"));
+}
+
+#[test]
+fn a_failing_candidate_stops_the_bench_with_its_stderr() {
+    let mut runner = FakeRunner::new(3).with("base", noisy(1.0)).with(
+        "cand",
+        FakeBehavior::Fails {
+            code: 2,
+            stderr: "segfault at line 3\n".into(),
+        },
+    );
+    let err = run_bench(&plan(9, 11), &mut runner, &mut |_| {}).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("`cand`") && text.contains("segfault at line 3"),
+        "{text}"
+    );
+}
+
+#[test]
+fn json_uses_the_receipt_field_names_and_recomputes_identically() {
+    let r = bench(noisy(1.0), noisy(0.95), 9, 11);
+    let json = serde_json::to_value(&r).unwrap();
+    for key in [
+        "pairs",
+        "median",
+        "ci95",
+        "cov",
+        "noise_floor_pct",
+        "mde_pct",
+        "verdict",
+    ] {
+        assert!(json.get(key).is_some(), "missing {key}");
+    }
+    let pair = &json["pairs"][0];
+    for key in ["baseline", "candidate", "order", "ratio"] {
+        assert!(pair.get(key).is_some(), "pair is missing {key}");
+    }
+    assert_eq!(pair["order"], "candidate_first");
+    for key in ["lower", "upper", "coverage", "k"] {
+        assert!(json["ci95"].get(key).is_some(), "ci95 is missing {key}");
+    }
+    assert!(json["cov"]["baseline"].is_number() && json["cov"]["candidate"].is_number());
+    assert!(json["pairs"][0]["baseline"]["rusage"]["max_rss_kib"].is_number());
+
+    let back: BenchReport = serde_json::from_value(json).unwrap();
+    let again = figures(&back.settings, &back.aa_pairs, &back.pairs).unwrap();
+    assert_eq!(again, r.figures);
+}
