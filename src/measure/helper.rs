@@ -1,10 +1,463 @@
-//! The helper mode of the `evo` binary. (In progress.)
+//! The helper mode of the `evo` binary: the tiny process that starts each timed command.
+//!
+//! A forked child's `ru_maxrss` starts from its parent's resident memory at fork time, and Linux
+//! keeps that high-water mark across `exec`. evo itself may be large, so it never forks a timed
+//! command itself: it re-executes its own binary as
+//!
+//! ```text
+//! evo __exec-helper <report-path> <timeout-ms> <grace-ms> <command>
+//! ```
+//!
+//! which parses those four arguments with std only, starts `/bin/sh -c <command>` in its own
+//! process group, waits for it with `wait4`, enforces the timeout (TERM to the group, grace, KILL),
+//! kills whatever the command left behind in its group, and writes a [`HelperReport`] as JSON to
+//! the report path. The helper is a few MiB resident when it forks, so the command's max RSS is
+//! the command's own. The command's stdout and stderr are the helper's, which the parent pipes.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::record::{ExitStatus, Rusage};
 
 /// The first argument that puts `evo` into helper mode.
 pub const HELPER_ARG: &str = "__exec-helper";
 
+/// The helper's exit code when it could not do its job (bad arguments, spawn or wait failed, report
+/// not written). Distinct from anything the helper would report for a command, because the
+/// helper's own exit code never carries the command's status: that goes in the report.
+pub const HELPER_FAILURE_CODE: i32 = 125;
+
+/// How long the helper waits for killed leftovers to disappear before it gives up on them.
+const LEFTOVER_WAIT: Duration = Duration::from_secs(1);
+
+/// The helper's arguments after [`HELPER_ARG`], in their fixed order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HelperArgs {
+    /// Where the helper writes its JSON report.
+    pub report: PathBuf,
+    /// After this long the command's process group gets TERM.
+    pub timeout: Duration,
+    /// After TERM, this long before KILL.
+    pub grace: Duration,
+    /// Passed to `/bin/sh -c`.
+    pub command: OsString,
+}
+
+impl HelperArgs {
+    /// The full argument list for the helper process, starting with [`HELPER_ARG`].
+    pub fn to_args(&self) -> Vec<OsString> {
+        vec![
+            HELPER_ARG.into(),
+            self.report.clone().into_os_string(),
+            millis(self.timeout).to_string().into(),
+            millis(self.grace).to_string().into(),
+            self.command.clone(),
+        ]
+    }
+
+    /// Parses the arguments that follow [`HELPER_ARG`].
+    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<HelperArgs, HelperError> {
+        let args: Vec<OsString> = args.into_iter().collect();
+        let [report, timeout, grace, command] = <[OsString; 4]>::try_from(args).map_err(|args| {
+            HelperError::Usage(format!(
+                "expected 4 arguments (<report-path> <timeout-ms> <grace-ms> <command>), got {}",
+                args.len()
+            ))
+        })?;
+        Ok(HelperArgs {
+            report: report.into(),
+            timeout: parse_millis("timeout-ms", &timeout)?,
+            grace: parse_millis("grace-ms", &grace)?,
+            command,
+        })
+    }
+}
+
+/// Whole milliseconds, rounded up so a tiny timeout never becomes "no time at all".
+fn millis(duration: Duration) -> u64 {
+    let ms = duration.as_nanos().div_ceil(1_000_000);
+    u64::try_from(ms).unwrap_or(u64::MAX)
+}
+
+fn parse_millis(name: &str, value: &OsStr) -> Result<Duration, HelperError> {
+    value
+        .to_str()
+        .and_then(|text| text.parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .ok_or_else(|| HelperError::Usage(format!("{name} must be a whole number, got {value:?}")))
+}
+
+/// What the helper observed about the command; the parent turns it into a `RunRecord`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HelperReport {
+    /// Monotonic time from just before spawn to the moment the command was seen to exit.
+    pub wall_s: f64,
+    pub rusage: Rusage,
+    pub status: ExitStatus,
+    pub timed_out: bool,
+    pub leftover_processes: bool,
+}
+
+/// Why the helper could not do its job.
+#[derive(Debug, thiserror::Error)]
+pub enum HelperError {
+    #[error("bad arguments: {0}")]
+    Usage(String),
+    #[error("{what}: {source}")]
+    Os {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("wait4 returned a status that is neither an exit nor a signal: {0:#x}")]
+    OddStatus(i32),
+}
+
+fn os_error(what: &'static str) -> impl FnOnce(std::io::Error) -> HelperError {
+    move |source| HelperError::Os { what, source }
+}
+
 /// Called first thing in `main`: when the arguments ask for helper mode, runs it and returns the
 /// exit code; otherwise returns `None` without touching anything.
 pub fn maybe_run_helper() -> Option<i32> {
-    None
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() != Some(OsStr::new(HELPER_ARG)) {
+        return None;
+    }
+    match HelperArgs::parse(args).and_then(|args| run_helper(&args)) {
+        Ok(()) => Some(0),
+        Err(error) => {
+            eprintln!("evo {HELPER_ARG}: {error}");
+            Some(HELPER_FAILURE_CODE)
+        }
+    }
+}
+
+fn run_helper(args: &HelperArgs) -> Result<(), HelperError> {
+    let report = observe_command(args)?;
+    let json = serde_json::to_vec(&report).map_err(|error| HelperError::Os {
+        what: "could not encode the report",
+        source: error.into(),
+    })?;
+    std::fs::write(&args.report, json).map_err(os_error("could not write the report"))
+}
+
+/// Runs the command once and reports on it. Nothing big happens before the spawn.
+fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
+    // Blocked before any thread or child exists, so a Ctrl-C or TERM meant for evo cannot kill the
+    // helper and orphan the command; `stop_on_signal` turns them into a group kill instead. std
+    // clears the signal mask in the child, so the command sees signals normally.
+    let stop_signals = block_stop_signals()?;
+    // Orphans of the command (its background jobs) become our children instead of init's, so we
+    // can reap them: a zombie still counts as a member of the process group.
+    // SAFETY: prctl with these arguments only sets a flag on this process. Best effort: without
+    // it, leftovers are still killed, only their zombies are reaped by init instead.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+
+    let mut command = Command::new("/bin/sh");
+    command.arg("-c").arg(&args.command);
+    command.process_group(0).stdin(Stdio::null());
+    let start = Instant::now();
+    let child = command
+        .spawn()
+        .map_err(os_error("could not start /bin/sh"))?;
+    // Linux pids are at most 2^22, so they fit a pid_t.
+    let pid = child.id() as libc::pid_t;
+
+    let watchdog = match Watchdog::start(pid, args.timeout, args.grace, stop_signals) {
+        Ok(watchdog) => watchdog,
+        Err(error) => {
+            // Without a watchdog nothing would enforce the timeout: do not leave the command.
+            signal_group(pid, libc::SIGKILL);
+            let _ = reap(pid);
+            return Err(error);
+        }
+    };
+    wait_until_exited(pid)?;
+    let wall = start.elapsed();
+    let outcome = watchdog.finish();
+    let (status, rusage) = reap(pid)?;
+    // After a group KILL everything in the group is already dying; only count survivors of an
+    // ordinary exit (or of TERM during the grace period) as leftovers.
+    let leftover = clean_up_group(pid) && !outcome.killed_group;
+    Ok(HelperReport {
+        wall_s: wall.as_secs_f64(),
+        rusage,
+        status,
+        timed_out: outcome.timed_out,
+        leftover_processes: leftover,
+    })
+}
+
+fn stop_signal_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset only write to the set we own; the signal numbers are valid.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, signal);
+        }
+        set
+    }
+}
+
+fn block_stop_signals() -> Result<libc::sigset_t, HelperError> {
+    let set = stop_signal_set();
+    // SAFETY: the set is initialized; the old mask is not wanted.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(HelperError::Os {
+            what: "could not block signals",
+            source: std::io::Error::from_raw_os_error(rc),
+        });
+    }
+    Ok(set)
+}
+
+/// A signal to the helper stops the command the way a timeout does (TERM, grace, KILL).
+fn stop_on_signal(set: libc::sigset_t, shared: Arc<Shared>) -> Result<(), HelperError> {
+    let wait_for_signal = move || {
+        let mut signal = 0;
+        // SAFETY: the set is initialized and blocked in every thread (inherited from main).
+        if unsafe { libc::sigwait(&set, &mut signal) } == 0 {
+            shared.update(|state| state.stop_requested = true);
+        }
+    };
+    thread::Builder::new()
+        .spawn(wait_for_signal)
+        .map(drop)
+        .map_err(os_error("could not start the signal thread"))
+}
+
+/// State shared between the helper's main thread, its watchdog and its signal thread.
+#[derive(Default)]
+struct Shared {
+    state: Mutex<WatchState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct WatchState {
+    /// The command has exited (it is a zombie, not yet reaped, so its group id is still ours).
+    exited: bool,
+    /// A signal asked the helper to stop the command now.
+    stop_requested: bool,
+}
+
+impl Shared {
+    fn update(&self, change: impl FnOnce(&mut WatchState)) {
+        change(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner));
+        self.wake.notify_all();
+    }
+}
+
+/// What the watchdog did.
+#[derive(Debug, Clone, Copy, Default)]
+struct WatchOutcome {
+    timed_out: bool,
+    killed_group: bool,
+}
+
+/// Enforces the timeout on the command's process group from its own thread.
+struct Watchdog {
+    shared: Arc<Shared>,
+    thread: thread::JoinHandle<WatchOutcome>,
+}
+
+impl Watchdog {
+    /// Starts the watchdog thread, and the thread that turns `stop_signals` into a stop request.
+    fn start(
+        pgid: libc::pid_t,
+        timeout: Duration,
+        grace: Duration,
+        stop_signals: libc::sigset_t,
+    ) -> Result<Self, HelperError> {
+        let shared = Arc::new(Shared::default());
+        stop_on_signal(stop_signals, Arc::clone(&shared))?;
+        let watched = Arc::clone(&shared);
+        let thread = thread::Builder::new()
+            .spawn(move || watch(&watched, pgid, timeout, grace))
+            .map_err(os_error("could not start the watchdog thread"))?;
+        Ok(Watchdog { shared, thread })
+    }
+
+    /// Tells the watchdog the command has exited and waits for it, so that no signal is sent to
+    /// the group after the command is reaped (when its group id could be reused).
+    fn finish(self) -> WatchOutcome {
+        self.shared.update(|state| state.exited = true);
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+fn watch(shared: &Shared, pgid: libc::pid_t, timeout: Duration, grace: Duration) -> WatchOutcome {
+    let state = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+    let (state, _) = shared
+        .wake
+        .wait_timeout_while(state, timeout, |s| !s.exited && !s.stop_requested)
+        .unwrap_or_else(PoisonError::into_inner);
+    if state.exited {
+        return WatchOutcome::default();
+    }
+    let timed_out = !state.stop_requested;
+    signal_group(pgid, libc::SIGTERM);
+    let (state, _) = shared
+        .wake
+        .wait_timeout_while(state, grace, |s| !s.exited)
+        .unwrap_or_else(PoisonError::into_inner);
+    let killed_group = !state.exited;
+    if killed_group {
+        signal_group(pgid, libc::SIGKILL);
+    }
+    WatchOutcome {
+        timed_out,
+        killed_group,
+    }
+}
+
+fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: kill has no memory effects. The group's leader is not reaped yet (see `finish`), so
+    // the id still names the command's group. ESRCH just means the group is already gone.
+    unsafe { libc::kill(-pgid, signal) };
+}
+
+/// Blocks until the command has exited, without reaping it (`WNOWAIT`).
+fn wait_until_exited(pid: libc::pid_t) -> Result<(), HelperError> {
+    loop {
+        // SAFETY: siginfo_t is plain data; waitid writes into it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer to our own siginfo_t; a child's pid is positive.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(os_error("waitid failed")(error));
+        }
+    }
+}
+
+/// Reaps the command with `wait4`, which is what gives its own resource usage.
+fn reap(pid: libc::pid_t) -> Result<(ExitStatus, Rusage), HelperError> {
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: valid pointers to our own status and rusage.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if rc == pid {
+            break;
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(os_error("wait4 failed")(error));
+        }
+    }
+    let status = if libc::WIFEXITED(status) {
+        ExitStatus::Exited {
+            code: libc::WEXITSTATUS(status),
+        }
+    } else if libc::WIFSIGNALED(status) {
+        ExitStatus::Signaled {
+            signal: libc::WTERMSIG(status),
+        }
+    } else {
+        return Err(HelperError::OddStatus(status));
+    };
+    Ok((status, rusage_from(&usage)))
+}
+
+fn rusage_from(usage: &libc::rusage) -> Rusage {
+    let seconds = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    let count = |value: libc::c_long| u64::try_from(value).unwrap_or(0);
+    Rusage {
+        user_s: seconds(usage.ru_utime),
+        sys_s: seconds(usage.ru_stime),
+        // Linux reports ru_maxrss in KiB.
+        max_rss_kib: count(usage.ru_maxrss),
+        voluntary_cs: count(usage.ru_nvcsw),
+        involuntary_cs: count(usage.ru_nivcsw),
+    }
+}
+
+/// After the command is reaped: kills whatever of its process group is still alive and waits
+/// (briefly) until it is gone. Returns whether anything was alive.
+fn clean_up_group(pgid: libc::pid_t) -> bool {
+    reap_orphans();
+    if !group_alive(pgid) {
+        return false;
+    }
+    signal_group(pgid, libc::SIGKILL);
+    let deadline = Instant::now() + LEFTOVER_WAIT;
+    while group_alive(pgid) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(5));
+        reap_orphans();
+    }
+    true
+}
+
+fn group_alive(pgid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks for existence. EPERM means someone is there.
+    let rc = unsafe { libc::kill(-pgid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Reaps every child that has already exited (orphans handed to us as subreaper).
+fn reap_orphans() {
+    // SAFETY: a null status pointer is allowed; WNOHANG never blocks.
+    while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn arguments_round_trip() {
+        let args = HelperArgs {
+            report: "/tmp/r.json".into(),
+            timeout: Duration::from_millis(1500),
+            grace: Duration::from_secs(2),
+            command: "echo 'a b' && exit 3".into(),
+        };
+        let all = args.to_args();
+        assert_eq!(all[0], HELPER_ARG);
+        assert_eq!(HelperArgs::parse(all.into_iter().skip(1)).unwrap(), args);
+    }
+
+    #[test]
+    fn sub_millisecond_timeout_rounds_up_not_to_zero() {
+        assert_eq!(millis(Duration::from_micros(1)), 1);
+        assert_eq!(millis(Duration::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn wrong_argument_count_is_a_usage_error() {
+        let error = HelperArgs::parse(os(&["/tmp/r", "10", "10"])).unwrap_err();
+        assert!(error.to_string().contains("got 3"), "{error}");
+    }
+
+    #[test]
+    fn non_numeric_timeout_is_a_usage_error() {
+        let error = HelperArgs::parse(os(&["/tmp/r", "1s", "10", "true"])).unwrap_err();
+        assert!(error.to_string().contains("timeout-ms"), "{error}");
+    }
 }

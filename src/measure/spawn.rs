@@ -1,31 +1,439 @@
-//! The real [`Runner`]: spawns each command through evo's helper process. (In progress.)
+//! The real [`Runner`]: spawns each command through evo's helper process.
+//!
+//! evo does not fork timed commands itself (its resident size would leak into their max RSS, see
+//! `helper`). For each run it starts `evo __exec-helper`, reads the command's stdout and stderr
+//! from the helper's pipes on their own threads (a noisy child must not deadlock), waits for the
+//! helper, and turns the helper's JSON report plus what the pipes carried into a [`RunRecord`].
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
 
+use sha2::{Digest, Sha256};
+
+use super::helper::{HELPER_FAILURE_CODE, HelperArgs, HelperReport};
 use super::record::RunRecord;
-use super::runner::{RunSpec, Runner, RunnerError};
+use super::runner::{LOG_CAP_BYTES, RunSpec, Runner, RunnerError};
+
+/// Default time between TERM and KILL when a command times out.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+
+/// How long to keep reading output after the helper exits. The helper kills the command's whole
+/// group, so the pipes normally close at once; only a process that escaped the group (`setsid`)
+/// can keep them open, and evo must not wait for it forever.
+const READER_GRACE: Duration = Duration::from_secs(2);
+
+/// How much of the end of stderr a record keeps.
+const STDERR_TAIL_BYTES: usize = 4096;
 
 /// Runs commands for real, each through a fresh `evo __exec-helper` process.
 pub struct ProcessRunner {
     helper: PathBuf,
+    grace: Duration,
+    /// Holds the helpers' report files; created on first use, removed with the runner.
+    reports: Option<tempfile::TempDir>,
+    runs: u64,
 }
 
 impl ProcessRunner {
     /// Uses the running executable as the helper (the `evo` binary itself).
     pub fn new() -> std::io::Result<ProcessRunner> {
-        Ok(ProcessRunner {
-            helper: std::env::current_exe()?,
-        })
+        Ok(ProcessRunner::with_helper(std::env::current_exe()?))
     }
 
     /// Uses another `evo` binary as the helper (tests and benchmarks are not `evo` themselves).
     pub fn with_helper(helper: PathBuf) -> ProcessRunner {
-        ProcessRunner { helper }
+        ProcessRunner {
+            helper,
+            grace: DEFAULT_GRACE,
+            reports: None,
+            runs: 0,
+        }
+    }
+
+    /// Sets the time between TERM and KILL for commands that time out.
+    pub fn with_grace(mut self, grace: Duration) -> ProcessRunner {
+        self.grace = grace;
+        self
+    }
+
+    fn next_report_path(&mut self) -> io::Result<PathBuf> {
+        let dir = match &mut self.reports {
+            Some(dir) => dir,
+            empty => empty.insert(tempfile::Builder::new().prefix("evo-runs-").tempdir()?),
+        };
+        self.runs += 1;
+        Ok(dir.path().join(format!("run-{}.json", self.runs)))
+    }
+
+    fn helper_command(&self, spec: &RunSpec, report: &Path) -> io::Result<Command> {
+        let args = HelperArgs {
+            report: report.to_path_buf(),
+            timeout: spec.timeout,
+            grace: self.grace,
+            command: spec.command.clone().into(),
+        };
+        // Absolute, so that `spec.cwd` cannot change which binary a relative path names.
+        let mut command = Command::new(std::path::absolute(&self.helper)?);
+        command.args(args.to_args()).envs(&spec.env);
+        if let Some(cwd) = &spec.cwd {
+            command.current_dir(cwd);
+        }
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        Ok(command)
     }
 }
 
 impl Runner for ProcessRunner {
     fn run(&mut self, spec: &RunSpec) -> Result<RunRecord, RunnerError> {
-        todo!("{:?} {spec:?}", self.helper)
+        let io_error = |source| RunnerError::Io {
+            command: spec.command.clone(),
+            source,
+        };
+        let report_path = self.next_report_path().map_err(io_error)?;
+        let stdout_log = CappedLog::create(spec.stdout_file.as_deref()).map_err(io_error)?;
+        let stderr_log = CappedLog::create(spec.stderr_file.as_deref()).map_err(io_error)?;
+        let mut child = self
+            .helper_command(spec, &report_path)
+            .and_then(|mut command| command.spawn())
+            .map_err(|source| RunnerError::Spawn {
+                command: spec.command.clone(),
+                source,
+            })?;
+        let readers = match Readers::start(&mut child, stdout_log, stderr_log) {
+            Ok(readers) => readers,
+            Err(error) => {
+                abandon(child);
+                return Err(io_error(error));
+            }
+        };
+        let helper_status = child.wait().map_err(io_error)?;
+        let output = readers.finish(READER_GRACE);
+        let report = read_report(helper_status, &report_path, &output.stderr_tail);
+        // The report file has served its purpose; a leftover one only costs disk in a temp dir.
+        let _ = std::fs::remove_file(&report_path);
+        let report = report.map_err(|detail| RunnerError::Helper {
+            command: spec.command.clone(),
+            detail,
+        })?;
+        if let Some(error) = output.error {
+            return Err(io_error(error));
+        }
+        Ok(RunRecord {
+            wall_s: report.wall_s,
+            rusage: report.rusage,
+            status: report.status,
+            timed_out: report.timed_out,
+            leftover_processes: report.leftover_processes,
+            stdout_sha256: output.stdout_sha256,
+            stdout_bytes: output.stdout_bytes,
+            stderr_tail: output.stderr_tail,
+        })
+    }
+}
+
+/// Stops a helper we can no longer serve: TERM makes it stop its command's group (it turns the
+/// signal into a group kill), closing our pipe ends makes any further output fail, then reap it.
+fn abandon(mut child: Child) {
+    // SAFETY: kill has no memory effects; the helper is our unreaped child, so the pid is its.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let _ = child.wait();
+}
+
+/// Reads the helper's report, or says why there is none.
+fn read_report(
+    status: std::process::ExitStatus,
+    path: &Path,
+    stderr_tail: &str,
+) -> Result<HelperReport, String> {
+    // The helper's own complaint is the last line it wrote to stderr.
+    let last_line = stderr_tail.lines().last().unwrap_or("");
+    if status.code() == Some(HELPER_FAILURE_CODE) {
+        return Err(last_line.to_string());
+    }
+    if !status.success() {
+        return Err(format!(
+            "helper ended with {status}; last stderr line: {last_line:?}"
+        ));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|error| format!("could not read its report {}: {error}", path.display()))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|error| format!("unreadable report {}: {error}", path.display()))
+}
+
+/// A log file for one stream, written up to [`LOG_CAP_BYTES`].
+struct CappedLog {
+    file: Option<File>,
+    written: u64,
+    error: Option<io::Error>,
+}
+
+impl CappedLog {
+    /// Creates the file before the command starts, so a bad path fails the run up front.
+    fn create(path: Option<&Path>) -> io::Result<CappedLog> {
+        Ok(CappedLog {
+            file: path.map(File::create).transpose()?,
+            written: 0,
+            error: None,
+        })
+    }
+
+    fn write(&mut self, chunk: &[u8]) {
+        let Some(file) = &mut self.file else { return };
+        let room =
+            usize::try_from(LOG_CAP_BYTES.saturating_sub(self.written)).unwrap_or(usize::MAX);
+        let part = &chunk[..chunk.len().min(room)];
+        if part.is_empty() {
+            return;
+        }
+        match file.write_all(part) {
+            Ok(()) => self.written += part.len() as u64,
+            Err(error) => {
+                // Keep draining the pipe (the command must not block), but stop logging.
+                self.error = Some(error);
+                self.file = None;
+            }
+        }
+    }
+}
+
+/// What a reader thread does with each chunk of one stream.
+trait Sink: Send + 'static {
+    fn consume(&mut self, chunk: &[u8]);
+    fn log(&mut self) -> &mut CappedLog;
+}
+
+/// Stdout: hashed and counted in full, optionally logged.
+struct StdoutSink {
+    hasher: Sha256,
+    bytes: u64,
+    log: CappedLog,
+}
+
+impl Sink for StdoutSink {
+    fn consume(&mut self, chunk: &[u8]) {
+        self.hasher.update(chunk);
+        self.bytes += chunk.len() as u64;
+        self.log.write(chunk);
+    }
+    fn log(&mut self) -> &mut CappedLog {
+        &mut self.log
+    }
+}
+
+/// Stderr: the last few KiB kept in memory, optionally logged.
+struct StderrSink {
+    tail: Vec<u8>,
+    truncated: bool,
+    log: CappedLog,
+}
+
+impl Sink for StderrSink {
+    fn consume(&mut self, chunk: &[u8]) {
+        self.tail.extend_from_slice(chunk);
+        // Trim only when twice the size, so each byte is moved a bounded number of times.
+        if self.tail.len() > 2 * STDERR_TAIL_BYTES {
+            self.tail.drain(..self.tail.len() - STDERR_TAIL_BYTES);
+            self.truncated = true;
+        }
+        self.log.write(chunk);
+    }
+    fn log(&mut self) -> &mut CappedLog {
+        &mut self.log
+    }
+}
+
+impl StderrSink {
+    /// The last whole lines within [`STDERR_TAIL_BYTES`], as text.
+    fn tail_text(&self) -> String {
+        let start = self.tail.len().saturating_sub(STDERR_TAIL_BYTES);
+        let mut tail = &self.tail[start..];
+        if self.truncated || start > 0 {
+            // Drop the partial first line, unless that would leave nothing.
+            if let Some(newline) = tail.iter().position(|&b| b == b'\n') {
+                if newline + 1 < tail.len() {
+                    tail = &tail[newline + 1..];
+                }
+            }
+        }
+        String::from_utf8_lossy(tail).into_owned()
+    }
+}
+
+/// A stream's sink plus any read error, shared with the thread that fills it.
+struct Stream<S> {
+    sink: S,
+    error: Option<io::Error>,
+}
+
+type Shared<S> = Arc<Mutex<Stream<S>>>;
+
+fn lock<S>(shared: &Shared<S>) -> std::sync::MutexGuard<'_, Stream<S>> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Copies one pipe into its sink until EOF, then says so on `done`.
+fn pump<S: Sink>(mut pipe: impl Read, shared: Shared<S>, done: mpsc::Sender<()>) {
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        match pipe.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => lock(&shared).sink.consume(&buffer[..n]),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => {
+                lock(&shared).error = Some(error);
+                break;
+            }
+        }
+    }
+    // The receiver may have stopped waiting already; that is fine.
+    let _ = done.send(());
+}
+
+/// The two reader threads of one run.
+struct Readers {
+    stdout: Shared<StdoutSink>,
+    stderr: Shared<StderrSink>,
+    done: mpsc::Receiver<()>,
+}
+
+/// What the pipes carried.
+struct Output {
+    stdout_sha256: String,
+    stdout_bytes: u64,
+    stderr_tail: String,
+    /// The first read or log-write error, if any.
+    error: Option<io::Error>,
+}
+
+impl Readers {
+    fn start(child: &mut Child, stdout_log: CappedLog, stderr_log: CappedLog) -> io::Result<Self> {
+        let (Some(stdout_pipe), Some(stderr_pipe)) = (child.stdout.take(), child.stderr.take())
+        else {
+            return Err(io::Error::other("the helper's output pipes are missing"));
+        };
+        let stdout = Arc::new(Mutex::new(Stream {
+            sink: StdoutSink {
+                hasher: Sha256::new(),
+                bytes: 0,
+                log: stdout_log,
+            },
+            error: None,
+        }));
+        let stderr = Arc::new(Mutex::new(Stream {
+            sink: StderrSink {
+                tail: Vec::new(),
+                truncated: false,
+                log: stderr_log,
+            },
+            error: None,
+        }));
+        let (done_tx, done) = mpsc::channel();
+        spawn_pump(
+            "evo-stdout",
+            stdout_pipe,
+            Arc::clone(&stdout),
+            done_tx.clone(),
+        )?;
+        spawn_pump("evo-stderr", stderr_pipe, Arc::clone(&stderr), done_tx)?;
+        Ok(Readers {
+            stdout,
+            stderr,
+            done,
+        })
+    }
+
+    /// Waits up to `grace` for both streams to reach EOF, then takes what they have. A reader
+    /// still blocked after that is left behind (detached) on a pipe some stray process holds.
+    fn finish(self, grace: Duration) -> Output {
+        let deadline = Instant::now() + grace;
+        let mut finished = 0;
+        while finished < 2 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if self.done.recv_timeout(left).is_err() {
+                break;
+            }
+            finished += 1;
+        }
+        let mut stdout = lock(&self.stdout);
+        let mut stderr = lock(&self.stderr);
+        let mut stderr_tail = stderr.sink.tail_text();
+        if finished < 2 {
+            stderr_tail.push_str(&format!(
+                "\n[evo: output was still open {} s after the command ended (a process outside \
+                 its group?); stopped reading]\n",
+                grace.as_secs_f64()
+            ));
+        }
+        let error = [
+            stdout.error.take(),
+            stderr.error.take(),
+            stdout.sink.log().error.take(),
+            stderr.sink.log().error.take(),
+        ]
+        .into_iter()
+        .flatten()
+        .next();
+        Output {
+            stdout_sha256: hex::encode(stdout.sink.hasher.clone().finalize()),
+            stdout_bytes: stdout.sink.bytes,
+            stderr_tail,
+            error,
+        }
+    }
+}
+
+fn spawn_pump<S: Sink>(
+    name: &str,
+    pipe: impl Read + Send + 'static,
+    shared: Shared<S>,
+    done: mpsc::Sender<()>,
+) -> io::Result<()> {
+    thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || pump(pipe, shared, done))
+        .map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stderr_sink() -> StderrSink {
+        StderrSink {
+            tail: Vec::new(),
+            truncated: false,
+            log: CappedLog::create(None).unwrap(),
+        }
+    }
+
+    #[test]
+    fn short_stderr_is_kept_whole() {
+        let mut sink = stderr_sink();
+        sink.consume(b"partial first\nsecond\n");
+        assert_eq!(sink.tail_text(), "partial first\nsecond\n");
+    }
+
+    #[test]
+    fn long_stderr_tail_starts_at_a_whole_line() {
+        let mut sink = stderr_sink();
+        for i in 0..10_000 {
+            sink.consume(format!("line {i}\n").as_bytes());
+        }
+        let tail = sink.tail_text();
+        assert!(tail.len() <= STDERR_TAIL_BYTES);
+        assert!(tail.starts_with("line "), "{tail:?}");
+        assert!(tail.ends_with("line 9999\n"));
     }
 }
