@@ -2,9 +2,21 @@
 //!
 //! Nothing here spawns, prints or reads a clock: every function maps numbers to numbers, so the
 //! receipt verifier can recompute a verdict from raw runs and tests can compare against brute force.
-//! (API fixed here; implementation in progress.)
+//! The submodules follow the order of §3: the interval for the median, the A/A noise figures, the
+//! gates that turn figures into verdicts, and the minimum detectable effect.
 
-use serde::{Deserialize, Serialize};
+mod gates;
+mod interval;
+mod mde;
+mod noise;
+
+pub use gates::{
+    BenchVerdict, HoldoutVerdict, Tier, TrainingGate, bench_verdict, holdout_gate, tier,
+    training_gate,
+};
+pub use interval::{Ci95, OrderRank, ci95, order_rank};
+pub use mde::{Mde, MdeSettings, PowerSimulation, minimum_detectable_effect};
+pub use noise::{AaValidity, aa_validity, cov, noise_floor, noise_sigma};
 
 /// Per-pair speedup ratios `t_baseline / t_candidate`: at least one, all finite and > 0.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,8 +31,20 @@ pub enum StatsError {
 }
 
 impl Ratios {
+    /// Checks the invariant once so that every statistic below can rely on it: logs are finite,
+    /// the median exists and sorting has a total order.
     pub fn new(values: Vec<f64>) -> Result<Ratios, StatsError> {
-        todo!("{values:?}")
+        if values.is_empty() {
+            return Err(StatsError::Empty);
+        }
+        if let Some((index, &value)) = values
+            .iter()
+            .enumerate()
+            .find(|(_, v)| !(v.is_finite() && **v > 0.0))
+        {
+            return Err(StatsError::NotPositive { index, value });
+        }
+        Ok(Ratios(values))
     }
     pub fn values(&self) -> &[f64] {
         &self.0
@@ -34,65 +58,91 @@ impl Ratios {
     pub fn log_ratios(&self) -> Vec<f64> {
         self.0.iter().map(|r| r.ln()).collect()
     }
-}
-
-/// Order-statistic confidence interval for the median.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Ci95 {
-    pub lower: f64,
-    pub upper: f64,
-    /// Achieved coverage, e.g. 0.9609 for n = 9.
-    pub coverage: f64,
-    /// 1-based rank: the interval is `[r_(k), r_(n+1-k)]`.
-    pub k: usize,
-}
-
-/// The rank k and its coverage for n pairs; `None` when n < 6 (95% is unreachable).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct OrderRank {
-    pub k: usize,
-    pub coverage: f64,
-}
-
-pub fn order_rank(n: usize) -> Option<OrderRank> {
-    todo!("{n}")
+    /// The ratios in ascending order (the order statistics `r_(1) ≤ … ≤ r_(n)`).
+    pub fn sorted(&self) -> Vec<f64> {
+        sorted(&self.0)
+    }
 }
 
 /// Median of the ratios (geometric midpoint of the two middle values when n is even).
+///
+/// The geometric midpoint makes the median commute with swapping the arms: the median of `1/r`
+/// is `1/median(r)`, which an arithmetic midpoint would break.
 pub fn median(ratios: &Ratios) -> f64 {
-    todo!("{ratios:?}")
+    let s = ratios.sorted();
+    median_of_sorted_ratios(&s)
 }
 
-pub fn ci95(ratios: &Ratios) -> Option<Ci95> {
-    todo!("{ratios:?}")
+/// Geometric-midpoint median of ascending, positive values; callers guarantee `s` is non-empty.
+pub(crate) fn median_of_sorted_ratios(s: &[f64]) -> f64 {
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        // sqrt(a)·sqrt(b) rather than sqrt(a·b): the product of two large ratios could overflow.
+        s[n / 2 - 1].sqrt() * s[n / 2].sqrt()
+    }
 }
 
-/// sd / mean of one arm's times (sample sd, n - 1); 0 for fewer than two values.
-pub fn cov(times: &[f64]) -> f64 {
-    todo!("{times:?}")
+/// Plain median (arithmetic midpoint when n is even) of arbitrary finite values; NaN when empty.
+pub(crate) fn plain_median(values: &[f64]) -> f64 {
+    let s = sorted(values);
+    let n = s.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => s[n / 2],
+        _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
 }
 
-/// Per-pair noise: 1.4826 × MAD of the A/A log-ratios.
-pub fn noise_sigma(aa: &Ratios) -> f64 {
-    todo!("{aa:?}")
+pub(crate) fn sorted(values: &[f64]) -> Vec<f64> {
+    let mut s = values.to_vec();
+    s.sort_by(f64::total_cmp);
+    s
 }
 
-/// Noise floor as a fraction (0.0262 for ±2.62%): `exp(1.96 × 1.2533 × σ / √n_aa) − 1`.
-pub fn noise_floor(sigma: f64, n_aa: usize) -> f64 {
-    todo!("{sigma} {n_aa}")
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "status")]
-pub enum AaValidity {
-    /// The A/A CI95 contains 1.
-    Valid,
-    /// The A/A CI95 excludes 1: drift, an order effect or thermal state biases the setup.
-    Biased { ci95: Ci95 },
-    /// Fewer than 6 A/A pairs: validity cannot be shown.
-    TooFewPairs { n: usize },
-}
+    fn r(v: &[f64]) -> Ratios {
+        Ratios::new(v.to_vec()).expect("valid ratios")
+    }
 
-pub fn aa_validity(aa: &Ratios) -> AaValidity {
-    todo!("{aa:?}")
+    #[test]
+    fn ratios_reject_empty_zero_negative_nan_and_infinity() {
+        assert_eq!(Ratios::new(vec![]), Err(StatsError::Empty));
+        for bad in [0.0, -0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            match Ratios::new(vec![1.0, bad]) {
+                Err(StatsError::NotPositive { index, .. }) => assert_eq!(index, 1, "{bad}"),
+                other => panic!("{bad} accepted: {other:?}"),
+            }
+        }
+        assert_eq!(r(&[2.0, 0.5]).values(), &[2.0, 0.5]);
+    }
+
+    #[test]
+    fn median_of_odd_count_is_the_middle_value() {
+        assert_eq!(median(&r(&[3.0, 1.0, 2.0])), 2.0);
+        assert_eq!(median(&r(&[1.7])), 1.7);
+    }
+
+    #[test]
+    fn median_of_even_count_is_the_geometric_midpoint() {
+        assert!((median(&r(&[4.0, 1.0, 9.0, 0.5])) - 2.0).abs() < 1e-15);
+        assert!((median(&r(&[1.0, 1.21])) - 1.1).abs() < 1e-15);
+    }
+
+    #[test]
+    fn median_of_huge_even_pair_does_not_overflow() {
+        let m = median(&r(&[1e300, 1e300]));
+        assert!((m / 1e300 - 1.0).abs() < 1e-12, "{m}");
+    }
+
+    #[test]
+    fn plain_median_uses_the_arithmetic_midpoint() {
+        assert_eq!(plain_median(&[4.0, 1.0, 9.0, 0.0]), 2.5);
+        assert_eq!(plain_median(&[-1.0, 5.0, 2.0]), 2.0);
+        assert!(plain_median(&[]).is_nan());
+    }
 }

@@ -1,0 +1,214 @@
+//! Property tests of `evo::stats` against brute force and against what the numbers must mean.
+//!
+//! The unit tests pin the DESIGN examples; these check the definitions for every n and for random
+//! data: the rank against exact integer binomial tails, the interval against sort-and-index, the
+//! symmetries a speedup ratio must have, and the interval's real coverage by simulation.
+
+use evo::stats::{
+    MdeSettings, PowerSimulation, Ratios, ci95, median, minimum_detectable_effect, noise_sigma,
+    order_rank,
+};
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Largest n whose 40·2^n still fits in a u128.
+const MAX_EXACT_N: usize = 120;
+
+/// `P(Binomial(n, ½) ≤ j)·2^n`, from exact binomial coefficients.
+fn tail_count(n: usize, j: usize) -> u128 {
+    let mut c: u128 = 1; // C(n, 0)
+    let mut sum = 0;
+    for i in 0..=j.min(n) {
+        sum += c;
+        c = c * (n - i) as u128 / (i + 1) as u128;
+    }
+    sum
+}
+
+/// Exact test of `1 − 2·P(X ≤ k−1) ≥ 0.95`, i.e. `40·tail ≤ 2^n`, with no rounding.
+fn reaches_95(n: usize, k: usize) -> bool {
+    k >= 1 && 2 * k <= n + 1 && 40 * tail_count(n, k - 1) <= 1u128 << n
+}
+
+fn exact_coverage(n: usize, k: usize) -> f64 {
+    1.0 - 2.0 * tail_count(n, k - 1) as f64 / (1u128 << n) as f64
+}
+
+fn brute_force_k(n: usize) -> Option<usize> {
+    (1..=n).filter(|&k| reaches_95(n, k)).max()
+}
+
+fn rel_close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * a.abs().max(b.abs())
+}
+
+/// Standard normal draws by Box–Muller, so the tests need no distribution crate.
+fn normal(rng: &mut ChaCha8Rng) -> f64 {
+    let u1 = 1.0 - rng.random::<f64>(); // (0, 1]: ln is finite
+    let u2 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+fn lognormal_ratios(rng: &mut ChaCha8Rng, n: usize, median: f64, sigma: f64) -> Ratios {
+    let values = (0..n)
+        .map(|_| median * (sigma * normal(rng)).exp())
+        .collect();
+    Ratios::new(values).expect("lognormal values are finite and positive")
+}
+
+#[test]
+fn order_rank_matches_exact_binomial_tails_for_every_small_n() {
+    for n in 0..=MAX_EXACT_N {
+        let got = order_rank(n);
+        match brute_force_k(n) {
+            None => assert_eq!(got, None, "n = {n}"),
+            Some(k) => {
+                let got = got.unwrap_or_else(|| panic!("n = {n}: no rank, expected k = {k}"));
+                assert_eq!(got.k, k, "n = {n}");
+                assert!(!reaches_95(n, k + 1), "n = {n}: k + 1 also reaches 95%");
+                let want = exact_coverage(n, k);
+                assert!(
+                    (got.coverage - want).abs() < 1e-12,
+                    "n = {n}: {got:?} vs {want}"
+                );
+                assert!(got.coverage >= 0.95, "n = {n}");
+            }
+        }
+    }
+    assert_eq!(brute_force_k(5), None);
+    assert_eq!(brute_force_k(6), Some(1));
+}
+
+fn ratios_strategy() -> impl Strategy<Value = Vec<f64>> {
+    prop::collection::vec(0.01f64..100.0, 1..80)
+}
+
+proptest! {
+    #[test]
+    fn ci95_is_sort_and_index(values in ratios_strategy()) {
+        let r = Ratios::new(values.clone()).unwrap();
+        let n = values.len();
+        let mut sorted = values;
+        sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        match (ci95(&r), brute_force_k(n)) {
+            (None, None) => {}
+            (Some(ci), Some(k)) => {
+                prop_assert_eq!(ci.k, k);
+                prop_assert_eq!(ci.lower, sorted[k - 1]);
+                prop_assert_eq!(ci.upper, sorted[n - k]);
+            }
+            (got, want) => prop_assert!(false, "n = {}: {:?} vs k = {:?}", n, got, want),
+        }
+    }
+
+    #[test]
+    fn swapping_arms_inverts_median_and_interval(values in ratios_strategy()) {
+        let r = Ratios::new(values.clone()).unwrap();
+        let swapped = Ratios::new(values.iter().map(|v| 1.0 / v).collect()).unwrap();
+        prop_assert!(rel_close(median(&swapped), 1.0 / median(&r), 1e-12));
+        prop_assert!(rel_close(noise_sigma(&swapped), noise_sigma(&r), 1e-9)
+            || noise_sigma(&r) < 1e-12);
+        if let (Some(ci), Some(sw)) = (ci95(&r), ci95(&swapped)) {
+            prop_assert!(rel_close(sw.lower, 1.0 / ci.upper, 1e-12));
+            prop_assert!(rel_close(sw.upper, 1.0 / ci.lower, 1e-12));
+            prop_assert_eq!(sw.coverage, ci.coverage);
+        } else {
+            prop_assert_eq!(ci95(&r), None);
+            prop_assert_eq!(ci95(&swapped), None);
+        }
+    }
+
+    #[test]
+    fn scaling_ratios_scales_median_and_interval(values in ratios_strategy(), c in 0.1f64..10.0) {
+        let r = Ratios::new(values.clone()).unwrap();
+        let scaled = Ratios::new(values.iter().map(|v| v * c).collect()).unwrap();
+        prop_assert!(rel_close(median(&scaled), c * median(&r), 1e-12));
+        if let (Some(ci), Some(sc)) = (ci95(&r), ci95(&scaled)) {
+            prop_assert!(rel_close(sc.lower, c * ci.lower, 1e-12));
+            prop_assert!(rel_close(sc.upper, c * ci.upper, 1e-12));
+        }
+    }
+
+    #[test]
+    fn median_lies_within_the_interval(values in ratios_strategy()) {
+        let r = Ratios::new(values).unwrap();
+        let m = median(&r);
+        if let Some(ci) = ci95(&r) {
+            prop_assert!(ci.lower <= m && m <= ci.upper, "{} not in {:?}", m, ci);
+        }
+    }
+}
+
+#[test]
+fn ci95_of_nine_pairs_covers_the_true_median_about_96_percent_of_the_time() {
+    let mut rng = ChaCha8Rng::seed_from_u64(20_240_601);
+    let trials = 2000;
+    let true_median = 1.03;
+    let covered = (0..trials)
+        .filter(|_| {
+            let r = lognormal_ratios(&mut rng, 9, true_median, 0.05);
+            let ci = ci95(&r).expect("n = 9 has an interval");
+            ci.lower <= true_median && true_median <= ci.upper
+        })
+        .count();
+    let share = covered as f64 / trials as f64;
+    // Binomial sampling error of the share is about 0.0044 at 2000 trials.
+    assert!(share >= 0.94, "coverage {share}");
+    assert!((share - 0.9609).abs() < 0.015, "coverage {share}");
+}
+
+#[test]
+fn noise_sigma_recovers_the_sd_of_normal_log_ratios() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for sd in [0.002, 0.01, 0.05, 0.3] {
+        // A constant drift must not matter: sigma measures spread around the median.
+        let aa = lognormal_ratios(&mut rng, 20_001, 1.04, sd);
+        let got = noise_sigma(&aa);
+        assert!((got / sd - 1.0).abs() < 0.05, "sd {sd}: got {got}");
+    }
+}
+
+fn noisy_aa(seed: u64, n: usize, sd: f64) -> Ratios {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    lognormal_ratios(&mut rng, n, 1.0, sd)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn power_never_falls_as_the_effect_grows(
+        seed in any::<u64>(),
+        pairs in 6usize..25,
+        sd in 0.001f64..0.1,
+        a in 0.0f64..0.3,
+        b in 0.0f64..0.3,
+    ) {
+        let mut s = MdeSettings::new(pairs, 0.01, seed);
+        s.resamples = 300;
+        let sim = PowerSimulation::new(&noisy_aa(seed, 11, sd), &s).unwrap();
+        let (small, large) = (a.min(b), a.max(b));
+        prop_assert!(sim.power(small) <= sim.power(large));
+    }
+
+    #[test]
+    fn mde_is_the_smallest_effect_with_enough_power(
+        seed in any::<u64>(),
+        pairs in 6usize..25,
+        sd in 0.001f64..0.1,
+        min_effect in 0.0f64..0.05,
+    ) {
+        let mut s = MdeSettings::new(pairs, min_effect, seed);
+        s.resamples = 300;
+        let aa = noisy_aa(seed, 11, sd);
+        let m = minimum_detectable_effect(&aa, &s).unwrap();
+        let again = minimum_detectable_effect(&aa, &s).unwrap();
+        prop_assert_eq!(m, again);
+        let sim = PowerSimulation::new(&aa, &s).unwrap();
+        prop_assert!(m.power >= s.power);
+        prop_assert_eq!(sim.power(m.effect), m.power);
+        prop_assert!(m.effect >= min_effect * (1.0 - 1e-9), "{:?}", m);
+        prop_assert!(sim.power(m.effect * (1.0 - 2e-4)) < s.power, "{:?}", m);
+    }
+}
