@@ -20,6 +20,10 @@ use crate::stats::BenchVerdict;
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Bench(args) => bench_command(args),
+        Command::Schema { kind } => {
+            println!("{}", crate::spec::schema(kind));
+            Ok(exit_codes::ACCEPTED)
+        }
     }
 }
 

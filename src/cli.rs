@@ -19,6 +19,11 @@ pub struct Cli {
 pub enum Command {
     /// Paired comparison of two commands: A/A noise floor, then alternating pairs, then a verdict.
     Bench(BenchArgs),
+    /// Print the JSON Schema of an input file (workload, campaign or holdouts).
+    Schema {
+        #[arg(value_enum)]
+        kind: crate::spec::SchemaKind,
+    },
 }
 
 /// Which arm runs first in the first pair.

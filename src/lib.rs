@@ -12,4 +12,5 @@ pub mod environment;
 pub mod exit_codes;
 pub mod measure;
 pub mod report;
+pub mod spec;
 pub mod stats;

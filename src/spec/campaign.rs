@@ -1,0 +1,155 @@
+//! The campaign file: which repository and baseline, which workload, which candidates, and how
+//! hard to search and confirm (DESIGN §1). Paths are relative to the campaign file.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::values::{ConfirmPairs, Count, Fraction, Seconds};
+
+/// One optimization campaign.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Campaign {
+    pub name: String,
+    /// Path of the target git repository.
+    pub repo: String,
+    /// Commit-ish, resolved once to a full SHA and pinned.
+    pub baseline: String,
+    /// Path of the workload file.
+    pub workload: String,
+    /// Path of the sealed holdout file.
+    #[serde(default)]
+    pub holdouts: Option<String>,
+    /// What the optimizing agent is told.
+    #[serde(default)]
+    pub brief: Brief,
+    #[serde(default)]
+    pub candidates: Vec<CandidatePatch>,
+    #[serde(default)]
+    pub agent: Option<AgentSpec>,
+    #[serde(default)]
+    pub search: SearchSettings,
+    #[serde(default)]
+    pub confirm: ConfirmSettings,
+    /// Signing key file; a per-user default key is used when absent.
+    #[serde(default)]
+    pub key: Option<String>,
+    #[serde(default = "default_output")]
+    pub output: String,
+}
+
+fn default_output() -> String {
+    "receipts".to_string()
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Brief {
+    #[serde(default)]
+    pub objective: String,
+    #[serde(default)]
+    pub bottleneck: String,
+    #[serde(default)]
+    pub constraints: Vec<String>,
+}
+
+/// A candidate given as a patch file (`git diff` format).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CandidatePatch {
+    pub name: String,
+    pub patch: String,
+    /// The author's stated reason why it is faster (not independently verified).
+    #[serde(default)]
+    pub explanation: Option<String>,
+}
+
+/// An agent command run `count` times in fresh trees, the brief on stdin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    pub command: String,
+    #[serde(default = "one")]
+    pub count: Count,
+    #[serde(default = "agent_timeout")]
+    pub timeout_s: Seconds,
+}
+
+fn one() -> Count {
+    Count::try_from(1).unwrap_or_else(|_| unreachable!("1 is a valid count"))
+}
+
+fn agent_timeout() -> Seconds {
+    Seconds::from_secs(1800)
+}
+
+/// Screening: a few pairs per candidate, which rank and never accept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchSettings {
+    #[serde(default = "five")]
+    pub pairs: Count,
+    /// `rusage` (always recorded) and optionally `callgrind`.
+    #[serde(default)]
+    pub counters: Vec<Counter>,
+}
+
+fn five() -> Count {
+    Count::try_from(5).unwrap_or_else(|_| unreachable!("5 is a valid count"))
+}
+
+impl Default for SearchSettings {
+    fn default() -> SearchSettings {
+        SearchSettings {
+            pairs: five(),
+            counters: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Counter {
+    Rusage,
+    Callgrind,
+}
+
+/// Confirmation: fresh trees and enough pairs for a 95% interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfirmSettings {
+    #[serde(default = "nine")]
+    pub pairs: ConfirmPairs,
+    #[serde(default = "eleven")]
+    pub aa_pairs: ConfirmPairs,
+    #[serde(default = "one")]
+    pub top: Count,
+    #[serde(default = "one_percent")]
+    pub min_effect: Fraction,
+    #[serde(default = "one")]
+    pub warmup: Count,
+}
+
+fn nine() -> ConfirmPairs {
+    ConfirmPairs::try_from(9).unwrap_or_else(|_| unreachable!("9 pairs are valid"))
+}
+
+fn eleven() -> ConfirmPairs {
+    ConfirmPairs::try_from(11).unwrap_or_else(|_| unreachable!("11 pairs are valid"))
+}
+
+fn one_percent() -> Fraction {
+    Fraction::try_from(0.01).unwrap_or_else(|_| unreachable!("0.01 is a valid fraction"))
+}
+
+impl Default for ConfirmSettings {
+    fn default() -> ConfirmSettings {
+        ConfirmSettings {
+            pairs: nine(),
+            aa_pairs: eleven(),
+            top: one(),
+            min_effect: one_percent(),
+            warmup: one(),
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Small value types whose constructors check their invariants, so a bad number in an input file
+//! is reported at its own line and column instead of failing somewhere later.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A positive, finite number of seconds.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct Seconds(f64);
+
+impl Seconds {
+    pub fn from_secs(s: u32) -> Seconds {
+        Seconds(f64::from(s))
+    }
+    pub fn duration(self) -> Duration {
+        Duration::from_secs_f64(self.0)
+    }
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for Seconds {
+    type Error = String;
+    fn try_from(v: f64) -> Result<Seconds, String> {
+        if v.is_finite() && v > 0.0 && v <= 7.0 * 86_400.0 {
+            Ok(Seconds(v))
+        } else {
+            Err(format!(
+                "expected a number of seconds above 0 and at most a week, got {v}"
+            ))
+        }
+    }
+}
+
+impl From<Seconds> for f64 {
+    fn from(s: Seconds) -> f64 {
+        s.0
+    }
+}
+
+/// A count of pairs that can give a 95% interval: at least 6.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "i64", into = "i64")]
+pub struct ConfirmPairs(usize);
+
+impl ConfirmPairs {
+    pub fn get(self) -> usize {
+        self.0
+    }
+}
+
+impl TryFrom<i64> for ConfirmPairs {
+    type Error = String;
+    fn try_from(v: i64) -> Result<ConfirmPairs, String> {
+        match v {
+            6..=10_000 => Ok(ConfirmPairs(v as usize)),
+            1..=5 => Err(format!(
+                "{v} pairs cannot give a 95% interval: use at least 6 (9 is the default)"
+            )),
+            _ => Err(format!(
+                "expected a number of pairs from 6 to 10000, got {v}"
+            )),
+        }
+    }
+}
+
+impl From<ConfirmPairs> for i64 {
+    fn from(p: ConfirmPairs) -> i64 {
+        p.0 as i64
+    }
+}
+
+/// A positive count (pairs in screening, agent runs, top N).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "i64", into = "i64")]
+pub struct Count(usize);
+
+impl Count {
+    pub fn get(self) -> usize {
+        self.0
+    }
+}
+
+impl TryFrom<i64> for Count {
+    type Error = String;
+    fn try_from(v: i64) -> Result<Count, String> {
+        if (1..=10_000).contains(&v) {
+            Ok(Count(v as usize))
+        } else {
+            Err(format!("expected a count from 1 to 10000, got {v}"))
+        }
+    }
+}
+
+impl From<Count> for i64 {
+    fn from(c: Count) -> i64 {
+        c.0 as i64
+    }
+}
+
+/// A fraction in [0, 1), such as the minimum effect 0.01.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct Fraction(f64);
+
+impl Fraction {
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for Fraction {
+    type Error = String;
+    fn try_from(v: f64) -> Result<Fraction, String> {
+        if v.is_finite() && (0.0..1.0).contains(&v) {
+            Ok(Fraction(v))
+        } else {
+            Err(format!(
+                "expected a fraction from 0 up to (not including) 1, got {v}"
+            ))
+        }
+    }
+}
+
+impl From<Fraction> for f64 {
+    fn from(f: Fraction) -> f64 {
+        f.0
+    }
+}
+
+/// Numeric tolerance: a number passes when within `abs` OR within `rel` of the reference.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tolerance {
+    #[serde(default)]
+    pub abs: NonNegative,
+    #[serde(default)]
+    pub rel: NonNegative,
+}
+
+/// A finite number ≥ 0.
+#[derive(
+    Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct NonNegative(f64);
+
+impl NonNegative {
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for NonNegative {
+    type Error = String;
+    fn try_from(v: f64) -> Result<NonNegative, String> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(NonNegative(v))
+        } else {
+            Err(format!("expected a finite number of at least 0, got {v}"))
+        }
+    }
+}
+
+impl From<NonNegative> for f64 {
+    fn from(n: NonNegative) -> f64 {
+        n.0
+    }
+}

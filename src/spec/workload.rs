@@ -1,0 +1,149 @@
+//! The workload file: how to build, test, check and time a target (DESIGN §1).
+//!
+//! These types mirror the JSON one to one; unknown keys are refused. Paths stay as written here;
+//! resolving them against the file's directory happens when a plan is built from them.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::values::{Seconds, Tolerance};
+
+fn default_step_timeout() -> Seconds {
+    Seconds::from_secs(600)
+}
+
+fn default_run_timeout() -> Seconds {
+    Seconds::from_secs(120)
+}
+
+/// How to build, test, check and time one target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    pub name: String,
+    pub build: BuildStep,
+    pub test: TestStep,
+    /// Named entry points; holdout scenarios live in the campaign's separate holdout file.
+    pub scenarios: Vec<Scenario>,
+    #[serde(default)]
+    pub sanitize: Option<SanitizeStep>,
+    /// Harness files outside the repository, copied into every tree (paths relative to this file).
+    #[serde(default)]
+    pub overlay: Vec<String>,
+    /// Globs no candidate may touch.
+    #[serde(default)]
+    pub protected: Vec<String>,
+    /// Globs of build configuration, for the build-configuration lane.
+    #[serde(default)]
+    pub config_files: Vec<String>,
+}
+
+/// A shell command with its environment and working directory inside the tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BuildStep {
+    pub command: String,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Working directory relative to the tree's root.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Files (relative to the tree) the timed runs use; their sha256 go in the receipt.
+    #[serde(default)]
+    pub artifacts: Vec<String>,
+    #[serde(default = "default_step_timeout")]
+    pub timeout_s: Seconds,
+}
+
+/// One command or several, each of which must exit 0 on every tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Commands {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Commands {
+    pub fn as_slice(&self) -> &[String] {
+        match self {
+            Commands::One(c) => std::slice::from_ref(c),
+            Commands::Many(cs) => cs,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TestStep {
+    pub command: Commands,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default = "default_step_timeout")]
+    pub timeout_s: Seconds,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Training,
+    Holdout,
+}
+
+/// How check outputs of baseline and candidate are compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Compare {
+    /// Byte for byte.
+    Exact,
+    /// Number by number within a tolerance; text between numbers compared exactly.
+    Tolerance(Tolerance),
+}
+
+/// A named entry point: a timed `run` and an untimed `check` whose output is the evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    pub role: Role,
+    /// Timed command; may contain `{seed}`.
+    pub run: String,
+    /// Untimed command whose output is compared; may contain `{seed}`.
+    pub check: String,
+    pub compare: Compare,
+    /// The timed run prints the same bytes on every tree, so its output hash must match too.
+    #[serde(default)]
+    pub deterministic_output: bool,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default = "default_run_timeout")]
+    pub timeout_s: Seconds,
+}
+
+/// The sanitizer lane: a separate, untimed build whose check outputs must still match.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SanitizeStep {
+    pub build: String,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Check command for the sanitized build, when it differs from each scenario's `check`.
+    #[serde(default)]
+    pub check: Option<String>,
+    #[serde(default = "default_step_timeout")]
+    pub timeout_s: Seconds,
+}
+
+/// The sealed holdout file: scenarios an agent never sees.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Holdouts {
+    pub scenarios: Vec<Scenario>,
+}
