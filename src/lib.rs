@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod bench;
+pub mod check;
 pub mod cli;
 pub mod environment;
 pub mod exit_codes;

@@ -1,0 +1,16 @@
+//! Judging what check commands print (DESIGN §2 steps 3 and 6): the differential comparison of a
+//! candidate's output with the baseline's, sanitizer reports on stderr, and the `{seed}` that
+//! makes the inputs unknown to the candidate.
+//!
+//! Pure functions: running the commands is the runner's job, and the only I/O here is reading
+//! `/dev/urandom` for a fresh seed.
+
+pub mod compare;
+mod excerpt;
+pub mod sanitizer;
+pub mod seed;
+mod tokens;
+
+pub use compare::{Comparison, Mismatch, compare_outputs};
+pub use sanitizer::{SanitizerKind, SanitizerReport, find_sanitizer_report};
+pub use seed::{SEED_PLACEHOLDER, fill_seed, fresh_seed, has_seed};

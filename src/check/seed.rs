@@ -1,0 +1,60 @@
+//! The `{seed}` placeholder of check and run commands (DESIGN §1): in confirmation evo fills it
+//! with a fresh random seed, the same for both arms, so a patch that memoizes the benchmark's
+//! known inputs fails the differential.
+//!
+//! Every `{seed}` is replaced; there is no escaping, and other braces (`${HOME}`, `{}`,
+//! `{ seed }`) are left alone.
+
+use std::fs::File;
+use std::io::Read;
+
+pub const SEED_PLACEHOLDER: &str = "{seed}";
+
+/// `command` with every `{seed}` replaced by the decimal `seed`.
+pub fn fill_seed(command: &str, seed: u64) -> String {
+    command.replace(SEED_PLACEHOLDER, &seed.to_string())
+}
+
+/// Whether `command` takes a seed at all.
+pub fn has_seed(command: &str) -> bool {
+    command.contains(SEED_PLACEHOLDER)
+}
+
+/// A seed from the kernel's random source, which no candidate could have seen in advance.
+pub fn fresh_seed() -> std::io::Result<u64> {
+    let mut bytes = [0u8; 8];
+    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fills_every_placeholder() {
+        assert_eq!(
+            fill_seed("./run.sh 700 {seed} --check={seed}", 42),
+            "./run.sh 700 42 --check=42"
+        );
+        assert_eq!(
+            fill_seed("{seed}{seed}", u64::MAX),
+            format!("{0}{0}", u64::MAX)
+        );
+    }
+
+    #[test]
+    fn leaves_other_braces_alone() {
+        let cmd = "echo ${HOME} {} { seed } {SEED} {seed";
+        assert_eq!(fill_seed(cmd, 7), cmd);
+        assert!(!has_seed(cmd));
+        assert_eq!(fill_seed("{{seed}}", 7), "{7}");
+    }
+
+    #[test]
+    fn fresh_seeds_differ() {
+        let a = fresh_seed().expect("reads /dev/urandom");
+        let b = fresh_seed().expect("reads /dev/urandom");
+        assert_ne!(a, b, "two 64-bit random seeds collided");
+    }
+}
