@@ -15,3 +15,4 @@ pub mod measure;
 pub mod report;
 pub mod spec;
 pub mod stats;
+pub mod tree;
