@@ -197,7 +197,14 @@ fn main() {
         model.fixed_s * 1e3
     );
     let tallies = [
-        run_config("A/A (identical), 9 pairs", &base, &base, Some(1.0), 9, reps * 2),
+        run_config(
+            "A/A (identical), 9 pairs",
+            &base,
+            &base,
+            Some(1.0),
+            9,
+            reps * 2,
+        ),
         run_config("true 5%, 9 pairs", &base, &c5, None, 9, reps),
         run_config("true 2%, 9 pairs", &base, &c2, None, 9, reps),
         run_config("true 5%, 21 pairs", &base, &c5, None, 21, reps),

@@ -7,7 +7,7 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::bench::{self, BenchPlan, BenchSettings};
-use crate::cli::{BenchArgs, Cli, Command, FirstArm};
+use crate::cli::{BenchArgs, Cli, Command, ConfirmArgs, FirstArm};
 use crate::exit_codes;
 use crate::measure::record::Order;
 use crate::measure::runner::RunSpec;
@@ -20,6 +20,7 @@ use crate::stats::BenchVerdict;
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Bench(args) => bench_command(args),
+        Command::Confirm(args) => confirm_command(args),
         Command::Schema { kind } => {
             println!("{}", crate::spec::schema(kind));
             Ok(exit_codes::ACCEPTED)
@@ -106,4 +107,42 @@ fn bench_command(args: BenchArgs) -> anyhow::Result<i32> {
         BenchVerdict::Regression => exit_codes::REJECTED,
         BenchVerdict::NotSignificant | BenchVerdict::Inconclusive => exit_codes::INCONCLUSIVE,
     })
+}
+
+fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
+    use crate::confirm::{self, ConfirmEvent, ConfirmOptions};
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let plan = match crate::plan::confirm_plan(&args.patch, args.campaign.as_deref(), &cwd) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit_codes::USAGE_ERROR);
+        }
+    };
+    let opts = ConfirmOptions {
+        helper: std::env::current_exe().context("cannot locate the evo executable")?,
+        work_dir: args.work_dir.clone(),
+    };
+    let bar = progress_bar();
+    let mut on_event = |e: ConfirmEvent| match e {
+        ConfirmEvent::Stage(name) => {
+            bar.set_message(name.clone());
+            if bar.is_hidden() {
+                eprintln!("evo: {name}");
+            }
+        }
+        ConfirmEvent::Run(run) => show_progress(&bar, run),
+    };
+    let outcome = confirm::run_confirm(&plan, &opts, &mut on_event);
+    bar.finish_and_clear();
+    match outcome {
+        Ok(done) => {
+            print!("{}", terminal::render_confirm(&done.result, &done.run_dir));
+            Ok(done.result.verdict.exit_code())
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(e.exit_code())
+        }
+    }
 }

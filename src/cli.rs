@@ -19,6 +19,8 @@ pub struct Cli {
 pub enum Command {
     /// Paired comparison of two commands: A/A noise floor, then alternating pairs, then a verdict.
     Bench(BenchArgs),
+    /// Fresh confirmation of one candidate patch against the campaign's pinned baseline.
+    Confirm(ConfirmArgs),
     /// Print the JSON Schema of an input file (workload, campaign or holdouts).
     Schema {
         #[arg(value_enum)]
@@ -68,6 +70,18 @@ pub struct BenchArgs {
     /// Also write every figure and raw run to this JSON file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfirmArgs {
+    /// The candidate patch (`git diff` format).
+    pub patch: PathBuf,
+    /// The campaign file; default: the run manifest beside the patch, else ./evo.json.
+    #[arg(long)]
+    pub campaign: Option<PathBuf>,
+    /// Build the trees here instead of a temporary directory (kept afterwards).
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
 }
 
 /// Parses `1%`, `1.5 %` or `0.01` into a fraction in [0, 1).

@@ -112,3 +112,72 @@ pub fn render_bench(report: &BenchReport) -> String {
     }
     out
 }
+
+/// The summary `evo confirm` prints: verdict, gates, figures, where the evidence is.
+pub fn render_confirm(
+    r: &crate::confirm::result::ConfirmResult,
+    run_dir: &std::path::Path,
+) -> String {
+    use crate::confirm::result::GateStatus;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "baseline:  {} ({})",
+        r.baseline_commitish, r.baseline_sha
+    );
+    let _ = writeln!(out, "candidate: {}", r.patch.source);
+    let _ = writeln!(out);
+    for g in &r.gates {
+        let mark = match g.status {
+            GateStatus::Passed => "ok  ",
+            GateStatus::Failed => "FAIL",
+            GateStatus::Skipped => "skip",
+        };
+        let mut lines = g.detail.lines();
+        let _ = writeln!(
+            out,
+            "  [{mark}] {:<14}{}",
+            g.name,
+            lines.next().unwrap_or_default()
+        );
+        if g.status == GateStatus::Failed {
+            for l in lines.take(40) {
+                let _ = writeln!(out, "         {:<14}{l}", "");
+            }
+        }
+    }
+    for s in &r.scenarios {
+        let (median, ci) = match (&s.training, &s.holdout) {
+            (Some(f), _) => (f.median, f.ci95),
+            (None, Some(h)) => (h.median, h.ci95),
+            _ => continue,
+        };
+        let ci = ci.map_or_else(
+            || "no CI95".to_string(),
+            |c| format!("CI95 {:.4}–{:.4}×", c.lower, c.upper),
+        );
+        let _ = writeln!(
+            out,
+            "  {} ({}): median {median:.4}× over {} pairs, {ci}",
+            s.name,
+            s.role,
+            s.pairs.len()
+        );
+        if let Some(f) = &s.training {
+            let _ = writeln!(
+                out,
+                "    noise floor ±{:.2}% ({} A/A pairs), minimum detectable effect {}",
+                f.noise_floor_pct,
+                f.aa.pairs,
+                f.mde_pct
+                    .map_or_else(|| "n/a".to_string(), |m| format!("{m:.2}%"))
+            );
+        }
+    }
+    let _ = writeln!(out, "\nverdict: {:?} (tier {})", r.verdict, r.tier.as_str());
+    for reason in &r.reasons {
+        let _ = writeln!(out, "  - {}", reason.lines().next().unwrap_or_default());
+    }
+    let _ = writeln!(out, "evidence: {}", run_dir.display());
+    out
+}

@@ -1,0 +1,449 @@
+//! The untimed lanes of a confirmation: builds, tests, the differential check and the sanitizer
+//! lane. Baseline and candidate steps run side by side (two threads): nothing is being measured
+//! yet, and the two trees share nothing.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use super::result::{ArtifactDigest, DifferentialRecord, GateStatus, SanitizerFinding};
+use super::steps::{self, StepInput, StepOutput};
+use super::verdict::gate;
+use super::{ConfirmError, Flow, Run, io_err};
+use crate::check::{self, Comparison};
+use crate::measure::spawn::ProcessRunner;
+use crate::spec::workload::{Compare, Scenario};
+use crate::tree::{self, Tree};
+
+/// One command to run in both trees of a lane.
+pub(crate) struct PairStep<'a> {
+    pub step: String,
+    pub command: String,
+    pub cwd: Option<&'a str>,
+    pub env: &'a BTreeMap<String, String>,
+    pub timeout: Duration,
+    /// Keep stdout under `outputs/<tree>/<scenario>.check.out`.
+    pub output_of: Option<&'a str>,
+}
+
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.len().saturating_sub(12);
+    lines[start..]
+        .iter()
+        .map(|l| format!("  | {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// "`make` exit code 2\n  | last stderr lines".
+pub(crate) fn failure_text(out: &StepOutput, timeout: Duration) -> String {
+    format!(
+        "`{}` in the {} tree: {}\n{}",
+        out.record.command,
+        out.record.tree,
+        steps::describe_failure(&out.record, timeout),
+        tail(&out.run.stderr_tail)
+    )
+}
+
+fn rule_name(rule: &Compare) -> String {
+    match rule {
+        Compare::Exact => "exact".to_string(),
+        Compare::Tolerance(t) => format!("tolerance abs {} rel {}", t.abs.get(), t.rel.get()),
+    }
+}
+
+impl Run<'_> {
+    /// Runs `s` in both trees at once and records both steps.
+    pub(crate) fn run_pair(
+        &mut self,
+        s: &PairStep<'_>,
+        trees: [(&str, &Tree); 2],
+    ) -> Result<[StepOutput; 2], ConfirmError> {
+        let helper = self.opts.helper.clone();
+        let run_dir = &self.run_dir;
+        let mut inputs = Vec::with_capacity(2);
+        for (label, t) in trees {
+            let keep_stdout = match s.output_of {
+                Some(name) => Some(
+                    run_dir
+                        .output_path(label, name)
+                        .map_err(io_err("cannot create the outputs folder"))?,
+                ),
+                None => None,
+            };
+            inputs.push(StepInput {
+                step: s.step.clone(),
+                tree_label: label,
+                tree_root: &t.root,
+                cwd: s.cwd,
+                command: s.command.clone(),
+                env: s.env,
+                timeout: s.timeout,
+                keep_stdout,
+            });
+        }
+        let outputs: Vec<Result<StepOutput, steps::StepError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = inputs
+                .into_iter()
+                .map(|input| {
+                    let helper = helper.clone();
+                    scope.spawn(move || {
+                        let mut runner = ProcessRunner::with_helper(helper);
+                        steps::run_step(&mut runner, run_dir, input)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(steps::StepError::Runner(
+                            crate::measure::runner::RunnerError::Helper {
+                                command: s.command.clone(),
+                                detail: "the thread running this step panicked".to_string(),
+                            },
+                        ))
+                    })
+                })
+                .collect()
+        });
+        let mut done = Vec::with_capacity(2);
+        for o in outputs {
+            let o = o.map_err(|e| ConfirmError::Internal(e.to_string()))?;
+            self.result.steps.push(o.record.clone());
+            done.push(o);
+        }
+        done.try_into()
+            .map_err(|_| ConfirmError::Internal("a step pair lost a result".to_string()))
+    }
+
+    fn main_trees(&self) -> Result<[(&'static str, Tree); 2], ConfirmError> {
+        match (&self.trees.baseline, &self.trees.candidate) {
+            (Some(b), Some(c)) => Ok([("baseline", b.clone()), ("candidate", c.clone())]),
+            _ => Err(ConfirmError::Internal(
+                "the trees were not prepared".to_string(),
+            )),
+        }
+    }
+
+    /// Builds baseline and candidate (and their sanitizer twins), then digests the artifacts.
+    pub(crate) fn build_all(&mut self) -> Result<Flow, ConfirmError> {
+        self.stage("build");
+        let w = &self.plan.workload;
+        let [(bl, bt), (cl, ct)] = self.main_trees()?;
+        let step = PairStep {
+            step: "build".into(),
+            command: w.build.command.clone(),
+            cwd: w.build.cwd.as_deref(),
+            env: &w.build.env,
+            timeout: w.build.timeout_s.duration(),
+            output_of: None,
+        };
+        let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
+        if !base.record.succeeded() {
+            return Err(ConfirmError::Baseline(format!(
+                "build failed: {}",
+                failure_text(&base, step.timeout)
+            )));
+        }
+        if !cand.record.succeeded() {
+            return Ok(self.fail_gate("build", failure_text(&cand, step.timeout)));
+        }
+        if self.digest_artifacts(&bt, &ct)? == Flow::Stop {
+            return Ok(Flow::Stop);
+        }
+        self.pass_gate("build", "baseline and candidate built from clean checkouts");
+        self.build_sanitizer_trees()
+    }
+
+    fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Flow, ConfirmError> {
+        let cwd = self
+            .plan
+            .workload
+            .build
+            .cwd
+            .clone()
+            .unwrap_or_else(|| ".".into());
+        for artifact in &self.plan.workload.build.artifacts {
+            for (label, t) in [("baseline", bt), ("candidate", ct)] {
+                let path = t.root.join(&cwd).join(artifact);
+                match tree::digest_file(&path) {
+                    Ok(sha256) => self.result.artifacts.push(ArtifactDigest {
+                        tree: label.to_string(),
+                        path: artifact.clone(),
+                        sha256,
+                    }),
+                    Err(e) if label == "baseline" => {
+                        return Err(ConfirmError::Baseline(format!(
+                            "the build did not produce the artifact `{artifact}`: {e}"
+                        )));
+                    }
+                    Err(e) => {
+                        return Ok(self.fail_gate(
+                            "build",
+                            format!("the candidate's build did not produce `{artifact}`: {e}"),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn build_sanitizer_trees(&mut self) -> Result<Flow, ConfirmError> {
+        let Some(san) = self.plan.workload.sanitize.clone() else {
+            return Ok(Flow::Continue);
+        };
+        self.stage("sanitizer build");
+        let bt = self.materialize("baseline-sanitize")?;
+        let ct = self.materialize("candidate-sanitize")?;
+        tree::apply_patch(&ct, &self.plan.patch).map_err(|e| {
+            ConfirmError::Internal(format!("the patch applied once but not twice: {e}"))
+        })?;
+        let step = PairStep {
+            step: "sanitize-build".into(),
+            command: san.build.clone(),
+            cwd: san.cwd.as_deref(),
+            env: &san.env,
+            timeout: san.timeout_s.duration(),
+            output_of: None,
+        };
+        let [base, cand] = self.run_pair(
+            &step,
+            [("baseline-sanitize", &bt), ("candidate-sanitize", &ct)],
+        )?;
+        if !base.record.succeeded() {
+            return Err(ConfirmError::Baseline(format!(
+                "sanitizer build failed: {}",
+                failure_text(&base, step.timeout)
+            )));
+        }
+        self.trees.baseline_sanitize = Some(bt);
+        self.trees.candidate_sanitize = Some(ct);
+        if !cand.record.succeeded() {
+            return Ok(self.fail_gate(
+                "sanitizers",
+                format!(
+                    "sanitizer build failed: {}",
+                    failure_text(&cand, step.timeout)
+                ),
+            ));
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Every test command must exit 0 in both trees.
+    pub(crate) fn run_tests(&mut self) -> Result<Flow, ConfirmError> {
+        self.stage("tests");
+        let [(bl, bt), (cl, ct)] = self.main_trees()?;
+        let t = self.plan.workload.test.clone();
+        for (i, command) in t.command.as_slice().iter().enumerate() {
+            let step = PairStep {
+                step: format!("test-{}", i + 1),
+                command: command.clone(),
+                cwd: t.cwd.as_deref(),
+                env: &t.env,
+                timeout: t.timeout_s.duration(),
+                output_of: None,
+            };
+            let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
+            if !base.record.succeeded() {
+                return Err(ConfirmError::Baseline(format!(
+                    "tests failed: {}",
+                    failure_text(&base, step.timeout)
+                )));
+            }
+            if !cand.record.succeeded() {
+                return Ok(self.fail_gate("tests", failure_text(&cand, step.timeout)));
+            }
+        }
+        self.pass_gate(
+            "tests",
+            format!(
+                "{} test command(s) passed in both trees",
+                t.command.as_slice().len()
+            ),
+        );
+        Ok(Flow::Continue)
+    }
+
+    /// Training and holdout scenarios, with the workload's own and the sealed ones together.
+    pub(crate) fn all_scenarios(&self) -> Vec<Scenario> {
+        let mut all = self.plan.workload.scenarios.clone();
+        if let Some(h) = &self.plan.holdouts {
+            all.extend(h.holdouts.scenarios.iter().cloned());
+        }
+        all
+    }
+
+    /// Every scenario's check command on both trees, with a fresh seed; outputs must match.
+    pub(crate) fn run_differential(&mut self) -> Result<Flow, ConfirmError> {
+        self.stage("differential");
+        self.result.seed = check::fresh_seed().map_err(io_err("cannot read a fresh seed"))?;
+        let [(bl, bt), (cl, ct)] = self.main_trees()?;
+        let mut first_failure = None;
+        for s in self.all_scenarios() {
+            let failure =
+                self.check_scenario(&s, s.check.clone(), "differential", [(bl, &bt), (cl, &ct)])?;
+            if first_failure.is_none() {
+                first_failure = failure;
+            }
+        }
+        match first_failure {
+            Some(detail) => Ok(self.fail_gate("differential", detail)),
+            None => {
+                self.pass_gate(
+                    "differential",
+                    "every check output matches the baseline's (fresh seed)",
+                );
+                Ok(Flow::Continue)
+            }
+        }
+    }
+
+    /// Runs one check on two trees and compares; returns the failure text, if any.
+    fn check_scenario(
+        &mut self,
+        s: &Scenario,
+        command: String,
+        lane: &str,
+        trees: [(&str, &Tree); 2],
+    ) -> Result<Option<String>, ConfirmError> {
+        let step = PairStep {
+            step: format!("check-{}", s.name),
+            command: check::fill_seed(&command, self.result.seed),
+            cwd: s.cwd.as_deref(),
+            env: &s.env,
+            timeout: s.timeout_s.duration(),
+            output_of: Some(&s.name),
+        };
+        let [base, cand] = self.run_pair(&step, trees)?;
+        if !base.record.succeeded() {
+            return Err(ConfirmError::Baseline(format!(
+                "check of scenario `{}` failed: {}",
+                s.name,
+                failure_text(&base, step.timeout)
+            )));
+        }
+        if let Some(f) = self.sanitizer_finding(&base)? {
+            return Err(ConfirmError::Baseline(format!(
+                "{} reported in the {} tree:\n{}",
+                f.kind, f.tree, f.excerpt
+            )));
+        }
+        if let Some(f) = self.sanitizer_finding(&cand)? {
+            let text = format!("{} in `{}`:\n{}", f.kind, s.name, f.excerpt);
+            self.result.sanitizer_findings.push(f);
+            return Ok(Some(text));
+        }
+        if !cand.record.succeeded() {
+            return Ok(Some(format!(
+                "check of scenario `{}` failed: {}",
+                s.name,
+                failure_text(&cand, step.timeout)
+            )));
+        }
+        let read = |o: &StepOutput| {
+            std::fs::read(&o.stdout_path)
+                .map_err(io_err(format!("cannot read {}", o.stdout_path.display())))
+        };
+        let comparison = if base.run.stdout_sha256 == cand.run.stdout_sha256 {
+            Comparison::Same
+        } else {
+            check::compare_outputs(&s.compare, &read(&base)?, &read(&cand)?)
+        };
+        let (same, summary, diff) = match comparison {
+            Comparison::Same => (true, None, None),
+            Comparison::Differs(m) => (false, Some(m.summary), Some(m.diff)),
+        };
+        let failure = (!same).then(|| {
+            format!(
+                "scenario `{}` ({lane}): {}\n{}",
+                s.name,
+                summary.clone().unwrap_or_default(),
+                diff.clone().unwrap_or_default()
+            )
+        });
+        self.result.differential.push(DifferentialRecord {
+            scenario: s.name.clone(),
+            role: format!("{:?}", s.role).to_lowercase(),
+            lane: lane.to_string(),
+            rule: rule_name(&s.compare),
+            baseline_sha256: base.run.stdout_sha256.clone(),
+            candidate_sha256: cand.run.stdout_sha256.clone(),
+            same,
+            summary,
+            diff,
+        });
+        Ok(failure)
+    }
+
+    /// Looks for a sanitizer report in a step's whole stderr log (only in sanitizer trees).
+    fn sanitizer_finding(
+        &self,
+        out: &StepOutput,
+    ) -> Result<Option<SanitizerFinding>, ConfirmError> {
+        if !out.record.tree.ends_with("-sanitize") {
+            return Ok(None);
+        }
+        let stderr = read_capped(&out.stderr_path)?;
+        Ok(
+            check::find_sanitizer_report(&stderr).map(|r| SanitizerFinding {
+                tree: out.record.tree.clone(),
+                step: out.record.step.clone(),
+                kind: r.kind.to_string(),
+                excerpt: r.excerpt,
+            }),
+        )
+    }
+
+    /// The sanitizer lane: checks on the sanitized builds; outputs must still match.
+    pub(crate) fn run_sanitizer_checks(&mut self) -> Result<Flow, ConfirmError> {
+        let (Some(bt), Some(ct)) = (
+            self.trees.baseline_sanitize.clone(),
+            self.trees.candidate_sanitize.clone(),
+        ) else {
+            self.result.gates.push(gate(
+                "sanitizers",
+                GateStatus::Skipped,
+                "the workload has no sanitize section: the sanitizer lane did not run",
+            ));
+            return Ok(Flow::Continue);
+        };
+        self.stage("sanitizer checks");
+        self.result.sanitizer_lane_ran = true;
+        let check_override = self
+            .plan
+            .workload
+            .sanitize
+            .as_ref()
+            .and_then(|s| s.check.clone());
+        let mut first_failure = None;
+        for s in self.all_scenarios() {
+            let command = check_override.clone().unwrap_or_else(|| s.check.clone());
+            let trees = [("baseline-sanitize", &bt), ("candidate-sanitize", &ct)];
+            let failure = self.check_scenario(&s, command, "sanitizer", trees)?;
+            if first_failure.is_none() {
+                first_failure = failure;
+            }
+        }
+        match first_failure {
+            Some(detail) => Ok(self.fail_gate("sanitizers", detail)),
+            None => {
+                self.pass_gate(
+                    "sanitizers",
+                    "sanitized builds ran every check cleanly with matching outputs",
+                );
+                Ok(Flow::Continue)
+            }
+        }
+    }
+}
+
+/// At most the log cap of a file, lossily decoded (logs may hold any bytes).
+fn read_capped(path: &Path) -> Result<String, ConfirmError> {
+    let bytes = std::fs::read(path).map_err(io_err(format!("cannot read {}", path.display())))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}

@@ -1,0 +1,249 @@
+//! The timed part of a confirmation: A/A and candidate-first pairs on each training scenario,
+//! then pairs on each sealed holdout — only after every build has finished.
+
+use crate::bench::{self, ArmCov, BenchError, BenchPlan, BenchSettings};
+use crate::measure::record::{Arm, Order, Pair, WarmupRun};
+use crate::measure::runner::RunSpec;
+use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
+use crate::measure::spawn::ProcessRunner;
+use crate::spec::workload::{Role, Scenario};
+use crate::stats::{self, Ratios};
+use crate::tree::Tree;
+
+use super::result::{HoldoutFigures, ScenarioResult};
+use super::{ConfirmError, ConfirmEvent, Flow, Run};
+
+fn spec(tree: &Tree, s: &Scenario, seed: u64) -> RunSpec {
+    RunSpec {
+        cwd: Some(tree.root.join(s.cwd.as_deref().unwrap_or("."))),
+        env: s.env.clone(),
+        ..RunSpec::new(
+            crate::check::fill_seed(&s.run, seed),
+            s.timeout_s.duration(),
+        )
+    }
+}
+
+/// Whether every timed run of both arms printed the same bytes.
+fn outputs_consistent(warmups: &[WarmupRun], aa: &[Pair], pairs: &[Pair]) -> bool {
+    let mut hashes = warmups.iter().map(|w| &w.run.stdout_sha256).chain(
+        aa.iter()
+            .chain(pairs)
+            .flat_map(|p| [&p.baseline.stdout_sha256, &p.candidate.stdout_sha256]),
+    );
+    match hashes.next() {
+        Some(first) => hashes.all(|h| h == first),
+        None => true,
+    }
+}
+
+impl Run<'_> {
+    pub(crate) fn measure_all(&mut self) -> Result<(), ConfirmError> {
+        self.stage("measure");
+        let (Some(bt), Some(ct)) = (self.trees.baseline.clone(), self.trees.candidate.clone())
+        else {
+            return Err(ConfirmError::Internal(
+                "the trees were not prepared".to_string(),
+            ));
+        };
+        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
+        let training: Vec<Scenario> = self
+            .plan
+            .workload
+            .scenarios
+            .iter()
+            .filter(|s| s.role == Role::Training)
+            .cloned()
+            .collect();
+        for s in &training {
+            if self.measure_training(&mut runner, s, &bt, &ct)? == Flow::Stop {
+                return Ok(());
+            }
+        }
+        let all_passed = self
+            .result
+            .scenarios
+            .iter()
+            .all(|s| s.training.as_ref().is_some_and(|f| f.training_gate.passed));
+        if !all_passed {
+            // The verdict is already "not accepted"; holdouts cannot change it, so spare their runs.
+            self.finish_timed_output_gate();
+            return Ok(());
+        }
+        let holdouts = self
+            .plan
+            .holdouts
+            .as_ref()
+            .map(|h| h.holdouts.scenarios.clone())
+            .unwrap_or_default();
+        for s in &holdouts {
+            if self.measure_holdout(&mut runner, s, &bt, &ct)? == Flow::Stop {
+                return Ok(());
+            }
+        }
+        self.finish_timed_output_gate();
+        Ok(())
+    }
+
+    fn finish_timed_output_gate(&mut self) {
+        if !self.result.gates.iter().any(|g| g.name == "timed output") {
+            self.pass_gate(
+                "timed output",
+                "every timed run succeeded; declared-deterministic outputs matched the baseline's",
+            );
+        }
+    }
+
+    /// Turns a failed timed run into a baseline error or a failed gate.
+    fn timed_failure(&mut self, e: MeasureError) -> Result<Flow, ConfirmError> {
+        match e {
+            MeasureError::RunFailed {
+                arm: Arm::Candidate,
+                ..
+            } => Ok(self.fail_gate(
+                "timed output",
+                format!("a timed run of the candidate failed: {e}"),
+            )),
+            MeasureError::RunFailed { .. } => {
+                Err(ConfirmError::Baseline(format!("a timed run failed: {e}")))
+            }
+            MeasureError::Runner(r) => Err(ConfirmError::Internal(r.to_string())),
+        }
+    }
+
+    fn check_timed_output(&mut self, s: &Scenario, result: &mut ScenarioResult) -> Flow {
+        if !s.deterministic_output {
+            return Flow::Continue;
+        }
+        let consistent = outputs_consistent(&result.warmups, &result.aa_pairs, &result.pairs);
+        result.timed_output_consistent = Some(consistent);
+        if consistent {
+            return Flow::Continue;
+        }
+        self.fail_gate(
+            "timed output",
+            format!(
+                "scenario `{}` declares deterministic output, but the timed runs printed different \
+                 bytes (the checked call must be the timed call)",
+                s.name
+            ),
+        )
+    }
+
+    fn measure_training(
+        &mut self,
+        runner: &mut ProcessRunner,
+        s: &Scenario,
+        bt: &Tree,
+        ct: &Tree,
+    ) -> Result<Flow, ConfirmError> {
+        let seed = self.result.seed;
+        let set = &self.plan.settings;
+        let plan = BenchPlan {
+            baseline: spec(bt, s, seed),
+            candidate: spec(ct, s, seed),
+            settings: BenchSettings {
+                pairs: set.pairs.get(),
+                aa_pairs: set.aa_pairs.get(),
+                warmup: set.warmup.get(),
+                min_effect: set.min_effect.get(),
+                first: Order::CandidateFirst,
+                mde_seed: seed,
+                timeout_s: s.timeout_s.get(),
+            },
+        };
+        let on_event = &mut *self.on_event;
+        let report = match bench::run_bench(&plan, runner, &mut |e| on_event(ConfirmEvent::Run(e)))
+        {
+            Ok(r) => r,
+            Err(BenchError::Measure(e)) => return self.timed_failure(e),
+            Err(BenchError::Stats(e)) => return Err(ConfirmError::Internal(e.to_string())),
+        };
+        let mut result = ScenarioResult {
+            name: s.name.clone(),
+            role: "training".into(),
+            baseline_command: plan.baseline.command.clone(),
+            candidate_command: plan.candidate.command.clone(),
+            warmups: report.warmups,
+            aa_pairs: report.aa_pairs,
+            pairs: report.pairs,
+            training: Some(report.figures),
+            holdout: None,
+            timed_output_consistent: None,
+        };
+        let flow = self.check_timed_output(s, &mut result);
+        self.result.scenarios.push(result);
+        Ok(flow)
+    }
+
+    fn measure_holdout(
+        &mut self,
+        runner: &mut ProcessRunner,
+        s: &Scenario,
+        bt: &Tree,
+        ct: &Tree,
+    ) -> Result<Flow, ConfirmError> {
+        let seed = self.result.seed;
+        let (b, c) = (spec(bt, s, seed), spec(ct, s, seed));
+        let arms = Arms {
+            baseline: &b,
+            candidate: &c,
+        };
+        let warmup = self.plan.settings.warmup.get();
+        let pairs_n = self.plan.settings.pairs.get();
+        let on_event = &mut *self.on_event;
+        let mut emit = |e| on_event(ConfirmEvent::Run(e));
+        let order = PairOrder {
+            first: Order::CandidateFirst,
+            alternate: true,
+        };
+        let measured =
+            schedule::run_warmups(runner, arms, warmup, Order::CandidateFirst, &mut emit).and_then(
+                |w| {
+                    schedule::run_pairs(runner, arms, pairs_n, order, Phase::Pairs, &mut emit)
+                        .map(|p| (w, p))
+                },
+            );
+        let (warmups, pairs) = match measured {
+            Ok(x) => x,
+            Err(e) => return self.timed_failure(e),
+        };
+        let ratios = Ratios::new(pairs.iter().map(|p| p.ratio).collect())
+            .map_err(|e| ConfirmError::Internal(e.to_string()))?;
+        let median = stats::median(&ratios);
+        let ci95 = stats::ci95(&ratios);
+        let times = |arm: Arm| -> Vec<f64> {
+            pairs
+                .iter()
+                .map(|p| match arm {
+                    Arm::Baseline => p.baseline.wall_s,
+                    Arm::Candidate => p.candidate.wall_s,
+                })
+                .collect()
+        };
+        let holdout = HoldoutFigures {
+            median,
+            ci95,
+            cov: ArmCov {
+                baseline: stats::cov(&times(Arm::Baseline)),
+                candidate: stats::cov(&times(Arm::Candidate)),
+            },
+            verdict: stats::holdout_gate(median, ci95.as_ref()),
+        };
+        let mut result = ScenarioResult {
+            name: s.name.clone(),
+            role: "holdout".into(),
+            baseline_command: b.command.clone(),
+            candidate_command: c.command.clone(),
+            warmups,
+            aa_pairs: Vec::new(),
+            pairs,
+            training: None,
+            holdout: Some(holdout),
+            timed_output_consistent: None,
+        };
+        let flow = self.check_timed_output(s, &mut result);
+        self.result.scenarios.push(result);
+        Ok(flow)
+    }
+}

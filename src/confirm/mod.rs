@@ -1,0 +1,362 @@
+//! `evo confirm`: the fresh confirmation of one candidate patch against a pinned baseline
+//! (DESIGN §2 steps 1–3 and 6).
+//!
+//! The stages run in order and stop at the first failed gate, so a rejected candidate costs no
+//! more than it must: pin → trees and patch → builds (in parallel; nothing is measured while
+//! anything builds) → tests → differential → sanitizer lane → measurement → decision. Each stage
+//! lives in its own file; this one sequences them and writes the run directory.
+
+mod lanes;
+mod measure;
+pub mod pr_body;
+pub mod result;
+pub mod rundir;
+pub mod steps;
+pub mod verdict;
+
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+use crate::environment::{self, Environment};
+use crate::measure::schedule::RunEvent;
+use crate::plan::ConfirmPlan;
+use crate::stats::Tier;
+use crate::tree::{self, Pinned, Tree};
+use result::{ConfirmResult, GateStatus, PatchFileChange, PatchInfo, Timings, Verdict};
+use rundir::RunDir;
+use verdict::gate;
+
+/// How `evo confirm` runs processes and what it keeps.
+#[derive(Debug, Clone)]
+pub struct ConfirmOptions {
+    /// The `evo` binary used as the helper for every child process.
+    pub helper: PathBuf,
+    /// Where the trees are built; a fresh temporary directory when `None`.
+    pub work_dir: Option<PathBuf>,
+}
+
+/// Progress, for a reporter to show; the pipeline never prints.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfirmEvent {
+    Stage(String),
+    Run(RunEvent),
+}
+
+/// Something that stops a confirmation without a verdict on the candidate.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfirmError {
+    /// The inputs are wrong (baseline does not resolve, repository missing, ...).
+    #[error("{0}")]
+    Usage(String),
+    /// The baseline itself fails a step: the workload or baseline must be fixed first.
+    #[error("the baseline itself fails: {0}")]
+    Baseline(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl ConfirmError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ConfirmError::Usage(_) | ConfirmError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
+            ConfirmError::Io { .. } | ConfirmError::Internal(_) => {
+                crate::exit_codes::INTERNAL_ERROR
+            }
+        }
+    }
+}
+
+pub(crate) fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ConfirmError {
+    let context = context.into();
+    move |source| ConfirmError::Io { context, source }
+}
+
+/// The state of one confirmation while its stages run.
+pub(crate) struct Run<'a> {
+    plan: &'a ConfirmPlan,
+    opts: &'a ConfirmOptions,
+    run_dir: RunDir,
+    work: PathBuf,
+    pinned: Pinned,
+    result: ConfirmResult,
+    on_event: &'a mut dyn FnMut(ConfirmEvent),
+    trees: Trees,
+}
+
+/// The trees of one confirmation; sanitizer trees exist only when the lane runs.
+#[derive(Default)]
+pub(crate) struct Trees {
+    baseline: Option<Tree>,
+    candidate: Option<Tree>,
+    baseline_sanitize: Option<Tree>,
+    candidate_sanitize: Option<Tree>,
+}
+
+/// A confirmation that reached a verdict: the result and where it was written.
+#[derive(Debug)]
+pub struct Confirmed {
+    pub result: ConfirmResult,
+    pub run_dir: PathBuf,
+}
+
+fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult {
+    ConfirmResult {
+        evo_version: env!("CARGO_PKG_VERSION").to_string(),
+        run_id: run_id.to_string(),
+        campaign_file: plan.campaign_file.display().to_string(),
+        campaign_name: plan.campaign.name.clone(),
+        repo: plan.repo.display().to_string(),
+        baseline_commitish: plan.campaign.baseline.clone(),
+        baseline_sha: pinned.sha.clone(),
+        workload_name: plan.workload.name.clone(),
+        workload_digest: plan.workload_digest.clone(),
+        holdout_portfolio_digest: plan.holdouts.as_ref().map(|h| h.portfolio_digest.clone()),
+        patch: PatchInfo {
+            source: plan.patch_file.display().to_string(),
+            file: "candidate.patch".to_string(),
+            sha256: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&plan.patch)),
+            files: Vec::new(),
+            added: 0,
+            removed: 0,
+            applier: None,
+        },
+        overlay: Vec::new(),
+        seed: 0,
+        min_effect: plan.settings.min_effect.get(),
+        environment: Environment {
+            machine: environment::machine(),
+            load_1m_before: environment::load_1m(),
+            load_1m_after: None,
+        },
+        steps: Vec::new(),
+        artifacts: Vec::new(),
+        differential: Vec::new(),
+        sanitizer_lane_ran: false,
+        sanitizer_findings: Vec::new(),
+        scenarios: Vec::new(),
+        gates: Vec::new(),
+        tier: Tier::Rejected,
+        verdict: Verdict::Rejected,
+        reasons: Vec::new(),
+        timings: Timings::default(),
+    }
+}
+
+/// Runs the whole confirmation and writes `result.json`, `pr_body.md` and the patch copy.
+pub fn run_confirm(
+    plan: &ConfirmPlan,
+    opts: &ConfirmOptions,
+    on_event: &mut dyn FnMut(ConfirmEvent),
+) -> Result<Confirmed, ConfirmError> {
+    let started = Instant::now();
+    on_event(ConfirmEvent::Stage("pin baseline".into()));
+    let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
+        .map_err(|e| ConfirmError::Usage(e.to_string()))?;
+    let label = plan
+        .patch_file
+        .file_stem()
+        .map_or_else(|| "patch".into(), |s| s.to_string_lossy().into_owned());
+    let id = rundir::run_id(SystemTime::now(), &label, &pinned.sha);
+    let run_dir = RunDir::create(&plan.output_dir, &id).map_err(io_err(format!(
+        "cannot create the run directory in {}",
+        plan.output_dir.display()
+    )))?;
+    run_dir
+        .write("candidate.patch", &plan.patch)
+        .map_err(io_err("cannot copy the patch into the run directory"))?;
+    let scratch = match &opts.work_dir {
+        Some(dir) => Scratch::Kept(dir.clone()),
+        None => Scratch::Temp(
+            tempfile::Builder::new()
+                .prefix("evo-trees-")
+                .tempdir()
+                .map_err(io_err("cannot create a work directory for the trees"))?,
+        ),
+    };
+    let result = skeleton(plan, &pinned, &run_dir.id);
+    let mut run = Run {
+        plan,
+        opts,
+        run_dir,
+        work: scratch.path().to_path_buf(),
+        pinned,
+        result,
+        on_event,
+        trees: Trees::default(),
+    };
+    run.stages(started)?;
+    run.finish(started)
+}
+
+fn change_name(kind: tree::ChangeKind) -> &'static str {
+    match kind {
+        tree::ChangeKind::Added => "added",
+        tree::ChangeKind::Deleted => "deleted",
+        tree::ChangeKind::Modified => "modified",
+        tree::ChangeKind::Renamed => "renamed",
+        tree::ChangeKind::Copied => "copied",
+        tree::ChangeKind::ModeChange => "mode change",
+    }
+}
+
+enum Scratch {
+    Kept(PathBuf),
+    Temp(tempfile::TempDir),
+}
+
+impl Scratch {
+    fn path(&self) -> &Path {
+        match self {
+            Scratch::Kept(p) => p,
+            Scratch::Temp(t) => t.path(),
+        }
+    }
+}
+
+/// Whether the pipeline goes on after a stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    Continue,
+    Stop,
+}
+
+impl Run<'_> {
+    fn stage(&mut self, name: &str) {
+        (self.on_event)(ConfirmEvent::Stage(name.to_string()));
+    }
+
+    fn fail_gate(&mut self, name: &str, detail: impl Into<String>) -> Flow {
+        self.result
+            .gates
+            .push(gate(name, GateStatus::Failed, detail));
+        Flow::Stop
+    }
+
+    fn pass_gate(&mut self, name: &str, detail: impl Into<String>) {
+        self.result
+            .gates
+            .push(gate(name, GateStatus::Passed, detail));
+    }
+
+    fn stages(&mut self, started: Instant) -> Result<(), ConfirmError> {
+        if self.prepare_trees()? == Flow::Stop {
+            return Ok(());
+        }
+        self.result.timings.prepare_s = started.elapsed().as_secs_f64();
+        let build_started = Instant::now();
+        let built = self.build_all()?;
+        self.result.timings.build_s = build_started.elapsed().as_secs_f64();
+        if built == Flow::Stop {
+            return Ok(());
+        }
+        let checks_started = Instant::now();
+        for stage in [
+            Run::run_tests,
+            Run::run_differential,
+            Run::run_sanitizer_checks,
+        ] {
+            if stage(self)? == Flow::Stop {
+                self.result.timings.checks_s = checks_started.elapsed().as_secs_f64();
+                return Ok(());
+            }
+        }
+        self.result.timings.checks_s = checks_started.elapsed().as_secs_f64();
+        let measure_started = Instant::now();
+        self.measure_all()?;
+        self.result.timings.measure_s = measure_started.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Trees, overlay, patch safety and apply.
+    fn prepare_trees(&mut self) -> Result<Flow, ConfirmError> {
+        self.stage("prepare trees");
+        let summary = match tree::inspect_patch(&self.plan.patch) {
+            Ok(s) => s,
+            Err(e) => return Ok(self.fail_gate("patch safety", e.to_string())),
+        };
+        self.result.patch.files = summary
+            .files
+            .iter()
+            .map(|f| PatchFileChange {
+                path: f.display_path().to_string(),
+                status: change_name(f.kind).to_string(),
+                added: f.added_lines,
+                removed: f.removed_lines,
+            })
+            .collect();
+        self.result.patch.added = summary.added_lines;
+        self.result.patch.removed = summary.removed_lines;
+        let baseline = self.materialize("baseline")?;
+        if let Err(e) = tree::check_patch_safety(&summary, &baseline, &self.plan.workload.protected)
+        {
+            return Ok(self.fail_gate("patch safety", e.to_string()));
+        }
+        self.pass_gate(
+            "patch safety",
+            "no path outside the tree, through a symlink, or protected",
+        );
+        let candidate = self.materialize("candidate")?;
+        match tree::apply_patch(&candidate, &self.plan.patch) {
+            Ok(applied) => {
+                let name = match applied.applier {
+                    tree::Applier::Libgit2 => "libgit2",
+                    tree::Applier::GitCli => "git-cli",
+                }
+                .to_string();
+                self.pass_gate("apply", format!("applied with {name}"));
+                self.result.patch.applier = Some(name);
+            }
+            Err(e) => return Ok(self.fail_gate("apply", e.to_string())),
+        }
+        self.trees.baseline = Some(baseline);
+        self.trees.candidate = Some(candidate);
+        Ok(Flow::Continue)
+    }
+
+    /// A fresh clean checkout of the baseline in the work directory, with the overlay copied in.
+    fn materialize(&mut self, label: &str) -> Result<Tree, ConfirmError> {
+        let dest = self.work.join(label);
+        let t = tree::materialize(&self.pinned, &dest).map_err(|e| {
+            ConfirmError::Internal(format!("cannot check out the {label} tree: {e}"))
+        })?;
+        let copied = tree::copy_overlay(&self.plan.overlay, &t, &self.plan.overlay_base)
+            .map_err(|e| ConfirmError::Usage(format!("cannot copy the overlay: {e}")))?;
+        if self.result.overlay.is_empty() {
+            self.result.overlay = copied
+                .into_iter()
+                .map(|o| result::FileDigest {
+                    path: o.dest_rel.display().to_string(),
+                    sha256: o.sha256,
+                })
+                .collect();
+        }
+        Ok(t)
+    }
+
+    fn finish(mut self, started: Instant) -> Result<Confirmed, ConfirmError> {
+        self.result.environment.load_1m_after = environment::load_1m();
+        let d = verdict::decide(&self.result.gates, &self.result.scenarios);
+        self.result.tier = d.tier;
+        self.result.verdict = d.verdict;
+        self.result.reasons = d.reasons;
+        self.result.timings.total_s = started.elapsed().as_secs_f64();
+        let json = serde_json::to_vec_pretty(&self.result)
+            .map_err(|e| ConfirmError::Internal(format!("cannot serialize the result: {e}")))?;
+        self.run_dir
+            .write("result.json", &json)
+            .map_err(io_err("cannot write result.json"))?;
+        self.run_dir
+            .write("pr_body.md", pr_body::render(&self.result).as_bytes())
+            .map_err(io_err("cannot write pr_body.md"))?;
+        Ok(Confirmed {
+            result: self.result,
+            run_dir: self.run_dir.path,
+        })
+    }
+}

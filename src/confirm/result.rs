@@ -1,0 +1,204 @@
+//! What a confirmation leaves behind: `result.json` in the run directory.
+//!
+//! Everything needed to re-derive the verdict is here — raw runs, pairs, figures, gates — and the
+//! field names of the measurement core (`pairs`, `median`, `ci95`, `cov`, ...) are reused as-is,
+//! because the signed receipt will carry this same document.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::{ArmCov, Figures};
+use crate::environment::Environment;
+use crate::measure::record::{ExitStatus, Pair, WarmupRun};
+use crate::stats::{Ci95, HoldoutVerdict, Tier};
+
+/// The decision, as scripts see it (and as the exit code says).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Accepted,
+    Rejected,
+    Inconclusive,
+}
+
+impl Verdict {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Accepted => crate::exit_codes::ACCEPTED,
+            Verdict::Rejected => crate::exit_codes::REJECTED,
+            Verdict::Inconclusive => crate::exit_codes::INCONCLUSIVE,
+        }
+    }
+}
+
+/// One gate of DESIGN §3, in the order the pipeline meets them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gate {
+    pub name: String,
+    pub status: GateStatus,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateStatus {
+    Passed,
+    Failed,
+    /// Not reached because an earlier gate failed, or not configured.
+    Skipped,
+}
+
+/// A build, test or check command that ran in one tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// e.g. `build`, `test`, `check:pairs-30000`, `sanitize-build`.
+    pub step: String,
+    /// `baseline`, `candidate`, `baseline-sanitize`, `candidate-sanitize`.
+    pub tree: String,
+    pub command: String,
+    /// Working directory relative to the tree root.
+    pub cwd: String,
+    pub status: ExitStatus,
+    pub timed_out: bool,
+    pub wall_s: f64,
+    pub stdout_sha256: String,
+    /// Paths relative to the run directory.
+    pub stdout_log: String,
+    pub stderr_log: String,
+}
+
+impl StepRecord {
+    pub fn succeeded(&self) -> bool {
+        self.status.success() && !self.timed_out
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileDigest {
+    pub path: String,
+    pub sha256: String,
+}
+
+/// A built artifact of one arm.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArtifactDigest {
+    pub tree: String,
+    pub path: String,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PatchFileChange {
+    pub path: String,
+    pub status: String,
+    pub added: usize,
+    pub removed: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PatchInfo {
+    /// The original file the user named.
+    pub source: String,
+    /// The copy in the run directory.
+    pub file: String,
+    pub sha256: String,
+    pub files: Vec<PatchFileChange>,
+    pub added: usize,
+    pub removed: usize,
+    /// `libgit2` or `git-cli`; `None` when it was never applied.
+    pub applier: Option<String>,
+}
+
+/// The differential evidence for one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DifferentialRecord {
+    pub scenario: String,
+    pub role: String,
+    /// `baseline` vs `candidate`, or the sanitized trees.
+    pub lane: String,
+    pub rule: String,
+    pub baseline_sha256: String,
+    pub candidate_sha256: String,
+    pub same: bool,
+    pub summary: Option<String>,
+    pub diff: Option<String>,
+}
+
+/// A sanitizer report found in a check's stderr.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SanitizerFinding {
+    pub tree: String,
+    pub step: String,
+    pub kind: String,
+    pub excerpt: String,
+}
+
+/// Figures of a holdout scenario: paired runs, no A/A, the holdout gate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HoldoutFigures {
+    pub median: f64,
+    pub ci95: Option<Ci95>,
+    pub cov: ArmCov,
+    pub verdict: HoldoutVerdict,
+}
+
+/// The measurement of one scenario (training: with A/A and the training gate; holdout: pairs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioResult {
+    pub name: String,
+    pub role: String,
+    pub baseline_command: String,
+    pub candidate_command: String,
+    pub warmups: Vec<WarmupRun>,
+    pub aa_pairs: Vec<Pair>,
+    pub pairs: Vec<Pair>,
+    /// Present for training scenarios.
+    pub training: Option<Figures>,
+    /// Present for holdout scenarios.
+    pub holdout: Option<HoldoutFigures>,
+    /// Whether every timed run of both arms printed the same bytes (when declared deterministic).
+    pub timed_output_consistent: Option<bool>,
+}
+
+/// Seconds spent building versus measuring, so cost is visible.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Timings {
+    pub prepare_s: f64,
+    pub build_s: f64,
+    pub checks_s: f64,
+    pub measure_s: f64,
+    pub total_s: f64,
+}
+
+/// The whole confirmation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfirmResult {
+    pub evo_version: String,
+    pub run_id: String,
+    pub campaign_file: String,
+    pub campaign_name: String,
+    pub repo: String,
+    pub baseline_commitish: String,
+    pub baseline_sha: String,
+    pub workload_name: String,
+    pub workload_digest: String,
+    /// sha256 of the sealed holdouts' canonical JSON; `None` when none were declared.
+    pub holdout_portfolio_digest: Option<String>,
+    pub patch: PatchInfo,
+    pub overlay: Vec<FileDigest>,
+    /// The fresh `{seed}` used in every check and timed run of this confirmation.
+    pub seed: u64,
+    pub min_effect: f64,
+    pub environment: Environment,
+    pub steps: Vec<StepRecord>,
+    pub artifacts: Vec<ArtifactDigest>,
+    pub differential: Vec<DifferentialRecord>,
+    pub sanitizer_lane_ran: bool,
+    pub sanitizer_findings: Vec<SanitizerFinding>,
+    pub scenarios: Vec<ScenarioResult>,
+    pub gates: Vec<Gate>,
+    pub tier: Tier,
+    pub verdict: Verdict,
+    /// One sentence per failed gate or caveat, most important first.
+    pub reasons: Vec<String>,
+    pub timings: Timings,
+}

@@ -1,0 +1,133 @@
+//! The run directory `receipts/<run-id>/`: where every log, output and result of one run goes.
+//!
+//! Layout: `candidate.patch`, `result.json`, `pr_body.md`, `logs/<tree>/<step>.{stdout,stderr}.log`,
+//! `outputs/<tree>/<scenario>.check.out`. Files are written whole through a temporary name and a
+//! rename, so an interrupted run never leaves a half-written result.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// An open run directory.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    pub id: String,
+    pub path: PathBuf,
+}
+
+/// Keeps letters, digits, `-`, `_` and `.`; everything else becomes `-`.
+fn slug(text: &str) -> String {
+    let s: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(48)
+        .collect();
+    if s.is_empty() { "run".to_string() } else { s }
+}
+
+/// `20261129T192621Z-<label>-<sha7>`, from a UTC RFC 3339 timestamp.
+pub fn run_id(now: std::time::SystemTime, label: &str, sha: &str) -> String {
+    let stamp: String = humantime::format_rfc3339_seconds(now)
+        .to_string()
+        .chars()
+        .filter(|c| !matches!(c, '-' | ':'))
+        .collect();
+    format!("{stamp}-{}-{}", slug(label), &sha[..sha.len().min(7)])
+}
+
+impl RunDir {
+    /// Creates `<output>/<id>` (adding `-2`, `-3`, ... if it exists) with its subfolders.
+    pub fn create(output: &Path, id: &str) -> io::Result<RunDir> {
+        std::fs::create_dir_all(output)?;
+        for n in 1..1000 {
+            let candidate_id = if n == 1 {
+                id.to_string()
+            } else {
+                format!("{id}-{n}")
+            };
+            let path = output.join(&candidate_id);
+            match std::fs::create_dir(&path) {
+                Ok(()) => {
+                    std::fs::create_dir_all(path.join("logs"))?;
+                    std::fs::create_dir_all(path.join("outputs"))?;
+                    return Ok(RunDir {
+                        id: candidate_id,
+                        path,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("too many runs named {id} in {}", output.display()),
+        ))
+    }
+
+    /// Log files of one step in one tree, as (stdout, stderr), created folders included.
+    pub fn log_paths(&self, tree: &str, step: &str) -> io::Result<(PathBuf, PathBuf)> {
+        let dir = self.path.join("logs").join(slug(tree));
+        std::fs::create_dir_all(&dir)?;
+        let base = slug(step);
+        Ok((
+            dir.join(format!("{base}.stdout.log")),
+            dir.join(format!("{base}.stderr.log")),
+        ))
+    }
+
+    /// Where the check output of `scenario` in `tree` is kept.
+    pub fn output_path(&self, tree: &str, scenario: &str) -> io::Result<PathBuf> {
+        let dir = self.path.join("outputs").join(slug(tree));
+        std::fs::create_dir_all(&dir)?;
+        Ok(dir.join(format!("{}.check.out", slug(scenario))))
+    }
+
+    /// `path` relative to the run directory, for records that must not hold absolute paths.
+    pub fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(&self.path)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Writes `name` in the run directory atomically.
+    pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+        let dest = self.path.join(name);
+        let tmp = self.path.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, bytes)?;
+        std::fs::rename(&tmp, &dest)?;
+        Ok(dest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_are_sortable_and_safe() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
+        let id = run_id(t, "my patch/../x", "0123456789abcdef");
+        assert_eq!(id, "20270115T080000Z-my-patch-..-x-0123456");
+    }
+
+    #[test]
+    fn a_taken_id_gets_a_suffix() {
+        let out = tempfile::tempdir().unwrap();
+        let a = RunDir::create(out.path(), "r").unwrap();
+        let b = RunDir::create(out.path(), "r").unwrap();
+        assert_eq!((a.id.as_str(), b.id.as_str()), ("r", "r-2"));
+        assert!(b.path.join("logs").is_dir());
+        let (o, e) = b.log_paths("baseline", "check:x y").unwrap();
+        assert!(o.ends_with("logs/baseline/check-x-y.stdout.log"), "{o:?}");
+        assert!(e.ends_with("check-x-y.stderr.log"));
+        b.write("result.json", b"{}").unwrap();
+        assert_eq!(std::fs::read(b.path.join("result.json")).unwrap(), b"{}");
+    }
+}

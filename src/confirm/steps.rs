@@ -1,0 +1,110 @@
+//! Running one untimed step (build, test, check) in one tree, with its timeout and its logs.
+//!
+//! Steps go through the same [`Runner`] as timed runs, so a step that hangs is killed with its whole
+//! process group and a step's output is hashed the same way.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::result::StepRecord;
+use super::rundir::RunDir;
+use crate::measure::record::RunRecord;
+use crate::measure::runner::{RunSpec, Runner, RunnerError};
+
+/// One step to run.
+#[derive(Debug, Clone)]
+pub struct StepInput<'a> {
+    pub step: String,
+    pub tree_label: &'a str,
+    pub tree_root: &'a Path,
+    /// Relative to the tree root.
+    pub cwd: Option<&'a str>,
+    pub command: String,
+    pub env: &'a BTreeMap<String, String>,
+    pub timeout: Duration,
+    /// Also keep stdout here (check outputs), besides the log.
+    pub keep_stdout: Option<PathBuf>,
+}
+
+/// A finished step: its record for the result and the raw run.
+#[derive(Debug, Clone)]
+pub struct StepOutput {
+    pub record: StepRecord,
+    pub run: RunRecord,
+    pub stdout_path: PathBuf,
+    pub stderr_path: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    #[error("cannot create the log files of step `{step}` in {}: {source}", dir.display())]
+    Logs {
+        step: String,
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Runner(#[from] RunnerError),
+}
+
+/// Runs the step and records it; a failing command is a record, not an error.
+pub fn run_step(
+    runner: &mut dyn Runner,
+    run_dir: &RunDir,
+    input: StepInput<'_>,
+) -> Result<StepOutput, StepError> {
+    let (stdout_log, stderr_log) =
+        run_dir
+            .log_paths(input.tree_label, &input.step)
+            .map_err(|source| StepError::Logs {
+                step: input.step.clone(),
+                dir: run_dir.path.clone(),
+                source,
+            })?;
+    let stdout_path = input
+        .keep_stdout
+        .clone()
+        .unwrap_or_else(|| stdout_log.clone());
+    let cwd_rel = input.cwd.unwrap_or(".");
+    let spec = RunSpec {
+        command: input.command.clone(),
+        cwd: Some(input.tree_root.join(cwd_rel)),
+        env: input.env.clone(),
+        timeout: input.timeout,
+        stdout_file: Some(stdout_path.clone()),
+        stderr_file: Some(stderr_log.clone()),
+    };
+    let run = runner.run(&spec)?;
+    let record = StepRecord {
+        step: input.step,
+        tree: input.tree_label.to_string(),
+        command: input.command,
+        cwd: cwd_rel.to_string(),
+        status: run.status,
+        timed_out: run.timed_out,
+        wall_s: run.wall_s,
+        stdout_sha256: run.stdout_sha256.clone(),
+        stdout_log: run_dir.relative(&stdout_path),
+        stderr_log: run_dir.relative(&stderr_log),
+    };
+    Ok(StepOutput {
+        record,
+        run,
+        stdout_path,
+        stderr_path: stderr_log,
+    })
+}
+
+/// "exit code 2", "killed by signal 11", "timed out after 600 s": for reasons and messages.
+pub fn describe_failure(record: &StepRecord, timeout: Duration) -> String {
+    use crate::measure::record::ExitStatus;
+    if record.timed_out {
+        return format!("timed out after {} s and was killed", timeout.as_secs_f64());
+    }
+    match record.status {
+        ExitStatus::Exited { code } => format!("exit code {code}"),
+        ExitStatus::Signaled { signal } => format!("killed by signal {signal}"),
+    }
+}

@@ -1,0 +1,259 @@
+//! From input files to a plan the pipeline trusts: `evo confirm`'s campaign is located, every file
+//! is parsed and validated, and every relative path is resolved against the file it appears in.
+//!
+//! Nothing here runs a command or touches a repository; errors are usage errors.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::spec::campaign::ConfirmSettings;
+use crate::spec::{Campaign, Holdouts, SpecError, Workload, load_json};
+
+/// The file a campaign run writes beside its `candidate_N.patch` files.
+pub const RUN_MANIFEST: &str = "run_manifest.json";
+/// The campaign file looked for in the current directory when nothing else names one.
+pub const DEFAULT_CAMPAIGN: &str = "evo.json";
+
+/// An input problem: evo stops before running anything.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error(
+        "no campaign file: --campaign was not given, and neither {} nor {} exists; \
+         pass --campaign FILE",
+        .looked[0].display(), .looked[1].display()
+    )]
+    NoCampaign { looked: Vec<PathBuf> },
+    #[error("cannot read the patch {}: {source}", path.display())]
+    Patch {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {field}: {message}", file.display())]
+    Invalid {
+        file: PathBuf,
+        field: String,
+        message: String,
+    },
+}
+
+/// What a campaign run leaves beside its patches so `evo confirm` works from anywhere.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunManifest {
+    /// The campaign file, absolute or relative to the manifest.
+    pub campaign: PathBuf,
+    pub run_id: String,
+}
+
+/// The sealed holdouts with the digest the receipt publishes.
+#[derive(Debug, Clone)]
+pub struct HoldoutSet {
+    pub file: PathBuf,
+    pub holdouts: Holdouts,
+    /// sha256 of the holdouts' canonical JSON (sorted keys, no whitespace).
+    pub portfolio_digest: String,
+}
+
+/// A validated `evo confirm`: every path absolute, every file parsed.
+#[derive(Debug, Clone)]
+pub struct ConfirmPlan {
+    pub campaign_file: PathBuf,
+    pub campaign: Campaign,
+    pub repo: PathBuf,
+    pub workload_file: PathBuf,
+    pub workload: Workload,
+    /// sha256 of the workload file's bytes.
+    pub workload_digest: String,
+    pub holdouts: Option<HoldoutSet>,
+    /// Overlay files, resolved against the workload file's directory.
+    pub overlay: Vec<PathBuf>,
+    pub overlay_base: PathBuf,
+    pub patch_file: PathBuf,
+    pub patch: Vec<u8>,
+    pub output_dir: PathBuf,
+    pub settings: ConfirmSettings,
+}
+
+fn absolute(path: &Path, cwd: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    }
+}
+
+fn dir_of(file: &Path) -> PathBuf {
+    file.parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// Resolves `raw` (as written in `file`) against `file`'s directory; `~/` means the home directory.
+pub fn resolve_in(file: &Path, raw: &str) -> PathBuf {
+    if let (Some(rest), Some(home)) = (raw.strip_prefix("~/"), std::env::var_os("HOME")) {
+        return PathBuf::from(home).join(rest);
+    }
+    absolute(Path::new(raw), &dir_of(file))
+}
+
+/// Finds the campaign for `patch`: `--campaign`, else the run manifest beside the patch, else
+/// `evo.json` in `cwd`.
+pub fn locate_campaign(
+    patch: &Path,
+    flag: Option<&Path>,
+    cwd: &Path,
+) -> Result<PathBuf, PlanError> {
+    if let Some(file) = flag {
+        return Ok(absolute(file, cwd));
+    }
+    let manifest = dir_of(&absolute(patch, cwd)).join(RUN_MANIFEST);
+    if manifest.is_file() {
+        let m: RunManifest = load_json(&manifest)?;
+        return Ok(absolute(&m.campaign, &dir_of(&manifest)));
+    }
+    let default = cwd.join(DEFAULT_CAMPAIGN);
+    if default.is_file() {
+        return Ok(default);
+    }
+    Err(PlanError::NoCampaign {
+        looked: vec![manifest, default],
+    })
+}
+
+/// sha256 of a value's canonical JSON: keys sorted, no insignificant whitespace.
+pub fn canonical_digest<T: Serialize>(value: &T) -> String {
+    // serde_json's `Value` keeps object keys in a BTreeMap, so printing it sorts them.
+    let text = serde_json::to_value(value)
+        .and_then(|v| serde_json::to_string(&v))
+        .unwrap_or_default();
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+fn read_bytes(path: &Path) -> Result<Vec<u8>, PlanError> {
+    std::fs::read(path).map_err(|source| {
+        PlanError::Spec(SpecError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
+    })
+}
+
+fn invalid(file: &Path, field: &str, message: String) -> PlanError {
+    PlanError::Invalid {
+        file: file.to_path_buf(),
+        field: field.to_string(),
+        message,
+    }
+}
+
+fn load_holdouts(campaign_file: &Path, raw: &str) -> Result<HoldoutSet, PlanError> {
+    let file = resolve_in(campaign_file, raw);
+    let holdouts: Holdouts = load_json(&file)?;
+    if let Some((i, s)) = holdouts
+        .scenarios
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.role != crate::spec::workload::Role::Holdout)
+    {
+        return Err(invalid(
+            &file,
+            &format!("scenarios[{i}].role"),
+            format!(
+                "scenario `{}` is in the holdout file, so its role must be \"holdout\"",
+                s.name
+            ),
+        ));
+    }
+    let portfolio_digest = canonical_digest(&holdouts);
+    Ok(HoldoutSet {
+        file,
+        holdouts,
+        portfolio_digest,
+    })
+}
+
+fn check_workload(file: &Path, w: &Workload) -> Result<(), PlanError> {
+    use crate::spec::workload::Role;
+    if !w.scenarios.iter().any(|s| s.role == Role::Training) {
+        return Err(invalid(
+            file,
+            "scenarios",
+            "at least one scenario must have the role \"training\"".to_string(),
+        ));
+    }
+    if let Some((i, s)) = w
+        .scenarios
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.role == Role::Holdout)
+    {
+        return Err(invalid(
+            file,
+            &format!("scenarios[{i}].role"),
+            format!(
+                "scenario `{}` is a holdout: holdouts are sealed in the campaign's holdout file, \
+                 never in the workload an agent can read",
+                s.name
+            ),
+        ));
+    }
+    let mut names: Vec<&str> = w.scenarios.iter().map(|s| s.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(dup) = names.windows(2).find(|p| p[0] == p[1]) {
+        return Err(invalid(
+            file,
+            "scenarios",
+            format!("two scenarios are named `{}`", dup[0]),
+        ));
+    }
+    Ok(())
+}
+
+/// Builds the plan for `evo confirm PATCH [--campaign FILE]`.
+pub fn confirm_plan(
+    patch: &Path,
+    campaign_flag: Option<&Path>,
+    cwd: &Path,
+) -> Result<ConfirmPlan, PlanError> {
+    let campaign_file = locate_campaign(patch, campaign_flag, cwd)?;
+    let campaign: Campaign = load_json(&campaign_file)?;
+    let workload_file = resolve_in(&campaign_file, &campaign.workload);
+    let workload_bytes = read_bytes(&workload_file)?;
+    let workload: Workload =
+        crate::spec::parse_json(&workload_file, &String::from_utf8_lossy(&workload_bytes))?;
+    check_workload(&workload_file, &workload)?;
+    let holdouts = match &campaign.holdouts {
+        Some(raw) => Some(load_holdouts(&campaign_file, raw)?),
+        None => None,
+    };
+    let overlay_base = dir_of(&workload_file);
+    let overlay = workload
+        .overlay
+        .iter()
+        .map(|raw| resolve_in(&workload_file, raw))
+        .collect();
+    let patch_file = absolute(patch, cwd);
+    let patch_bytes = std::fs::read(&patch_file).map_err(|source| PlanError::Patch {
+        path: patch_file.clone(),
+        source,
+    })?;
+    Ok(ConfirmPlan {
+        repo: resolve_in(&campaign_file, &campaign.repo),
+        output_dir: resolve_in(&campaign_file, &campaign.output),
+        settings: campaign.confirm.clone(),
+        workload_digest: hex::encode(Sha256::digest(&workload_bytes)),
+        campaign_file,
+        campaign,
+        workload_file,
+        workload,
+        holdouts,
+        overlay,
+        overlay_base,
+        patch_file,
+        patch: patch_bytes,
+    })
+}

@@ -1,0 +1,383 @@
+//! `evo confirm` end to end on a small C repository built in a temp dir: each outcome of the
+//! pipeline, and the user's repository (left dirty on purpose) untouched every time.
+
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+use util::{evo, fixture_repo, patch_by_editing, snapshot, text, write};
+
+const WORKLOAD: &str = r#"{
+  "name": "cpairs",
+  "build": { "command": "make -s", "artifacts": ["prog"], "timeout_s": 4 },
+  "test": { "command": "./prog --selftest", "timeout_s": 10 },
+  "scenarios": [
+    { "name": "sum-100k", "role": "training",
+      "run": "./bench/run.sh 100000 {seed}", "check": "./bench/run.sh 500 {seed}",
+      "compare": "exact", "deterministic_output": true, "timeout_s": 20 }
+  ],
+  "sanitize": { "build": "cc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o prog prog.c", "timeout_s": 60 },
+  "protected": ["bench/**"],
+  "config_files": ["Makefile"]
+}"#;
+
+const HOLDOUTS: &str = r#"{ "scenarios": [
+  { "name": "sum-30k", "role": "holdout", "run": "./bench/run.sh 30000 {seed}",
+    "check": "./bench/run.sh 300 {seed}", "compare": "exact", "deterministic_output": true }
+] }"#;
+
+const CAMPAIGN: &str = r#"{
+  "name": "cpairs-speedups",
+  "repo": "../repo",
+  "baseline": "main",
+  "workload": "workload.json",
+  "holdouts": "holdouts.json",
+  "confirm": { "pairs": 9, "aa_pairs": 11 },
+  "output": "receipts"
+}"#;
+
+const HOT_LINE: &str = "        total += slow_hash(v);";
+
+const MEMO: &str = "static unsigned long cached_hash(unsigned long v) {
+    static unsigned long cache[1000];
+    static int filled[1000];
+    if (!filled[v]) {
+        cache[v] = slow_hash(v);
+        filled[v] = 1;
+    }
+    return cache[v];
+}
+
+static unsigned long work(";
+
+const MEMO_OOB: &str = "static unsigned long *cache;
+
+static unsigned long cached_hash(unsigned long v) {
+    if (!cache) {
+        cache = malloc(1000 * sizeof *cache);
+        for (int i = 0; i <= 1000; i++) cache[i] = ~0UL;
+    }
+    if (cache[v] == ~0UL) cache[v] = slow_hash(v);
+    return cache[v];
+}
+
+static unsigned long work(";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    repo: PathBuf,
+    camp: PathBuf,
+    sha: String,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let sha = fixture_repo("cpairs", &repo);
+        let camp = dir.path().join("camp");
+        write(&camp.join("workload.json"), WORKLOAD);
+        write(&camp.join("holdouts.json"), HOLDOUTS);
+        write(&camp.join("campaign.json"), CAMPAIGN);
+        Fixture {
+            _dir: dir,
+            repo,
+            camp,
+            sha,
+        }
+    }
+
+    fn patch(&self, name: &str, edits: &[(&str, &str, &str)]) -> PathBuf {
+        let diff = patch_by_editing(&self.repo, edits);
+        let path = self.camp.join(name);
+        write(&path, &diff);
+        path
+    }
+
+    /// Leaves the user's work tree dirty: a broken prog.c, a staged file and an untracked one.
+    fn dirty_the_user_tree(&self) {
+        write(&self.repo.join("staged.txt"), "staged\n");
+        util::git(&self.repo, &["add", "staged.txt"]);
+        write(&self.repo.join("prog.c"), "this is not C\n");
+        write(&self.repo.join("untracked.txt"), "untracked\n");
+    }
+
+    fn confirm(&self, patch: &Path) -> (Output, Option<Value>) {
+        self.dirty_the_user_tree();
+        let before = snapshot(&self.repo);
+        let out = evo()
+            .arg("confirm")
+            .arg(patch)
+            .arg("--campaign")
+            .arg(self.camp.join("campaign.json"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            before,
+            snapshot(&self.repo),
+            "the user's repository changed\n{}",
+            text(&out)
+        );
+        (out, self.result())
+    }
+
+    fn result(&self) -> Option<Value> {
+        let runs = std::fs::read_dir(self.camp.join("receipts")).ok()?;
+        let dir = runs
+            .filter_map(Result::ok)
+            .find(|e| e.path().is_dir())?
+            .path();
+        let json = std::fs::read_to_string(dir.join("result.json")).ok()?;
+        Some(serde_json::from_str(&json).unwrap())
+    }
+}
+
+fn gate<'a>(result: &'a Value, name: &str) -> &'a Value {
+    result["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == name)
+        .unwrap_or_else(|| panic!("no gate {name} in {:#}", result["gates"]))
+}
+
+#[test]
+fn a_real_speedup_is_accepted_with_all_lanes_green() {
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "memo.patch",
+        &[
+            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
+            ("prog.c", "static unsigned long work(", MEMO),
+        ],
+    );
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap_or_else(|| panic!("no result.json\n{}", text(&out)));
+    let training = &r["scenarios"][0]["training"];
+    // A biased A/A check (about 1% of honest runs) makes the run inconclusive, never rejected.
+    if r["verdict"] == "inconclusive" {
+        assert_eq!(
+            training["training_gate"]["aa_valid"],
+            false,
+            "{}",
+            text(&out)
+        );
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"], "accepted");
+    assert_eq!(r["tier"], "tested", "{:#}", r["reasons"]);
+    assert_eq!(r["baseline_sha"], fx.sha.as_str());
+    assert_eq!(r["patch"]["applier"], "libgit2");
+    assert!(training["median"].as_f64().unwrap() > 3.0, "{training:#}");
+    assert_eq!(training["ci95"]["k"], 2);
+    assert_eq!(r["scenarios"][0]["pairs"][0]["order"], "candidate_first");
+    assert_eq!(r["scenarios"][1]["holdout"]["verdict"], "no_regression");
+    assert_eq!(r["sanitizer_lane_ran"], true);
+    for name in [
+        "patch safety",
+        "apply",
+        "build",
+        "tests",
+        "differential",
+        "sanitizers",
+        "timed output",
+    ] {
+        assert_eq!(
+            gate(&r, name)["status"],
+            "passed",
+            "{name}: {:#}",
+            gate(&r, name)
+        );
+    }
+    let artifacts = r["artifacts"].as_array().unwrap();
+    assert_eq!(artifacts.len(), 2);
+    assert_ne!(artifacts[0]["sha256"], artifacts[1]["sha256"]);
+    assert!(r["seed"].as_u64().unwrap() > 0);
+    assert!(r["holdout_portfolio_digest"].as_str().unwrap().len() == 64);
+    let run_dir = fx.camp.join("receipts").join(r["run_id"].as_str().unwrap());
+    for file in [
+        "candidate.patch",
+        "pr_body.md",
+        "logs/baseline/build.stderr.log",
+    ] {
+        assert!(run_dir.join(file).is_file(), "missing {file}");
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("verdict: Accepted"), "{stdout}");
+}
+
+#[test]
+fn a_slowdown_is_rejected_and_spares_the_holdouts() {
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "slow.patch",
+        &[(
+            "prog.c",
+            HOT_LINE,
+            "        volatile unsigned long sink = slow_hash(v + 1);\n        (void)sink;\n        total += slow_hash(v);",
+        )],
+    );
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(r["verdict"], "rejected");
+    assert!(r["scenarios"][0]["training"]["median"].as_f64().unwrap() < 0.8);
+    assert_eq!(
+        r["scenarios"].as_array().unwrap().len(),
+        1,
+        "holdouts were measured"
+    );
+    assert!(
+        r["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("training scenario `sum-100k` did not pass")
+    );
+}
+
+#[test]
+fn a_numerics_change_is_rejected_by_the_differential_with_a_diff() {
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "numerics.patch",
+        &[("prog.c", "h ^= h >> 29;", "h ^= h >> 28;")],
+    );
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let g = gate(&r, "differential");
+    assert_eq!(g["status"], "failed");
+    let detail = g["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("-n=500 seed=") && detail.contains("+n=500 seed="),
+        "{detail}"
+    );
+    assert!(
+        r["scenarios"].as_array().unwrap().is_empty(),
+        "nothing is measured"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("+n=500"));
+}
+
+#[test]
+fn an_out_of_bounds_write_is_caught_only_by_the_sanitizer_lane() {
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "oob.patch",
+        &[
+            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
+            ("prog.c", "static unsigned long work(", MEMO_OOB),
+        ],
+    );
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(gate(&r, "differential")["status"], "passed");
+    let g = gate(&r, "sanitizers");
+    assert_eq!(g["status"], "failed");
+    // UBSan's object-size check or ASan, whichever sees the write first, must report it.
+    let detail = g["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("insufficient space") || detail.contains("heap-buffer-overflow"),
+        "{g:#}"
+    );
+    let finding = &r["sanitizer_findings"][0];
+    assert_eq!(finding["tree"], "candidate-sanitize");
+    assert!(
+        finding["excerpt"].as_str().unwrap().contains("prog.c:"),
+        "{finding:#}"
+    );
+}
+
+#[test]
+fn a_patch_to_a_protected_file_is_refused_before_anything_runs() {
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "harness.patch",
+        &[("bench/run.sh", "exec ./prog", "exec nice ./prog")],
+    );
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let g = gate(&r, "patch safety");
+    assert_eq!(g["status"], "failed");
+    assert!(
+        g["detail"].as_str().unwrap().contains("bench/run.sh"),
+        "{g:#}"
+    );
+    assert!(r["steps"].as_array().unwrap().is_empty(), "something ran");
+}
+
+#[test]
+fn a_patch_that_does_not_apply_names_the_file_and_hunk() {
+    let fx = Fixture::new();
+    let good = fx.patch(
+        "memo.patch",
+        &[("prog.c", HOT_LINE, "        total += cached_hash(v);")],
+    );
+    let stale = std::fs::read_to_string(&good).unwrap().replace(
+        "-        total += slow_hash(v);",
+        "-        total += slower_hash(v);",
+    );
+    let patch = fx.camp.join("stale.patch");
+    write(&patch, &stale);
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let detail = gate(&r, "apply")["detail"].as_str().unwrap().to_string();
+    assert!(
+        detail.contains("prog.c") && detail.contains("@@"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_build_that_hangs_is_killed_at_its_timeout() {
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "hang.patch",
+        &[("Makefile", "\tcc -O2", "\tsleep 120; cc -O2")],
+    );
+    let started = std::time::Instant::now();
+    let (out, result) = fx.confirm(&patch);
+    assert!(
+        started.elapsed().as_secs() < 60,
+        "the hang was not cut short"
+    );
+    let r = result.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let detail = gate(&r, "build")["detail"].as_str().unwrap().to_string();
+    assert!(detail.contains("timed out after 4 s"), "{detail}");
+}
+
+#[test]
+fn without_a_campaign_evo_says_where_it_looked() {
+    let fx = Fixture::new();
+    let patch = fx.patch("p.patch", &[("prog.c", "h ^= h >> 29;", "h ^= h >> 28;")]);
+    let out = evo()
+        .arg("confirm")
+        .arg(&patch)
+        .current_dir(&fx.camp)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("run_manifest.json") && stderr.contains("evo.json"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_baseline_that_does_not_resolve_is_a_usage_error() {
+    let fx = Fixture::new();
+    let campaign = CAMPAIGN.replace("\"main\"", "\"no-such-branch\"");
+    write(&fx.camp.join("campaign.json"), &campaign);
+    let patch = fx.patch("p.patch", &[("prog.c", "h ^= h >> 29;", "h ^= h >> 28;")]);
+    let (out, _) = fx.confirm(&patch);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-branch"));
+}

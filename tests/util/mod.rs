@@ -1,0 +1,142 @@
+//! Shared helpers of the end-to-end tests: the real `evo` binary, small git repositories built in
+//! temp dirs, patches made by editing them, and a snapshot that proves a repository untouched.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use sha2::{Digest, Sha256};
+
+/// The `evo` binary under test.
+pub fn evo() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_evo"))
+}
+
+/// Runs git in `dir` with a fixed identity; panics with git's stderr on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=evo-test",
+            "-c",
+            "user.email=test@evo.invalid",
+        ])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Copies a fixture folder from `tests/fixtures/<name>` into `dest`, keeping modes.
+pub fn copy_fixture(name: &str, dest: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    copy_dir(&src, dest);
+}
+
+fn copy_dir(src: &Path, dest: &Path) {
+    std::fs::create_dir_all(dest).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dest.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to);
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+}
+
+/// A git repository holding a fixture, committed once on `main`.
+pub fn fixture_repo(name: &str, dest: &Path) -> String {
+    copy_fixture(name, dest);
+    git(dest, &["init", "-q"]);
+    git(dest, &["add", "-A"]);
+    git(dest, &["commit", "-q", "-m", "baseline"]);
+    git(dest, &["rev-parse", "HEAD"]).trim().to_string()
+}
+
+/// Edits files of `repo` (path, old text, new text), takes `git diff`, and restores the tree.
+pub fn patch_by_editing(repo: &Path, edits: &[(&str, &str, &str)]) -> String {
+    for (file, old, new) in edits {
+        let path = repo.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(old), "{file} does not contain {old:?}");
+        std::fs::write(&path, text.replacen(old, new, 1)).unwrap();
+    }
+    let diff = git(repo, &["diff", "--binary"]);
+    git(repo, &["checkout", "-q", "--", "."]);
+    diff
+}
+
+/// Every file under `dir` (including `.git`) with its mode and content hash.
+pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (u32, String)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let entry = entry.unwrap();
+            let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+            let rel = entry.path().strip_prefix(dir).unwrap().to_path_buf();
+            if meta.is_dir() {
+                stack.push(entry.path());
+                out.insert(rel, (meta.permissions().mode(), String::new()));
+            } else if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(entry.path()).unwrap();
+                out.insert(
+                    rel,
+                    (meta.permissions().mode(), target.display().to_string()),
+                );
+            } else {
+                let bytes = std::fs::read(entry.path()).unwrap();
+                out.insert(
+                    rel,
+                    (
+                        meta.permissions().mode(),
+                        hex::encode(Sha256::digest(&bytes)),
+                    ),
+                );
+            }
+        }
+    }
+    out
+}
+
+pub fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+pub fn write(path: &Path, content: &str) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(path, content).unwrap();
+}
+
+pub fn make_executable(path: &Path) {
+    let mut p = std::fs::metadata(path).unwrap().permissions();
+    p.set_mode(0o755);
+    std::fs::set_permissions(path, p).unwrap();
+}
