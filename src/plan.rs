@@ -178,13 +178,6 @@ fn load_holdouts(campaign_file: &Path, raw: &str) -> Result<HoldoutSet, PlanErro
 
 fn check_workload(file: &Path, w: &Workload) -> Result<(), PlanError> {
     use crate::spec::workload::Role;
-    if !w.scenarios.iter().any(|s| s.role == Role::Training) {
-        return Err(invalid(
-            file,
-            "scenarios",
-            "at least one scenario must have the role \"training\"".to_string(),
-        ));
-    }
     if let Some((i, s)) = w
         .scenarios
         .iter()
@@ -199,6 +192,13 @@ fn check_workload(file: &Path, w: &Workload) -> Result<(), PlanError> {
                  never in the workload an agent can read",
                 s.name
             ),
+        ));
+    }
+    if !w.scenarios.iter().any(|s| s.role == Role::Training) {
+        return Err(invalid(
+            file,
+            "scenarios",
+            "at least one scenario must have the role \"training\"".to_string(),
         ));
     }
     let mut names: Vec<&str> = w.scenarios.iter().map(|s| s.name.as_str()).collect();

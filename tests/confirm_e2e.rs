@@ -15,13 +15,18 @@ const WORKLOAD: &str = r#"{
   "test": { "command": "./prog --selftest", "timeout_s": 10 },
   "scenarios": [
     { "name": "sum-100k", "role": "training",
-      "run": "./bench/run.sh 100000 {seed}", "check": "./bench/run.sh 500 {seed}",
+      "run": "./bench/run.sh 100000 {seed}", "check": "sh harness/check.sh 500 {seed}",
       "compare": "exact", "deterministic_output": true, "timeout_s": 20 }
   ],
+  "overlay": ["harness/check.sh"],
   "sanitize": { "build": "cc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o prog prog.c", "timeout_s": 60 },
-  "protected": ["bench/**"],
+  "protected": ["bench/**", "harness/**"],
   "config_files": ["Makefile"]
 }"#;
+
+/// A harness file that lives outside the repository and is copied into every tree.
+const HARNESS: &str =
+    "#!/bin/sh\n# Check harness kept outside the repository.\nexec ./prog \"$1\" \"$2\"\n";
 
 const HOLDOUTS: &str = r#"{ "scenarios": [
   { "name": "sum-30k", "role": "holdout", "run": "./bench/run.sh 30000 {seed}",
@@ -81,6 +86,7 @@ impl Fixture {
         write(&camp.join("workload.json"), WORKLOAD);
         write(&camp.join("holdouts.json"), HOLDOUTS);
         write(&camp.join("campaign.json"), CAMPAIGN);
+        write(&camp.join("harness/check.sh"), HARNESS);
         Fixture {
             _dir: dir,
             repo,
@@ -197,6 +203,8 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
     assert_ne!(artifacts[0]["sha256"], artifacts[1]["sha256"]);
     assert!(r["seed"].as_u64().unwrap() > 0);
     assert!(r["holdout_portfolio_digest"].as_str().unwrap().len() == 64);
+    assert_eq!(r["overlay"][0]["path"], "harness/check.sh");
+    assert_eq!(r["overlay"][0]["sha256"].as_str().unwrap().len(), 64);
     let run_dir = fx.camp.join("receipts").join(r["run_id"].as_str().unwrap());
     for file in [
         "candidate.patch",
@@ -380,4 +388,32 @@ fn a_baseline_that_does_not_resolve_is_a_usage_error() {
     let (out, _) = fx.confirm(&patch);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-branch"));
+}
+
+#[test]
+fn a_candidate_that_games_the_timed_call_is_rejected_by_its_output_hash() {
+    // Skips the work whenever the input is as large as the benchmark's: the small checked call
+    // still matches, but the timed call prints something the baseline never printed.
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "gamed.patch",
+        &[(
+            "prog.c",
+            "    long n = atol(argv[1]);\n",
+            "    long n = atol(argv[1]);\n    if (n >= 50000) {\n        printf(\"n=%ld total=0\\n\", n);\n        return 0;\n    }\n",
+        )],
+    );
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(gate(&r, "differential")["status"], "passed");
+    let g = gate(&r, "timed output");
+    assert_eq!(g["status"], "failed", "{g:#}");
+    assert!(
+        g["detail"]
+            .as_str()
+            .unwrap()
+            .contains("the checked call must be the timed call")
+    );
+    assert_eq!(r["scenarios"][0]["timed_output_consistent"], false);
 }

@@ -10,9 +10,13 @@ use std::process::{Command, Output};
 
 use sha2::{Digest, Sha256};
 
-/// The `evo` binary under test.
+/// The `evo` binary under test, with its default signing key kept in a temp dir, never in the
+/// real home.
 pub fn evo() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_evo"))
+    let keys = std::env::temp_dir().join(format!("evo-test-keys-{}", std::process::id()));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_evo"));
+    cmd.env("EVO_KEY_DIR", keys);
+    cmd
 }
 
 /// Runs git in `dir` with a fixed identity; panics with git's stderr on failure.
