@@ -162,14 +162,7 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
     let (out, result) = fx.confirm(&patch);
     let r = result.unwrap_or_else(|| panic!("no result.json\n{}", text(&out)));
     let training = &r["scenarios"][0]["training"];
-    // A biased A/A check (about 1% of honest runs) makes the run inconclusive, never rejected.
-    if r["verdict"] == "inconclusive" {
-        assert_eq!(
-            training["training_gate"]["aa_valid"],
-            false,
-            "{}",
-            text(&out)
-        );
+    if util::inconclusive_by_chance(&r, &out) {
         return;
     }
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -416,4 +409,24 @@ fn a_candidate_that_games_the_timed_call_is_rejected_by_its_output_hash() {
             .contains("the checked call must be the timed call")
     );
     assert_eq!(r["scenarios"][0]["timed_output_consistent"], false);
+}
+
+#[test]
+fn a_baseline_that_fails_its_own_tests_stops_with_the_logs_kept() {
+    let fx = Fixture::new();
+    let workload = WORKLOAD.replace("./prog --selftest", "./prog --selftest && false");
+    write(&fx.camp.join("workload.json"), &workload);
+    let patch = fx.patch("p.patch", &[("prog.c", "h ^= h >> 29;", "h ^= h >> 28;")]);
+    let (out, result) = fx.confirm(&patch);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        result.is_none(),
+        "no verdict may be written for a broken baseline"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the baseline itself fails: tests failed"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("error.txt"), "{stderr}");
 }

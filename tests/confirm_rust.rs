@@ -74,27 +74,16 @@ fn confirm(edits: &[(&str, &str, &str)]) -> (std::process::Output, Value) {
         .output()
         .unwrap();
     assert_eq!(before, snapshot(&repo), "the user's repository changed");
-    let run = std::fs::read_dir(camp.join("receipts"))
-        .unwrap_or_else(|e| panic!("no receipts: {e}\n{}", text(&out)))
-        .filter_map(Result::ok)
-        .find(|e| e.path().is_dir())
-        .unwrap()
-        .path();
-    let result = std::fs::read_to_string(run.join("result.json")).unwrap();
-    (out, serde_json::from_str(&result).unwrap())
+    let (_, result) =
+        util::first_result(&camp).unwrap_or_else(|| panic!("no result.json\n{}", text(&out)));
+    (out, result)
 }
 
 #[test]
 fn a_rust_speedup_is_accepted_through_cargo_builds() {
     let (out, r) = confirm(&[CACHE, ("src/main.rs", TOTAL, MEMO)]);
     let training = &r["scenarios"][0]["training"];
-    if r["verdict"] == "inconclusive" {
-        assert_eq!(
-            training["training_gate"]["aa_valid"],
-            false,
-            "{}",
-            text(&out)
-        );
+    if util::inconclusive_by_chance(&r, &out) {
         return;
     }
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

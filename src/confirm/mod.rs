@@ -62,6 +62,17 @@ pub enum ConfirmError {
 }
 
 impl ConfirmError {
+    /// The same error, pointing at the run directory that holds the logs.
+    fn with_logs(self, dir: &Path) -> ConfirmError {
+        let note = format!("\n(logs and error.txt are in {})", dir.display());
+        match self {
+            ConfirmError::Usage(m) => ConfirmError::Usage(m + &note),
+            ConfirmError::Baseline(m) => ConfirmError::Baseline(m + &note),
+            ConfirmError::Internal(m) => ConfirmError::Internal(m + &note),
+            io @ ConfirmError::Io { .. } => io,
+        }
+    }
+
     pub fn exit_code(&self) -> i32 {
         match self {
             ConfirmError::Usage(_) | ConfirmError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
@@ -190,7 +201,11 @@ pub fn run_confirm(
         on_event,
         trees: Trees::default(),
     };
-    run.stages(started)?;
+    if let Err(e) = run.stages(started) {
+        // Keep what is known: the logs are already in the run directory; say why it stopped.
+        let _ = run.run_dir.write("error.txt", format!("{e}\n").as_bytes());
+        return Err(e.with_logs(&run.run_dir.path));
+    }
     run.finish(started)
 }
 

@@ -49,6 +49,10 @@ pub fn decide(gates: &[Gate], scenarios: &[ScenarioResult]) -> Decision {
     let measured = !training.is_empty();
     let training_passed = measured && training.iter().all(|(_, f)| f.training_gate.passed);
     let aa_biased = training.iter().any(|(_, f)| !f.training_gate.aa_valid);
+    // Significantly slower is a rejection even when the A/A check is off: no bias explains it away.
+    let regression = training
+        .iter()
+        .any(|(_, f)| f.ci95.is_some_and(|c| c.upper < 1.0));
     let holdouts: Vec<HoldoutVerdict> = scenarios
         .iter()
         .filter_map(|s| s.holdout.as_ref().map(|h| h.verdict))
@@ -73,7 +77,11 @@ pub fn decide(gates: &[Gate], scenarios: &[ScenarioResult]) -> Decision {
     let tier = stats::tier(checks_green, training_passed, &holdouts);
     let verdict = if tier != Tier::Rejected {
         Verdict::Accepted
-    } else if checks_green && aa_biased && !holdouts.contains(&HoldoutVerdict::Rejected) {
+    } else if checks_green
+        && aa_biased
+        && !regression
+        && !holdouts.contains(&HoldoutVerdict::Rejected)
+    {
         // The setup, not the candidate, failed: nothing can be concluded from this run.
         Verdict::Inconclusive
     } else {
@@ -105,4 +113,96 @@ fn training_reason(name: &str, f: &crate::bench::Figures) -> String {
         format!("the median {:.4}× is below the minimum effect", f.median)
     };
     format!("training scenario `{name}` did not pass: {why}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{BenchSettings, figures};
+    use crate::measure::record::{ExitStatus, Order, Pair, RunRecord, Rusage};
+
+    fn run(wall_s: f64) -> RunRecord {
+        RunRecord {
+            wall_s,
+            rusage: Rusage::default(),
+            status: ExitStatus::Exited { code: 0 },
+            timed_out: false,
+            leftover_processes: false,
+            stdout_sha256: String::new(),
+            stdout_bytes: 0,
+            stderr_tail: String::new(),
+        }
+    }
+
+    /// Pairs whose ratios are `ratio × (1 + small wobble)`.
+    fn pairs(ratio: f64, n: usize) -> Vec<Pair> {
+        (0..n)
+            .map(|i| {
+                let wobble = 1.0 + 0.002 * (i as f64 - n as f64 / 2.0);
+                Pair::new(i, Order::CandidateFirst, run(ratio * wobble), run(1.0))
+            })
+            .collect()
+    }
+
+    fn training(aa_ratio: f64, ratio: f64) -> ScenarioResult {
+        let settings = BenchSettings {
+            pairs: 9,
+            aa_pairs: 11,
+            warmup: 0,
+            min_effect: 0.01,
+            first: Order::CandidateFirst,
+            mde_seed: 1,
+            timeout_s: 1.0,
+        };
+        let f = figures(&settings, &pairs(aa_ratio, 11), &pairs(ratio, 9)).unwrap();
+        ScenarioResult {
+            name: "t".into(),
+            role: "training".into(),
+            baseline_command: String::new(),
+            candidate_command: String::new(),
+            warmups: Vec::new(),
+            aa_pairs: Vec::new(),
+            pairs: Vec::new(),
+            training: Some(f),
+            holdout: None,
+            timed_output_consistent: None,
+        }
+    }
+
+    fn green() -> Vec<Gate> {
+        CHECK_GATES
+            .iter()
+            .map(|n| gate(n, GateStatus::Passed, ""))
+            .collect()
+    }
+
+    #[test]
+    fn a_clear_speedup_without_holdouts_is_measured_and_accepted() {
+        let d = decide(&green(), &[training(1.0, 1.2)]);
+        assert_eq!((d.tier, d.verdict), (Tier::Measured, Verdict::Accepted));
+        assert!(d.reasons[0].contains("no holdout was declared"));
+    }
+
+    #[test]
+    fn any_failed_check_rejects_even_a_fast_candidate() {
+        let mut gates = green();
+        gates[4] = gate("differential", GateStatus::Failed, "outputs differ");
+        let d = decide(&gates, &[training(1.0, 1.5)]);
+        assert_eq!((d.tier, d.verdict), (Tier::Rejected, Verdict::Rejected));
+        assert_eq!(d.reasons[0], "differential failed: outputs differ");
+    }
+
+    #[test]
+    fn a_biased_aa_check_is_inconclusive_unless_the_candidate_is_slower() {
+        let d = decide(&green(), &[training(1.2, 1.3)]);
+        assert_eq!(d.verdict, Verdict::Inconclusive, "{d:?}");
+        let d = decide(&green(), &[training(1.2, 0.7)]);
+        assert_eq!(d.verdict, Verdict::Rejected, "{d:?}");
+    }
+
+    #[test]
+    fn no_measurement_is_never_accepted() {
+        let d = decide(&green(), &[]);
+        assert_eq!(d.verdict, Verdict::Rejected);
+    }
 }

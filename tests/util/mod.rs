@@ -144,3 +144,30 @@ pub fn make_executable(path: &Path) {
     p.set_mode(0o755);
     std::fs::set_permissions(path, p).unwrap();
 }
+
+/// The first run directory under `<camp>/receipts` and its parsed `result.json`.
+pub fn first_result(camp: &Path) -> Option<(PathBuf, serde_json::Value)> {
+    let runs = std::fs::read_dir(camp.join("receipts")).ok()?;
+    let dir = runs
+        .filter_map(Result::ok)
+        .find(|e| e.path().is_dir())?
+        .path();
+    let json = std::fs::read_to_string(dir.join("result.json")).ok()?;
+    Some((dir, serde_json::from_str(&json).ok()?))
+}
+
+/// An honest A/A check flags a biased setup by chance about 1% of the time, which makes a run
+/// inconclusive (never rejected). True when that happened, after checking it was the A/A check.
+pub fn inconclusive_by_chance(result: &serde_json::Value, out: &Output) -> bool {
+    if result["verdict"] != "inconclusive" {
+        return false;
+    }
+    let gate = &result["scenarios"][0]["training"]["training_gate"];
+    assert_eq!(
+        gate["aa_valid"],
+        false,
+        "inconclusive for another reason\n{}",
+        text(out)
+    );
+    true
+}
