@@ -409,6 +409,9 @@ fn a_candidate_that_games_the_timed_call_is_rejected_by_its_output_hash() {
             .contains("the checked call must be the timed call")
     );
     assert_eq!(r["scenarios"][0]["timed_output_consistent"], false);
+    // Seen in the warmups already: no A/A or paired run is spent on it.
+    assert_eq!(r["scenarios"][0]["warmups"].as_array().unwrap().len(), 2);
+    assert!(r["scenarios"][0]["pairs"].as_array().unwrap().is_empty());
 }
 
 #[test]

@@ -111,6 +111,8 @@ impl Run<'_> {
         }
     }
 
+    /// Records the timed-output verdict of a scenario; a declared-deterministic scenario whose
+    /// runs printed different bytes fails the gate.
     fn check_timed_output(&mut self, s: &Scenario, result: &mut ScenarioResult) -> Flow {
         if !s.deterministic_output {
             return Flow::Continue;
@@ -130,6 +132,32 @@ impl Run<'_> {
         )
     }
 
+    /// Warmups of both arms; when they already show different timed output, the scenario is
+    /// recorded with them alone and nothing more is measured (a gamed timed call costs 2 runs).
+    fn warm_up(
+        &mut self,
+        runner: &mut ProcessRunner,
+        s: &Scenario,
+        arms: Arms<'_>,
+        role: &str,
+    ) -> Result<Result<Vec<WarmupRun>, Flow>, ConfirmError> {
+        let warmup = self.plan.settings.warmup.get();
+        let on_event = &mut *self.on_event;
+        let mut emit = |e| on_event(ConfirmEvent::Run(e));
+        let warmups =
+            match schedule::run_warmups(runner, arms, warmup, Order::CandidateFirst, &mut emit) {
+                Ok(w) => w,
+                Err(e) => return self.timed_failure(e).map(Err),
+            };
+        if !s.deterministic_output || outputs_consistent(&warmups, &[], &[]) {
+            return Ok(Ok(warmups));
+        }
+        let mut result = scenario_result(s, role, arms, warmups);
+        let flow = self.check_timed_output(s, &mut result);
+        self.result.scenarios.push(result);
+        Ok(Err(flow))
+    }
+
     fn measure_training(
         &mut self,
         runner: &mut ProcessRunner,
@@ -138,14 +166,24 @@ impl Run<'_> {
         ct: &Tree,
     ) -> Result<Flow, ConfirmError> {
         let seed = self.result.seed;
+        let (b, c) = (spec(bt, s, seed), spec(ct, s, seed));
+        let arms = Arms {
+            baseline: &b,
+            candidate: &c,
+        };
+        let warmups = match self.warm_up(runner, s, arms, "training")? {
+            Ok(w) => w,
+            Err(flow) => return Ok(flow),
+        };
         let set = &self.plan.settings;
         let plan = BenchPlan {
-            baseline: spec(bt, s, seed),
-            candidate: spec(ct, s, seed),
+            baseline: b.clone(),
+            candidate: c.clone(),
             settings: BenchSettings {
                 pairs: set.pairs.get(),
                 aa_pairs: set.aa_pairs.get(),
-                warmup: set.warmup.get(),
+                // Already done above, where a differing timed output can stop early.
+                warmup: 0,
                 min_effect: set.min_effect.get(),
                 first: Order::CandidateFirst,
                 mde_seed: seed,
@@ -159,18 +197,10 @@ impl Run<'_> {
             Err(BenchError::Measure(e)) => return self.timed_failure(e),
             Err(BenchError::Stats(e)) => return Err(ConfirmError::Internal(e.to_string())),
         };
-        let mut result = ScenarioResult {
-            name: s.name.clone(),
-            role: "training".into(),
-            baseline_command: plan.baseline.command.clone(),
-            candidate_command: plan.candidate.command.clone(),
-            warmups: report.warmups,
-            aa_pairs: report.aa_pairs,
-            pairs: report.pairs,
-            training: Some(report.figures),
-            holdout: None,
-            timed_output_consistent: None,
-        };
+        let mut result = scenario_result(s, "training", arms, warmups);
+        result.aa_pairs = report.aa_pairs;
+        result.pairs = report.pairs;
+        result.training = Some(report.figures);
         let flow = self.check_timed_output(s, &mut result);
         self.result.scenarios.push(result);
         Ok(flow)
@@ -189,61 +219,66 @@ impl Run<'_> {
             baseline: &b,
             candidate: &c,
         };
-        let warmup = self.plan.settings.warmup.get();
-        let pairs_n = self.plan.settings.pairs.get();
-        let on_event = &mut *self.on_event;
-        let mut emit = |e| on_event(ConfirmEvent::Run(e));
+        let warmups = match self.warm_up(runner, s, arms, "holdout")? {
+            Ok(w) => w,
+            Err(flow) => return Ok(flow),
+        };
         let order = PairOrder {
             first: Order::CandidateFirst,
             alternate: true,
         };
-        let measured =
-            schedule::run_warmups(runner, arms, warmup, Order::CandidateFirst, &mut emit).and_then(
-                |w| {
-                    schedule::run_pairs(runner, arms, pairs_n, order, Phase::Pairs, &mut emit)
-                        .map(|p| (w, p))
-                },
-            );
-        let (warmups, pairs) = match measured {
-            Ok(x) => x,
+        let pairs_n = self.plan.settings.pairs.get();
+        let on_event = &mut *self.on_event;
+        let mut emit = |e| on_event(ConfirmEvent::Run(e));
+        let pairs = match schedule::run_pairs(runner, arms, pairs_n, order, Phase::Pairs, &mut emit)
+        {
+            Ok(p) => p,
             Err(e) => return self.timed_failure(e),
         };
-        let ratios = Ratios::new(pairs.iter().map(|p| p.ratio).collect())
-            .map_err(|e| ConfirmError::Internal(e.to_string()))?;
-        let median = stats::median(&ratios);
-        let ci95 = stats::ci95(&ratios);
-        let times = |arm: Arm| -> Vec<f64> {
-            pairs
-                .iter()
-                .map(|p| match arm {
-                    Arm::Baseline => p.baseline.wall_s,
-                    Arm::Candidate => p.candidate.wall_s,
-                })
-                .collect()
-        };
-        let holdout = HoldoutFigures {
-            median,
-            ci95,
-            cov: ArmCov {
-                baseline: stats::cov(&times(Arm::Baseline)),
-                candidate: stats::cov(&times(Arm::Candidate)),
-            },
-            verdict: stats::holdout_gate(median, ci95.as_ref()),
-        };
-        let mut result = ScenarioResult {
-            name: s.name.clone(),
-            role: "holdout".into(),
-            baseline_command: b.command.clone(),
-            candidate_command: c.command.clone(),
-            warmups,
-            aa_pairs: Vec::new(),
-            pairs,
-            training: None,
-            holdout: Some(holdout),
-            timed_output_consistent: None,
-        };
+        let mut result = scenario_result(s, "holdout", arms, warmups);
+        result.holdout = Some(holdout_figures(&pairs)?);
+        result.pairs = pairs;
         let flow = self.check_timed_output(s, &mut result);
         self.result.scenarios.push(result);
         Ok(flow)
     }
+}
+
+/// A scenario's record with its warmups; the caller fills in pairs and figures.
+fn scenario_result(
+    s: &Scenario,
+    role: &str,
+    arms: Arms<'_>,
+    warmups: Vec<WarmupRun>,
+) -> ScenarioResult {
+    ScenarioResult {
+        name: s.name.clone(),
+        role: role.to_string(),
+        baseline_command: arms.baseline.command.clone(),
+        candidate_command: arms.candidate.command.clone(),
+        warmups,
+        aa_pairs: Vec::new(),
+        pairs: Vec::new(),
+        training: None,
+        holdout: None,
+        timed_output_consistent: None,
+    }
+}
+
+/// Median, CI95, CoV and the holdout gate of a holdout's pairs.
+fn holdout_figures(pairs: &[Pair]) -> Result<HoldoutFigures, ConfirmError> {
+    let ratios = Ratios::new(pairs.iter().map(|p| p.ratio).collect())
+        .map_err(|e| ConfirmError::Internal(e.to_string()))?;
+    let median = stats::median(&ratios);
+    let ci95 = stats::ci95(&ratios);
+    let walls = |f: fn(&Pair) -> f64| pairs.iter().map(f).collect::<Vec<f64>>();
+    Ok(HoldoutFigures {
+        median,
+        ci95,
+        cov: ArmCov {
+            baseline: stats::cov(&walls(|p| p.baseline.wall_s)),
+            candidate: stats::cov(&walls(|p| p.candidate.wall_s)),
+        },
+        verdict: stats::holdout_gate(median, ci95.as_ref()),
+    })
 }
