@@ -279,3 +279,17 @@ fn term_to_the_helper_stops_the_command_group() {
     );
     assert!(!report.timed_out);
 }
+
+#[test]
+fn stdin_comes_from_the_stdin_file_or_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("brief.json");
+    std::fs::write(&input, "{\"objective\": \"faster\"}\n").unwrap();
+    let mut with_input = spec("cat");
+    with_input.stdin_file = Some(input);
+    let r = run(&with_input);
+    assert_eq!(r.stdout_sha256, sha256_hex(b"{\"objective\": \"faster\"}\n"));
+    let r = run(&spec("cat"));
+    assert_eq!(r.stdout_bytes, 0);
+    assert!(r.succeeded());
+}

@@ -73,6 +73,7 @@ pub fn run_step(
         cwd: Some(input.tree_root.join(cwd_rel)),
         env: input.env.clone(),
         timeout: input.timeout,
+        stdin_file: None,
         stdout_file: Some(stdout_path.clone()),
         stderr_file: Some(stderr_log.clone()),
     };

@@ -163,7 +163,8 @@ fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
 
     let mut command = Command::new("/bin/sh");
     command.arg("-c").arg(&args.command);
-    command.process_group(0).stdin(Stdio::null());
+    // The parent gives the helper an empty stdin or the run's stdin file; the command inherits it.
+    command.process_group(0).stdin(Stdio::inherit());
     let start = Instant::now();
     let child = command
         .spawn()

@@ -21,6 +21,8 @@ pub struct RunSpec {
     pub env: BTreeMap<String, String>,
     /// After this long the child's whole process group gets TERM, then KILL after the grace period.
     pub timeout: Duration,
+    /// When set, the command reads its stdin from this file; otherwise stdin is empty.
+    pub stdin_file: Option<PathBuf>,
     /// When set, stdout is also written to this file (capped at [`LOG_CAP_BYTES`]).
     pub stdout_file: Option<PathBuf>,
     /// When set, stderr is also written to this file (capped at [`LOG_CAP_BYTES`]).
@@ -37,6 +39,7 @@ impl RunSpec {
             cwd: None,
             env: BTreeMap::new(),
             timeout,
+            stdin_file: None,
             stdout_file: None,
             stderr_file: None,
         }

@@ -84,8 +84,12 @@ impl ProcessRunner {
         if let Some(cwd) = &spec.cwd {
             command.current_dir(cwd);
         }
+        let stdin = match &spec.stdin_file {
+            Some(path) => Stdio::from(File::open(path)?),
+            None => Stdio::null(),
+        };
         command
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         Ok(command)
