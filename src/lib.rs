@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod bench;
+pub mod campaign;
 pub mod check;
 pub mod cli;
 pub mod confirm;

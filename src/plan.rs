@@ -213,6 +213,93 @@ fn check_workload(file: &Path, w: &Workload) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// A validated campaign: every file parsed, every path absolute, candidates' patch files located.
+#[derive(Debug, Clone)]
+pub struct CampaignPlan {
+    pub campaign_file: PathBuf,
+    pub campaign: Campaign,
+    pub repo: PathBuf,
+    pub workload_file: PathBuf,
+    pub workload: Workload,
+    pub workload_digest: String,
+    pub holdouts: Option<HoldoutSet>,
+    pub overlay: Vec<PathBuf>,
+    pub overlay_base: PathBuf,
+    /// The campaign's patch candidates, resolved against the campaign file.
+    pub patches: Vec<PatchCandidate>,
+    pub output_dir: PathBuf,
+}
+
+/// A candidate given as a patch file in the campaign.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatchCandidate {
+    pub name: String,
+    pub file: PathBuf,
+    pub explanation: Option<String>,
+}
+
+/// Parses and checks the campaign file and everything it names (but no patch contents).
+pub fn campaign_plan(campaign_file: &Path) -> Result<CampaignPlan, PlanError> {
+    let campaign: Campaign = load_json(campaign_file)?;
+    let workload_file = resolve_in(campaign_file, &campaign.workload);
+    let workload_bytes = read_bytes(&workload_file)?;
+    let workload: Workload =
+        crate::spec::parse_json(&workload_file, &String::from_utf8_lossy(&workload_bytes))?;
+    check_workload(&workload_file, &workload)?;
+    let holdouts = match &campaign.holdouts {
+        Some(raw) => Some(load_holdouts(campaign_file, raw)?),
+        None => None,
+    };
+    let overlay = workload
+        .overlay
+        .iter()
+        .map(|raw| resolve_in(&workload_file, raw))
+        .collect();
+    let patches = campaign
+        .candidates
+        .iter()
+        .map(|c| PatchCandidate {
+            name: c.name.clone(),
+            file: resolve_in(campaign_file, &c.patch),
+            explanation: c.explanation.clone(),
+        })
+        .collect();
+    Ok(CampaignPlan {
+        repo: resolve_in(campaign_file, &campaign.repo),
+        output_dir: resolve_in(campaign_file, &campaign.output),
+        workload_digest: hex::encode(Sha256::digest(&workload_bytes)),
+        overlay_base: dir_of(&workload_file),
+        campaign_file: campaign_file.to_path_buf(),
+        campaign,
+        workload_file,
+        workload,
+        holdouts,
+        overlay,
+        patches,
+    })
+}
+
+impl CampaignPlan {
+    /// The confirmation of one patch under this campaign.
+    pub fn confirm_plan(&self, patch_file: PathBuf, patch: Vec<u8>) -> ConfirmPlan {
+        ConfirmPlan {
+            campaign_file: self.campaign_file.clone(),
+            campaign: self.campaign.clone(),
+            repo: self.repo.clone(),
+            workload_file: self.workload_file.clone(),
+            workload: self.workload.clone(),
+            workload_digest: self.workload_digest.clone(),
+            holdouts: self.holdouts.clone(),
+            overlay: self.overlay.clone(),
+            overlay_base: self.overlay_base.clone(),
+            patch_file,
+            patch,
+            output_dir: self.output_dir.clone(),
+            settings: self.campaign.confirm.clone(),
+        }
+    }
+}
+
 /// Builds the plan for `evo confirm PATCH [--campaign FILE]`.
 pub fn confirm_plan(
     patch: &Path,
@@ -220,40 +307,11 @@ pub fn confirm_plan(
     cwd: &Path,
 ) -> Result<ConfirmPlan, PlanError> {
     let campaign_file = locate_campaign(patch, campaign_flag, cwd)?;
-    let campaign: Campaign = load_json(&campaign_file)?;
-    let workload_file = resolve_in(&campaign_file, &campaign.workload);
-    let workload_bytes = read_bytes(&workload_file)?;
-    let workload: Workload =
-        crate::spec::parse_json(&workload_file, &String::from_utf8_lossy(&workload_bytes))?;
-    check_workload(&workload_file, &workload)?;
-    let holdouts = match &campaign.holdouts {
-        Some(raw) => Some(load_holdouts(&campaign_file, raw)?),
-        None => None,
-    };
-    let overlay_base = dir_of(&workload_file);
-    let overlay = workload
-        .overlay
-        .iter()
-        .map(|raw| resolve_in(&workload_file, raw))
-        .collect();
+    let campaign = campaign_plan(&campaign_file)?;
     let patch_file = absolute(patch, cwd);
-    let patch_bytes = std::fs::read(&patch_file).map_err(|source| PlanError::Patch {
+    let bytes = std::fs::read(&patch_file).map_err(|source| PlanError::Patch {
         path: patch_file.clone(),
         source,
     })?;
-    Ok(ConfirmPlan {
-        repo: resolve_in(&campaign_file, &campaign.repo),
-        output_dir: resolve_in(&campaign_file, &campaign.output),
-        settings: campaign.confirm.clone(),
-        workload_digest: hex::encode(Sha256::digest(&workload_bytes)),
-        campaign_file,
-        campaign,
-        workload_file,
-        workload,
-        holdouts,
-        overlay,
-        overlay_base,
-        patch_file,
-        patch: patch_bytes,
-    })
+    Ok(campaign.confirm_plan(patch_file, bytes))
 }

@@ -23,7 +23,8 @@ impl Arms<'_> {
 }
 
 /// Which stretch of a measurement a run belongs to, for progress reporting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Phase {
     Warmup,
     AaPairs,
@@ -31,7 +32,7 @@ pub enum Phase {
 }
 
 /// Emitted after every run so a reporter can show progress; measurement itself never prints.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct RunEvent {
     pub phase: Phase,
     /// 0-based index of the run within its phase.

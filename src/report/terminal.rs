@@ -181,3 +181,63 @@ pub fn render_confirm(
     let _ = writeln!(out, "evidence: {}", run_dir.display());
     out
 }
+
+/// The end-of-campaign table: every candidate with its status, reason and figures.
+pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:>3}  {:<18} {:<22} {:>9} {:>10}  reason",
+        "#", "candidate", "status", "screening", "confirmed"
+    );
+    for r in &s.rows {
+        let screening = r
+            .screening_median
+            .map_or_else(|| "–".to_string(), |m| format!("{m:.3}×"));
+        let confirmed = r
+            .confirmation_tier
+            .clone()
+            .unwrap_or_else(|| "–".to_string());
+        let reason = r.reason.lines().next().unwrap_or_default();
+        let reason: String = reason.chars().take(100).collect();
+        let _ = writeln!(
+            out,
+            "{:>3}  {:<18} {:<22} {:>9} {:>10}  {reason}",
+            r.index,
+            r.name,
+            r.status.as_str(),
+            screening,
+            confirmed
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n{} candidate(s) tried; {:.0} s building in the search, {:.0} s in all.",
+        s.candidates_tried, s.build_s, s.total_s
+    );
+    match s
+        .accepted
+        .and_then(|i| s.rows.iter().find(|r| r.index == i))
+    {
+        Some(r) => {
+            let _ = writeln!(
+                out,
+                "accepted: candidate {} ({}), tier {}; evidence in {}",
+                r.index,
+                r.name,
+                r.confirmation_tier.as_deref().unwrap_or("?"),
+                run_dir
+                    .join(r.confirmation_run_dir.as_deref().unwrap_or(""))
+                    .display()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "no candidate was accepted; run directory {}",
+                run_dir.display()
+            );
+        }
+    }
+    out
+}

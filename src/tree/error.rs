@@ -120,6 +120,12 @@ pub enum PatchError {
         #[source]
         source: io::Error,
     },
+    #[error("`git {command}` failed in {}: {stderr}", path.display())]
+    GitCommand {
+        command: String,
+        path: PathBuf,
+        stderr: String,
+    },
 }
 
 fn does_not_apply(file: &str, hunk: Option<&str>, detail: &str) -> String {

@@ -12,6 +12,8 @@ use super::PatchError;
 pub(super) struct GitRun {
     pub success: bool,
     pub stdout: String,
+    /// The exact bytes of stdout (a diff may hold any bytes).
+    pub stdout_bytes: Vec<u8>,
     pub stderr: String,
 }
 
@@ -48,6 +50,7 @@ pub(super) fn run_git(root: &Path, args: &[&OsStr]) -> Result<GitRun, PatchError
     Ok(GitRun {
         success: output.status.success(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stdout_bytes: output.stdout,
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     })
 }

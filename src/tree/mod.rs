@@ -6,6 +6,7 @@
 //! its `git diff` taken later without any link back to the user's history.
 
 mod apply;
+mod diff;
 mod error;
 mod gitcli;
 mod inspect;
@@ -17,6 +18,7 @@ mod safety;
 use std::path::PathBuf;
 
 pub use apply::{Applied, Applier, apply_patch};
+pub use diff::diff_worktree;
 pub use error::{PatchError, Refusal, TreeError};
 pub use inspect::{
     ChangeKind, Content, FileChange, FileMode, MAX_PATCH_BYTES, PatchSummary, inspect_patch,

@@ -1,0 +1,326 @@
+//! The untimed lanes of the search: the baseline is built, tested and checked once; each candidate
+//! is checked for safety, applied, built, tested and compared against the baseline's check
+//! outputs. Only candidates that pass everything are screened.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::journal::{Entry, Status};
+use super::{CampaignError, CampaignRun};
+use crate::check::{self, Comparison};
+use crate::confirm::steps::{self, StepInput, StepOutput};
+use crate::measure::spawn::ProcessRunner;
+use crate::spec::workload::{Role, Scenario};
+use crate::tree::{self, PatchError, Tree};
+
+/// The outcome of one lane step for a candidate: go on, or stop with a status and reason.
+type Lane = Result<(), (Status, String)>;
+
+/// One untimed command of a lane.
+struct Cmd<'a> {
+    step: String,
+    command: String,
+    cwd: Option<&'a str>,
+    env: &'a std::collections::BTreeMap<String, String>,
+    timeout: Duration,
+    /// Keep stdout as the check output of this scenario.
+    keep_stdout: Option<&'a str>,
+}
+
+impl CampaignRun<'_> {
+    /// A fresh clean tree `work/<label>` (replacing a leftover of an interrupted run), with the
+    /// overlay copied in when `overlay` is set.
+    pub(super) fn fresh_tree(&mut self, label: &str, overlay: bool) -> Result<Tree, CampaignError> {
+        let dest = self.work.join(label);
+        if dest.exists() {
+            std::fs::remove_dir_all(&dest)
+                .map_err(|e| CampaignError::io("cannot clear a leftover tree", e))?;
+        }
+        let t = tree::materialize(&self.pinned, &dest)
+            .map_err(|e| CampaignError::Internal(format!("cannot check out {label}: {e}")))?;
+        if overlay {
+            tree::copy_overlay(&self.plan.overlay, &t, &self.plan.overlay_base)
+                .map_err(|e| CampaignError::Usage(format!("cannot copy the overlay: {e}")))?;
+        }
+        Ok(t)
+    }
+
+    pub(super) fn training(&self) -> Vec<Scenario> {
+        let s = &self.plan.workload.scenarios;
+        s.iter()
+            .filter(|s| s.role == Role::Training)
+            .cloned()
+            .collect()
+    }
+
+    fn step(&self, tree: &Tree, label: &str, c: Cmd<'_>) -> Result<StepOutput, CampaignError> {
+        let keep_stdout = match c.keep_stdout {
+            Some(scenario) => Some(
+                self.run_dir
+                    .output_path(label, scenario)
+                    .map_err(|e| CampaignError::io("cannot create the outputs folder", e))?,
+            ),
+            None => None,
+        };
+        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
+        let input = StepInput {
+            step: c.step,
+            tree_label: label,
+            tree_root: &tree.root,
+            cwd: c.cwd,
+            command: c.command,
+            env: c.env,
+            timeout: c.timeout,
+            keep_stdout,
+        };
+        steps::run_step(&mut runner, &self.run_dir, input)
+            .map_err(|e| CampaignError::Internal(e.to_string()))
+    }
+
+    /// Build, artifacts and tests of one tree: `Err` carries the status and reason.
+    fn build_and_test(&mut self, t: &Tree, label: &str) -> Result<Lane, CampaignError> {
+        let w = self.plan.workload.clone();
+        let started = Instant::now();
+        let out = self.step(
+            t,
+            label,
+            Cmd {
+                step: "build".into(),
+                command: w.build.command.clone(),
+                cwd: w.build.cwd.as_deref(),
+                env: &w.build.env,
+                timeout: w.build.timeout_s.duration(),
+                keep_stdout: None,
+            },
+        )?;
+        self.build_s += started.elapsed().as_secs_f64();
+        if !out.record.succeeded() {
+            let status = if out.record.timed_out {
+                Status::TimedOut
+            } else {
+                Status::BuildFailed
+            };
+            return Ok(Err((status, failure(&out, w.build.timeout_s.duration()))));
+        }
+        let cwd = w.build.cwd.as_deref().unwrap_or(".");
+        if let Some(missing) = w
+            .build
+            .artifacts
+            .iter()
+            .find(|a| !t.root.join(cwd).join(a).is_file())
+        {
+            return Ok(Err((
+                Status::BuildFailed,
+                format!("the build did not produce `{missing}`"),
+            )));
+        }
+        for (i, command) in w.test.command.as_slice().iter().enumerate() {
+            let out = self.step(
+                t,
+                label,
+                Cmd {
+                    step: format!("test-{}", i + 1),
+                    command: command.clone(),
+                    cwd: w.test.cwd.as_deref(),
+                    env: &w.test.env,
+                    timeout: w.test.timeout_s.duration(),
+                    keep_stdout: None,
+                },
+            )?;
+            if !out.record.succeeded() {
+                let status = if out.record.timed_out {
+                    Status::TimedOut
+                } else {
+                    Status::TestsFailed
+                };
+                return Ok(Err((status, failure(&out, w.test.timeout_s.duration()))));
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    fn run_check(&self, t: &Tree, label: &str, s: &Scenario) -> Result<StepOutput, CampaignError> {
+        let command = check::fill_seed(&s.check, self.search_seed);
+        self.step(
+            t,
+            label,
+            Cmd {
+                step: format!("check-{}", s.name),
+                command,
+                cwd: s.cwd.as_deref(),
+                env: &s.env,
+                timeout: s.timeout_s.duration(),
+                keep_stdout: Some(&s.name),
+            },
+        )
+    }
+
+    /// Builds, tests and checks the baseline once; its check outputs are the reference.
+    pub(super) fn prepare_baseline(&mut self) -> Result<Tree, CampaignError> {
+        let dest = self.work.join("baseline");
+        if self.state.baseline_ready && dest.join(".git").exists() {
+            return Ok(Tree {
+                root: dest,
+                base_sha: self.pinned.sha.clone(),
+                commit: String::new(),
+            });
+        }
+        self.stage("baseline: build, tests, checks");
+        let t = self.fresh_tree("baseline", true)?;
+        let started = Instant::now();
+        if let Err((_, reason)) = self.build_and_test(&t, "baseline")? {
+            return Err(CampaignError::Baseline(reason));
+        }
+        for s in self.training() {
+            let out = self.run_check(&t, "baseline", &s)?;
+            if !out.record.succeeded() {
+                return Err(CampaignError::Baseline(format!(
+                    "check of `{}`: {}",
+                    s.name,
+                    failure(&out, s.timeout_s.duration())
+                )));
+            }
+        }
+        self.record(Entry::BaselineReady {
+            build_s: started.elapsed().as_secs_f64(),
+        })?;
+        Ok(t)
+    }
+
+    /// Safety, apply, build, tests and differential for one candidate; the status is journaled.
+    pub(super) fn check_candidate(
+        &mut self,
+        index: usize,
+        baseline: &Tree,
+    ) -> Result<(), CampaignError> {
+        let patch_path = self
+            .state
+            .patch_path(&self.run_dir.path, index)
+            .ok_or_else(|| CampaignError::Internal(format!("candidate {index} is unknown")))?;
+        let bytes = std::fs::read(&patch_path)
+            .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
+        let label = format!("candidate-{index}");
+        self.stage(&format!("check {label}"));
+        match self.candidate_lane(&label, &bytes, baseline)? {
+            // The built tree stays for screening, which comes next.
+            Ok(()) => self.set_status(
+                index,
+                Status::Checked,
+                "builds, tests and check outputs match".into(),
+            ),
+            Err((status, reason)) => {
+                let _ = std::fs::remove_dir_all(self.work.join(&label));
+                self.set_status(index, status, reason)
+            }
+        }
+    }
+
+    fn candidate_lane(
+        &mut self,
+        label: &str,
+        bytes: &[u8],
+        baseline: &Tree,
+    ) -> Result<Lane, CampaignError> {
+        let summary = match tree::inspect_patch(bytes) {
+            Ok(s) => s,
+            Err(e) => return Ok(Err((Status::Refused, e.to_string()))),
+        };
+        if let Err(e) = tree::check_patch_safety(&summary, baseline, &self.plan.workload.protected)
+        {
+            return Ok(Err((refusal_status(&e), e.to_string())));
+        }
+        let t = self.fresh_tree(label, true)?;
+        if let Err(e) = tree::apply_patch(&t, bytes) {
+            return Ok(Err((refusal_status(&e), e.to_string())));
+        }
+        seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
+        if let Err(stop) = self.build_and_test(&t, label)? {
+            return Ok(Err(stop));
+        }
+        for s in self.training() {
+            let cand = self.run_check(&t, label, &s)?;
+            if !cand.record.succeeded() {
+                return Ok(Err((
+                    Status::DifferentialMismatch,
+                    format!(
+                        "check of `{}`: {}",
+                        s.name,
+                        failure(&cand, s.timeout_s.duration())
+                    ),
+                )));
+            }
+            let reference = self
+                .run_dir
+                .output_path("baseline", &s.name)
+                .map_err(|e| CampaignError::io("cannot find the baseline outputs", e))?;
+            let read = |p: &Path| {
+                std::fs::read(p).map_err(|e| CampaignError::io("cannot read a check output", e))
+            };
+            if let Comparison::Differs(m) =
+                check::compare_outputs(&s.compare, &read(&reference)?, &read(&cand.stdout_path)?)
+            {
+                return Ok(Err((
+                    Status::DifferentialMismatch,
+                    format!("scenario `{}`: {}\n{}", s.name, m.summary, m.diff),
+                )));
+            }
+        }
+        Ok(Ok(()))
+    }
+}
+
+fn refusal_status(e: &PatchError) -> Status {
+    match e {
+        PatchError::DoesNotApply { .. } | PatchError::BinaryWithoutData { .. } => {
+            Status::DidNotApply
+        }
+        _ => Status::Refused,
+    }
+}
+
+fn failure(out: &StepOutput, timeout: Duration) -> String {
+    let tail: Vec<&str> = out.run.stderr_tail.lines().rev().take(8).collect();
+    let tail: Vec<String> = tail.into_iter().rev().map(|l| format!("  | {l}")).collect();
+    format!(
+        "`{}`: {}\n{}",
+        out.record.command,
+        steps::describe_failure(&out.record, timeout),
+        tail.join("\n")
+    )
+}
+
+/// Cargo targets: when the candidate's `Cargo.lock` equals the baseline's, start its build from a
+/// copy of the baseline's compiled dependencies so only the changed crates rebuild. Best effort:
+/// any failure just means a full build.
+pub(super) fn seed_cargo_target(
+    baseline: &Path,
+    candidate: &Path,
+    build: &crate::spec::workload::BuildStep,
+) {
+    let cwd = build.cwd.as_deref().unwrap_or(".");
+    let target_rel = build
+        .env
+        .get("CARGO_TARGET_DIR")
+        .map_or("target", String::as_str);
+    if Path::new(target_rel).is_absolute() {
+        return;
+    }
+    let (b, c) = (baseline.join(cwd), candidate.join(cwd));
+    let same_lock = match (
+        std::fs::read(b.join("Cargo.lock")),
+        std::fs::read(c.join("Cargo.lock")),
+    ) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    };
+    let from = b.join(target_rel);
+    if !same_lock || !from.is_dir() || c.join(target_rel).exists() {
+        return;
+    }
+    let _ = std::process::Command::new("cp")
+        .arg("-a")
+        .arg("--reflink=auto")
+        .arg(&from)
+        .arg(c.join(target_rel))
+        .status();
+}

@@ -1,0 +1,231 @@
+//! The campaign journal: one JSON line per finished step, appended and flushed to disk as each
+//! step completes, so a campaign interrupted at any point (Ctrl-C, SIGKILL, power) resumes from the
+//! last finished step without repeating or losing a measurement.
+//!
+//! The journal is the source of truth of a run: the summary and the receipts are derived from it.
+//! A torn last line (the process died mid-write) is ignored on reading.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::record::{Pair, WarmupRun};
+
+/// The journal's file name inside the run directory.
+pub const JOURNAL: &str = "journal.jsonl";
+
+/// Where a candidate came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Patch,
+    Agent,
+}
+
+/// What became of a candidate; the last status journaled is its status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Collected, not yet checked.
+    Collected,
+    /// Refused before anything ran: a protected or unsafe path, or an unreadable patch.
+    Refused,
+    DidNotApply,
+    BuildFailed,
+    TestsFailed,
+    DifferentialMismatch,
+    SanitizerFailure,
+    TimedOut,
+    /// The agent command failed (non-zero exit); its patch is kept but not checked.
+    AgentFailed,
+    /// The agent produced no change.
+    NoChange,
+    /// Every check passed; waiting for screening.
+    Checked,
+    /// Screening pairs measured.
+    Screened,
+    /// Sent to a fresh confirmation, which accepted it.
+    Confirmed,
+    /// Sent to a fresh confirmation, which did not accept it.
+    Rejected,
+    /// Sent to a fresh confirmation, which could not decide.
+    Inconclusive,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Collected => "collected",
+            Status::Refused => "refused",
+            Status::DidNotApply => "did not apply",
+            Status::BuildFailed => "build failed",
+            Status::TestsFailed => "tests failed",
+            Status::DifferentialMismatch => "differential mismatch",
+            Status::SanitizerFailure => "sanitizer failure",
+            Status::TimedOut => "timed out",
+            Status::AgentFailed => "agent failed",
+            Status::NoChange => "no change",
+            Status::Checked => "checked",
+            Status::Screened => "screened",
+            Status::Confirmed => "confirmed",
+            Status::Rejected => "rejected",
+            Status::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// One line of the journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "entry", rename_all = "snake_case")]
+pub enum Entry {
+    Started {
+        run_id: String,
+        campaign_file: String,
+        baseline_sha: String,
+        /// The `{seed}` of the search (checks and screening); confirmation draws its own.
+        search_seed: u64,
+        evo_version: String,
+    },
+    Candidate {
+        index: usize,
+        name: String,
+        source: Source,
+        /// Relative to the run directory: `candidate_<index>.patch`.
+        patch_file: String,
+        explanation: Option<String>,
+    },
+    Status {
+        index: usize,
+        status: Status,
+        reason: String,
+    },
+    /// The baseline tree is built, tested and its check outputs are kept.
+    BaselineReady {
+        build_s: f64,
+    },
+    Warmups {
+        index: usize,
+        runs: Vec<WarmupRun>,
+    },
+    /// One screening pair of candidate `index` against the baseline.
+    ScreeningPair {
+        index: usize,
+        pair: Pair,
+    },
+    /// Instruction counts from callgrind, when enabled.
+    Instructions {
+        index: usize,
+        baseline: u64,
+        candidate: u64,
+    },
+    Confirmation {
+        index: usize,
+        run_dir: String,
+        verdict: String,
+        tier: String,
+    },
+    Finished {
+        seconds: f64,
+    },
+}
+
+/// An open journal, appending.
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+}
+
+impl Journal {
+    /// Opens (creating if needed) the journal of `run_dir` for appending.
+    pub fn open(run_dir: &Path) -> io::Result<Journal> {
+        let path = run_dir.join(JOURNAL);
+        let file = OpenOptions::new().create(true).append(true).open(&path)?;
+        Ok(Journal { path, file })
+    }
+
+    /// Appends one entry and makes it durable before returning.
+    pub fn append(&mut self, entry: &Entry) -> io::Result<()> {
+        let mut line = serde_json::to_vec(entry).map_err(io::Error::other)?;
+        line.push(b'\n');
+        self.file.write_all(&line)?;
+        self.file.sync_data()
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Every complete entry of a journal, in order. A last line without its newline (a write cut
+/// short) is dropped; a malformed line elsewhere is an error naming its line number.
+pub fn read(run_dir: &Path) -> io::Result<Vec<Entry>> {
+    let path = run_dir.join(JOURNAL);
+    let file = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut entries = Vec::new();
+    let mut reader = BufReader::new(file);
+    let mut line = String::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            break;
+        }
+        number += 1;
+        if !line.ends_with('\n') {
+            break;
+        }
+        let entry = serde_json::from_str(line.trim_end()).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}:{number}: not a journal entry: {e}", path.display()),
+            )
+        })?;
+        entries.push(entry);
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_survive_a_round_trip_and_a_torn_last_line_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::open(dir.path()).unwrap();
+        let a = Entry::Status {
+            index: 1,
+            status: Status::BuildFailed,
+            reason: "exit 2".into(),
+        };
+        let b = Entry::Finished { seconds: 1.5 };
+        j.append(&a).unwrap();
+        j.append(&b).unwrap();
+        drop(j);
+        assert_eq!(read(dir.path()).unwrap(), vec![a.clone(), b.clone()]);
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(JOURNAL))
+            .unwrap();
+        f.write_all(b"{\"entry\":\"finis").unwrap();
+        assert_eq!(read(dir.path()).unwrap(), vec![a, b]);
+    }
+
+    #[test]
+    fn a_corrupt_line_in_the_middle_is_an_error_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(JOURNAL),
+            "garbage\n{\"entry\":\"finished\",\"seconds\":1}\n",
+        )
+        .unwrap();
+        let err = read(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("journal.jsonl:1"), "{err}");
+    }
+}

@@ -1,0 +1,393 @@
+//! `evo campaign run`: many candidates in, one confirmed and signed result out, and a status and
+//! reason for every other candidate (DESIGN §2).
+//!
+//! The stages: collect candidates (patch files, agent runs) → build, test and check the baseline
+//! once → check each candidate (safety, apply, build, tests, differential) → screen the survivors
+//! with a few pairs each (ranking only) → fresh confirmation of the top candidate(s) with
+//! `evo confirm`'s pipeline. Every finished step is journaled (`journal`), so `--resume` picks up
+//! where a crash left off; a lock (`lock`) keeps a second evo off the same run.
+
+mod checks;
+mod collect;
+pub mod journal;
+pub mod lock;
+mod screen;
+pub mod state;
+pub mod summary;
+
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+use serde::Serialize;
+
+use crate::confirm::rundir::{self, RunDir};
+use crate::confirm::{self, ConfirmEvent, ConfirmOptions};
+use crate::measure::schedule::RunEvent;
+use crate::plan::{CampaignPlan, RUN_MANIFEST, RunManifest};
+use crate::tree::{self, Pinned};
+use journal::{Entry, Journal, Status};
+use lock::RunLock;
+use state::State;
+
+pub use screen::{shell_quote, sum_callgrind_totals};
+
+/// How to run a campaign.
+#[derive(Debug, Clone)]
+pub struct CampaignOptions {
+    /// The `evo` binary used as the helper for every child process.
+    pub helper: PathBuf,
+    /// `Some(run id)` or `Some("latest")` to continue an interrupted run.
+    pub resume: Option<String>,
+}
+
+/// Progress for a reporter (terminal or `--json` lines); the pipeline never prints.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum CampaignEvent {
+    Stage {
+        name: String,
+    },
+    Candidate {
+        index: usize,
+        name: String,
+        status: String,
+        reason: String,
+    },
+    Run(RunEvent),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CampaignError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("the baseline itself fails: {0}")]
+    Baseline(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl CampaignError {
+    fn io(context: &str, source: std::io::Error) -> CampaignError {
+        CampaignError::Io {
+            context: context.to_string(),
+            source,
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CampaignError::Usage(_) | CampaignError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
+            _ => crate::exit_codes::INTERNAL_ERROR,
+        }
+    }
+}
+
+/// A running campaign.
+pub(crate) struct CampaignRun<'a> {
+    plan: &'a CampaignPlan,
+    opts: &'a CampaignOptions,
+    run_dir: RunDir,
+    journal: Journal,
+    _lock: RunLock,
+    pinned: Pinned,
+    search_seed: u64,
+    state: State,
+    work: PathBuf,
+    on_event: &'a mut dyn FnMut(CampaignEvent),
+    build_s: f64,
+}
+
+/// A finished campaign: its summary and run directory.
+#[derive(Debug)]
+pub struct CampaignOutcome {
+    pub summary: summary::Summary,
+    pub run_dir: PathBuf,
+}
+
+/// The run directory to resume: an id under the output folder, or the newest one there.
+fn resume_dir(output: &Path, which: &str) -> Result<PathBuf, CampaignError> {
+    if which != "latest" {
+        let dir = output.join(which);
+        return if dir.join(journal::JOURNAL).is_file() {
+            Ok(dir)
+        } else {
+            Err(CampaignError::Usage(format!(
+                "no campaign run `{which}` in {} to resume",
+                output.display()
+            )))
+        };
+    }
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(output)
+        .map_err(|e| CampaignError::io(&format!("cannot list {}", output.display()), e))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join(journal::JOURNAL).is_file())
+        .collect();
+    runs.sort();
+    runs.pop().ok_or_else(|| {
+        CampaignError::Usage(format!("no campaign run in {} to resume", output.display()))
+    })
+}
+
+/// Runs (or resumes) the campaign to the end.
+pub fn run_campaign(
+    plan: &CampaignPlan,
+    opts: &CampaignOptions,
+    on_event: &mut dyn FnMut(CampaignEvent),
+) -> Result<CampaignOutcome, CampaignError> {
+    let started = Instant::now();
+    if plan.patches.is_empty() && plan.campaign.agent.is_none() {
+        return Err(CampaignError::Usage(format!(
+            "{}: the campaign has no candidates: give `candidates` (patch files) or `agent`",
+            plan.campaign_file.display()
+        )));
+    }
+    let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
+        .map_err(|e| CampaignError::Usage(e.to_string()))?;
+    let run_dir = match &opts.resume {
+        Some(which) => {
+            let path = resume_dir(&plan.output_dir, which)?;
+            let id = path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            RunDir { id, path }
+        }
+        None => {
+            let id = rundir::run_id(SystemTime::now(), &plan.campaign.name, &pinned.sha);
+            RunDir::create(&plan.output_dir, &id)
+                .map_err(|e| CampaignError::io("cannot create the run directory", e))?
+        }
+    };
+    let lock = RunLock::acquire(&run_dir.path).map_err(|e| CampaignError::Usage(e.to_string()))?;
+    let entries = journal::read(&run_dir.path)
+        .map_err(|e| CampaignError::io("cannot read the journal", e))?;
+    let state = State::from_entries(&entries);
+    if let Some(sha) = &state.baseline_sha {
+        if *sha != pinned.sha {
+            return Err(CampaignError::Usage(format!(
+                "run {} pinned {sha}, but the campaign's baseline now resolves to {}: start a new run",
+                run_dir.id, pinned.sha
+            )));
+        }
+    }
+    let journal = Journal::open(&run_dir.path)
+        .map_err(|e| CampaignError::io("cannot open the journal", e))?;
+    let work = run_dir.path.join("work");
+    std::fs::create_dir_all(&work)
+        .map_err(|e| CampaignError::io("cannot create the work folder", e))?;
+    let search_seed = match state.search_seed {
+        Some(seed) => seed,
+        None => {
+            crate::check::fresh_seed().map_err(|e| CampaignError::io("cannot draw a seed", e))?
+        }
+    };
+    let mut run = CampaignRun {
+        plan,
+        opts,
+        run_dir,
+        journal,
+        _lock: lock,
+        pinned,
+        search_seed,
+        state,
+        work,
+        on_event,
+        build_s: 0.0,
+    };
+    if run.state.run_id.is_none() {
+        run.record(Entry::Started {
+            run_id: run.run_dir.id.clone(),
+            campaign_file: plan.campaign_file.display().to_string(),
+            baseline_sha: run.pinned.sha.clone(),
+            search_seed,
+            evo_version: env!("CARGO_PKG_VERSION").to_string(),
+        })?;
+    }
+    run.write_manifest()?;
+    run.stages()?;
+    run.finish(started)
+}
+
+impl CampaignRun<'_> {
+    fn stage(&mut self, name: &str) {
+        (self.on_event)(CampaignEvent::Stage {
+            name: name.to_string(),
+        });
+    }
+
+    /// Journals an entry (durably) and applies it to the state.
+    fn record(&mut self, entry: Entry) -> Result<(), CampaignError> {
+        self.journal
+            .append(&entry)
+            .map_err(|e| CampaignError::io("cannot write the journal", e))?;
+        self.state.apply(&entry);
+        Ok(())
+    }
+
+    fn set_status(
+        &mut self,
+        index: usize,
+        status: Status,
+        reason: String,
+    ) -> Result<(), CampaignError> {
+        let name = self
+            .state
+            .candidate_mut(index)
+            .map_or_else(String::new, |c| c.name.clone());
+        (self.on_event)(CampaignEvent::Candidate {
+            index,
+            name,
+            status: status.as_str().to_string(),
+            reason: reason.lines().next().unwrap_or_default().to_string(),
+        });
+        self.record(Entry::Status {
+            index,
+            status,
+            reason,
+        })
+    }
+
+    fn write_manifest(&self) -> Result<(), CampaignError> {
+        let manifest = RunManifest {
+            campaign: self.plan.campaign_file.clone(),
+            run_id: self.run_dir.id.clone(),
+        };
+        let text = serde_json::to_vec_pretty(&manifest)
+            .map_err(|e| CampaignError::Internal(e.to_string()))?;
+        self.run_dir
+            .write(RUN_MANIFEST, &text)
+            .map_err(|e| CampaignError::io("cannot write the run manifest", e))?;
+        Ok(())
+    }
+
+    fn indices_with(&self, status: Status) -> Vec<usize> {
+        self.state
+            .candidates
+            .iter()
+            .filter(|c| c.status == status)
+            .map(|c| c.index)
+            .collect()
+    }
+
+    fn stages(&mut self) -> Result<(), CampaignError> {
+        if self.state.finished {
+            return Ok(());
+        }
+        self.stage("collect candidates");
+        self.collect_patches()?;
+        self.collect_agent_runs()?;
+        let unfinished =
+            self.indices_with(Status::Collected).len() + self.indices_with(Status::Checked).len();
+        if unfinished > 0 {
+            let baseline = self.prepare_baseline()?;
+            for index in self.indices_with(Status::Collected) {
+                self.check_candidate(index, &baseline)?;
+            }
+            // Each candidate is rebuilt right before its pairs; nothing else builds meanwhile.
+            for index in self.indices_with(Status::Checked) {
+                self.screen(index, &baseline)?;
+            }
+        }
+        self.confirm_top()
+    }
+
+    /// Fresh confirmations of the best-screened candidates (only those faster in screening).
+    fn confirm_top(&mut self) -> Result<(), CampaignError> {
+        let ranking = summary::ranking(&self.state.candidates);
+        let top = self.plan.campaign.confirm.top.get();
+        let chosen: Vec<usize> = ranking
+            .iter()
+            .filter(|(_, median)| *median > 1.0)
+            .take(top)
+            .map(|(i, _)| *i)
+            .collect();
+        for index in chosen {
+            if self
+                .state
+                .candidate_mut(index)
+                .is_some_and(|c| c.confirmation.is_some())
+            {
+                continue;
+            }
+            self.stage(&format!("confirm candidate {index}"));
+            let patch_file = self
+                .state
+                .patch_path(&self.run_dir.path, index)
+                .ok_or_else(|| CampaignError::Internal(format!("candidate {index} is unknown")))?;
+            let bytes = std::fs::read(&patch_file)
+                .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
+            let mut plan = self.plan.confirm_plan(patch_file, bytes);
+            plan.output_dir = self.run_dir.path.join("confirmations");
+            let opts = ConfirmOptions {
+                helper: self.opts.helper.clone(),
+                work_dir: None,
+            };
+            let on_event = &mut *self.on_event;
+            let mut forward = |e: ConfirmEvent| match e {
+                ConfirmEvent::Stage(name) => on_event(CampaignEvent::Stage {
+                    name: format!("confirm: {name}"),
+                }),
+                ConfirmEvent::Run(r) => on_event(CampaignEvent::Run(r)),
+            };
+            match confirm::run_confirm(&plan, &opts, &mut forward) {
+                Ok(done) => {
+                    let verdict = format!("{:?}", done.result.verdict).to_lowercase();
+                    let status = match done.result.verdict {
+                        confirm::result::Verdict::Accepted => Status::Confirmed,
+                        confirm::result::Verdict::Rejected => Status::Rejected,
+                        confirm::result::Verdict::Inconclusive => Status::Inconclusive,
+                    };
+                    let run_dir = self.run_dir.relative(&done.run_dir);
+                    self.record(Entry::Confirmation {
+                        index,
+                        run_dir: run_dir.clone(),
+                        verdict,
+                        tier: done.result.tier.as_str().to_string(),
+                    })?;
+                    let reason = done
+                        .result
+                        .reasons
+                        .first()
+                        .cloned()
+                        .unwrap_or_else(|| format!("tier {}", done.result.tier.as_str()));
+                    self.set_status(index, status, format!("{reason} ({run_dir})"))?;
+                }
+                Err(e) => {
+                    let status = match &e {
+                        confirm::ConfirmError::Baseline(_) => {
+                            return Err(CampaignError::Baseline(e.to_string()));
+                        }
+                        _ => Status::Inconclusive,
+                    };
+                    self.set_status(index, status, format!("the confirmation stopped: {e}"))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, started: Instant) -> Result<CampaignOutcome, CampaignError> {
+        let seconds = started.elapsed().as_secs_f64();
+        if !self.state.finished {
+            self.record(Entry::Finished { seconds })?;
+        }
+        let summary = summary::Summary::new(&self.run_dir.id, &self.state, self.build_s, seconds);
+        let text = serde_json::to_vec_pretty(&summary)
+            .map_err(|e| CampaignError::Internal(e.to_string()))?;
+        self.run_dir
+            .write("summary.json", &text)
+            .map_err(|e| CampaignError::io("cannot write summary.json", e))?;
+        // The trees are rebuilt from the journal if ever needed; keep the run directory small.
+        let _ = std::fs::remove_dir_all(&self.work);
+        Ok(CampaignOutcome {
+            summary,
+            run_dir: self.run_dir.path.clone(),
+        })
+    }
+}

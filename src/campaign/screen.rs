@@ -1,0 +1,254 @@
+//! Screening: a few pairs per surviving candidate against the shared baseline build, with rusage
+//! (and callgrind instruction counts when enabled). Screening ranks; it never accepts. Every pair
+//! is journaled as it completes, so a resumed campaign continues at the next pair.
+
+use std::path::Path;
+
+use super::journal::{Entry, Status};
+use super::{CampaignError, CampaignEvent, CampaignRun};
+use crate::check;
+use crate::measure::record::Order;
+use crate::measure::runner::RunSpec;
+use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
+use crate::measure::spawn::ProcessRunner;
+use crate::spec::campaign::Counter;
+use crate::spec::workload::Scenario;
+use crate::stats::{self, Ratios};
+use crate::tree::Tree;
+
+fn spec(root: &Path, s: &Scenario, seed: u64) -> RunSpec {
+    RunSpec {
+        cwd: Some(root.join(s.cwd.as_deref().unwrap_or("."))),
+        env: s.env.clone(),
+        ..RunSpec::new(check::fill_seed(&s.run, seed), s.timeout_s.duration())
+    }
+}
+
+impl CampaignRun<'_> {
+    /// Screens candidate `index` on the first training scenario; resumes after its last pair.
+    pub(super) fn screen(&mut self, index: usize, baseline: &Tree) -> Result<(), CampaignError> {
+        let Some(s) = self.training().into_iter().next() else {
+            return Err(CampaignError::Internal("no training scenario".into()));
+        };
+        let label = format!("candidate-{index}");
+        let patch = self
+            .state
+            .patch_path(&self.run_dir.path, index)
+            .ok_or_else(|| CampaignError::Internal(format!("candidate {index} is unknown")))?;
+        let bytes = std::fs::read(&patch)
+            .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
+        self.stage(&format!("screen {label}"));
+        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
+        let t = match self.built_tree(&label) {
+            Some(t) => t,
+            // Lost with an interrupted run: rebuild it before measuring anything.
+            None => match self.rebuild_for_screening(&label, &bytes, baseline, &mut runner)? {
+                Some(t) => t,
+                None => {
+                    return self.set_status(
+                        index,
+                        Status::BuildFailed,
+                        "the rebuild for screening failed".into(),
+                    );
+                }
+            },
+        };
+        let result = self.screen_pairs(index, &s, baseline, &t, &mut runner);
+        let _ = std::fs::remove_dir_all(&t.root);
+        result
+    }
+
+    /// The candidate tree the check lane left built, if it is still there.
+    fn built_tree(&self, label: &str) -> Option<Tree> {
+        let root = self.work.join(label);
+        root.join(".git").is_dir().then(|| Tree {
+            root,
+            base_sha: self.pinned.sha.clone(),
+            commit: String::new(),
+        })
+    }
+
+    fn rebuild_for_screening(
+        &mut self,
+        label: &str,
+        bytes: &[u8],
+        baseline: &Tree,
+        runner: &mut ProcessRunner,
+    ) -> Result<Option<Tree>, CampaignError> {
+        let t = self.fresh_tree(label, true)?;
+        crate::tree::apply_patch(&t, bytes).map_err(|e| CampaignError::Internal(e.to_string()))?;
+        super::checks::seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
+        let build = self.plan.workload.build.clone();
+        let input = crate::confirm::steps::StepInput {
+            step: "screen-build".into(),
+            tree_label: label,
+            tree_root: &t.root,
+            cwd: build.cwd.as_deref(),
+            command: build.command.clone(),
+            env: &build.env,
+            timeout: build.timeout_s.duration(),
+            keep_stdout: None,
+        };
+        let started = std::time::Instant::now();
+        let built = crate::confirm::steps::run_step(runner, &self.run_dir, input)
+            .map_err(|e| CampaignError::Internal(e.to_string()))?;
+        self.build_s += started.elapsed().as_secs_f64();
+        Ok(built.record.succeeded().then_some(t))
+    }
+
+    fn screen_pairs(
+        &mut self,
+        index: usize,
+        s: &Scenario,
+        baseline: &Tree,
+        t: &Tree,
+        runner: &mut ProcessRunner,
+    ) -> Result<(), CampaignError> {
+        let seed = self.search_seed;
+        let (b, c) = (spec(&baseline.root, s, seed), spec(&t.root, s, seed));
+        let arms = Arms {
+            baseline: &b,
+            candidate: &c,
+        };
+        let want = self.plan.campaign.search.pairs.get();
+        let (done, warmed) = self
+            .state
+            .candidate_mut(index)
+            .map_or((0, false), |c| (c.pairs.len(), !c.warmups.is_empty()));
+        if done == 0 && !warmed {
+            let measured = {
+                let on_event = &mut *self.on_event;
+                let mut emit = |e| on_event(CampaignEvent::Run(e));
+                schedule::run_warmups(runner, arms, 1, Order::CandidateFirst, &mut emit)
+            };
+            match measured {
+                Ok(runs) => self.record(Entry::Warmups { index, runs })?,
+                Err(e) => return self.screening_failure(index, e),
+            }
+        }
+        for i in done..want {
+            let first = if i % 2 == 0 {
+                Order::CandidateFirst
+            } else {
+                Order::BaselineFirst
+            };
+            let order = PairOrder {
+                first,
+                alternate: false,
+            };
+            let measured = {
+                let on_event = &mut *self.on_event;
+                let mut emit = |e| on_event(CampaignEvent::Run(e));
+                schedule::run_pairs(runner, arms, 1, order, Phase::Pairs, &mut emit)
+            };
+            let mut pair = match measured {
+                Ok(mut p) if !p.is_empty() => p.remove(0),
+                Ok(_) => return Err(CampaignError::Internal("a pair went missing".into())),
+                Err(e) => return self.screening_failure(index, e),
+            };
+            pair.index = i;
+            self.record(Entry::ScreeningPair { index, pair })?;
+        }
+        if self
+            .plan
+            .campaign
+            .search
+            .counters
+            .contains(&Counter::Callgrind)
+        {
+            self.count_instructions(index, &b, &c)?;
+        }
+        let ratios: Vec<f64> = self
+            .state
+            .candidate_mut(index)
+            .map_or_else(Vec::new, |c| c.pairs.iter().map(|p| p.ratio).collect());
+        let median = Ratios::new(ratios)
+            .map(|r| stats::median(&r))
+            .unwrap_or(f64::NAN);
+        self.set_status(
+            index,
+            Status::Screened,
+            format!("screening median {median:.4}× over {want} pairs"),
+        )
+    }
+
+    fn screening_failure(&mut self, index: usize, e: MeasureError) -> Result<(), CampaignError> {
+        match e {
+            MeasureError::RunFailed {
+                timed_out: true, ..
+            } => self.set_status(index, Status::TimedOut, e.to_string()),
+            MeasureError::RunFailed {
+                arm: crate::measure::record::Arm::Candidate,
+                ..
+            } => self.set_status(index, Status::Rejected, e.to_string()),
+            other => Err(CampaignError::Baseline(other.to_string())),
+        }
+    }
+
+    /// Instruction counts of one run of each arm under callgrind (children traced).
+    fn count_instructions(
+        &mut self,
+        index: usize,
+        b: &RunSpec,
+        c: &RunSpec,
+    ) -> Result<(), CampaignError> {
+        let dir = self.work.join(format!("callgrind-{index}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| CampaignError::io("cannot create the callgrind folder", e))?;
+        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
+        let mut count = |label: &str, spec: &RunSpec| -> Result<u64, CampaignError> {
+            let out = dir.join(label);
+            std::fs::create_dir_all(&out)
+                .map_err(|e| CampaignError::io("cannot create the callgrind folder", e))?;
+            let wrapped = RunSpec {
+                command: format!(
+                    "valgrind --tool=callgrind --trace-children=yes --callgrind-out-file={}/cg.%p sh -c {}",
+                    out.display(),
+                    shell_quote(&spec.command)
+                ),
+                ..spec.clone()
+            };
+            use crate::measure::runner::Runner;
+            let r = runner
+                .run(&wrapped)
+                .map_err(|e| CampaignError::Internal(e.to_string()))?;
+            if !r.succeeded() {
+                return Err(CampaignError::Usage(format!(
+                    "callgrind failed (is valgrind installed?): {}",
+                    r.stderr_tail
+                )));
+            }
+            Ok(sum_callgrind_totals(&out))
+        };
+        let (baseline, candidate) = (count("baseline", b)?, count("candidate", c)?);
+        self.record(Entry::Instructions {
+            index,
+            baseline,
+            candidate,
+        })
+    }
+}
+
+/// `'text'` for `sh`, with embedded single quotes escaped.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// Sum of the `summary:` (or `totals:`) instruction counts of every callgrind file in `dir`.
+pub fn sum_callgrind_totals(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|text| {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("summary:"))
+                .or_else(|| text.lines().find(|l| l.starts_with("totals:")))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .sum()
+}

@@ -1,0 +1,156 @@
+//! The state of a campaign, rebuilt from its journal: what every candidate became and every
+//! screening run, so a resumed run knows exactly what is left to do.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::journal::{Entry, Source, Status};
+use crate::measure::record::{Pair, WarmupRun};
+
+/// One candidate and everything learned about it so far.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    /// 1-based; the patch is `candidate_<index>.patch` in the run directory.
+    pub index: usize,
+    pub name: String,
+    pub source: Source,
+    pub patch_file: String,
+    pub explanation: Option<String>,
+    pub status: Status,
+    pub reason: String,
+    pub warmups: Vec<WarmupRun>,
+    pub pairs: Vec<Pair>,
+    pub instructions: Option<(u64, u64)>,
+    /// Median of the screening ratios, once screened.
+    pub screening_median: Option<f64>,
+    pub confirmation: Option<ConfirmationRef>,
+}
+
+/// Where a candidate's fresh confirmation went and what it concluded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfirmationRef {
+    pub run_dir: String,
+    pub verdict: String,
+    pub tier: String,
+}
+
+/// Everything the journal says.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct State {
+    pub run_id: Option<String>,
+    pub baseline_sha: Option<String>,
+    pub search_seed: Option<u64>,
+    pub baseline_ready: bool,
+    pub candidates: Vec<Candidate>,
+    /// Agent runs already journaled (their candidates exist even when they made no change).
+    pub agent_runs_done: usize,
+    pub finished: bool,
+}
+
+impl State {
+    pub fn candidate_mut(&mut self, index: usize) -> Option<&mut Candidate> {
+        self.candidates.iter_mut().find(|c| c.index == index)
+    }
+
+    /// Applies one journal entry.
+    pub fn apply(&mut self, entry: &Entry) {
+        match entry {
+            Entry::Started {
+                run_id,
+                baseline_sha,
+                search_seed,
+                ..
+            } => {
+                self.run_id = Some(run_id.clone());
+                self.baseline_sha = Some(baseline_sha.clone());
+                self.search_seed = Some(*search_seed);
+            }
+            Entry::Candidate {
+                index,
+                name,
+                source,
+                patch_file,
+                explanation,
+            } => {
+                if *source == Source::Agent {
+                    self.agent_runs_done += 1;
+                }
+                self.candidates.push(Candidate {
+                    index: *index,
+                    name: name.clone(),
+                    source: source.clone(),
+                    patch_file: patch_file.clone(),
+                    explanation: explanation.clone(),
+                    status: Status::Collected,
+                    reason: String::new(),
+                    warmups: Vec::new(),
+                    pairs: Vec::new(),
+                    instructions: None,
+                    screening_median: None,
+                    confirmation: None,
+                });
+            }
+            Entry::Status {
+                index,
+                status,
+                reason,
+            } => {
+                if let Some(c) = self.candidate_mut(*index) {
+                    c.status = *status;
+                    c.reason = reason.clone();
+                }
+            }
+            Entry::BaselineReady { .. } => self.baseline_ready = true,
+            Entry::Warmups { index, runs } => {
+                if let Some(c) = self.candidate_mut(*index) {
+                    c.warmups = runs.clone();
+                }
+            }
+            Entry::ScreeningPair { index, pair } => {
+                if let Some(c) = self.candidate_mut(*index) {
+                    c.pairs.push(pair.clone());
+                }
+            }
+            Entry::Instructions {
+                index,
+                baseline,
+                candidate,
+            } => {
+                if let Some(c) = self.candidate_mut(*index) {
+                    c.instructions = Some((*baseline, *candidate));
+                }
+            }
+            Entry::Confirmation {
+                index,
+                run_dir,
+                verdict,
+                tier,
+            } => {
+                if let Some(c) = self.candidate_mut(*index) {
+                    c.confirmation = Some(ConfirmationRef {
+                        run_dir: run_dir.clone(),
+                        verdict: verdict.clone(),
+                        tier: tier.clone(),
+                    });
+                }
+            }
+            Entry::Finished { .. } => self.finished = true,
+        }
+    }
+
+    pub fn from_entries(entries: &[Entry]) -> State {
+        let mut s = State::default();
+        for e in entries {
+            s.apply(e);
+        }
+        s
+    }
+
+    pub fn patch_path(&self, run_dir: &std::path::Path, index: usize) -> Option<PathBuf> {
+        self.candidates
+            .iter()
+            .find(|c| c.index == index)
+            .map(|c| run_dir.join(&c.patch_file))
+    }
+}

@@ -1,0 +1,115 @@
+//! The end of a campaign in one table: every candidate's status and reason, its screening figures
+//! and its confirmation — the same in `summary.json` and on the terminal.
+
+use serde::Serialize;
+
+use super::journal::{Source, Status};
+use super::state::{Candidate, State};
+use crate::stats::{self, Ratios};
+
+/// One row of the summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub index: usize,
+    pub name: String,
+    pub source: Source,
+    pub patch_file: String,
+    pub status: Status,
+    pub reason: String,
+    pub screening_pairs: usize,
+    pub screening_median: Option<f64>,
+    /// Mean max RSS of the candidate's screening runs, KiB.
+    pub screening_max_rss_kib: Option<f64>,
+    pub instructions: Option<(u64, u64)>,
+    pub confirmation_run_dir: Option<String>,
+    pub confirmation_verdict: Option<String>,
+    pub confirmation_tier: Option<String>,
+}
+
+/// The whole campaign, for `summary.json` and the terminal.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub run_id: String,
+    pub candidates_tried: usize,
+    pub rows: Vec<Row>,
+    /// Seconds spent building trees in the search (confirmations report their own).
+    pub build_s: f64,
+    pub total_s: f64,
+    /// The best confirmed candidate, if any was accepted.
+    pub accepted: Option<usize>,
+}
+
+fn median_of(c: &Candidate) -> Option<f64> {
+    let r = Ratios::new(c.pairs.iter().map(|p| p.ratio).collect()).ok()?;
+    Some(stats::median(&r))
+}
+
+/// Screened candidates, best first, with their screening medians.
+pub fn ranking(candidates: &[Candidate]) -> Vec<(usize, f64)> {
+    let mut ranked: Vec<(usize, f64)> = candidates
+        .iter()
+        .filter(|c| !c.pairs.is_empty() && c.status != Status::Refused)
+        .filter_map(|c| median_of(c).map(|m| (c.index, m)))
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked
+}
+
+impl Summary {
+    pub fn new(run_id: &str, state: &State, build_s: f64, total_s: f64) -> Summary {
+        let rows: Vec<Row> = state
+            .candidates
+            .iter()
+            .map(|c| {
+                let rss: Vec<f64> = c
+                    .pairs
+                    .iter()
+                    .map(|p| p.candidate.rusage.max_rss_kib as f64)
+                    .collect();
+                Row {
+                    index: c.index,
+                    name: c.name.clone(),
+                    source: c.source.clone(),
+                    patch_file: c.patch_file.clone(),
+                    status: c.status,
+                    reason: c.reason.clone(),
+                    screening_pairs: c.pairs.len(),
+                    screening_median: median_of(c),
+                    screening_max_rss_kib: (!rss.is_empty())
+                        .then(|| rss.iter().sum::<f64>() / rss.len() as f64),
+                    instructions: c.instructions,
+                    confirmation_run_dir: c.confirmation.as_ref().map(|x| x.run_dir.clone()),
+                    confirmation_verdict: c.confirmation.as_ref().map(|x| x.verdict.clone()),
+                    confirmation_tier: c.confirmation.as_ref().map(|x| x.tier.clone()),
+                }
+            })
+            .collect();
+        let accepted = ranking(&state.candidates)
+            .into_iter()
+            .map(|(i, _)| i)
+            .find(|i| {
+                rows.iter()
+                    .any(|r| r.index == *i && r.status == Status::Confirmed)
+            });
+        Summary {
+            run_id: run_id.to_string(),
+            candidates_tried: rows.len(),
+            rows,
+            build_s,
+            total_s,
+            accepted,
+        }
+    }
+
+    /// Accepted if a candidate was confirmed; inconclusive if the best one could not be decided;
+    /// rejected otherwise.
+    pub fn exit_code(&self) -> i32 {
+        if self.accepted.is_some() {
+            crate::exit_codes::ACCEPTED
+        } else if self.rows.iter().any(|r| r.status == Status::Inconclusive) {
+            crate::exit_codes::INCONCLUSIVE
+        } else {
+            crate::exit_codes::REJECTED
+        }
+    }
+}
