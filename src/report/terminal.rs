@@ -176,7 +176,16 @@ pub fn render_confirm(
     }
     let _ = writeln!(out, "\nverdict: {:?} (tier {})", r.verdict, r.tier.as_str());
     for reason in &r.reasons {
-        let _ = writeln!(out, "  - {}", reason.lines().next().unwrap_or_default());
+        // The first lines carry the gist (a sanitizer names itself on one line, its report on the
+        // next); the full text is in result.json and the gate above.
+        let mut lines = reason.lines().filter(|l| !l.trim().is_empty());
+        let _ = writeln!(out, "  - {}", lines.next().unwrap_or_default());
+        for l in lines.take(2) {
+            let _ = writeln!(out, "    {l}");
+        }
+    }
+    for warning in r.environment.load_warning() {
+        let _ = writeln!(out, "warning: {warning}");
     }
     let _ = writeln!(out, "evidence: {}", run_dir.display());
     out

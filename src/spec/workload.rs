@@ -50,7 +50,8 @@ pub struct BuildStep {
     /// Working directory relative to the tree's root.
     #[serde(default)]
     pub cwd: Option<String>,
-    /// Files (relative to the tree) the timed runs use; their sha256 go in the receipt.
+    /// Files the timed runs use, relative to the build's working directory (`cwd`); their sha256
+    /// go in the receipt.
     #[serde(default)]
     pub artifacts: Vec<String>,
     #[serde(default = "default_step_timeout")]
