@@ -184,7 +184,7 @@ pub fn render_confirm(
             let _ = writeln!(out, "    {l}");
         }
     }
-    for warning in r.environment.load_warning() {
+    if let Some(warning) = r.environment.load_warning() {
         let _ = writeln!(out, "warning: {warning}");
     }
     let _ = writeln!(out, "evidence: {}", run_dir.display());
