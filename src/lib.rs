@@ -15,6 +15,7 @@ pub mod environment;
 pub mod exit_codes;
 pub mod measure;
 pub mod plan;
+pub mod receipt;
 pub mod report;
 pub mod spec;
 pub mod stats;

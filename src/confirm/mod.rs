@@ -8,7 +8,6 @@
 
 mod lanes;
 mod measure;
-pub mod pr_body;
 pub mod result;
 pub mod rundir;
 pub mod steps;
@@ -20,6 +19,7 @@ use std::time::{Instant, SystemTime};
 use crate::environment::{self, Environment};
 use crate::measure::schedule::RunEvent;
 use crate::plan::ConfirmPlan;
+use crate::receipt::{self, keys::Signer};
 use crate::stats::Tier;
 use crate::tree::{self, Pinned, Tree};
 use result::{ConfirmResult, GateStatus, PatchFileChange, PatchInfo, Timings, Verdict};
@@ -98,6 +98,7 @@ pub(crate) struct Run<'a> {
     result: ConfirmResult,
     on_event: &'a mut dyn FnMut(ConfirmEvent),
     trees: Trees,
+    signer: Signer,
 }
 
 /// The trees of one confirmation; sanitizer trees exist only when the lane runs.
@@ -114,6 +115,18 @@ pub(crate) struct Trees {
 pub struct Confirmed {
     pub result: ConfirmResult,
     pub run_dir: PathBuf,
+    pub receipt: SignedReceipt,
+}
+
+/// Where the signed receipt went and which key signed it.
+#[derive(Debug, Clone)]
+pub struct SignedReceipt {
+    pub path: PathBuf,
+    pub sha256: String,
+    pub key_id: String,
+    pub key_path: PathBuf,
+    /// The per-user default key was created for this run.
+    pub key_created: bool,
 }
 
 fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult {
@@ -156,10 +169,32 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         verdict: Verdict::Rejected,
         reasons: Vec::new(),
         timings: Timings::default(),
+        candidates_tried: 1,
+        search: None,
+        explanation: stated_reason(plan),
     }
 }
 
-/// Runs the whole confirmation and writes `result.json`, `pr_body.md` and the patch copy.
+/// The explanation the campaign gives for this patch, if it lists it as a candidate.
+fn stated_reason(plan: &ConfirmPlan) -> Option<String> {
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    };
+    plan.campaign
+        .candidates
+        .iter()
+        .find(|c| {
+            same(
+                &crate::plan::resolve_in(&plan.campaign_file, &c.patch),
+                &plan.patch_file,
+            )
+        })
+        .and_then(|c| c.explanation.clone())
+}
+
+/// Runs the whole confirmation and writes `result.json`, the signed receipt, `pr_body.md`,
+/// `runs.csv`, `pairs.svg` and the patch copy.
 pub fn run_confirm(
     plan: &ConfirmPlan,
     opts: &ConfirmOptions,
@@ -169,6 +204,11 @@ pub fn run_confirm(
     on_event(ConfirmEvent::Stage("pin baseline".into()));
     let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
         .map_err(|e| ConfirmError::Usage(e.to_string()))?;
+    // The key is settled before anything runs, so a bad key costs no measurement.
+    let key_file =
+        (plan.campaign.key.as_deref()).map(|k| crate::plan::resolve_in(&plan.campaign_file, k));
+    let signer = Signer::for_campaign(key_file.as_deref())
+        .map_err(|e| ConfirmError::Usage(format!("cannot use the signing key: {e}")))?;
     let label = plan
         .patch_file
         .file_stem()
@@ -200,6 +240,7 @@ pub fn run_confirm(
         result,
         on_event,
         trees: Trees::default(),
+        signer,
     };
     if let Err(e) = run.stages(started) {
         // Keep what is known: the logs are already in the run directory; say why it stopped.
@@ -366,12 +407,47 @@ impl Run<'_> {
         self.run_dir
             .write("result.json", &json)
             .map_err(io_err("cannot write result.json"))?;
-        self.run_dir
-            .write("pr_body.md", pr_body::render(&self.result).as_bytes())
-            .map_err(io_err("cannot write pr_body.md"))?;
+        self.stage("sign receipt");
+        let receipt = self.write_evidence()?;
         Ok(Confirmed {
             result: self.result,
             run_dir: self.run_dir.path,
+            receipt,
+        })
+    }
+
+    /// The signed receipt, then what is rendered from it: `pr_body.md` (which quotes the
+    /// receipt's digest, so it comes second), `runs.csv` and `pairs.svg`.
+    fn write_evidence(&self) -> Result<SignedReceipt, ConfirmError> {
+        use crate::report::{pairs_svg, pr_body, pr_context::ReceiptRef, runs_csv};
+        let signed = receipt::sign(&self.result, &self.signer.key);
+        let path = self
+            .run_dir
+            .write(receipt::RECEIPT_FILE, &signed.bytes)
+            .map_err(io_err("cannot write the receipt"))?;
+        let reference = ReceiptRef {
+            file: receipt::RECEIPT_FILE.to_string(),
+            sha256: signed.sha256.clone(),
+            key_id: signed.key_id.clone(),
+        };
+        let sealed = receipt::statement::seal_holdouts(&self.result);
+        let body = pr_body::render_default(&sealed, &reference)
+            .map_err(|e| ConfirmError::Internal(format!("cannot render pr_body.md: {e}")))?;
+        for (name, bytes) in [
+            ("pr_body.md", body.into_bytes()),
+            ("runs.csv", runs_csv::render(&self.result).into_bytes()),
+            ("pairs.svg", pairs_svg::render(&self.result).into_bytes()),
+        ] {
+            self.run_dir
+                .write(name, &bytes)
+                .map_err(io_err(format!("cannot write {name}")))?;
+        }
+        Ok(SignedReceipt {
+            path,
+            sha256: signed.sha256,
+            key_id: signed.key_id,
+            key_path: self.signer.path.clone(),
+            key_created: self.signer.created,
         })
     }
 }

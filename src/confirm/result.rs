@@ -169,6 +169,20 @@ pub struct Timings {
     pub total_s: f64,
 }
 
+/// Figures of the chosen candidate from the search that picked it (screening pairs), to set
+/// beside the fresh confirmation's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchFigures {
+    pub scenario: String,
+    pub pairs: usize,
+    pub median: f64,
+    pub ci95: Option<Ci95>,
+}
+
+fn one() -> usize {
+    1
+}
+
 /// The whole confirmation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfirmResult {
@@ -201,4 +215,14 @@ pub struct ConfirmResult {
     /// One sentence per failed gate or caveat, most important first.
     pub reasons: Vec<String>,
     pub timings: Timings,
+    /// How many candidates were tried before this one was chosen (1 for a lone `evo confirm`):
+    /// the intervals do not correct for choosing one of them.
+    #[serde(default = "one")]
+    pub candidates_tried: usize,
+    /// The search-time figures of this candidate; `None` when there was no search.
+    #[serde(default)]
+    pub search: Option<SearchFigures>,
+    /// The candidate author's stated reason why it is faster (not independently verified).
+    #[serde(default)]
+    pub explanation: Option<String>,
 }

@@ -1,3 +1,7 @@
 //! Renderers: they turn results into text and never decide or measure anything.
 
+pub mod pairs_svg;
+pub mod pr_body;
+pub mod pr_context;
+pub mod runs_csv;
 pub mod terminal;

@@ -1,0 +1,391 @@
+//! Ed25519 signing keys: generating, storing, loading, and the per-user default key.
+//!
+//! Keys are stored as PEM so that tools other than evo can use them: the private key as PKCS#8
+//! (`signing.key`, mode 0600) and the public key as SPKI (`signing.pub.pem`), which
+//! `openssl pkeyutl -verify -pubin -rawin` accepts as is. Files are published with a hard link
+//! from a fully written temporary file, which never replaces an existing key and lets two evo
+//! processes that create the default key at once agree on one of them.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
+use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey};
+use ed25519_dalek::{SigningKey, VerifyingKey};
+use sha2::{Digest, Sha256};
+
+/// File name of the private key in a key directory.
+pub const PRIVATE_KEY_FILE: &str = "signing.key";
+/// File name of the public key (SPKI PEM) in a key directory.
+pub const PUBLIC_KEY_FILE: &str = "signing.pub.pem";
+/// Overrides the default key directory (tests set it so they never touch the real home).
+pub const KEY_DIR_ENV: &str = "EVO_KEY_DIR";
+
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("{context} {}: {source}", path.display())]
+    Io {
+        context: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{} already exists; evo never overwrites a key (choose another --out directory, or \
+         remove the old key pair yourself)",
+        .0.display()
+    )]
+    Exists(PathBuf),
+    #[error("{} is not a PEM Ed25519 {expected} key: {reason}", path.display())]
+    Format {
+        path: PathBuf,
+        expected: &'static str,
+        reason: String,
+    },
+    #[error(
+        "{} does not belong to the private key {} (their key ids differ); remove the stale \
+         public key or regenerate the pair",
+        public.display(), private.display()
+    )]
+    Mismatch { public: PathBuf, private: PathBuf },
+    #[error(
+        "no default key directory: set {KEY_DIR_ENV}, XDG_CONFIG_HOME or HOME, or name a key \
+         in the campaign (\"key\")"
+    )]
+    NoHome,
+}
+
+fn io(context: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> KeyError {
+    let path = path.to_path_buf();
+    move |source| KeyError::Io {
+        context,
+        path,
+        source,
+    }
+}
+
+/// `sha256:` + hex sha256 of the 32-byte raw public key.
+pub fn key_id(key: &VerifyingKey) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(key.as_bytes())))
+}
+
+/// The paths of a key pair in one directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyFiles {
+    pub private: PathBuf,
+    pub public: PathBuf,
+}
+
+impl KeyFiles {
+    pub fn in_dir(dir: &Path) -> KeyFiles {
+        KeyFiles {
+            private: dir.join(PRIVATE_KEY_FILE),
+            public: dir.join(PUBLIC_KEY_FILE),
+        }
+    }
+}
+
+/// A fresh key from the operating system's random source.
+pub fn generate() -> Result<SigningKey, KeyError> {
+    let path = Path::new("/dev/urandom");
+    let mut seed = [0u8; 32];
+    std::io::Read::read_exact(
+        &mut std::fs::File::open(path).map_err(io("cannot open", path))?,
+        &mut seed,
+    )
+    .map_err(io("cannot read", path))?;
+    Ok(SigningKey::from_bytes(&seed))
+}
+
+fn private_pem(key: &SigningKey, path: &Path) -> Result<String, KeyError> {
+    key.to_pkcs8_pem(LineEnding::LF)
+        .map(|pem| pem.to_string())
+        .map_err(|e| KeyError::Format {
+            path: path.to_path_buf(),
+            expected: "private",
+            reason: e.to_string(),
+        })
+}
+
+/// The SPKI PEM text of a public key.
+pub fn public_pem(key: &VerifyingKey) -> String {
+    key.to_public_key_pem(LineEnding::LF)
+        .unwrap_or_else(|_| unreachable!("an Ed25519 public key always encodes as SPKI"))
+}
+
+/// Writes `bytes` to `dest` with `mode`, failing with `AlreadyExists` if `dest` exists.
+///
+/// The bytes go to a temporary file first, so `dest` never exists half-written.
+fn publish(dest: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let dir = dest.parent().unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        dest.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        std::process::id()
+    ));
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(mode)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::hard_link(&tmp, dest)
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    written
+}
+
+fn create_dir(dir: &Path) -> Result<(), KeyError> {
+    std::fs::create_dir_all(dir).map_err(io("cannot create the key directory", dir))?;
+    Ok(())
+}
+
+/// `evo keygen`: writes a new key pair into `dir`, refusing to replace either file.
+pub fn write_new_pair(dir: &Path) -> Result<(SigningKey, KeyFiles), KeyError> {
+    let files = KeyFiles::in_dir(dir);
+    for path in [&files.private, &files.public] {
+        if path.exists() {
+            return Err(KeyError::Exists(path.clone()));
+        }
+    }
+    create_dir(dir)?;
+    let key = generate()?;
+    let pem = private_pem(&key, &files.private)?;
+    publish(&files.private, pem.as_bytes(), 0o600).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => KeyError::Exists(files.private.clone()),
+        _ => KeyError::Io {
+            context: "cannot write",
+            path: files.private.clone(),
+            source: e,
+        },
+    })?;
+    write_public(&key, &files)?;
+    Ok((key, files))
+}
+
+/// Writes the public key beside its private key, or checks the one already there.
+fn write_public(key: &SigningKey, files: &KeyFiles) -> Result<(), KeyError> {
+    let pem = public_pem(&key.verifying_key());
+    match publish(&files.public, pem.as_bytes(), 0o644) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if load_verifying_key(&files.public)? == key.verifying_key() {
+                Ok(())
+            } else {
+                Err(KeyError::Mismatch {
+                    public: files.public.clone(),
+                    private: files.private.clone(),
+                })
+            }
+        }
+        Err(e) => Err(KeyError::Io {
+            context: "cannot write",
+            path: files.public.clone(),
+            source: e,
+        }),
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, KeyError> {
+    std::fs::read_to_string(path).map_err(io("cannot read the key", path))
+}
+
+/// Loads a PKCS#8 PEM private key.
+pub fn load_signing_key(path: &Path) -> Result<SigningKey, KeyError> {
+    SigningKey::from_pkcs8_pem(&read_text(path)?).map_err(|e| KeyError::Format {
+        path: path.to_path_buf(),
+        expected: "private",
+        reason: e.to_string(),
+    })
+}
+
+/// Loads a public key from an SPKI PEM file, or derives it from a PKCS#8 private key file.
+pub fn load_verifying_key(path: &Path) -> Result<VerifyingKey, KeyError> {
+    let text = read_text(path)?;
+    if text.contains("PRIVATE KEY") {
+        return load_signing_key(path).map(|k| k.verifying_key());
+    }
+    VerifyingKey::from_public_key_pem(&text).map_err(|e| KeyError::Format {
+        path: path.to_path_buf(),
+        expected: "public",
+        reason: e.to_string(),
+    })
+}
+
+/// Where the per-user default key lives: `$EVO_KEY_DIR`, else `$XDG_CONFIG_HOME/evo`, else
+/// `~/.config/evo`.
+pub fn default_dir() -> Result<PathBuf, KeyError> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var(KEY_DIR_ENV) {
+        return Ok(PathBuf::from(dir));
+    }
+    if let Some(config) = var("XDG_CONFIG_HOME") {
+        return Ok(PathBuf::from(config).join("evo"));
+    }
+    var("HOME")
+        .map(|home| PathBuf::from(home).join(".config").join("evo"))
+        .ok_or(KeyError::NoHome)
+}
+
+/// The key a verifier uses: `explicit` when given, else the default public key (or, when only
+/// the default private key exists, its public half). Returns the key and the file it came from.
+pub fn verifying_key_for(explicit: Option<&Path>) -> Result<(VerifyingKey, PathBuf), KeyError> {
+    if let Some(path) = explicit {
+        return Ok((load_verifying_key(path)?, path.to_path_buf()));
+    }
+    let files = KeyFiles::in_dir(&default_dir()?);
+    let path = if files.public.exists() || !files.private.exists() {
+        files.public
+    } else {
+        files.private
+    };
+    Ok((load_verifying_key(&path)?, path))
+}
+
+/// A signing key ready for use, and where it came from (evo says so to the user).
+#[derive(Debug, Clone)]
+pub struct Signer {
+    pub key: SigningKey,
+    pub key_id: String,
+    /// The private key file.
+    pub path: PathBuf,
+    /// The default key was created by this call.
+    pub created: bool,
+}
+
+impl Signer {
+    fn new(key: SigningKey, path: PathBuf, created: bool) -> Signer {
+        Signer {
+            key_id: key_id(&key.verifying_key()),
+            key,
+            path,
+            created,
+        }
+    }
+
+    /// The key the campaign names; it must exist (evo creates only the default key).
+    pub fn from_file(path: &Path) -> Result<Signer, KeyError> {
+        Ok(Signer::new(
+            load_signing_key(path)?,
+            path.to_path_buf(),
+            false,
+        ))
+    }
+
+    /// The campaign's key when it names one, else the per-user default key (created if needed).
+    pub fn for_campaign(key: Option<&Path>) -> Result<Signer, KeyError> {
+        match key {
+            Some(path) => Signer::from_file(path),
+            None => Signer::default_in(&default_dir()?),
+        }
+    }
+
+    /// The per-user default key in `dir`, created (with its public key) if it does not exist.
+    pub fn default_in(dir: &Path) -> Result<Signer, KeyError> {
+        let files = KeyFiles::in_dir(dir);
+        if files.private.exists() {
+            let key = load_signing_key(&files.private)?;
+            write_public(&key, &files)?;
+            return Ok(Signer::new(key, files.private, false));
+        }
+        create_dir(dir)?;
+        let key = generate()?;
+        let pem = private_pem(&key, &files.private)?;
+        match publish(&files.private, pem.as_bytes(), 0o600) {
+            Ok(()) => {
+                write_public(&key, &files)?;
+                Ok(Signer::new(key, files.private, true))
+            }
+            // Another evo created it first: use that one.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let key = load_signing_key(&files.private)?;
+                write_public(&key, &files)?;
+                Ok(Signer::new(key, files.private, false))
+            }
+            Err(e) => Err(KeyError::Io {
+                context: "cannot write",
+                path: files.private,
+                source: e,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn keygen_writes_a_private_key_only_its_owner_reads_and_refuses_to_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let (key, files) = write_new_pair(dir.path()).unwrap();
+        let mode = std::fs::metadata(&files.private)
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(load_signing_key(&files.private).unwrap(), key);
+        assert_eq!(
+            load_verifying_key(&files.public).unwrap(),
+            key.verifying_key()
+        );
+        assert_eq!(
+            load_verifying_key(&files.private).unwrap(),
+            key.verifying_key()
+        );
+        assert!(
+            std::fs::read_to_string(&files.public)
+                .unwrap()
+                .starts_with("-----BEGIN PUBLIC KEY-----\n")
+        );
+        match write_new_pair(dir.path()) {
+            Err(KeyError::Exists(p)) => assert_eq!(p, files.private),
+            other => panic!("overwrote: {other:?}"),
+        }
+        assert_eq!(load_signing_key(&files.private).unwrap(), key);
+    }
+
+    #[test]
+    fn the_default_key_is_created_once_and_then_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = dir.path().join("nested/evo");
+        let first = Signer::default_in(&keys).unwrap();
+        assert!(first.created);
+        let second = Signer::default_in(&keys).unwrap();
+        assert!(!second.created);
+        assert_eq!(first.key_id, second.key_id);
+        assert_eq!(second.path, keys.join(PRIVATE_KEY_FILE));
+    }
+
+    #[test]
+    fn key_id_is_the_sha256_of_the_raw_public_key() {
+        let key = SigningKey::from_bytes(&[7u8; 32]);
+        let raw = key.verifying_key().to_bytes();
+        assert_eq!(
+            key_id(&key.verifying_key()),
+            format!("sha256:{}", hex::encode(Sha256::digest(raw)))
+        );
+    }
+
+    #[test]
+    fn a_stale_public_key_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        Signer::default_in(dir.path()).unwrap();
+        let other = generate().unwrap();
+        std::fs::write(
+            dir.path().join(PUBLIC_KEY_FILE),
+            public_pem(&other.verifying_key()),
+        )
+        .unwrap();
+        assert!(matches!(
+            Signer::default_in(dir.path()),
+            Err(KeyError::Mismatch { .. })
+        ));
+    }
+}

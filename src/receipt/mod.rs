@@ -1,0 +1,112 @@
+//! Signed validation receipts (DESIGN §4): an in-toto Statement v1 about the patch, the baseline
+//! and the built artifacts, whose predicate is the confirmation's result, in a DSSE envelope signed
+//! with Ed25519.
+//!
+//! Building and checking are pure (bytes in, bytes out); the callers read and write the files.
+//! `keys` stores and finds keys, `dsse` signs and opens envelopes, `statement` builds the statement
+//! and seals the holdouts, `recompute` re-derives the verdict from the raw runs.
+
+pub mod dsse;
+pub mod keys;
+pub mod recompute;
+pub mod statement;
+
+use ed25519_dalek::{SigningKey, VerifyingKey};
+use sha2::{Digest, Sha256};
+
+use crate::confirm::result::ConfirmResult;
+pub use dsse::{EnvelopeError, PAYLOAD_TYPE};
+pub use statement::{PREDICATE_TYPE, SEALED, STATEMENT_TYPE, Statement};
+
+/// The file name of a receipt in its run directory.
+pub const RECEIPT_FILE: &str = "validation_receipt.json";
+
+/// A signed receipt, ready to write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Receipt {
+    /// The exact bytes of `validation_receipt.json`.
+    pub bytes: Vec<u8>,
+    /// Hex sha256 of `bytes`: the digest the PR text quotes.
+    pub sha256: String,
+    pub key_id: String,
+}
+
+/// Hex sha256 of a receipt file's bytes.
+pub fn file_digest(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Signs the statement about `result` (holdouts sealed) with `key`.
+pub fn sign(result: &ConfirmResult, key: &SigningKey) -> Receipt {
+    let payload = serde_json::to_vec_pretty(&statement::statement(result))
+        .unwrap_or_else(|_| unreachable!("a result of plain data always serializes"));
+    let bytes = dsse::Envelope::sign(&payload, key).to_file_bytes();
+    Receipt {
+        sha256: file_digest(&bytes),
+        key_id: keys::key_id(&key.verifying_key()),
+        bytes,
+    }
+}
+
+/// Why a receipt was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VerifyError {
+    #[error(transparent)]
+    Envelope(#[from] EnvelopeError),
+    #[error("the signed payload is not an evo statement: {0}")]
+    Statement(String),
+    #[error(
+        "the subjects do not match the predicate: the statement names {recorded}, the predicate \
+         implies {implied}"
+    )]
+    Subjects { recorded: String, implied: String },
+}
+
+/// A receipt whose signature, key id, layout and statement all check out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verified {
+    pub statement: Statement,
+    pub key_id: String,
+    /// Hex sha256 of the receipt file.
+    pub sha256: String,
+}
+
+fn field<'a>(v: &'a serde_json::Value, name: &str) -> Result<&'a str, VerifyError> {
+    v.get(name)
+        .and_then(|x| x.as_str())
+        .ok_or_else(|| VerifyError::Statement(format!("no string field `{name}`")))
+}
+
+/// Checks a receipt file against `key` and parses its statement.
+pub fn verify(file: &[u8], key: &VerifyingKey) -> Result<Verified, VerifyError> {
+    let payload = dsse::open(file, key)?;
+    let value: serde_json::Value = serde_json::from_slice(&payload)
+        .map_err(|e| VerifyError::Statement(format!("not JSON: {e}")))?;
+    let statement_type = field(&value, "_type")?;
+    if statement_type != STATEMENT_TYPE {
+        return Err(VerifyError::Statement(format!(
+            "`_type` is `{statement_type}`, expected `{STATEMENT_TYPE}`"
+        )));
+    }
+    let predicate_type = field(&value, "predicateType")?;
+    if predicate_type != PREDICATE_TYPE {
+        return Err(VerifyError::Statement(format!(
+            "unknown predicate type `{predicate_type}` (evo reads `{PREDICATE_TYPE}`)"
+        )));
+    }
+    let statement: Statement = serde_json::from_value(value)
+        .map_err(|e| VerifyError::Statement(format!("the predicate does not parse: {e}")))?;
+    let implied = statement::subjects(&statement.predicate);
+    if implied != statement.subject {
+        let names = |s: &[statement::Subject]| serde_json::to_string(s).unwrap_or_default();
+        return Err(VerifyError::Subjects {
+            recorded: names(&statement.subject),
+            implied: names(&implied),
+        });
+    }
+    Ok(Verified {
+        statement,
+        key_id: keys::key_id(key),
+        sha256: file_digest(file),
+    })
+}

@@ -1,0 +1,315 @@
+//! `evo receipt verify --recompute`: every figure, gate, tier and verdict of a predicate derived
+//! again from its raw runs, with the same functions `evo confirm` used, and compared field by field.
+//!
+//! A signature proves who wrote a receipt; this proves the conclusions follow from the runs in it.
+//! The pipeline gates (build, tests, differential, sanitizers) are records of commands evo ran and
+//! are taken as recorded; everything measured is recomputed.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::bench::{self, ArmCov, BenchSettings};
+use crate::confirm::result::{ConfirmResult, GateStatus, HoldoutFigures, ScenarioResult};
+use crate::confirm::verdict;
+use crate::measure::record::{Order, Pair, WarmupRun};
+use crate::stats::{self, Ratios};
+
+/// Numbers agree when they differ by at most this, relative to the larger (JSON round trips and
+/// another platform's `ln`/`exp` may move the last bits).
+const RELATIVE_TOLERANCE: f64 = 1e-9;
+
+/// One field whose recorded value does not follow from the raw runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difference {
+    /// JSON path inside the predicate, e.g. `scenarios[0].training.median`.
+    pub field: String,
+    pub recorded: String,
+    pub recomputed: String,
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: recorded {}, recomputed {}",
+            self.field, self.recorded, self.recomputed
+        )
+    }
+}
+
+fn numbers_agree(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= RELATIVE_TOLERANCE * a.abs().max(b.abs())
+}
+
+/// Appends every leaf where `recorded` and `recomputed` differ.
+fn diff_values(path: &str, recorded: &Value, recomputed: &Value, out: &mut Vec<Difference>) {
+    let mut differ = || {
+        out.push(Difference {
+            field: path.to_string(),
+            recorded: recorded.to_string(),
+            recomputed: recomputed.to_string(),
+        })
+    };
+    match (recorded, recomputed) {
+        (Value::Number(a), Value::Number(b)) => match (a.as_f64(), b.as_f64()) {
+            (Some(x), Some(y)) if numbers_agree(x, y) => {}
+            _ => differ(),
+        },
+        (Value::Object(a), Value::Object(b)) => {
+            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let (x, y) = (
+                    a.get(k).unwrap_or(&Value::Null),
+                    b.get(k).unwrap_or(&Value::Null),
+                );
+                diff_values(&format!("{path}.{k}"), x, y, out);
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                diff_values(&format!("{path}[{i}]"), x, y, out);
+            }
+        }
+        (a, b) if a == b => {}
+        _ => differ(),
+    }
+}
+
+fn diff_serialized<T: Serialize>(path: &str, recorded: &T, recomputed: &T) -> Vec<Difference> {
+    let mut out = Vec::new();
+    match (
+        serde_json::to_value(recorded),
+        serde_json::to_value(recomputed),
+    ) {
+        (Ok(a), Ok(b)) => diff_values(path, &a, &b, &mut out),
+        _ => out.push(Difference {
+            field: path.to_string(),
+            recorded: "(not serializable)".into(),
+            recomputed: "(not serializable)".into(),
+        }),
+    }
+    out
+}
+
+/// A value as compact JSON, to quote in a difference.
+fn json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+fn problem(
+    field: String,
+    recorded: impl Into<String>,
+    recomputed: impl Into<String>,
+) -> Difference {
+    Difference {
+        field,
+        recorded: recorded.into(),
+        recomputed: recomputed.into(),
+    }
+}
+
+/// Checks index, order, success and ratio of each pair; returns the pairs with recomputed ratios.
+fn check_pairs(
+    path: &str,
+    pairs: &[Pair],
+    expected_order: impl Fn(usize) -> Order,
+    out: &mut Vec<Difference>,
+) -> Vec<Pair> {
+    let mut fixed = Vec::with_capacity(pairs.len());
+    for (i, p) in pairs.iter().enumerate() {
+        let here = format!("{path}[{i}]");
+        if p.index != i {
+            out.push(problem(
+                format!("{here}.index"),
+                p.index.to_string(),
+                i.to_string(),
+            ));
+        }
+        let order = expected_order(i);
+        if p.order != order {
+            out.push(problem(
+                format!("{here}.order"),
+                json(&p.order),
+                json(&order),
+            ));
+        }
+        for (arm, run) in [("baseline", &p.baseline), ("candidate", &p.candidate)] {
+            if !run.succeeded() {
+                out.push(problem(
+                    format!("{here}.{arm}.status"),
+                    json(&run.status),
+                    "a successful run (a failed run cannot be measured)",
+                ));
+            }
+        }
+        let recomputed = Pair::new(p.index, p.order, p.baseline.clone(), p.candidate.clone());
+        out.extend(diff_serialized(
+            &format!("{here}.ratio"),
+            &p.ratio,
+            &recomputed.ratio,
+        ));
+        fixed.push(recomputed);
+    }
+    fixed
+}
+
+/// The figures of a holdout scenario, exactly as `evo confirm` computes them.
+pub fn holdout_figures(pairs: &[Pair]) -> Result<HoldoutFigures, stats::StatsError> {
+    let ratios = Ratios::new(pairs.iter().map(|p| p.ratio).collect())?;
+    let median = stats::median(&ratios);
+    let ci95 = stats::ci95(&ratios);
+    let times = |f: fn(&Pair) -> f64| pairs.iter().map(f).collect::<Vec<f64>>();
+    Ok(HoldoutFigures {
+        median,
+        ci95,
+        cov: ArmCov {
+            baseline: stats::cov(&times(|p| p.baseline.wall_s)),
+            candidate: stats::cov(&times(|p| p.candidate.wall_s)),
+        },
+        verdict: stats::holdout_gate(median, ci95.as_ref()),
+    })
+}
+
+/// Whether every timed run printed the same bytes.
+fn outputs_consistent(warmups: &[WarmupRun], aa: &[Pair], pairs: &[Pair]) -> bool {
+    let mut hashes = warmups.iter().map(|w| &w.run.stdout_sha256).chain(
+        aa.iter()
+            .chain(pairs)
+            .flat_map(|p| [&p.baseline.stdout_sha256, &p.candidate.stdout_sha256]),
+    );
+    match hashes.next() {
+        Some(first) => hashes.all(|h| h == first),
+        None => true,
+    }
+}
+
+/// Alternating order, the first pair candidate first (DESIGN §3, confirmation).
+fn confirmation_order(i: usize) -> Order {
+    if i % 2 == 0 {
+        Order::CandidateFirst
+    } else {
+        Order::BaselineFirst
+    }
+}
+
+fn unusable(path: String, e: stats::StatsError) -> Difference {
+    problem(path, "figures", format!("none: {e}"))
+}
+
+/// Recomputes one scenario; returns it with recomputed figures, appending differences.
+fn recompute_scenario(
+    i: usize,
+    s: &ScenarioResult,
+    r: &ConfirmResult,
+    out: &mut Vec<Difference>,
+) -> ScenarioResult {
+    let path = format!("scenarios[{i}]");
+    let aa = check_pairs(
+        &format!("{path}.aa_pairs"),
+        &s.aa_pairs,
+        |_| Order::BaselineFirst,
+        out,
+    );
+    let pairs = check_pairs(&format!("{path}.pairs"), &s.pairs, confirmation_order, out);
+    for (j, w) in s.warmups.iter().enumerate() {
+        if !w.run.succeeded() {
+            out.push(problem(
+                format!("{path}.warmups[{j}].run.status"),
+                json(&w.run.status),
+                "a successful run",
+            ));
+        }
+    }
+    let mut fresh = s.clone();
+    fresh.aa_pairs = aa;
+    fresh.pairs = pairs;
+    match s.role.as_str() {
+        "training" => {
+            let settings = BenchSettings {
+                pairs: fresh.pairs.len(),
+                aa_pairs: fresh.aa_pairs.len(),
+                warmup: s.warmups.len(),
+                min_effect: r.min_effect,
+                first: Order::CandidateFirst,
+                mde_seed: r.seed,
+                timeout_s: 0.0,
+            };
+            fresh.training = match bench::figures(&settings, &fresh.aa_pairs, &fresh.pairs) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    out.push(unusable(format!("{path}.training"), e));
+                    None
+                }
+            };
+        }
+        "holdout" => {
+            fresh.holdout = match holdout_figures(&fresh.pairs) {
+                Ok(h) => Some(h),
+                Err(e) => {
+                    out.push(unusable(format!("{path}.holdout"), e));
+                    None
+                }
+            };
+        }
+        other => out.push(problem(
+            format!("{path}.role"),
+            format!("\"{other}\""),
+            "\"training\" or \"holdout\"",
+        )),
+    }
+    if s.timed_output_consistent.is_some() {
+        fresh.timed_output_consistent = Some(outputs_consistent(
+            &s.warmups,
+            &fresh.aa_pairs,
+            &fresh.pairs,
+        ));
+    }
+    out.extend(diff_serialized(
+        &format!("{path}.training"),
+        &s.training,
+        &fresh.training,
+    ));
+    out.extend(diff_serialized(
+        &format!("{path}.holdout"),
+        &s.holdout,
+        &fresh.holdout,
+    ));
+    out.extend(diff_serialized(
+        &format!("{path}.timed_output_consistent"),
+        &s.timed_output_consistent,
+        &fresh.timed_output_consistent,
+    ));
+    fresh
+}
+
+/// Every field of `r` that its raw runs contradict; empty when the verdict follows from them.
+pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
+    let mut out = Vec::new();
+    let scenarios: Vec<ScenarioResult> = r
+        .scenarios
+        .iter()
+        .enumerate()
+        .map(|(i, s)| recompute_scenario(i, s, r, &mut out))
+        .collect();
+    let inconsistent_output = scenarios
+        .iter()
+        .any(|s| s.timed_output_consistent == Some(false));
+    let timed_gate_failed = r
+        .gates
+        .iter()
+        .any(|g| g.name == "timed output" && g.status == GateStatus::Failed);
+    if inconsistent_output && !timed_gate_failed {
+        out.push(problem(
+            "gates[timed output].status".into(),
+            "not failed",
+            "\"failed\" (the timed runs printed different bytes)",
+        ));
+    }
+    let d = verdict::decide(&r.gates, &scenarios);
+    out.extend(diff_serialized("tier", &r.tier, &d.tier));
+    out.extend(diff_serialized("verdict", &r.verdict, &d.verdict));
+    out.extend(diff_serialized("reasons", &r.reasons, &d.reasons));
+    out
+}

@@ -1,0 +1,572 @@
+//! What the PR template sees: the predicate as is (`result`) plus every sentence and table row of
+//! DESIGN §4 already worded, so the default template is mostly layout and an edited template can
+//! still reach any raw figure.
+//!
+//! Built from the *sealed* predicate, never from the unsealed result, so `evo pr render` on a
+//! receipt gives byte for byte the `pr_body.md` that `evo confirm` wrote.
+
+use serde::Serialize;
+
+use crate::bench::{self, ArmCov, Figures};
+use crate::confirm::result::{ConfirmResult, GateStatus, ScenarioResult};
+use crate::stats::Ci95;
+
+/// The receipt the PR text points to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReceiptRef {
+    /// The receipt's file name, as a reader would pass it to `evo receipt verify`.
+    pub file: String,
+    pub sha256: String,
+    pub key_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileRow {
+    pub path: String,
+    pub status: String,
+    pub added: usize,
+    pub removed: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub files: Vec<FileRow>,
+    pub files_changed: usize,
+    pub added: usize,
+    pub removed: usize,
+    pub patch_sha256: String,
+    pub baseline: String,
+    pub baseline_sha: String,
+    pub verdict: String,
+    pub tier: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrainingScenario {
+    pub name: String,
+    /// The timed command as run (seed filled in).
+    pub command: String,
+    /// The differential rule (`exact`, tolerance ...), when its check ran.
+    pub rule: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkloadInfo {
+    pub name: String,
+    pub digest: String,
+    pub training: Vec<TrainingScenario>,
+    pub seed: u64,
+    pub min_effect_pct: String,
+}
+
+/// One row of the evidence table, every cell already formatted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvidenceRow {
+    pub scenario: String,
+    pub role: String,
+    pub pairs: usize,
+    pub median: String,
+    pub ci95: String,
+    pub cov: String,
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HoldoutInfo {
+    pub declared: bool,
+    pub portfolio_digest: Option<String>,
+    /// One sentence: what the holdouts show, or that none was declared.
+    pub statement: String,
+    /// `name: verdict (median)` per measured holdout.
+    pub lines: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckLine {
+    pub name: String,
+    pub status: String,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Checks {
+    pub gates: Vec<CheckLine>,
+    pub differential: Vec<String>,
+    pub sanitizers: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoiseInfo {
+    /// "Noise floor ±2.62% (A/A: baseline against itself, 11 pairs; ...)" per training scenario.
+    pub sentences: Vec<String>,
+    pub environment: String,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reproduce {
+    /// Shell lines, in order, to redo the confirmation by hand.
+    pub manual: Vec<String>,
+    pub evo: Vec<String>,
+    /// Set when harness files come from outside the repository.
+    pub harness_warning: Option<String>,
+}
+
+/// Everything the template may use.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PrContext {
+    pub result: ConfirmResult,
+    pub receipt: ReceiptRef,
+    pub summary: Summary,
+    pub workload: WorkloadInfo,
+    /// "runs 1.072× faster (median of 9 paired runs; CI95 1.066–1.087×)", when measured.
+    pub headline: Option<String>,
+    /// Why nothing was measured, when nothing was.
+    pub not_measured: Option<String>,
+    pub reason: Option<String>,
+    pub evidence: Vec<EvidenceRow>,
+    pub holdouts: HoldoutInfo,
+    pub checks: Checks,
+    pub noise: NoiseInfo,
+    pub search: String,
+    pub config_lane: String,
+    pub reproduce: Reproduce,
+    pub limitations: Vec<String>,
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().trim().to_string()
+}
+
+fn ci_text(ci: Option<Ci95>) -> String {
+    match ci {
+        Some(c) => format!("{:.3}–{:.3}×", c.lower, c.upper),
+        None => "n/a (<6 pairs)".to_string(),
+    }
+}
+
+fn cov_text(cov: ArmCov) -> String {
+    format!(
+        "{:.1}% / {:.1}%",
+        100.0 * cov.baseline,
+        100.0 * cov.candidate
+    )
+}
+
+fn training(r: &ConfirmResult) -> impl Iterator<Item = (&ScenarioResult, &Figures)> {
+    r.scenarios
+        .iter()
+        .filter_map(|s| s.training.as_ref().map(|f| (s, f)))
+}
+
+/// The DESIGN §4 headline of the first training scenario.
+pub fn headline(s: &ScenarioResult, f: &Figures) -> String {
+    let n = s.pairs.len();
+    let ci = match f.ci95 {
+        Some(c) => format!("; CI95 {:.3}–{:.3}×", c.lower, c.upper),
+        None => "; fewer than 6 pairs cannot give a 95% interval".to_string(),
+    };
+    if f.median >= 1.0 {
+        format!(
+            "runs {:.3}× faster (median of {n} paired runs{ci})",
+            f.median
+        )
+    } else {
+        format!(
+            "runs at {:.3}× the baseline's speed, i.e. slower (median of {n} paired runs{ci})",
+            f.median
+        )
+    }
+}
+
+fn summary(r: &ConfirmResult) -> Summary {
+    Summary {
+        files: r
+            .patch
+            .files
+            .iter()
+            .map(|f| FileRow {
+                path: f.path.clone(),
+                status: f.status.clone(),
+                added: f.added,
+                removed: f.removed,
+            })
+            .collect(),
+        files_changed: r.patch.files.len(),
+        added: r.patch.added,
+        removed: r.patch.removed,
+        patch_sha256: r.patch.sha256.clone(),
+        baseline: r.baseline_commitish.clone(),
+        baseline_sha: r.baseline_sha.clone(),
+        verdict: format!("{:?}", r.verdict).to_lowercase(),
+        tier: r.tier.as_str().to_string(),
+    }
+}
+
+fn workload(r: &ConfirmResult) -> WorkloadInfo {
+    WorkloadInfo {
+        name: r.workload_name.clone(),
+        digest: r.workload_digest.clone(),
+        training: r
+            .scenarios
+            .iter()
+            .filter(|s| s.role == "training")
+            .map(|s| TrainingScenario {
+                name: s.name.clone(),
+                command: s.candidate_command.clone(),
+                rule: r
+                    .differential
+                    .iter()
+                    .find(|d| d.scenario == s.name)
+                    .map(|d| d.rule.clone()),
+            })
+            .collect(),
+        seed: r.seed,
+        min_effect_pct: format!("{}%", 100.0 * r.min_effect),
+    }
+}
+
+fn evidence(r: &ConfirmResult) -> Vec<EvidenceRow> {
+    r.scenarios
+        .iter()
+        .map(|s| {
+            let (median, ci, cov, verdict) = match (&s.training, &s.holdout) {
+                (Some(f), _) => (
+                    format!("{:.3}×", f.median),
+                    ci_text(f.ci95),
+                    cov_text(f.cov),
+                    if f.training_gate.passed {
+                        "passes".to_string()
+                    } else {
+                        "does not pass".to_string()
+                    },
+                ),
+                (None, Some(h)) => (
+                    format!("{:.3}×", h.median),
+                    ci_text(h.ci95),
+                    cov_text(h.cov),
+                    h.verdict.as_str().to_string(),
+                ),
+                (None, None) => ("–".into(), "–".into(), "–".into(), "not measured".into()),
+            };
+            EvidenceRow {
+                scenario: s.name.clone(),
+                role: s.role.clone(),
+                pairs: s.pairs.len(),
+                median,
+                ci95: ci,
+                cov,
+                verdict,
+            }
+        })
+        .collect()
+}
+
+fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
+    let measured: Vec<&ScenarioResult> =
+        r.scenarios.iter().filter(|s| s.holdout.is_some()).collect();
+    let lines: Vec<String> = measured
+        .iter()
+        .filter_map(|s| {
+            s.holdout.as_ref().map(|h| {
+                format!(
+                    "`{}`: {} (median {:.3}×, CI95 {}, {} pairs)",
+                    s.name,
+                    h.verdict.as_str(),
+                    h.median,
+                    ci_text(h.ci95),
+                    s.pairs.len()
+                )
+            })
+        })
+        .collect();
+    let statement = match &r.holdout_portfolio_digest {
+        None => "No holdout was declared, so generalization beyond the training workload is \
+                 untested."
+            .to_string(),
+        Some(_) if measured.is_empty() => "Sealed holdouts were declared but not measured, \
+             because the candidate failed an earlier gate; generalization is untested."
+            .to_string(),
+        Some(_) => {
+            use crate::stats::HoldoutVerdict::*;
+            let verdicts: Vec<_> = measured
+                .iter()
+                .filter_map(|s| s.holdout.as_ref().map(|h| h.verdict))
+                .collect();
+            let n = verdicts.len();
+            if verdicts.contains(&Rejected) {
+                format!(
+                    "{n} sealed holdout(s) measured: at least one is significantly slower, which \
+                     rejects the candidate."
+                )
+            } else if verdicts.iter().all(|v| *v == NoRegression) {
+                format!(
+                    "{n} sealed holdout(s) measured, none of which the agent could see: no \
+                     regression on any of them."
+                )
+            } else {
+                format!(
+                    "{n} sealed holdout(s) measured: at least one is inconclusive, which caps \
+                     the tier at measured."
+                )
+            }
+        }
+    };
+    HoldoutInfo {
+        declared: r.holdout_portfolio_digest.is_some(),
+        portfolio_digest: r.holdout_portfolio_digest.clone(),
+        statement,
+        lines,
+    }
+}
+
+fn checks(r: &ConfirmResult) -> Checks {
+    let gates = r
+        .gates
+        .iter()
+        .map(|g| CheckLine {
+            name: g.name.clone(),
+            status: match g.status {
+                GateStatus::Passed => "passed",
+                GateStatus::Failed => "FAILED",
+                GateStatus::Skipped => "skipped",
+            }
+            .to_string(),
+            detail: first_line(&g.detail),
+        })
+        .collect();
+    let differential = r
+        .differential
+        .iter()
+        .map(|d| {
+            let outcome = if d.same {
+                "outputs identical to the baseline's".to_string()
+            } else {
+                format!(
+                    "outputs differ: {}",
+                    first_line(d.summary.as_deref().unwrap_or("(no summary)"))
+                )
+            };
+            format!(
+                "`{}` ({}, {} lane, rule {}): {outcome}",
+                d.scenario, d.role, d.lane, d.rule
+            )
+        })
+        .collect();
+    let sanitizers = if !r.sanitizer_lane_ran {
+        "The sanitizer lane did not run (the workload declares no `sanitize` build, or an \
+         earlier gate failed)."
+            .to_string()
+    } else if r.sanitizer_findings.is_empty() {
+        "The sanitizer lane ran: sanitized builds of both trees ran every check; no sanitizer \
+         reported anything."
+            .to_string()
+    } else {
+        let kinds: Vec<String> = r
+            .sanitizer_findings
+            .iter()
+            .map(|f| format!("{} in the {} tree ({})", f.kind, f.tree, f.step))
+            .collect();
+        format!("The sanitizer lane found: {}.", kinds.join("; "))
+    };
+    Checks {
+        gates,
+        differential,
+        sanitizers,
+    }
+}
+
+fn noise_sentence(s: &ScenarioResult, f: &Figures) -> String {
+    let mde = match f.mde_pct {
+        Some(m) => format!(
+            "minimum detectable effect {m:.2}% at {} pairs",
+            s.pairs.len()
+        ),
+        None => "no minimum detectable effect below 6 pairs".to_string(),
+    };
+    let aa = match (f.aa.ci95, f.training_gate.aa_valid) {
+        (Some(c), true) => format!(
+            "The A/A interval {:.3}–{:.3}× contains 1: the setup is unbiased.",
+            c.lower, c.upper
+        ),
+        (Some(c), false) => format!(
+            "The A/A interval {:.3}–{:.3}× excludes 1: the setup is biased, nothing is accepted \
+             from this run.",
+            c.lower, c.upper
+        ),
+        (None, _) => "Too few A/A pairs to check the setup for bias.".to_string(),
+    };
+    format!(
+        "`{}`: Noise floor ±{:.2}% (A/A: baseline against itself, {} pairs; {mde}). {aa}",
+        s.name, f.noise_floor_pct, f.aa.pairs
+    )
+}
+
+fn noise(r: &ConfirmResult) -> NoiseInfo {
+    let m = &r.environment.machine;
+    let load = |l: Option<f64>| l.map_or_else(|| "unknown".to_string(), |v| format!("{v:.2}"));
+    let environment = format!(
+        "{}, {} logical cores, {:.1} GiB memory, kernel {}, {}; 1-minute load {} before and {} \
+         after.",
+        m.cpu_model,
+        m.logical_cores,
+        m.mem_total_kib as f64 / (1024.0 * 1024.0),
+        m.kernel,
+        m.virtualization,
+        load(r.environment.load_1m_before),
+        load(r.environment.load_1m_after)
+    );
+    let mut warnings: Vec<String> = r.environment.load_warning().into_iter().collect();
+    for (s, f) in training(r) {
+        warnings.extend(bench::figure_warnings(f, s.pairs.len()));
+    }
+    NoiseInfo {
+        sentences: training(r).map(|(s, f)| noise_sentence(s, f)).collect(),
+        environment,
+        warnings,
+    }
+}
+
+fn search(r: &ConfirmResult) -> String {
+    let confirmation = training(r)
+        .next()
+        .map(|(s, f)| {
+            format!(
+                "median {:.3}× over {} pairs (CI95 {})",
+                f.median,
+                s.pairs.len(),
+                ci_text(f.ci95)
+            )
+        })
+        .unwrap_or_else(|| "not measured".to_string());
+    match &r.search {
+        None => "There was no search: this patch was confirmed directly, so there are no \
+                 search-time figures to compare."
+            .to_string(),
+        Some(s) => format!(
+            "Search (screening, `{}`): median {:.3}× over {} pairs (CI95 {}). Confirmation: \
+             {confirmation}. Screening only ranks candidates; the fresh confirmation decides.",
+            s.scenario,
+            s.median,
+            s.pairs,
+            ci_text(s.ci95)
+        ),
+    }
+}
+
+fn step_lines(r: &ConfirmResult) -> Vec<String> {
+    let mut lines = Vec::new();
+    let public = |s: &&crate::confirm::result::StepRecord| {
+        s.tree == "candidate" && s.command != crate::receipt::SEALED
+    };
+    for step in r.steps.iter().filter(public) {
+        let line = if step.cwd == "." || step.cwd.is_empty() {
+            format!("{}   # {}", step.command, step.step)
+        } else {
+            format!("(cd {} && {})   # {}", step.cwd, step.command, step.step)
+        };
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
+    let mut manual = vec![
+        format!("git clone {} evo-repro && cd evo-repro", r.repo),
+        format!("git checkout --detach {}", r.baseline_sha),
+        format!("git apply {}   # sha256 {}", r.patch.file, r.patch.sha256),
+    ];
+    manual.extend(step_lines(r));
+    for s in r.scenarios.iter().filter(|s| s.role == "training") {
+        manual.push(format!(
+            "{}   # timed run of `{}`",
+            s.candidate_command, s.name
+        ));
+    }
+    let harness_warning = (!r.overlay.is_empty()).then(|| {
+        let files: Vec<String> = r
+            .overlay
+            .iter()
+            .map(|o| format!("`{}` (sha256 {})", o.path, o.sha256))
+            .collect();
+        format!(
+            "The harness is not in the repository: evo copied {} into every tree from outside it, \
+             so a reviewer needs these files to reproduce the figures.",
+            files.join(", ")
+        )
+    });
+    Reproduce {
+        manual,
+        evo: vec![
+            format!("evo receipt verify {} --recompute", receipt.file),
+            format!(
+                "evo confirm {} --campaign {}",
+                r.patch.source, r.campaign_file
+            ),
+        ],
+        harness_warning,
+    }
+}
+
+fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<String> {
+    let n = r.candidates_tried;
+    let mut out = vec![format!(
+        "{n} candidate{} tried; the intervals above do not correct for choosing one of them. The \
+         fresh confirmation (new checkouts, clean builds, a fresh seed, new pairs) is the guard.",
+        if n == 1 { " was" } else { "s were" }
+    )];
+    out.extend(r.reasons.iter().map(|reason| first_line(reason)));
+    out.extend(noise.warnings.iter().cloned());
+    out.push(
+        "All figures come from one machine (see Noise floor and environment); other hardware \
+         may differ."
+            .to_string(),
+    );
+    out
+}
+
+/// Builds the template context from a (sealed) predicate and its receipt.
+pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
+    let first = training(r).next();
+    let noise = noise(r);
+    let not_measured = first.is_none().then(|| {
+        r.gates
+            .iter()
+            .find(|g| g.status == GateStatus::Failed)
+            .map_or_else(
+                || "nothing was measured".to_string(),
+                |g| {
+                    format!(
+                        "nothing was measured: the {} gate failed ({})",
+                        g.name,
+                        first_line(&g.detail)
+                    )
+                },
+            )
+    });
+    PrContext {
+        summary: summary(r),
+        workload: workload(r),
+        headline: first.map(|(s, f)| headline(s, f)),
+        not_measured,
+        reason: r
+            .explanation
+            .as_ref()
+            .map(|e| e.trim().to_string())
+            .filter(|e| !e.is_empty()),
+        evidence: evidence(r),
+        holdouts: holdouts(r),
+        checks: checks(r),
+        search: search(r),
+        config_lane: "The build-configuration lane did not run: this receipt does not split the \
+                      gain into a configuration part and a code part."
+            .to_string(),
+        reproduce: reproduce(r, receipt),
+        limitations: limitations(r, &noise),
+        noise,
+        receipt: receipt.clone(),
+        result: r.clone(),
+    }
+}
