@@ -7,7 +7,10 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::bench::{self, BenchPlan, BenchSettings};
-use crate::cli::{BenchArgs, Cli, Command, ConfirmArgs, FirstArm};
+use crate::cli::{
+    BenchArgs, Cli, Command, ConfirmArgs, FirstArm, KeygenArgs, PrCommand, PrRenderArgs,
+    ReceiptCommand, VerifyArgs,
+};
 use crate::exit_codes;
 use crate::measure::record::Order;
 use crate::measure::runner::RunSpec;
@@ -21,6 +24,9 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Bench(args) => bench_command(args),
         Command::Confirm(args) => confirm_command(args),
+        Command::Keygen(args) => keygen_command(args),
+        Command::Receipt(ReceiptCommand::Verify(args)) => verify_command(args),
+        Command::Pr(PrCommand::Render(args)) => pr_render_command(args),
         Command::Schema { kind } => {
             println!("{}", crate::spec::schema(kind));
             Ok(exit_codes::ACCEPTED)
@@ -138,6 +144,7 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
     match outcome {
         Ok(done) => {
             print!("{}", terminal::render_confirm(&done.result, &done.run_dir));
+            print_receipt(&done.receipt);
             Ok(done.result.verdict.exit_code())
         }
         Err(e) => {
@@ -145,4 +152,167 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
             Ok(e.exit_code())
         }
     }
+}
+
+fn print_receipt(r: &crate::confirm::SignedReceipt) {
+    println!("receipt: {} (sha256 {})", r.path.display(), r.sha256);
+    println!("signed with key {} ({})", r.key_id, r.key_path.display());
+    if r.key_created {
+        println!(
+            "evo created this default signing key on first use: keep {} private; give {} to \
+             whoever verifies receipts",
+            r.key_path.display(),
+            r.key_path
+                .with_file_name(crate::receipt::keys::PUBLIC_KEY_FILE)
+                .display()
+        );
+    }
+}
+
+fn keygen_command(args: KeygenArgs) -> anyhow::Result<i32> {
+    use crate::receipt::keys;
+    let dir = match args.out {
+        Some(dir) => dir,
+        None => match keys::default_dir() {
+            Ok(dir) => dir,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(exit_codes::USAGE_ERROR);
+            }
+        },
+    };
+    match keys::write_new_pair(&dir) {
+        Ok((key, files)) => {
+            println!(
+                "private key: {} (mode 0600; keep it secret)",
+                files.private.display()
+            );
+            println!(
+                "public key:  {} (SPKI PEM; give it to whoever verifies receipts)",
+                files.public.display()
+            );
+            println!("key id:      {}", keys::key_id(&key.verifying_key()));
+            Ok(exit_codes::ACCEPTED)
+        }
+        Err(e @ keys::KeyError::Exists(_)) => {
+            eprintln!("error: {e}");
+            Ok(exit_codes::USAGE_ERROR)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Reads a receipt and checks it against the given or default key; `Err` is the exit code.
+fn open_receipt(
+    file: &std::path::Path,
+    key: Option<&std::path::Path>,
+) -> Result<crate::receipt::Verified, i32> {
+    use crate::receipt::keys;
+    let (key, key_path) = keys::verifying_key_for(key).map_err(|e| {
+        eprintln!("error: {e}");
+        eprintln!("  pass the signer's public key with --key FILE");
+        exit_codes::USAGE_ERROR
+    })?;
+    let bytes = std::fs::read(file).map_err(|e| {
+        eprintln!("error: cannot read {}: {e}", file.display());
+        exit_codes::USAGE_ERROR
+    })?;
+    eprintln!(
+        "evo: checking with key {} ({})",
+        keys::key_id(&key),
+        key_path.display()
+    );
+    crate::receipt::verify(&bytes, &key).map_err(|e| {
+        eprintln!("error: {} does not verify: {e}", file.display());
+        exit_codes::VERIFICATION_FAILED
+    })
+}
+
+fn verify_command(args: VerifyArgs) -> anyhow::Result<i32> {
+    let verified = match open_receipt(&args.file, args.key.as_deref()) {
+        Ok(v) => v,
+        Err(code) => return Ok(code),
+    };
+    let p = &verified.statement.predicate;
+    println!(
+        "{}: signature valid, key {}, sha256 {}",
+        args.file.display(),
+        verified.key_id,
+        verified.sha256
+    );
+    for s in &verified.statement.subject {
+        let digests: Vec<String> = s.digest.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+        println!("  subject {} {}", s.name, digests.join(" "));
+    }
+    println!(
+        "  run {}: verdict {:?}, tier {}",
+        p.run_id,
+        p.verdict,
+        p.tier.as_str()
+    );
+    if !args.recompute {
+        return Ok(exit_codes::ACCEPTED);
+    }
+    let differences = crate::receipt::recompute::recompute(p);
+    if differences.is_empty() {
+        let runs: usize = p
+            .scenarios
+            .iter()
+            .map(|s| s.warmups.len() + 2 * (s.aa_pairs.len() + s.pairs.len()))
+            .sum();
+        println!(
+            "recomputed: every figure, gate, tier and the verdict follow from the {runs} raw runs"
+        );
+        return Ok(exit_codes::ACCEPTED);
+    }
+    eprintln!(
+        "error: {} figure(s) do not follow from the raw runs in the receipt:",
+        differences.len()
+    );
+    for d in &differences {
+        eprintln!("  {d}");
+    }
+    Ok(exit_codes::VERIFICATION_FAILED)
+}
+
+fn pr_render_command(args: PrRenderArgs) -> anyhow::Result<i32> {
+    use crate::report::{pr_body, pr_context::ReceiptRef};
+    let verified = match open_receipt(&args.receipt, args.key.as_deref()) {
+        Ok(v) => v,
+        Err(code) => return Ok(code),
+    };
+    let (template, name) = match &args.template {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => (text, path.display().to_string()),
+            Err(e) => {
+                eprintln!("error: cannot read the template {}: {e}", path.display());
+                return Ok(exit_codes::USAGE_ERROR);
+            }
+        },
+        None => (
+            pr_body::DEFAULT_TEMPLATE.to_string(),
+            pr_body::DEFAULT_TEMPLATE_NAME.to_string(),
+        ),
+    };
+    let reference = ReceiptRef {
+        file: args.receipt.file_name().map_or_else(
+            || crate::receipt::RECEIPT_FILE.to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+        sha256: verified.sha256.clone(),
+        key_id: verified.key_id.clone(),
+    };
+    let text = match pr_body::render(&verified.statement.predicate, &reference, &template, &name) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit_codes::USAGE_ERROR);
+        }
+    };
+    match &args.out {
+        Some(path) => std::fs::write(path, &text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(exit_codes::ACCEPTED)
 }

@@ -21,6 +21,14 @@ pub enum Command {
     Bench(BenchArgs),
     /// Fresh confirmation of one candidate patch against the campaign's pinned baseline.
     Confirm(ConfirmArgs),
+    /// Write a new Ed25519 key pair for signing receipts (never overwrites a key).
+    Keygen(KeygenArgs),
+    /// Check signed validation receipts.
+    #[command(subcommand)]
+    Receipt(ReceiptCommand),
+    /// Pull-request text from a verified receipt.
+    #[command(subcommand)]
+    Pr(PrCommand),
     /// Print the JSON Schema of an input file (workload, campaign or holdouts).
     Schema {
         #[arg(value_enum)]
@@ -82,6 +90,53 @@ pub struct ConfirmArgs {
     /// Build the trees here instead of a temporary directory (kept afterwards).
     #[arg(long)]
     pub work_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct KeygenArgs {
+    /// Directory for `signing.key` (mode 0600) and `signing.pub.pem`; default: the per-user key
+    /// directory ($EVO_KEY_DIR, else $XDG_CONFIG_HOME/evo, else ~/.config/evo).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReceiptCommand {
+    /// Check a receipt's signature, key id and layout; with --recompute also its figures.
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The `validation_receipt.json` file.
+    pub file: PathBuf,
+    /// Public key (SPKI PEM, or the private key file); default: the per-user default key.
+    #[arg(long)]
+    pub key: Option<PathBuf>,
+    /// Recompute every statistic, gate, tier and verdict from the raw runs in the receipt.
+    #[arg(long)]
+    pub recompute: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PrCommand {
+    /// Render the PR description from a receipt, after verifying it.
+    Render(PrRenderArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PrRenderArgs {
+    /// The `validation_receipt.json` file.
+    pub receipt: PathBuf,
+    /// A minijinja template to use instead of evo's `templates/pr_body.md`.
+    #[arg(long)]
+    pub template: Option<PathBuf>,
+    /// Public key (SPKI PEM, or the private key file); default: the per-user default key.
+    #[arg(long)]
+    pub key: Option<PathBuf>,
+    /// Write the text here instead of standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 /// Parses `1%`, `1.5 %` or `0.01` into a fraction in [0, 1).

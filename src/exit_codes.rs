@@ -12,3 +12,6 @@ pub const USAGE_ERROR: i32 = 2;
 pub const REJECTED: i32 = 3;
 /// The evidence does not decide: not significant, too few pairs, or a biased A/A check.
 pub const INCONCLUSIVE: i32 = 4;
+/// `evo receipt verify` / `evo pr render`: the receipt is not authentic (signature, key id,
+/// payload type or layout) or its figures do not follow from its raw runs (`--recompute`).
+pub const VERIFICATION_FAILED: i32 = 5;
