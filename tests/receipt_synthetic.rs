@@ -1,0 +1,936 @@
+//! Receipts and PR text from a synthetic confirmation: signing, tampering, wrong keys, recomputing,
+//! sealing the holdouts, the rendered PR body (snapshots), and verification with OpenSSL alone.
+//!
+//! The result is built from fixed raw runs and its figures are computed by evo's own statistics,
+//! so it is self-consistent, and a fixed key makes the signature (Ed25519 is deterministic) and
+//! with it the receipt digest in the PR text reproducible.
+
+use std::path::Path;
+use std::process::Command;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use ed25519_dalek::SigningKey;
+
+use evo::bench::{self, BenchSettings};
+use evo::confirm::result::*;
+use evo::confirm::verdict::{self, gate};
+use evo::environment::{Environment, Machine};
+use evo::measure::record::{Arm, ExitStatus, Order, Pair, Purpose, RunRecord, Rusage, WarmupRun};
+use evo::receipt::{self, EnvelopeError, VerifyError, dsse::Envelope, keys};
+use evo::report::{pr_body, pr_context::ReceiptRef};
+use evo::stats::Tier;
+
+const TRAINING_CMD: &str = "./bench/run.sh 100000 7";
+const HOLDOUT_CMD: &str = "./bench/run.sh 30000 7 --secret-holdout-input";
+const HOLDOUT_CHECK: &str = "./bench/run.sh 300 7 --secret-holdout-check";
+/// Relative jitter of the runs, symmetric so the A/A interval contains 1.
+const JITTER: [f64; 11] = [
+    0.004, -0.003, 0.001, 0.006, -0.005, 0.002, -0.001, 0.003, -0.004, 0.005, 0.0,
+];
+
+fn key() -> SigningKey {
+    SigningKey::from_bytes(&[42u8; 32])
+}
+
+fn run(wall_s: f64) -> RunRecord {
+    RunRecord {
+        wall_s,
+        rusage: Rusage {
+            user_s: wall_s * 0.98,
+            sys_s: 0.002,
+            max_rss_kib: 1664,
+            voluntary_cs: 1,
+            involuntary_cs: 4,
+        },
+        status: ExitStatus::Exited { code: 0 },
+        timed_out: false,
+        leftover_processes: false,
+        stdout_sha256: "5".repeat(64),
+        stdout_bytes: 24,
+        stderr_tail: String::new(),
+    }
+}
+
+/// `n` pairs whose ratio is `speedup × (1 + jitter)`; A/A pairs keep baseline first.
+fn pairs(n: usize, base_s: f64, speedup: f64, alternate: bool) -> Vec<Pair> {
+    (0..n)
+        .map(|i| {
+            let j = JITTER[i % JITTER.len()];
+            let order = if !alternate || i % 2 == 1 {
+                Order::BaselineFirst
+            } else {
+                Order::CandidateFirst
+            };
+            let b = base_s * (1.0 + j);
+            Pair::new(i, order, run(b), run(b / (speedup * (1.0 + j / 2.0))))
+        })
+        .collect()
+}
+
+fn warmups(base_s: f64, speedup: f64) -> Vec<WarmupRun> {
+    [(Arm::Candidate, base_s / speedup), (Arm::Baseline, base_s)]
+        .into_iter()
+        .map(|(arm, t)| WarmupRun {
+            arm,
+            purpose: Purpose::Warmup,
+            run: run(t),
+        })
+        .collect()
+}
+
+fn training_scenario(speedup: f64) -> ScenarioResult {
+    let aa = pairs(11, 0.5, 1.0, false);
+    let measured = pairs(9, 0.5, speedup, true);
+    let settings = BenchSettings {
+        pairs: 9,
+        aa_pairs: 11,
+        warmup: 1,
+        min_effect: 0.01,
+        first: Order::CandidateFirst,
+        mde_seed: 7,
+        timeout_s: 20.0,
+    };
+    ScenarioResult {
+        name: "sum-100k".into(),
+        role: "training".into(),
+        baseline_command: TRAINING_CMD.into(),
+        candidate_command: TRAINING_CMD.into(),
+        warmups: warmups(0.5, speedup),
+        training: Some(bench::figures(&settings, &aa, &measured).unwrap()),
+        aa_pairs: aa,
+        pairs: measured,
+        holdout: None,
+        timed_output_consistent: Some(true),
+    }
+}
+
+fn holdout_scenario() -> ScenarioResult {
+    let measured = pairs(9, 0.2, 1.02, true);
+    ScenarioResult {
+        name: "sum-30k".into(),
+        role: "holdout".into(),
+        baseline_command: HOLDOUT_CMD.into(),
+        candidate_command: HOLDOUT_CMD.into(),
+        warmups: warmups(0.2, 1.02),
+        holdout: Some(receipt::recompute::holdout_figures(&measured).unwrap()),
+        aa_pairs: Vec::new(),
+        pairs: measured,
+        training: None,
+        timed_output_consistent: Some(true),
+    }
+}
+
+fn step(step: &str, tree: &str, command: &str) -> StepRecord {
+    StepRecord {
+        step: step.into(),
+        tree: tree.into(),
+        command: command.into(),
+        cwd: ".".into(),
+        status: ExitStatus::Exited { code: 0 },
+        timed_out: false,
+        wall_s: 0.25,
+        stdout_sha256: "6".repeat(64),
+        stdout_log: format!("logs/{tree}/{step}.stdout.log"),
+        stderr_log: format!("logs/{tree}/{step}.stderr.log"),
+    }
+}
+
+fn differential(scenario: &str, role: &str) -> DifferentialRecord {
+    DifferentialRecord {
+        scenario: scenario.into(),
+        role: role.into(),
+        lane: "differential".into(),
+        rule: "exact".into(),
+        baseline_sha256: "7".repeat(64),
+        candidate_sha256: "7".repeat(64),
+        same: true,
+        summary: None,
+        diff: None,
+    }
+}
+
+/// A confirmation that passed every gate: tested tier with one holdout, a harness overlay and
+/// the author's explanation.
+fn tested_result() -> ConfirmResult {
+    let mut steps = Vec::new();
+    for tree in ["baseline", "candidate"] {
+        steps.push(step("build", tree, "make -s"));
+        steps.push(step("test-1", tree, "./prog --selftest"));
+        steps.push(step("check-sum-100k", tree, "./bench/run.sh 500 7"));
+        steps.push(step("check-sum-30k", tree, HOLDOUT_CHECK));
+    }
+    let gates: Vec<Gate> = verdict::CHECK_GATES
+        .iter()
+        .map(|name| gate(name, GateStatus::Passed, format!("{name} passed")))
+        .collect();
+    let scenarios = vec![training_scenario(1.072), holdout_scenario()];
+    let d = verdict::decide(&gates, &scenarios);
+    ConfirmResult {
+        evo_version: "0.0.0-test".into(),
+        run_id: "20261201T120000Z-memo-0123456".into(),
+        campaign_file: "/work/camp/campaign.json".into(),
+        campaign_name: "cpairs-speedups".into(),
+        repo: "/work/repo".into(),
+        baseline_commitish: "main".into(),
+        baseline_sha: "0123456789abcdef0123456789abcdef01234567".into(),
+        workload_name: "cpairs".into(),
+        workload_digest: "1".repeat(64),
+        holdout_portfolio_digest: Some("2".repeat(64)),
+        patch: PatchInfo {
+            source: "/work/camp/memo.patch".into(),
+            file: "candidate.patch".into(),
+            sha256: "3".repeat(64),
+            files: vec![PatchFileChange {
+                path: "prog.c".into(),
+                status: "modified".into(),
+                added: 11,
+                removed: 1,
+            }],
+            added: 11,
+            removed: 1,
+            applier: Some("libgit2".into()),
+        },
+        overlay: vec![FileDigest {
+            path: "bench/harness.c".into(),
+            sha256: "4".repeat(64),
+        }],
+        seed: 7,
+        min_effect: 0.01,
+        environment: Environment {
+            machine: Machine {
+                cpu_model: "Example CPU @ 2.0GHz".into(),
+                logical_cores: 4,
+                mem_total_kib: 16 * 1024 * 1024,
+                kernel: "6.1.0".into(),
+                virtualization: "container".into(),
+            },
+            load_1m_before: Some(0.5),
+            load_1m_after: Some(0.75),
+        },
+        steps,
+        artifacts: vec![
+            ArtifactDigest {
+                tree: "baseline".into(),
+                path: "prog".into(),
+                sha256: "8".repeat(64),
+            },
+            ArtifactDigest {
+                tree: "candidate".into(),
+                path: "prog".into(),
+                sha256: "9".repeat(64),
+            },
+        ],
+        differential: vec![
+            differential("sum-100k", "training"),
+            differential("sum-30k", "holdout"),
+        ],
+        sanitizer_lane_ran: true,
+        sanitizer_findings: Vec::new(),
+        scenarios,
+        gates,
+        tier: d.tier,
+        verdict: d.verdict,
+        reasons: d.reasons,
+        timings: Timings::default(),
+        candidates_tried: 1,
+        search: None,
+        explanation: Some("Memoizes slow_hash: the loop sees only 1000 distinct inputs.".into()),
+    }
+}
+
+/// No holdout, no harness overlay, no explanation, found by a search over three candidates.
+fn measured_result() -> ConfirmResult {
+    let mut r = tested_result();
+    r.scenarios.truncate(1);
+    r.holdout_portfolio_digest = None;
+    r.differential.truncate(1);
+    r.steps.retain(|s| s.step != "check-sum-30k");
+    r.overlay.clear();
+    r.explanation = None;
+    r.candidates_tried = 3;
+    r.search = Some(SearchFigures {
+        scenario: "sum-100k".into(),
+        pairs: 5,
+        median: 1.081,
+        ci95: None,
+    });
+    let d = verdict::decide(&r.gates, &r.scenarios);
+    (r.tier, r.verdict, r.reasons) = (d.tier, d.verdict, d.reasons);
+    r
+}
+
+fn receipt_ref(r: &receipt::Receipt) -> ReceiptRef {
+    ReceiptRef {
+        file: receipt::RECEIPT_FILE.into(),
+        sha256: r.sha256.clone(),
+        key_id: r.key_id.clone(),
+    }
+}
+
+fn body(r: &ConfirmResult) -> String {
+    let signed = receipt::sign(r, &key());
+    let verified = receipt::verify(&signed.bytes, &key().verifying_key()).unwrap();
+    pr_body::render_default(&verified.statement.predicate, &receipt_ref(&signed)).unwrap()
+}
+
+fn payload_of(file: &[u8]) -> Vec<u8> {
+    let env: Envelope = serde_json::from_slice(file).unwrap();
+    BASE64.decode(env.payload).unwrap()
+}
+
+/// Replaces the first occurrence of `from` (in the file's text) by `to`.
+fn edit(file: &[u8], from: &str, to: &str) -> Vec<u8> {
+    let text = String::from_utf8(file.to_vec()).unwrap();
+    assert!(text.contains(from), "{from:?} not in the receipt");
+    text.replacen(from, to, 1).into_bytes()
+}
+
+fn flip_char(s: &str, at: usize) -> String {
+    let mut chars: Vec<char> = s.chars().collect();
+    chars[at] = if chars[at] == 'A' { 'B' } else { 'A' };
+    chars.into_iter().collect()
+}
+
+#[test]
+fn the_synthetic_result_is_tested_and_measured_without_holdout() {
+    assert_eq!(tested_result().tier, Tier::Tested);
+    assert_eq!(measured_result().tier, Tier::Measured);
+    assert_eq!(tested_result().verdict, Verdict::Accepted);
+}
+
+#[test]
+fn a_receipt_is_a_dsse_envelope_around_an_in_toto_statement() {
+    let r = tested_result();
+    let signed = receipt::sign(&r, &key());
+    let env: serde_json::Value = serde_json::from_slice(&signed.bytes).unwrap();
+    assert_eq!(env["payloadType"], "application/vnd.in-toto+json");
+    assert_eq!(env["signatures"].as_array().unwrap().len(), 1);
+    let key_id = env["signatures"][0]["keyid"].as_str().unwrap();
+    assert_eq!(key_id, keys::key_id(&key().verifying_key()));
+    assert!(key_id.starts_with("sha256:") && key_id.len() == 7 + 64);
+    let st: serde_json::Value = serde_json::from_slice(&payload_of(&signed.bytes)).unwrap();
+    assert_eq!(st["_type"], "https://in-toto.io/Statement/v1");
+    assert_eq!(st["predicateType"], "https://evo.dev/validation/v1");
+    let subjects: Vec<(String, String)> = st["subject"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let (alg, digest) = s["digest"].as_object().unwrap().iter().next().unwrap();
+            (
+                s["name"].as_str().unwrap().to_string(),
+                format!("{alg}:{}", digest.as_str().unwrap()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        subjects,
+        vec![
+            (
+                "candidate.patch".into(),
+                format!("sha256:{}", "3".repeat(64))
+            ),
+            ("baseline".into(), format!("gitCommit:{}", r.baseline_sha)),
+            ("baseline/prog".into(), format!("sha256:{}", "8".repeat(64))),
+            (
+                "candidate/prog".into(),
+                format!("sha256:{}", "9".repeat(64))
+            ),
+        ]
+    );
+    let p = &st["predicate"];
+    for field in [
+        "scenarios",
+        "gates",
+        "tier",
+        "environment",
+        "steps",
+        "workload_digest",
+        "overlay",
+        "holdout_portfolio_digest",
+        "candidates_tried",
+        "evo_version",
+    ] {
+        assert!(!p[field].is_null(), "predicate lacks {field}");
+    }
+    assert_eq!(p["scenarios"][0]["pairs"][0]["order"], "candidate_first");
+    assert_eq!(signed.sha256, receipt::file_digest(&signed.bytes));
+}
+
+#[test]
+fn the_predicate_seals_holdout_commands_and_still_recomputes() {
+    let mut r = tested_result();
+    // A failing holdout check quotes its command in a gate detail and a reason.
+    r.gates.push(gate(
+        "extra",
+        GateStatus::Passed,
+        format!("`{HOLDOUT_CHECK}` in the candidate tree: fine"),
+    ));
+    let signed = receipt::sign(&r, &key());
+    let payload = String::from_utf8(payload_of(&signed.bytes)).unwrap();
+    for secret in ["--secret-holdout-input", "--secret-holdout-check"] {
+        assert!(
+            !payload.contains(secret),
+            "{secret} leaked into the receipt"
+        );
+    }
+    assert!(
+        payload.contains(TRAINING_CMD),
+        "training commands are public"
+    );
+    let v = receipt::verify(&signed.bytes, &key().verifying_key()).unwrap();
+    let p = &v.statement.predicate;
+    assert_eq!(p.scenarios[1].baseline_command, receipt::SEALED);
+    assert!(p.gates.last().unwrap().detail.contains("`sealed holdout`"));
+    assert_eq!(p.scenarios[1].pairs, r.scenarios[1].pairs);
+    assert_eq!(receipt::recompute::recompute(p), vec![]);
+}
+
+#[test]
+fn a_changed_byte_in_the_payload_is_refused() {
+    let signed = receipt::sign(&tested_result(), &key());
+    let env: Envelope = serde_json::from_slice(&signed.bytes).unwrap();
+    let tampered = edit(&signed.bytes, &env.payload, &flip_char(&env.payload, 200));
+    let err = receipt::verify(&tampered, &key().verifying_key()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            VerifyError::Envelope(EnvelopeError::BadSignature { .. })
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("payload or the signature was changed")
+    );
+}
+
+#[test]
+fn a_changed_byte_in_the_signature_is_refused() {
+    let signed = receipt::sign(&tested_result(), &key());
+    let env: Envelope = serde_json::from_slice(&signed.bytes).unwrap();
+    let sig = &env.signatures[0].sig;
+    let tampered = edit(&signed.bytes, sig, &flip_char(sig, 10));
+    let err = receipt::verify(&tampered, &key().verifying_key()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            VerifyError::Envelope(EnvelopeError::BadSignature { .. })
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_changed_key_id_is_named_as_such() {
+    let signed = receipt::sign(&tested_result(), &key());
+    let tampered = edit(
+        &signed.bytes,
+        "\"keyid\": \"sha256:",
+        "\"keyid\": \"sha256:0",
+    );
+    let err = receipt::verify(&tampered, &key().verifying_key()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            VerifyError::Envelope(EnvelopeError::KeyIdAltered { .. })
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("key id was changed"), "{err}");
+}
+
+#[test]
+fn changed_whitespace_outside_the_payload_is_refused() {
+    let signed = receipt::sign(&tested_result(), &key());
+    // Same JSON value, different bytes: the digest in the PR text would no longer match.
+    let tab = edit(&signed.bytes, "\n  \"payload\"", "\n\t\"payload\"");
+    let err = receipt::verify(&tab, &key().verifying_key()).unwrap_err();
+    assert!(
+        matches!(err, VerifyError::Envelope(EnvelopeError::Layout { .. })),
+        "{err}"
+    );
+    assert!(err.to_string().contains("changed after signing"), "{err}");
+    let mut extra = signed.bytes.clone();
+    extra.push(b'\n');
+    assert!(matches!(
+        receipt::verify(&extra, &key().verifying_key()),
+        Err(VerifyError::Envelope(EnvelopeError::Layout { .. }))
+    ));
+    // A whitespace byte turned into something else breaks the JSON itself.
+    let broken = edit(&signed.bytes, "{\n  ", "{\n !");
+    assert!(matches!(
+        receipt::verify(&broken, &key().verifying_key()),
+        Err(VerifyError::Envelope(EnvelopeError::NotAnEnvelope(_)))
+    ));
+}
+
+#[test]
+fn every_single_byte_change_is_refused() {
+    let signed = receipt::sign(&measured_result(), &key());
+    let vk = key().verifying_key();
+    // Every 97th byte, each changed to a byte that keeps the file valid UTF-8 where possible.
+    for at in (0..signed.bytes.len()).step_by(97) {
+        let mut file = signed.bytes.clone();
+        file[at] = if file[at] == b' ' {
+            b'\t'
+        } else {
+            file[at] ^ 0x01
+        };
+        assert!(
+            receipt::verify(&file, &vk).is_err(),
+            "byte {at} changed and the receipt still verifies"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_payload_type_is_refused() {
+    let signed = receipt::sign(&tested_result(), &key());
+    let tampered = edit(
+        &signed.bytes,
+        "application/vnd.in-toto+json",
+        "application/json",
+    );
+    let err = receipt::verify(&tampered, &key().verifying_key()).unwrap_err();
+    assert!(
+        matches!(err, VerifyError::Envelope(EnvelopeError::PayloadType(_))),
+        "{err}"
+    );
+    assert!(err.to_string().contains("unknown payload type"));
+}
+
+#[test]
+fn a_receipt_checked_with_another_key_is_refused() {
+    let signed = receipt::sign(&tested_result(), &key());
+    let other = SigningKey::from_bytes(&[43u8; 32]);
+    let err = receipt::verify(&signed.bytes, &other.verifying_key()).unwrap_err();
+    assert!(
+        matches!(err, VerifyError::Envelope(EnvelopeError::WrongKey { .. })),
+        "{err}"
+    );
+    assert!(err.to_string().contains("wrong key"), "{err}");
+}
+
+/// The receipt with one raw wall time changed, then signed again with the same key.
+fn resigned_with_a_changed_wall_time() -> Vec<u8> {
+    let signed = receipt::sign(&tested_result(), &key());
+    let mut st: serde_json::Value = serde_json::from_slice(&payload_of(&signed.bytes)).unwrap();
+    let wall = &mut st["predicate"]["scenarios"][0]["pairs"][3]["baseline"]["wall_s"];
+    *wall = serde_json::json!(wall.as_f64().unwrap() * 1.5);
+    let payload = serde_json::to_vec_pretty(&st).unwrap();
+    Envelope::sign(&payload, &key()).to_file_bytes()
+}
+
+#[test]
+fn recompute_names_the_figures_a_changed_wall_time_contradicts() {
+    let file = resigned_with_a_changed_wall_time();
+    let v = receipt::verify(&file, &key().verifying_key()).expect("the signature is valid");
+    let fields: Vec<String> = receipt::recompute::recompute(&v.statement.predicate)
+        .into_iter()
+        .map(|d| d.field)
+        .collect();
+    assert!(
+        fields.contains(&"scenarios[0].pairs[3].ratio".to_string()),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&"scenarios[0].training.cov.baseline".to_string()),
+        "{fields:?}"
+    );
+}
+
+/// The body with the receipt's digest redacted: it changes with any field added to the predicate.
+fn redacted_body(r: &ConfirmResult) -> String {
+    let digest = receipt::sign(r, &key()).sha256;
+    body(r).replace(&digest, "[receipt sha256]")
+}
+
+#[test]
+fn the_pr_body_of_a_tested_candidate() {
+    insta::assert_snapshot!("pr_body_tested", redacted_body(&tested_result()));
+}
+
+#[test]
+fn the_pr_body_of_a_measured_candidate_from_a_search() {
+    insta::assert_snapshot!("pr_body_measured", redacted_body(&measured_result()));
+}
+
+#[test]
+fn the_pr_body_says_what_the_design_requires() {
+    let tested = body(&tested_result());
+    for needle in [
+        "runs 1.073× faster (median of 9 paired runs; CI95 ",
+        "not independently verified",
+        "| sum-100k | training | 9 |",
+        "Noise floor ±",
+        "(A/A: baseline against itself, 11 pairs; minimum detectable effect ",
+        "The harness is not in the repository",
+        "1 candidate was tried; the intervals above do not correct for choosing one of them",
+        "fresh confirmation",
+        "There was no search",
+        "build-configuration lane did not run",
+        "Ed25519 key id `sha256:",
+    ] {
+        assert!(tested.contains(needle), "missing {needle:?} in\n{tested}");
+    }
+    assert!(!tested.contains("secret-holdout"), "{tested}");
+    let measured = body(&measured_result());
+    for needle in [
+        "No holdout was declared, so generalization beyond the training workload is untested",
+        "No reason was given",
+        "3 candidates were tried",
+        "Search (screening, `sum-100k`): median 1.081× over 5 pairs",
+    ] {
+        assert!(
+            measured.contains(needle),
+            "missing {needle:?} in\n{measured}"
+        );
+    }
+    assert!(!measured.contains("harness is not in the repository"));
+}
+
+#[test]
+fn a_candidate_rejected_before_measurement_says_so() {
+    let mut r = measured_result();
+    r.scenarios.clear();
+    r.gates[4] = gate(
+        "differential",
+        GateStatus::Failed,
+        "scenario `sum-100k` (differential): line 1 differs",
+    );
+    r.gates.truncate(5);
+    let d = verdict::decide(&r.gates, &r.scenarios);
+    (r.tier, r.verdict, r.reasons) = (d.tier, d.verdict, d.reasons);
+    let text = body(&r);
+    assert!(
+        text.contains("No speed figure: nothing was measured: the differential gate failed"),
+        "{text}"
+    );
+    assert!(text.contains("tier **rejected**"), "{text}");
+    assert_eq!(
+        receipt::recompute::recompute(&r),
+        vec![],
+        "a result without measurements recomputes too"
+    );
+}
+
+#[test]
+fn an_undefined_template_variable_is_an_error_with_its_line() {
+    let r = tested_result();
+    let signed = receipt::sign(&r, &key());
+    let err = pr_body::render(
+        &r,
+        &receipt_ref(&signed),
+        "## Title\n{{ headline }}\n{{ no_such_field }}\n",
+        "mine.md",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("mine.md:3"), "{err}");
+}
+
+#[test]
+fn runs_csv_has_one_row_per_run_in_run_order() {
+    let r = tested_result();
+    let csv = evo::report::runs_csv::render(&r);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "scenario,role,phase,pair_index,arm,order,wall_s,user_s,sys_s,max_rss_kib,voluntary_cs,\
+         involuntary_cs,exit_status,stdout_sha256"
+    );
+    // Training: 2 warmups + 2×11 A/A + 2×9 pairs; holdout: 2 warmups + 2×9 pairs.
+    assert_eq!(lines.len(), 1 + (2 + 22 + 18) + (2 + 18));
+    let first_pair = lines.iter().find(|l| l.contains(",pair,0,")).unwrap();
+    assert!(
+        first_pair.starts_with("sum-100k,training,pair,0,candidate,candidate_first,"),
+        "{first_pair}"
+    );
+    assert!(lines.iter().all(|l| l.split(',').count() == 14));
+}
+
+#[test]
+fn pairs_svg_draws_a_panel_per_measured_scenario() {
+    let svg = evo::report::pairs_svg::render(&tested_result());
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    assert!(svg.trim_end().ends_with("</svg>"));
+    assert_eq!(
+        svg.matches("<title>pair ").count(),
+        18,
+        "one point per pair"
+    );
+    for needle in [
+        "sum-100k (training)",
+        "sum-30k (holdout)",
+        "median 1.0",
+        "CI95 ",
+        "noise ±",
+        "pair (in run order)",
+        "speedup t_baseline / t_candidate",
+    ] {
+        assert!(svg.contains(needle), "missing {needle:?}");
+    }
+}
+
+fn evo_cmd(keys: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_evo"));
+    cmd.env("EVO_KEY_DIR", keys);
+    cmd
+}
+
+fn output_text(out: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A key pair written by `evo keygen`, and a receipt signed with it.
+struct Signed {
+    dir: tempfile::TempDir,
+    receipt: std::path::PathBuf,
+    public: std::path::PathBuf,
+}
+
+fn signed_with_keygen() -> Signed {
+    let dir = tempfile::tempdir().unwrap();
+    let keys_dir = dir.path().join("keys");
+    let out = evo_cmd(&dir.path().join("default"))
+        .args(["keygen", "--out"])
+        .arg(&keys_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    let key = keys::load_signing_key(&keys_dir.join(keys::PRIVATE_KEY_FILE)).unwrap();
+    let receipt = dir.path().join(receipt::RECEIPT_FILE);
+    std::fs::write(&receipt, receipt::sign(&tested_result(), &key).bytes).unwrap();
+    Signed {
+        public: keys_dir.join(keys::PUBLIC_KEY_FILE),
+        receipt,
+        dir,
+    }
+}
+
+#[test]
+fn keygen_refuses_to_overwrite_and_protects_the_private_key() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = signed_with_keygen();
+    let keys_dir = s.dir.path().join("keys");
+    let private = keys_dir.join(keys::PRIVATE_KEY_FILE);
+    let mode = std::fs::metadata(&private).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let before = std::fs::read(&private).unwrap();
+    let out = evo_cmd(s.dir.path())
+        .args(["keygen", "--out"])
+        .arg(&keys_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", output_text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("never overwrites"));
+    assert_eq!(std::fs::read(&private).unwrap(), before);
+}
+
+#[test]
+fn verify_and_recompute_from_the_command_line() {
+    let s = signed_with_keygen();
+    let out = evo_cmd(s.dir.path())
+        .args(["receipt", "verify"])
+        .arg(&s.receipt)
+        .arg("--key")
+        .arg(&s.public)
+        .arg("--recompute")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("signature valid"), "{stdout}");
+    assert!(stdout.contains("recomputed: every figure"), "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&s.public.display().to_string()));
+}
+
+#[test]
+fn verify_fails_with_exit_code_5_and_the_reason() {
+    let s = signed_with_keygen();
+    let other = s.dir.path().join("other");
+    evo_cmd(s.dir.path())
+        .args(["keygen", "--out"])
+        .arg(&other)
+        .output()
+        .unwrap();
+    let out = evo_cmd(s.dir.path())
+        .args(["receipt", "verify"])
+        .arg(&s.receipt)
+        .arg("--key")
+        .arg(other.join(keys::PUBLIC_KEY_FILE))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", output_text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrong key"));
+
+    let key =
+        keys::load_signing_key(&s.dir.path().join("keys").join(keys::PRIVATE_KEY_FILE)).unwrap();
+    let mut st: serde_json::Value =
+        serde_json::from_slice(&payload_of(&std::fs::read(&s.receipt).unwrap())).unwrap();
+    let wall = &mut st["predicate"]["scenarios"][0]["pairs"][3]["baseline"]["wall_s"];
+    *wall = serde_json::json!(wall.as_f64().unwrap() * 1.5);
+    let payload = serde_json::to_vec_pretty(&st).unwrap();
+    std::fs::write(&s.receipt, Envelope::sign(&payload, &key).to_file_bytes()).unwrap();
+    let out = evo_cmd(s.dir.path())
+        .args(["receipt", "verify", "--recompute", "--key"])
+        .arg(&s.public)
+        .arg(&s.receipt)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", output_text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("scenarios[0].pairs[3].ratio: recorded"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn without_key_the_default_public_key_is_used_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let default = dir.path().join("default-keys");
+    let signer = keys::Signer::default_in(&default).unwrap();
+    let file = dir.path().join(receipt::RECEIPT_FILE);
+    std::fs::write(&file, receipt::sign(&tested_result(), &signer.key).bytes).unwrap();
+    let out = evo_cmd(&default)
+        .args(["receipt", "verify"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&default.join(keys::PUBLIC_KEY_FILE).display().to_string()),
+        "{stderr}"
+    );
+    let nowhere = evo_cmd(&dir.path().join("empty"))
+        .args(["receipt", "verify"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(nowhere.status.code(), Some(2), "{}", output_text(&nowhere));
+    assert!(String::from_utf8_lossy(&nowhere.stderr).contains("--key"));
+}
+
+#[test]
+fn pr_render_reproduces_the_body_from_a_verified_receipt_only() {
+    let s = signed_with_keygen();
+    let out = evo_cmd(s.dir.path())
+        .args(["pr", "render", "--key"])
+        .arg(&s.public)
+        .arg(&s.receipt)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    let bytes = std::fs::read(&s.receipt).unwrap();
+    let v = receipt::verify(&bytes, &keys::load_verifying_key(&s.public).unwrap()).unwrap();
+    let expected = pr_body::render_default(
+        &v.statement.predicate,
+        &ReceiptRef {
+            file: receipt::RECEIPT_FILE.into(),
+            sha256: receipt::file_digest(&bytes),
+            key_id: v.key_id.clone(),
+        },
+    )
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+
+    let template = s.dir.path().join("short.md");
+    std::fs::write(&template, "{{ headline }} — {{ receipt.sha256 }}\n").unwrap();
+    let out = evo_cmd(s.dir.path())
+        .args(["pr", "render", "--key"])
+        .arg(&s.public)
+        .arg("--template")
+        .arg(&template)
+        .arg(&s.receipt)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("runs 1.073× faster"));
+
+    let mut tampered = bytes.clone();
+    let at = tampered.len() - 3;
+    tampered[at] ^= 1;
+    std::fs::write(&s.receipt, tampered).unwrap();
+    let out = evo_cmd(s.dir.path())
+        .args(["pr", "render", "--key"])
+        .arg(&s.public)
+        .arg(&s.receipt)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", output_text(&out));
+    assert!(out.stdout.is_empty(), "rendered from an unverified receipt");
+}
+
+/// The README's generic verification, run for real: jq, base64, printf and OpenSSL, no evo.
+#[test]
+fn openssl_verifies_a_receipt_without_evo() {
+    let missing: Vec<&str> = ["openssl", "jq", "base64", "sha256sum"]
+        .into_iter()
+        .filter(|tool| {
+            Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .output()
+                .map_or(true, |o| !o.status.success())
+        })
+        .collect();
+    if !missing.is_empty() {
+        eprintln!("note: skipped, {} not installed", missing.join(", "));
+        return;
+    }
+    let s = signed_with_keygen();
+    let script = r#"
+set -eu
+R=validation_receipt.json
+jq -r .payload "$R" | base64 -d > payload.json
+jq -r '.signatures[0].sig' "$R" | base64 -d > sig.bin
+TYPE=$(jq -r .payloadType "$R")
+printf 'DSSEv1 %d %s %d ' "${#TYPE}" "$TYPE" "$(wc -c < payload.json)" > pae.bin
+cat payload.json >> pae.bin
+openssl pkeyutl -verify -pubin -inkey signing.pub.pem -rawin -in pae.bin -sigfile sig.bin
+echo "sha256:$(openssl pkey -pubin -in signing.pub.pem -outform DER | tail -c 32 | sha256sum | cut -d' ' -f1)"
+jq -r '.signatures[0].keyid' "$R"
+"#;
+    std::fs::copy(&s.public, s.dir.path().join("signing.pub.pem")).unwrap();
+    let run = |dir: &Path| {
+        Command::new("sh")
+            .args(["-c", script])
+            .current_dir(dir)
+            .output()
+            .unwrap()
+    };
+    let out = run(s.dir.path());
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}", output_text(&out));
+    assert!(
+        stdout.contains("Signature Verified Successfully"),
+        "{stdout}"
+    );
+    let ids: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("sha256:"))
+        .collect();
+    assert_eq!(ids.len(), 2, "{stdout}");
+    assert_eq!(
+        ids[0], ids[1],
+        "the key id is the sha256 of the raw public key"
+    );
+
+    // The same commands reject a receipt whose payload was changed.
+    let bytes = std::fs::read(&s.receipt).unwrap();
+    let env: Envelope = serde_json::from_slice(&bytes).unwrap();
+    std::fs::write(
+        &s.receipt,
+        edit(&bytes, &env.payload, &flip_char(&env.payload, 300)),
+    )
+    .unwrap();
+    let out = run(s.dir.path());
+    assert!(!out.status.success(), "{}", output_text(&out));
+}
