@@ -8,8 +8,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::bench::{self, BenchPlan, BenchSettings};
 use crate::cli::{
-    BenchArgs, Cli, Command, ConfirmArgs, FirstArm, KeygenArgs, PrCommand, PrRenderArgs,
-    ReceiptCommand, VerifyArgs,
+    BenchArgs, CampaignCommand, CampaignRunArgs, Cli, Command, ConfirmArgs, FirstArm, KeygenArgs,
+    PrCommand, PrRenderArgs, ReceiptCommand, VerifyArgs,
 };
 use crate::exit_codes;
 use crate::measure::record::Order;
@@ -24,6 +24,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Bench(args) => bench_command(args),
         Command::Confirm(args) => confirm_command(args),
+        Command::Campaign(CampaignCommand::Run(args)) => campaign_command(args),
         Command::Keygen(args) => keygen_command(args),
         Command::Receipt(ReceiptCommand::Verify(args)) => verify_command(args),
         Command::Pr(PrCommand::Render(args)) => pr_render_command(args),
@@ -128,6 +129,7 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
     let opts = ConfirmOptions {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,
         work_dir: args.work_dir.clone(),
+        search: None,
     };
     let bar = progress_bar();
     let mut on_event = |e: ConfirmEvent| match e {
@@ -315,4 +317,69 @@ fn pr_render_command(args: PrRenderArgs) -> anyhow::Result<i32> {
         None => print!("{text}"),
     }
     Ok(exit_codes::ACCEPTED)
+}
+
+fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
+    use crate::campaign::{self, CampaignEvent, CampaignOptions};
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let file = if args.campaign.is_absolute() {
+        args.campaign.clone()
+    } else {
+        cwd.join(&args.campaign)
+    };
+    let plan = match crate::plan::campaign_plan(&file) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit_codes::USAGE_ERROR);
+        }
+    };
+    let opts = CampaignOptions {
+        helper: std::env::current_exe().context("cannot locate the evo executable")?,
+        resume: args.resume.clone(),
+    };
+    let bar = progress_bar();
+    let json = args.json;
+    let mut on_event = |e: CampaignEvent| {
+        if json {
+            if let Ok(line) = serde_json::to_string(&e) {
+                println!("{line}");
+            }
+            return;
+        }
+        match e {
+            CampaignEvent::Stage { name } => {
+                bar.set_message(name.clone());
+                if bar.is_hidden() {
+                    eprintln!("evo: {name}");
+                }
+            }
+            CampaignEvent::Candidate {
+                index,
+                name,
+                status,
+                reason,
+            } => {
+                bar.println(format!("candidate {index} ({name}): {status} — {reason}"));
+            }
+            CampaignEvent::Run(run) => show_progress(&bar, run),
+        }
+    };
+    let outcome = campaign::run_campaign(&plan, &opts, &mut on_event);
+    bar.finish_and_clear();
+    match outcome {
+        Ok(done) => {
+            let table = terminal::render_campaign(&done.summary, &done.run_dir);
+            if json {
+                eprint!("{table}");
+            } else {
+                print!("{table}");
+            }
+            Ok(done.summary.exit_code())
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(e.exit_code())
+        }
+    }
 }

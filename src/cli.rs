@@ -19,6 +19,9 @@ pub struct Cli {
 pub enum Command {
     /// Paired comparison of two commands: A/A noise floor, then alternating pairs, then a verdict.
     Bench(BenchArgs),
+    /// Campaigns: many candidates screened, the best confirmed.
+    #[command(subcommand)]
+    Campaign(CampaignCommand),
     /// Fresh confirmation of one candidate patch against the campaign's pinned baseline.
     Confirm(ConfirmArgs),
     /// Write a new Ed25519 key pair for signing receipts (never overwrites a key).
@@ -78,6 +81,24 @@ pub struct BenchArgs {
     /// Also write every figure and raw run to this JSON file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CampaignCommand {
+    /// Run (or resume) a campaign: collect, check, screen, confirm.
+    Run(CampaignRunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CampaignRunArgs {
+    /// The campaign file.
+    pub campaign: PathBuf,
+    /// Continue an interrupted run: its id under the output folder, or `latest`.
+    #[arg(long, value_name = "RUN_ID")]
+    pub resume: Option<String>,
+    /// Stream progress as JSON events, one per line, on stdout (the summary table goes to stderr).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -327,6 +327,7 @@ impl CampaignRun<'_> {
             let opts = ConfirmOptions {
                 helper: self.opts.helper.clone(),
                 work_dir: None,
+                search: Some(self.search_context(index)),
             };
             let on_event = &mut *self.on_event;
             let mut forward = |e: ConfirmEvent| match e {
@@ -370,6 +371,30 @@ impl CampaignRun<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The screening figures and stated reason of candidate `index`, for its confirmation.
+    fn search_context(&self, index: usize) -> confirm::SearchContext {
+        let c = self.state.candidates.iter().find(|c| c.index == index);
+        let ratios = c.map_or_else(Vec::new, |c| c.pairs.iter().map(|p| p.ratio).collect());
+        let (median, ci95) = match crate::stats::Ratios::new(ratios) {
+            Ok(r) => (crate::stats::median(&r), crate::stats::ci95(&r)),
+            Err(_) => (f64::NAN, None),
+        };
+        let scenario = self
+            .training()
+            .first()
+            .map_or_else(String::new, |s| s.name.clone());
+        confirm::SearchContext {
+            candidates_tried: self.state.candidates.len(),
+            figures: confirm::result::SearchFigures {
+                scenario,
+                pairs: c.map_or(0, |c| c.pairs.len()),
+                median,
+                ci95,
+            },
+            explanation: c.and_then(|c| c.explanation.clone()),
+        }
     }
 
     fn finish(mut self, started: Instant) -> Result<CampaignOutcome, CampaignError> {

@@ -33,6 +33,17 @@ pub struct ConfirmOptions {
     pub helper: PathBuf,
     /// Where the trees are built; a fresh temporary directory when `None`.
     pub work_dir: Option<PathBuf>,
+    /// The search that chose this candidate, when a campaign did; `None` for a lone confirmation.
+    pub search: Option<SearchContext>,
+}
+
+/// What a campaign's search knew about the candidate it sends to confirmation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchContext {
+    pub candidates_tried: usize,
+    pub figures: result::SearchFigures,
+    /// The candidate's stated reason (an agent's `EVO_EXPLANATION.md`, or the campaign's text).
+    pub explanation: Option<String>,
 }
 
 /// Progress, for a reporter to show; the pipeline never prints.
@@ -230,7 +241,14 @@ pub fn run_confirm(
                 .map_err(io_err("cannot create a work directory for the trees"))?,
         ),
     };
-    let result = skeleton(plan, &pinned, &run_dir.id);
+    let mut result = skeleton(plan, &pinned, &run_dir.id);
+    if let Some(search) = &opts.search {
+        result.candidates_tried = search.candidates_tried;
+        result.search = Some(search.figures.clone());
+        if search.explanation.is_some() {
+            result.explanation = search.explanation.clone();
+        }
+    }
     let mut run = Run {
         plan,
         opts,
