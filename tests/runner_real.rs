@@ -288,7 +288,10 @@ fn stdin_comes_from_the_stdin_file_or_is_empty() {
     let mut with_input = spec("cat");
     with_input.stdin_file = Some(input);
     let r = run(&with_input);
-    assert_eq!(r.stdout_sha256, sha256_hex(b"{\"objective\": \"faster\"}\n"));
+    assert_eq!(
+        r.stdout_sha256,
+        sha256_hex(b"{\"objective\": \"faster\"}\n")
+    );
     let r = run(&spec("cat"));
     assert_eq!(r.stdout_bytes, 0);
     assert!(r.succeeded());
