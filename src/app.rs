@@ -360,7 +360,12 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
                 status,
                 reason,
             } => {
-                bar.println(format!("candidate {index} ({name}): {status} — {reason}"));
+                let line = format!("candidate {index} ({name}): {status} — {reason}");
+                if bar.is_hidden() {
+                    eprintln!("{line}");
+                } else {
+                    bar.println(line);
+                }
             }
             CampaignEvent::Run(run) => show_progress(&bar, run),
         }

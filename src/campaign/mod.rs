@@ -164,6 +164,11 @@ pub fn run_campaign(
                 .map_err(|e| CampaignError::io("cannot create the run directory", e))?
         }
     };
+    // Shown to people and kept in records: say it without `..` detours.
+    let run_dir = RunDir {
+        path: run_dir.path.canonicalize().unwrap_or(run_dir.path),
+        id: run_dir.id,
+    };
     let lock = RunLock::acquire(&run_dir.path).map_err(|e| CampaignError::Usage(e.to_string()))?;
     let entries = journal::read(&run_dir.path)
         .map_err(|e| CampaignError::io("cannot read the journal", e))?;
