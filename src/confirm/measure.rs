@@ -1,16 +1,15 @@
 //! The timed part of a confirmation: A/A and candidate-first pairs on each training scenario,
 //! then pairs on each sealed holdout — only after every build has finished.
 
-use crate::bench::{self, ArmCov, BenchError, BenchPlan, BenchSettings};
-use crate::measure::record::{Arm, Order, Pair, WarmupRun};
+use crate::bench::{self, BenchError, BenchPlan, BenchSettings};
+use crate::measure::record::{Arm, Order, WarmupRun};
 use crate::measure::runner::RunSpec;
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
 use crate::measure::spawn::ProcessRunner;
 use crate::spec::workload::{Role, Scenario};
-use crate::stats::{self, Ratios};
 use crate::tree::Tree;
 
-use super::result::{HoldoutFigures, ScenarioResult};
+use super::result::{ScenarioResult, holdout_figures, outputs_consistent};
 use super::{ConfirmError, ConfirmEvent, Flow, Run};
 
 fn spec(tree: &Tree, s: &Scenario, seed: u64) -> RunSpec {
@@ -21,19 +20,6 @@ fn spec(tree: &Tree, s: &Scenario, seed: u64) -> RunSpec {
             crate::check::fill_seed(&s.run, seed),
             s.timeout_s.duration(),
         )
-    }
-}
-
-/// Whether every timed run of both arms printed the same bytes.
-fn outputs_consistent(warmups: &[WarmupRun], aa: &[Pair], pairs: &[Pair]) -> bool {
-    let mut hashes = warmups.iter().map(|w| &w.run.stdout_sha256).chain(
-        aa.iter()
-            .chain(pairs)
-            .flat_map(|p| [&p.baseline.stdout_sha256, &p.candidate.stdout_sha256]),
-    );
-    match hashes.next() {
-        Some(first) => hashes.all(|h| h == first),
-        None => true,
     }
 }
 
@@ -236,7 +222,8 @@ impl Run<'_> {
             Err(e) => return self.timed_failure(e),
         };
         let mut result = scenario_result(s, "holdout", arms, warmups);
-        result.holdout = Some(holdout_figures(&pairs)?);
+        result.holdout =
+            Some(holdout_figures(&pairs).map_err(|e| ConfirmError::Internal(e.to_string()))?);
         result.pairs = pairs;
         let flow = self.check_timed_output(s, &mut result);
         self.result.scenarios.push(result);
@@ -256,6 +243,7 @@ fn scenario_result(
         role: role.to_string(),
         baseline_command: arms.baseline.command.clone(),
         candidate_command: arms.candidate.command.clone(),
+        cwd: s.cwd.clone().unwrap_or_else(|| ".".to_string()),
         warmups,
         aa_pairs: Vec::new(),
         pairs: Vec::new(),
@@ -263,22 +251,4 @@ fn scenario_result(
         holdout: None,
         timed_output_consistent: None,
     }
-}
-
-/// Median, CI95, CoV and the holdout gate of a holdout's pairs.
-fn holdout_figures(pairs: &[Pair]) -> Result<HoldoutFigures, ConfirmError> {
-    let ratios = Ratios::new(pairs.iter().map(|p| p.ratio).collect())
-        .map_err(|e| ConfirmError::Internal(e.to_string()))?;
-    let median = stats::median(&ratios);
-    let ci95 = stats::ci95(&ratios);
-    let walls = |f: fn(&Pair) -> f64| pairs.iter().map(f).collect::<Vec<f64>>();
-    Ok(HoldoutFigures {
-        median,
-        ci95,
-        cov: ArmCov {
-            baseline: stats::cov(&walls(|p| p.baseline.wall_s)),
-            candidate: stats::cov(&walls(|p| p.candidate.wall_s)),
-        },
-        verdict: stats::holdout_gate(median, ci95.as_ref()),
-    })
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::bench::{ArmCov, Figures};
 use crate::environment::Environment;
 use crate::measure::record::{ExitStatus, Pair, WarmupRun};
-use crate::stats::{Ci95, HoldoutVerdict, Tier};
+use crate::stats::{self, Ci95, HoldoutVerdict, Ratios, Tier};
 
 /// The decision, as scripts see it (and as the exit code says).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,6 +148,9 @@ pub struct ScenarioResult {
     pub role: String,
     pub baseline_command: String,
     pub candidate_command: String,
+    /// Working directory of the timed runs, relative to the tree root.
+    #[serde(default = "dot")]
+    pub cwd: String,
     pub warmups: Vec<WarmupRun>,
     pub aa_pairs: Vec<Pair>,
     pub pairs: Vec<Pair>,
@@ -181,6 +184,10 @@ pub struct SearchFigures {
 
 fn one() -> usize {
     1
+}
+
+fn dot() -> String {
+    ".".to_string()
 }
 
 /// The whole confirmation.
@@ -225,4 +232,34 @@ pub struct ConfirmResult {
     /// The candidate author's stated reason why it is faster (not independently verified).
     #[serde(default)]
     pub explanation: Option<String>,
+}
+
+/// The figures of a holdout scenario, exactly as `evo confirm` computes them.
+pub fn holdout_figures(pairs: &[Pair]) -> Result<HoldoutFigures, stats::StatsError> {
+    let ratios = Ratios::new(pairs.iter().map(|p| p.ratio).collect())?;
+    let median = stats::median(&ratios);
+    let ci95 = stats::ci95(&ratios);
+    let times = |f: fn(&Pair) -> f64| pairs.iter().map(f).collect::<Vec<f64>>();
+    Ok(HoldoutFigures {
+        median,
+        ci95,
+        cov: ArmCov {
+            baseline: stats::cov(&times(|p| p.baseline.wall_s)),
+            candidate: stats::cov(&times(|p| p.candidate.wall_s)),
+        },
+        verdict: stats::holdout_gate(median, ci95.as_ref()),
+    })
+}
+
+/// Whether every timed run printed the same bytes.
+pub fn outputs_consistent(warmups: &[WarmupRun], aa: &[Pair], pairs: &[Pair]) -> bool {
+    let mut hashes = warmups.iter().map(|w| &w.run.stdout_sha256).chain(
+        aa.iter()
+            .chain(pairs)
+            .flat_map(|p| [&p.baseline.stdout_sha256, &p.candidate.stdout_sha256]),
+    );
+    match hashes.next() {
+        Some(first) => hashes.all(|h| h == first),
+        None => true,
+    }
 }

@@ -160,6 +160,7 @@ mod tests {
             role: "training".into(),
             baseline_command: String::new(),
             candidate_command: String::new(),
+            cwd: ".".into(),
             warmups: Vec::new(),
             aa_pairs: Vec::new(),
             pairs: Vec::new(),

@@ -8,11 +8,11 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::bench::{self, ArmCov, BenchSettings};
-use crate::confirm::result::{ConfirmResult, GateStatus, HoldoutFigures, ScenarioResult};
+use crate::bench::{self, BenchSettings};
+use crate::confirm::result::{ConfirmResult, GateStatus, ScenarioResult};
 use crate::confirm::verdict;
-use crate::measure::record::{Order, Pair, WarmupRun};
-use crate::stats::{self, Ratios};
+use crate::measure::record::{Order, Pair};
+use crate::stats;
 
 /// Numbers agree when they differ by at most this, relative to the larger (JSON round trips and
 /// another platform's `ln`/`exp` may move the last bits).
@@ -155,35 +155,7 @@ fn check_pairs(
     fixed
 }
 
-/// The figures of a holdout scenario, exactly as `evo confirm` computes them.
-pub fn holdout_figures(pairs: &[Pair]) -> Result<HoldoutFigures, stats::StatsError> {
-    let ratios = Ratios::new(pairs.iter().map(|p| p.ratio).collect())?;
-    let median = stats::median(&ratios);
-    let ci95 = stats::ci95(&ratios);
-    let times = |f: fn(&Pair) -> f64| pairs.iter().map(f).collect::<Vec<f64>>();
-    Ok(HoldoutFigures {
-        median,
-        ci95,
-        cov: ArmCov {
-            baseline: stats::cov(&times(|p| p.baseline.wall_s)),
-            candidate: stats::cov(&times(|p| p.candidate.wall_s)),
-        },
-        verdict: stats::holdout_gate(median, ci95.as_ref()),
-    })
-}
-
-/// Whether every timed run printed the same bytes.
-fn outputs_consistent(warmups: &[WarmupRun], aa: &[Pair], pairs: &[Pair]) -> bool {
-    let mut hashes = warmups.iter().map(|w| &w.run.stdout_sha256).chain(
-        aa.iter()
-            .chain(pairs)
-            .flat_map(|p| [&p.baseline.stdout_sha256, &p.candidate.stdout_sha256]),
-    );
-    match hashes.next() {
-        Some(first) => hashes.all(|h| h == first),
-        None => true,
-    }
-}
+pub use crate::confirm::result::{holdout_figures, outputs_consistent};
 
 /// Alternating order, the first pair candidate first (DESIGN §3, confirmation).
 fn confirmation_order(i: usize) -> Order {

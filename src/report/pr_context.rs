@@ -480,10 +480,12 @@ fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
     ];
     manual.extend(step_lines(r));
     for s in r.scenarios.iter().filter(|s| s.role == "training") {
-        manual.push(format!(
-            "{}   # timed run of `{}`",
-            s.candidate_command, s.name
-        ));
+        let line = if s.cwd == "." || s.cwd.is_empty() {
+            s.candidate_command.clone()
+        } else {
+            format!("(cd {} && {})", s.cwd, s.candidate_command)
+        };
+        manual.push(format!("{line}   # timed run of `{}`", s.name));
     }
     let harness_warning = (!r.overlay.is_empty()).then(|| {
         let files: Vec<String> = r
