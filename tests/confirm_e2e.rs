@@ -197,6 +197,13 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
     assert!(r["seed"].as_u64().unwrap() > 0);
     assert!(r["holdout_portfolio_digest"].as_str().unwrap().len() == 64);
     assert_eq!(r["overlay"][0]["path"], "harness/check.sh");
+    assert_eq!(r["config_lane"]["ran"], false);
+    assert!(
+        r["config_lane"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no build configuration")
+    );
     assert_eq!(r["overlay"][0]["sha256"].as_str().unwrap().len(), 64);
     let run_dir = fx.camp.join("receipts").join(r["run_id"].as_str().unwrap());
     for file in [
@@ -432,4 +439,44 @@ fn a_baseline_that_fails_its_own_tests_stops_with_the_logs_kept() {
         "{stderr}"
     );
     assert!(stderr.contains("error.txt"), "{stderr}");
+}
+
+#[test]
+fn a_patch_with_build_flags_gets_the_build_configuration_lane() {
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "memo-o1.patch",
+        &[
+            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
+            ("prog.c", "static unsigned long work(", MEMO),
+            ("Makefile", "cc -O2", "cc -O1"),
+        ],
+    );
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
+    if util::inconclusive_by_chance(&r, &out) {
+        return;
+    }
+    let lane = &r["config_lane"];
+    assert_eq!(lane["ran"], true, "{lane:#}\n{}", text(&out));
+    assert_eq!(lane["files"], serde_json::json!(["Makefile"]));
+    assert_eq!(lane["pairs"].as_array().unwrap().len(), 9);
+    let median = lane["median"].as_f64().unwrap();
+    // -O1 instead of -O2 alone does not make the slow loop several times faster: the code does.
+    assert!(median < 2.0, "configuration-only median {median}");
+    assert!(
+        lane["configuration_share"].as_f64().unwrap() < 0.5,
+        "{lane:#}"
+    );
+    let run_dir = fx.camp.join("receipts").join(r["run_id"].as_str().unwrap());
+    let config_patch = std::fs::read_to_string(run_dir.join("config_only.patch")).unwrap();
+    assert!(config_patch.contains("a/Makefile") && !config_patch.contains("a/prog.c"));
+    let pr = std::fs::read_to_string(run_dir.join("pr_body.md")).unwrap();
+    assert!(pr.contains("Baseline + configuration only"), "{pr}");
+    let verify = evo()
+        .args(["receipt", "verify", "--recompute"])
+        .arg(run_dir.join("validation_receipt.json"))
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", text(&verify));
 }

@@ -238,6 +238,10 @@ fn tested_result() -> ConfirmResult {
         candidates_tried: 1,
         search: None,
         explanation: Some("Memoizes slow_hash: the loop sees only 1000 distinct inputs.".into()),
+        config_lane: evo::confirm::result::ConfigLane {
+            reason: "the patch touches no build configuration file".into(),
+            ..Default::default()
+        },
     }
 }
 

@@ -119,6 +119,37 @@ impl Run<'_> {
             .map_err(|_| ConfirmError::Internal("a step pair lost a result".to_string()))
     }
 
+    /// Runs `s` in one tree and records the step.
+    pub(crate) fn run_single(
+        &mut self,
+        s: &PairStep<'_>,
+        (label, t): (&str, &Tree),
+    ) -> Result<StepOutput, ConfirmError> {
+        let keep_stdout = match s.output_of {
+            Some(name) => Some(
+                self.run_dir
+                    .output_path(label, name)
+                    .map_err(io_err("cannot create the outputs folder"))?,
+            ),
+            None => None,
+        };
+        let input = StepInput {
+            step: s.step.clone(),
+            tree_label: label,
+            tree_root: &t.root,
+            cwd: s.cwd,
+            command: s.command.clone(),
+            env: s.env,
+            timeout: s.timeout,
+            keep_stdout,
+        };
+        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
+        let out = steps::run_step(&mut runner, &self.run_dir, input)
+            .map_err(|e| ConfirmError::Internal(e.to_string()))?;
+        self.result.steps.push(out.record.clone());
+        Ok(out)
+    }
+
     fn main_trees(&self) -> Result<[(&'static str, Tree); 2], ConfirmError> {
         match (&self.trees.baseline, &self.trees.candidate) {
             (Some(b), Some(c)) => Ok([("baseline", b.clone()), ("candidate", c.clone())]),
@@ -155,6 +186,7 @@ impl Run<'_> {
             return Ok(Flow::Stop);
         }
         self.pass_gate("build", "baseline and candidate built from clean checkouts");
+        self.build_config_tree()?;
         self.build_sanitizer_trees()
     }
 

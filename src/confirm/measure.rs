@@ -12,7 +12,7 @@ use crate::tree::Tree;
 use super::result::{ScenarioResult, holdout_figures, outputs_consistent};
 use super::{ConfirmError, ConfirmEvent, Flow, Run};
 
-fn spec(tree: &Tree, s: &Scenario, seed: u64) -> RunSpec {
+pub(super) fn spec(tree: &Tree, s: &Scenario, seed: u64) -> RunSpec {
     RunSpec {
         cwd: Some(tree.root.join(s.cwd.as_deref().unwrap_or("."))),
         env: s.env.clone(),
@@ -68,7 +68,7 @@ impl Run<'_> {
             }
         }
         self.finish_timed_output_gate();
-        Ok(())
+        self.measure_config_lane()
     }
 
     fn finish_timed_output_gate(&mut self) {

@@ -6,6 +6,7 @@
 //! anything builds) → tests → differential → sanitizer lane → measurement → decision. Each stage
 //! lives in its own file; this one sequences them and writes the run directory.
 
+mod config_lane;
 mod lanes;
 mod measure;
 pub mod result;
@@ -119,6 +120,8 @@ pub(crate) struct Trees {
     candidate: Option<Tree>,
     baseline_sanitize: Option<Tree>,
     candidate_sanitize: Option<Tree>,
+    /// Baseline plus the configuration part of the patch (build-configuration lane).
+    config_only: Option<Tree>,
 }
 
 /// A confirmation that reached a verdict: the result and where it was written.
@@ -183,6 +186,7 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         candidates_tried: 1,
         search: None,
         explanation: stated_reason(plan),
+        config_lane: result::ConfigLane::default(),
     }
 }
 
@@ -390,6 +394,7 @@ impl Run<'_> {
         }
         self.trees.baseline = Some(baseline);
         self.trees.candidate = Some(candidate);
+        self.prepare_config_lane()?;
         Ok(Flow::Continue)
     }
 

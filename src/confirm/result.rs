@@ -162,6 +162,27 @@ pub struct ScenarioResult {
     pub timed_output_consistent: Option<bool>,
 }
 
+/// The build-configuration lane (DESIGN §2 step 7): when a patch touches `config_files`, the
+/// baseline plus the configuration part alone is measured too, so the gain can be attributed.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ConfigLane {
+    pub ran: bool,
+    /// Why it ran or did not.
+    pub reason: String,
+    /// Configuration files the patch touches.
+    pub files: Vec<String>,
+    /// The configuration-only patch in the run directory.
+    pub patch_file: Option<String>,
+    pub scenario: Option<String>,
+    /// Baseline against baseline + configuration only, candidate-first.
+    pub pairs: Vec<Pair>,
+    pub median: Option<f64>,
+    pub ci95: Option<Ci95>,
+    /// ln(configuration-only median) / ln(whole-patch median): the share of the gain that the
+    /// configuration alone gives (1 = all of it, 0 = none).
+    pub configuration_share: Option<f64>,
+}
+
 /// Seconds spent building versus measuring, so cost is visible.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Timings {
@@ -232,6 +253,8 @@ pub struct ConfirmResult {
     /// The candidate author's stated reason why it is faster (not independently verified).
     #[serde(default)]
     pub explanation: Option<String>,
+    #[serde(default)]
+    pub config_lane: ConfigLane,
 }
 
 /// The figures of a holdout scenario, exactly as `evo confirm` computes them.

@@ -257,6 +257,30 @@ fn recompute_scenario(
 }
 
 /// Every field of `r` that its raw runs contradict; empty when the verdict follows from them.
+/// The build-configuration lane's median and interval, from its own pairs.
+fn recompute_config_lane(r: &ConfirmResult, out: &mut Vec<Difference>) {
+    let lane = &r.config_lane;
+    if !lane.ran {
+        return;
+    }
+    let pairs = check_pairs("config_lane.pairs", &lane.pairs, confirmation_order, out);
+    match holdout_figures(&pairs) {
+        Ok(f) => {
+            out.extend(diff_serialized(
+                "config_lane.median",
+                &lane.median,
+                &Some(f.median),
+            ));
+            out.extend(diff_serialized("config_lane.ci95", &lane.ci95, &f.ci95));
+        }
+        Err(e) => out.push(problem(
+            "config_lane.pairs".into(),
+            "unusable ratios",
+            format!("usable ratios ({e})"),
+        )),
+    }
+}
+
 pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
     let mut out = Vec::new();
     let scenarios: Vec<ScenarioResult> = r
@@ -279,6 +303,7 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
             "\"failed\" (the timed runs printed different bytes)",
         ));
     }
+    recompute_config_lane(r, &mut out);
     let d = verdict::decide(&r.gates, &scenarios);
     out.extend(diff_serialized("tier", &r.tier, &d.tier));
     out.extend(diff_serialized("verdict", &r.verdict, &d.verdict));

@@ -454,6 +454,40 @@ fn search(r: &ConfirmResult) -> String {
     }
 }
 
+fn config_lane(r: &ConfirmResult) -> String {
+    let lane = &r.config_lane;
+    if !lane.ran {
+        let why = if lane.reason.is_empty() {
+            "no reason was recorded".to_string()
+        } else {
+            lane.reason.clone()
+        };
+        return format!(
+            "The build-configuration lane did not run ({why}), so the gain is not split into a \
+             configuration part and a code part."
+        );
+    }
+    let ci = lane.ci95.map_or_else(
+        || "no CI95".to_string(),
+        |c| format!("CI95 {:.3}–{:.3}×", c.lower, c.upper),
+    );
+    let share = lane.configuration_share.map_or_else(String::new, |s| {
+        format!(
+            " The configuration alone gives about {:.0}% of the whole patch's gain (on a log \
+             scale); the code change gives the rest.",
+            100.0 * s
+        )
+    });
+    format!(
+        "The patch changes build configuration ({}). Baseline + configuration only, measured \
+         against the baseline on `{}`: {:.3}× (median of {} pairs; {ci}).{share}",
+        lane.files.join(", "),
+        lane.scenario.as_deref().unwrap_or("?"),
+        lane.median.unwrap_or(f64::NAN),
+        lane.pairs.len()
+    )
+}
+
 fn step_lines(r: &ConfirmResult) -> Vec<String> {
     let mut lines = Vec::new();
     let public = |s: &&crate::confirm::result::StepRecord| {
@@ -562,9 +596,7 @@ pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
         holdouts: holdouts(r),
         checks: checks(r),
         search: search(r),
-        config_lane: "The build-configuration lane did not run: this receipt does not split the \
-                      gain into a configuration part and a code part."
-            .to_string(),
+        config_lane: config_lane(r),
         reproduce: reproduce(r, receipt),
         limitations: limitations(r, &noise),
         noise,

@@ -87,7 +87,7 @@ pub enum PatchError {
     NoFiles,
     #[error("the patch sets the unsupported file mode {mode:o} on line {line}")]
     UnsupportedMode { mode: u32, line: usize },
-    #[error("the protected pattern `{pattern}` is not a valid glob")]
+    #[error("the pattern `{pattern}` (protected or config_files) is not a valid glob")]
     BadProtectedGlob {
         pattern: String,
         #[source]

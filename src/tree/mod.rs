@@ -14,6 +14,7 @@ mod materialize;
 mod overlay;
 mod pin;
 mod safety;
+mod split;
 
 use std::path::PathBuf;
 
@@ -27,6 +28,7 @@ pub use materialize::{COMMITTER_EMAIL, COMMITTER_NAME, materialize};
 pub use overlay::{OverlayFile, copy_overlay, digest_file};
 pub use pin::pin;
 pub use safety::check_patch_safety;
+pub use split::{PatchSplit, split_patch};
 
 /// A baseline resolved once to a full commit SHA in the user's repository.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,161 @@
+//! The build-configuration lane (DESIGN §2 step 7). When a patch touches the workload's
+//! `config_files`, evo also builds the baseline with only the configuration part of the patch and
+//! measures it against the baseline, so the receipt says how much of the gain flags alone give and
+//! how much the code change gives. When the lane does not run, the result says why.
+
+use super::lanes::{PairStep, failure_text};
+use super::{ConfirmError, ConfirmEvent, Run, io_err};
+use crate::measure::record::Order;
+use crate::measure::schedule::{self, Arms, PairOrder, Phase};
+use crate::measure::spawn::ProcessRunner;
+use crate::spec::workload::Role;
+use crate::tree;
+
+/// The configuration-only patch's name in the run directory.
+const CONFIG_PATCH: &str = "config_only.patch";
+
+impl Run<'_> {
+    fn skip_config_lane(&mut self, reason: impl Into<String>) {
+        self.result.config_lane.ran = false;
+        self.result.config_lane.reason = reason.into();
+    }
+
+    /// Splits the patch; when it mixes configuration and code, prepares the configuration-only
+    /// tree (built later with the others).
+    pub(crate) fn prepare_config_lane(&mut self) -> Result<(), ConfirmError> {
+        let globs = &self.plan.workload.config_files;
+        if globs.is_empty() {
+            self.skip_config_lane("the workload declares no config_files");
+            return Ok(());
+        }
+        let split = match tree::split_patch(&self.plan.patch, globs) {
+            Ok(s) => s,
+            Err(e) => {
+                self.skip_config_lane(format!("the patch could not be split by file: {e}"));
+                return Ok(());
+            }
+        };
+        self.result.config_lane.files = split.config_files.clone();
+        if split.config.is_empty() {
+            self.skip_config_lane("the patch touches no build configuration file");
+            return Ok(());
+        }
+        if split.code.is_empty() {
+            self.skip_config_lane(
+                "the patch changes only build configuration, so all of its effect is configuration",
+            );
+            return Ok(());
+        }
+        self.run_dir
+            .write(CONFIG_PATCH, &split.config)
+            .map_err(io_err("cannot write the configuration-only patch"))?;
+        let t = self.materialize("config-only")?;
+        if let Err(e) = tree::apply_patch(&t, &split.config) {
+            self.skip_config_lane(format!("the configuration part does not apply alone: {e}"));
+            return Ok(());
+        }
+        self.result.config_lane.patch_file = Some(CONFIG_PATCH.to_string());
+        self.trees.config_only = Some(t);
+        Ok(())
+    }
+
+    /// Builds the configuration-only tree; a failure ends the lane, not the confirmation.
+    pub(crate) fn build_config_tree(&mut self) -> Result<(), ConfirmError> {
+        let Some(t) = self.trees.config_only.clone() else {
+            return Ok(());
+        };
+        self.stage("configuration-only build");
+        let w = &self.plan.workload;
+        let step = PairStep {
+            step: "build".into(),
+            command: w.build.command.clone(),
+            cwd: w.build.cwd.as_deref(),
+            env: &w.build.env,
+            timeout: w.build.timeout_s.duration(),
+            output_of: None,
+        };
+        let out = self.run_single(&step, ("config-only", &t))?;
+        if !out.record.succeeded() {
+            let text = failure_text(&out, step.timeout);
+            self.skip_config_lane(format!("the configuration-only build failed: {text}"));
+            self.trees.config_only = None;
+        }
+        Ok(())
+    }
+
+    /// Pairs of baseline against baseline + configuration on the first training scenario; runs
+    /// only once the whole patch has passed its training gate (otherwise there is no gain to
+    /// attribute).
+    pub(crate) fn measure_config_lane(&mut self) -> Result<(), ConfirmError> {
+        let (Some(config), Some(bt)) =
+            (self.trees.config_only.clone(), self.trees.baseline.clone())
+        else {
+            return Ok(());
+        };
+        let Some(s) = self
+            .plan
+            .workload
+            .scenarios
+            .iter()
+            .find(|s| s.role == Role::Training)
+            .cloned()
+        else {
+            return Ok(());
+        };
+        let whole = self
+            .result
+            .scenarios
+            .iter()
+            .find(|r| r.name == s.name)
+            .and_then(|r| r.training.as_ref())
+            .filter(|f| f.training_gate.passed)
+            .map(|f| f.median);
+        let Some(whole) = whole else {
+            self.skip_config_lane("not measured: the whole patch did not pass its training gate");
+            return Ok(());
+        };
+        self.stage("configuration-only pairs");
+        let seed = self.result.seed;
+        let b = super::measure::spec(&bt, &s, seed);
+        let c = super::measure::spec(&config, &s, seed);
+        let arms = Arms {
+            baseline: &b,
+            candidate: &c,
+        };
+        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
+        let order = PairOrder {
+            first: Order::CandidateFirst,
+            alternate: true,
+        };
+        let n = self.plan.settings.pairs.get();
+        let on_event = &mut *self.on_event;
+        let mut emit = |e| on_event(ConfirmEvent::Run(e));
+        let measured =
+            schedule::run_warmups(&mut runner, arms, 1, Order::CandidateFirst, &mut emit).and_then(
+                |_| schedule::run_pairs(&mut runner, arms, n, order, Phase::Pairs, &mut emit),
+            );
+        let pairs = match measured {
+            Ok(p) => p,
+            Err(e) => {
+                self.skip_config_lane(format!("the configuration-only runs failed: {e}"));
+                return Ok(());
+            }
+        };
+        let figures = super::result::holdout_figures(&pairs)
+            .map_err(|e| ConfirmError::Internal(e.to_string()))?;
+        let lane = &mut self.result.config_lane;
+        lane.ran = true;
+        lane.scenario = Some(s.name.clone());
+        lane.median = Some(figures.median);
+        lane.ci95 = figures.ci95;
+        lane.configuration_share = (whole > 1.0).then(|| figures.median.ln() / whole.ln());
+        lane.reason = format!(
+            "the patch changes {} besides code; baseline + configuration only measured {:.4}× \
+             against the whole patch's {whole:.4}×",
+            lane.files.join(", "),
+            figures.median
+        );
+        lane.pairs = pairs;
+        Ok(())
+    }
+}
