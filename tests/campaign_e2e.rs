@@ -342,3 +342,43 @@ fn a_campaign_without_candidates_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no candidates"));
 }
+
+#[test]
+fn screening_counts_instructions_with_callgrind_when_enabled() {
+    if std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: valgrind is not installed");
+        return;
+    }
+    let fx = Fixture::new();
+    let memo = fx.patch(
+        "memo.patch",
+        &[
+            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
+            ("prog.c", "static unsigned long work(", MEMO),
+        ],
+    );
+    let file = campaign(&memo, None, 5).replace(
+        r#""search": { "pairs": 5 }"#,
+        r#""search": { "pairs": 5, "counters": ["rusage", "callgrind"] }"#,
+    );
+    write(&fx.camp.join("campaign.json"), &file);
+    let out = fx.run(&[]);
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(4)),
+        "{}",
+        text(&out)
+    );
+    let s = fx.summary();
+    let counts = &row(&s, "memo")["instructions"];
+    let (base, cand) = (counts[0].as_u64().unwrap(), counts[1].as_u64().unwrap());
+    // The memoized loop computes each of 1000 hashes once instead of 100000 times.
+    assert!(
+        base > 5 * cand && cand > 0,
+        "baseline {base}, candidate {cand}"
+    );
+    assert!(row(&s, "memo")["screening_max_rss_kib"].as_f64().unwrap() > 0.0);
+}

@@ -252,3 +252,28 @@ pub fn sum_callgrind_totals(dir: &Path) -> u64 {
         })
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_single_quotes() {
+        assert_eq!(shell_quote("echo 'a b'"), r"'echo '\''a b'\'''");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("sh -c {}", shell_quote("printf '%s' 'x y'")))
+            .output()
+            .unwrap();
+        assert_eq!(out.stdout, b"x y");
+    }
+
+    #[test]
+    fn callgrind_totals_are_summed_over_every_traced_process() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cg.1"), "events: Ir\nsummary: 1200\n").unwrap();
+        std::fs::write(dir.path().join("cg.2"), "events: Ir\nfn=main\ntotals: 34\n").unwrap();
+        std::fs::write(dir.path().join("cg.3"), "not a callgrind file\n").unwrap();
+        assert_eq!(sum_callgrind_totals(dir.path()), 1234);
+    }
+}

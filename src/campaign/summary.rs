@@ -32,8 +32,11 @@ pub struct Summary {
     pub run_id: String,
     pub candidates_tried: usize,
     pub rows: Vec<Row>,
-    /// Seconds spent building trees in the search (confirmations report their own).
+    /// Seconds spent building trees in the search by this process (confirmations report their
+    /// own in their results).
     pub build_s: f64,
+    /// Seconds of timed runs in screening (both arms, warmups included), from the journal.
+    pub screening_run_s: f64,
     pub total_s: f64,
     /// The best confirmed candidate, if any was accepted.
     pub accepted: Option<usize>,
@@ -91,8 +94,21 @@ impl Summary {
                 rows.iter()
                     .any(|r| r.index == *i && r.status == Status::Confirmed)
             });
+        let screening_run_s = state
+            .candidates
+            .iter()
+            .flat_map(|c| {
+                let warm = c.warmups.iter().map(|w| w.run.wall_s);
+                let pairs = c
+                    .pairs
+                    .iter()
+                    .map(|p| p.baseline.wall_s + p.candidate.wall_s);
+                warm.chain(pairs)
+            })
+            .sum();
         Summary {
             run_id: run_id.to_string(),
+            screening_run_s,
             candidates_tried: rows.len(),
             rows,
             build_s,

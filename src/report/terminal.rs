@@ -221,8 +221,9 @@ pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::pat
     }
     let _ = writeln!(
         out,
-        "\n{} candidate(s) tried; {:.0} s building in the search, {:.0} s in all.",
-        s.candidates_tried, s.build_s, s.total_s
+        "\n{} candidate(s) tried; {:.0} s building and {:.0} s of timed runs in the search, {:.0} s \
+         in all.",
+        s.candidates_tried, s.build_s, s.screening_run_s, s.total_s
     );
     match s
         .accepted
