@@ -13,10 +13,14 @@
 #   ${EVO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/evo}/cargo-target/tinygpt        (release)
 #   ${EVO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/evo}/cargo-target/tinygpt-asan   (sanitizer)
 # (TINYGPT_TARGET_DIR overrides it.) The registry dependencies (tch, torch-sys and its C++
-# wrapper) are compiled there once per machine; each tree's own crate has its own path, so Cargo
-# keeps its artifacts apart. An exclusive flock on the target directory is held around
-# `cargo build` AND the copy of the binary, so trees building at the same time (evo builds the
-# baseline and a candidate in parallel) cannot take each other's binary.
+# wrapper) are compiled there once per machine. The tinygpt crate itself is not: Cargo hashes a
+# path package relative to its workspace root, so every tree's tinygpt gets the SAME artifact
+# names and fingerprint there, and a tree whose sources are older than the fingerprint left by
+# another tree would be taken as up to date and get that tree's binary. So, holding an exclusive
+# flock on the target directory, the script removes tinygpt's own artifacts (`cargo clean -p
+# tinygpt`, a few MB; the dependencies stay), builds (about 5 s for tinygpt alone) and copies the
+# binary into this tree before releasing the lock: trees building at the same time (evo builds
+# the baseline and a candidate in parallel) wait for each other and each gets its own binary.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -30,11 +34,11 @@ eval "$("$here/../../scripts/setup-torch" --env)"
 
 cache=${EVO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/evo}
 host=$(rustc -vV | sed -n 's/^host: //p')
-cargo_args=(build --release --locked --message-format=json-render-diagnostics)
+profile_args=(--release)
 if ((sanitize)); then
   target_dir=${TINYGPT_TARGET_DIR:-$cache/cargo-target/tinygpt-asan}
   # -Zsanitizer needs an explicit --target (so build scripts and proc macros stay uninstrumented).
-  cargo_args+=(--target "$host")
+  profile_args+=(--target "$host")
   export RUSTC_BOOTSTRAP=1
   export RUSTFLAGS="-Zsanitizer=address -Coverflow-checks=on"
 else
@@ -48,9 +52,9 @@ mkdir -p "$target_dir" "$here/bin"
 cd "$here"
 exec 9>"$target_dir.lock"
 flock 9
-# Cargo's JSON messages name the executable it built for THIS tree's package (the uplifted
-# target/release/tinygpt is shared by all trees, so it is not used).
-messages=$(cargo "${cargo_args[@]}" "$@")
+# Cargo's JSON messages name the executable it just built from this tree's sources.
+cargo clean --quiet -p tinygpt "${profile_args[@]}"
+messages=$(cargo build "${profile_args[@]}" --locked --message-format=json-render-diagnostics "$@")
 exe=$(printf '%s\n' "$messages" | grep '"reason":"compiler-artifact"' | grep '"executable":"' |
   sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
 if [[ -z $exe || ! -x $exe ]]; then
