@@ -9,6 +9,7 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use util::cpairs::{HOT_LINE, MEMO};
 use util::{evo, fixture_repo, patch_by_editing, snapshot, text, write};
 
 const WORKLOAD: &str = r#"{
@@ -28,19 +29,6 @@ const HOLDOUTS: &str = r#"{ "scenarios": [
   { "name": "sum-30k-sealed", "role": "holdout", "run": "./bench/run.sh 30000 {seed}",
     "check": "./bench/run.sh 300 {seed}", "compare": "exact", "deterministic_output": true }
 ] }"#;
-
-const HOT_LINE: &str = "        total += slow_hash(v);";
-const MEMO: &str = "static unsigned long cached_hash(unsigned long v) {
-    static unsigned long cache[1000];
-    static int filled[1000];
-    if (!filled[v]) {
-        cache[v] = slow_hash(v);
-        filled[v] = 1;
-    }
-    return cache[v];
-}
-
-static unsigned long work(";
 
 struct Fixture {
     _dir: tempfile::TempDir,

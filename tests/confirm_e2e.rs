@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
+use util::cpairs::{HOT_LINE, MEMO, MEMO_OOB};
 use util::{evo, fixture_repo, patch_by_editing, snapshot, text, write};
 
 const WORKLOAD: &str = r#"{
@@ -42,33 +43,6 @@ const CAMPAIGN: &str = r#"{
   "confirm": { "pairs": 9, "aa_pairs": 11 },
   "output": "receipts"
 }"#;
-
-const HOT_LINE: &str = "        total += slow_hash(v);";
-
-const MEMO: &str = "static unsigned long cached_hash(unsigned long v) {
-    static unsigned long cache[1000];
-    static int filled[1000];
-    if (!filled[v]) {
-        cache[v] = slow_hash(v);
-        filled[v] = 1;
-    }
-    return cache[v];
-}
-
-static unsigned long work(";
-
-const MEMO_OOB: &str = "static unsigned long *cache;
-
-static unsigned long cached_hash(unsigned long v) {
-    if (!cache) {
-        cache = malloc(1000 * sizeof *cache);
-        for (int i = 0; i <= 1000; i++) cache[i] = ~0UL;
-    }
-    if (cache[v] == ~0UL) cache[v] = slow_hash(v);
-    return cache[v];
-}
-
-static unsigned long work(";
 
 struct Fixture {
     _dir: tempfile::TempDir,

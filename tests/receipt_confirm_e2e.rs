@@ -6,6 +6,7 @@ mod util;
 
 use std::path::Path;
 
+use util::cpairs::MEMO;
 use util::{evo, first_result, fixture_repo, patch_by_editing, text, write};
 
 const WORKLOAD: &str = r#"{
@@ -36,18 +37,6 @@ const CAMPAIGN: &str = r#"{
   "confirm": { "pairs": 9, "aa_pairs": 11 },
   "output": "receipts"
 }"#;
-
-const MEMO: &str = "static unsigned long cached_hash(unsigned long v) {
-    static unsigned long cache[1000];
-    static int filled[1000];
-    if (!filled[v]) {
-        cache[v] = slow_hash(v);
-        filled[v] = 1;
-    }
-    return cache[v];
-}
-
-static unsigned long work(";
 
 fn campaign(dir: &Path, campaign: &str) -> std::path::PathBuf {
     let repo = dir.join("repo");

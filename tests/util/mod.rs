@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod cpairs;
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
