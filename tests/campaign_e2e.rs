@@ -370,3 +370,30 @@ fn screening_counts_instructions_with_callgrind_when_enabled() {
     );
     assert!(row(&s, "memo")["screening_max_rss_kib"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn a_candidate_tuned_to_the_search_seed_wins_the_search_and_fails_confirmation() {
+    // Answers the benchmark's known input (search seed 1) from a table: the fastest candidate
+    // the search can see, and nothing at all under confirmation's fresh seed.
+    let fx = Fixture::new();
+    let memo = fx.patch(
+        "seed-memo.patch",
+        &[(
+            "prog.c",
+            "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n",
+            "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n    if (n == 100000 && seed == 1) {\n        puts(\"n=100000 seed=1 total=3271134779\");\n        return 0;\n    }\n",
+        )],
+    );
+    write(&fx.camp.join("campaign.json"), &campaign(&memo, None, 5));
+    let out = fx.run(&[]);
+    let s = fx.summary();
+    let r = row(&s, "seed-memo");
+    assert!(
+        r["screening_median"].as_f64().unwrap() > 3.0,
+        "{r:#}\n{}",
+        text(&out)
+    );
+    assert_eq!(r["status"], "rejected", "{r:#}\n{}", text(&out));
+    assert_eq!(r["confirmation_verdict"], "rejected");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+}

@@ -33,6 +33,8 @@ struct AgentBrief<'a> {
     /// Training scenarios only: holdouts are sealed.
     scenarios: Vec<BriefScenario<'a>>,
     protected: &'a [String],
+    /// The value `{seed}` takes in the search's checks and timed runs.
+    search_seed: u64,
     explanation_file: &'static str,
 }
 
@@ -115,6 +117,7 @@ impl CampaignRun<'_> {
                 })
                 .collect(),
             protected: &w.protected,
+            search_seed: self.search_seed,
             explanation_file: EXPLANATION_FILE,
         };
         serde_json::to_vec_pretty(&brief).map_err(|e| CampaignError::Internal(e.to_string()))

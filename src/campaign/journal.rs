@@ -84,7 +84,8 @@ pub enum Entry {
         run_id: String,
         campaign_file: String,
         baseline_sha: String,
-        /// The `{seed}` of the search (checks and screening); confirmation draws its own.
+        /// The `{seed}` of the search (checks and screening, `search.seed`); confirmation draws
+        /// a fresh one.
         search_seed: u64,
         evo_version: String,
     },

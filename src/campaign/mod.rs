@@ -186,12 +186,8 @@ pub fn run_campaign(
     let work = run_dir.path.join("work");
     std::fs::create_dir_all(&work)
         .map_err(|e| CampaignError::io("cannot create the work folder", e))?;
-    let search_seed = match state.search_seed {
-        Some(seed) => seed,
-        None => {
-            crate::check::fresh_seed().map_err(|e| CampaignError::io("cannot draw a seed", e))?
-        }
-    };
+    // A resumed run keeps the seed it started with, even if the campaign file changed since.
+    let search_seed = state.search_seed.unwrap_or(plan.campaign.search.seed);
     let mut run = CampaignRun {
         plan,
         opts,

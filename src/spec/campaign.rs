@@ -92,6 +92,18 @@ pub struct SearchSettings {
     /// `rusage` (always recorded) and optionally `callgrind`.
     #[serde(default)]
     pub counters: Vec<Counter>,
+    /// The `{seed}` of the search (checks and screening). It is known to the agent, in its brief;
+    /// confirmation draws a fresh one no candidate could have seen, so a patch tuned to this seed
+    /// passes the search and fails confirmation.
+    #[serde(default = "default_search_seed")]
+    pub seed: u64,
+}
+
+/// The search seed when the campaign does not set one.
+pub const DEFAULT_SEARCH_SEED: u64 = 1;
+
+fn default_search_seed() -> u64 {
+    DEFAULT_SEARCH_SEED
 }
 
 fn five() -> Count {
@@ -103,6 +115,7 @@ impl Default for SearchSettings {
         SearchSettings {
             pairs: five(),
             counters: Vec::new(),
+            seed: DEFAULT_SEARCH_SEED,
         }
     }
 }
