@@ -377,16 +377,16 @@ const ASAN: &str = "\
 =================================================================
 ==48213==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000034 at pc 0x55d0c8a1b2f3 bp 0x7ffd4a1c3e10 sp 0x7ffd4a1c3e00
 READ of size 4 at 0x602000000034 thread T0
-    #0 0x55d0c8a1b2f2 in pair_distance /work/tree/pairs.c:41:18
-    #1 0x55d0c8a1b6a9 in main /work/tree/pairs.c:88:5
+    #0 0x55d0c8a1b2f2 in pair_distance /home/alice/tree/pairs.c:41:18
+    #1 0x55d0c8a1b6a9 in main /home/alice/tree/pairs.c:88:5
     #2 0x7f3b9a429d8f in __libc_start_call_main ../sysdeps/nptl/libc_start_call_main.h:58:16
     #3 0x7f3b9a429e3f in __libc_start_main_impl ../csu/libc-start.c:392:3
-    #4 0x55d0c8a1a3c4 in _start (/work/tree/pairs+0x23c4)
+    #4 0x55d0c8a1a3c4 in _start (/home/alice/tree/pairs+0x23c4)
 
 0x602000000034 is located 0 bytes to the right of 4-byte region [0x602000000030,0x602000000034)
 allocated by thread T0 here:
     #0 0x7f3b9a8b4867 in __interceptor_malloc ../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:145
-SUMMARY: AddressSanitizer: heap-buffer-overflow /work/tree/pairs.c:41:18 in pair_distance
+SUMMARY: AddressSanitizer: heap-buffer-overflow /home/alice/tree/pairs.c:41:18 in pair_distance
 ==48213==ABORTING
 ";
 
@@ -398,7 +398,7 @@ pairs: 700 points, checksum 0x5f3a
 
 Direct leak of 5600 bytes in 1 object(s) allocated from:
     #0 0x7f1c2a6b4867 in __interceptor_malloc ../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:145
-    #1 0x5581b0e0a2d1 in load_points /work/tree/pairs.c:23:22
+    #1 0x5581b0e0a2d1 in load_points /home/alice/tree/pairs.c:23:22
 
 SUMMARY: AddressSanitizer: 5600 byte(s) leaked in 1 allocation(s).
 ";
@@ -406,13 +406,13 @@ SUMMARY: AddressSanitizer: 5600 byte(s) leaked in 1 allocation(s).
 const UBSAN: &str = "\
 pairs: 700 points
 pairs.c:57:21: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in type 'int'
-    #0 0x55f2d1c4a3b1 in accumulate /work/tree/pairs.c:57:21
-    #1 0x55f2d1c4a6d0 in main /work/tree/pairs.c:90:9
+    #0 0x55f2d1c4a3b1 in accumulate /home/alice/tree/pairs.c:57:21
+    #1 0x55f2d1c4a6d0 in main /home/alice/tree/pairs.c:90:9
 SUMMARY: UndefinedBehaviorSanitizer: undefined-behavior pairs.c:57:21 in
 ";
 
 const RUST_OVERFLOW_NEW: &str = "\
-   Compiling gpt v0.1.0 (/work/tree)
+   Compiling gpt v0.1.0 (/home/alice/tree)
 thread 'main' panicked at src/data.rs:112:23:
 attempt to add with overflow
 note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
@@ -444,22 +444,22 @@ const TSAN: &str = "\
 ==================
 WARNING: ThreadSanitizer: data race (pid=31337)
   Write of size 8 at 0x7b0400000010 by thread T2:
-    #0 worker /work/tree/counter.c:14:11 (counter+0xd0e1)
+    #0 worker /home/alice/tree/counter.c:14:11 (counter+0xd0e1)
 
   Previous read of size 8 at 0x7b0400000010 by main thread:
-    #0 main /work/tree/counter.c:29:3 (counter+0xd1c3)
+    #0 main /home/alice/tree/counter.c:29:3 (counter+0xd1c3)
 
-SUMMARY: ThreadSanitizer: data race /work/tree/counter.c:14:11 in worker
+SUMMARY: ThreadSanitizer: data race /home/alice/tree/counter.c:14:11 in worker
 ==================
 ThreadSanitizer: reported 1 warnings
 ";
 
 const MSAN: &str = "\
 ==20417==WARNING: MemorySanitizer: use-of-uninitialized-value
-    #0 0x55a1e0b7c2a5 in reduce /work/tree/pairs.c:66:9
-    #1 0x55a1e0b7c6f3 in main /work/tree/pairs.c:91:12
+    #0 0x55a1e0b7c2a5 in reduce /home/alice/tree/pairs.c:66:9
+    #1 0x55a1e0b7c6f3 in main /home/alice/tree/pairs.c:91:12
 
-SUMMARY: MemorySanitizer: use-of-uninitialized-value /work/tree/pairs.c:66:9 in reduce
+SUMMARY: MemorySanitizer: use-of-uninitialized-value /home/alice/tree/pairs.c:66:9 in reduce
 Exiting
 ";
 
@@ -547,7 +547,7 @@ fn first_report_wins() {
 #[test]
 fn clean_stderr_has_no_report() {
     let clean = "\
-   Compiling gpt v0.1.0 (/work/tree)
+   Compiling gpt v0.1.0 (/home/alice/tree)
 warning: unused variable: `scratch`
   --> src/train.rs:41:9
    |

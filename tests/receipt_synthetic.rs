@@ -171,16 +171,16 @@ fn tested_result() -> ConfirmResult {
     ConfirmResult {
         evo_version: "0.0.0-test".into(),
         run_id: "20261201T120000Z-memo-0123456".into(),
-        campaign_file: "/work/camp/campaign.json".into(),
+        campaign_file: "/home/alice/camp/campaign.json".into(),
         campaign_name: "cpairs-speedups".into(),
-        repo: "/work/repo".into(),
+        repo: "/home/alice/repo".into(),
         baseline_commitish: "main".into(),
         baseline_sha: "0123456789abcdef0123456789abcdef01234567".into(),
         workload_name: "cpairs".into(),
         workload_digest: "1".repeat(64),
         holdout_portfolio_digest: Some("2".repeat(64)),
         patch: PatchInfo {
-            source: "/work/camp/memo.patch".into(),
+            source: "/home/alice/camp/memo.patch".into(),
             file: "candidate.patch".into(),
             sha256: "3".repeat(64),
             files: vec![PatchFileChange {
