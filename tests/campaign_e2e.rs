@@ -397,3 +397,74 @@ fn a_candidate_tuned_to_the_search_seed_wins_the_search_and_fails_confirmation()
     assert_eq!(r["confirmation_verdict"], "rejected");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
 }
+
+#[test]
+fn a_confirmation_cut_short_is_accounted_for_and_redone_on_resume() {
+    let fx = Fixture::new();
+    let memo = fx.patch(
+        "memo.patch",
+        &[
+            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
+            ("prog.c", "static unsigned long work(", MEMO),
+        ],
+    );
+    write(&fx.camp.join("campaign.json"), &campaign(&memo, None, 5));
+    let mut child = Reaped(
+        evo()
+            .args(["campaign", "run"])
+            .arg(fx.camp.join("campaign.json"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let started = Instant::now();
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "confirmation never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        let journal_text = std::fs::read_dir(fx.camp.join("receipts"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .and_then(|e| std::fs::read_to_string(e.path().join("journal.jsonl")).ok())
+            .unwrap_or_default();
+        if journal_text.contains("\"confirmation_started\"") {
+            // Let it get into its builds and runs, then cut it short.
+            std::thread::sleep(Duration::from_millis(1500));
+            child.kill_now();
+            break;
+        }
+    }
+    let out = fx.run(&["--resume", "latest"]);
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(4)),
+        "{}",
+        text(&out)
+    );
+    let entries = journal(&fx.run_dir());
+    let discarded: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["entry"] == "confirmation_discarded")
+        .collect();
+    assert_eq!(discarded.len(), 1, "{entries:#?}");
+    let dirs = discarded[0]["run_dirs"].as_array().unwrap();
+    assert_eq!(dirs.len(), 1, "{discarded:#?}");
+    let finished = entries
+        .iter()
+        .filter(|e| e["entry"] == "confirmation")
+        .count();
+    assert_eq!(finished, 1);
+    let pairs = entries
+        .iter()
+        .filter(|e| e["entry"] == "screening_pair")
+        .count();
+    assert_eq!(pairs, 5, "screening was repeated");
+    let s = fx.summary();
+    assert_eq!(
+        row(&s, "memo")["discarded_confirmations"],
+        serde_json::json!(dirs)
+    );
+}

@@ -121,6 +121,17 @@ pub enum Entry {
         baseline: u64,
         candidate: u64,
     },
+    /// A fresh confirmation of candidate `index` began.
+    ConfirmationStarted {
+        index: usize,
+    },
+    /// A confirmation cut short by an interruption: its runs are not reused (its trees are gone
+    /// and a confirmation is one uninterrupted session), but they are accounted for here, with
+    /// the folder that holds their logs.
+    ConfirmationDiscarded {
+        index: usize,
+        run_dirs: Vec<String>,
+    },
     Confirmation {
         index: usize,
         run_dir: String,

@@ -316,7 +316,9 @@ impl CampaignRun<'_> {
             {
                 continue;
             }
+            self.discard_interrupted_confirmation(index)?;
             self.stage(&format!("confirm candidate {index}"));
+            self.record(Entry::ConfirmationStarted { index })?;
             let patch_file = self
                 .state
                 .patch_path(&self.run_dir.path, index)
@@ -372,6 +374,39 @@ impl CampaignRun<'_> {
             }
         }
         Ok(())
+    }
+
+    /// When a confirmation of `index` began but never finished, journals the folders it left so
+    /// their runs are accounted for, before a new confirmation starts from scratch.
+    fn discard_interrupted_confirmation(&mut self, index: usize) -> Result<(), CampaignError> {
+        if !self
+            .state
+            .candidate_mut(index)
+            .is_some_and(|c| c.confirmation_started)
+        {
+            return Ok(());
+        }
+        let known: Vec<String> = self
+            .state
+            .candidates
+            .iter()
+            .flat_map(|c| {
+                let done = c.confirmation.iter().map(|x| x.run_dir.clone());
+                done.chain(c.discarded_confirmations.iter().cloned())
+            })
+            .collect();
+        let folder = self.run_dir.path.join("confirmations");
+        let mut run_dirs: Vec<String> = std::fs::read_dir(&folder)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|e| self.run_dir.relative(&e.path()))
+                    .filter(|d| !known.contains(d))
+                    .collect()
+            })
+            .unwrap_or_default();
+        run_dirs.sort();
+        self.record(Entry::ConfirmationDiscarded { index, run_dirs })
     }
 
     /// The screening figures and stated reason of candidate `index`, for its confirmation.

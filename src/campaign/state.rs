@@ -25,6 +25,10 @@ pub struct Candidate {
     /// Median of the screening ratios, once screened.
     pub screening_median: Option<f64>,
     pub confirmation: Option<ConfirmationRef>,
+    /// A confirmation began and has not finished (yet, or ever: it was interrupted).
+    pub confirmation_started: bool,
+    /// Run folders of confirmations that were interrupted and discarded.
+    pub discarded_confirmations: Vec<String>,
 }
 
 /// Where a candidate's fresh confirmation went and what it concluded.
@@ -89,6 +93,8 @@ impl State {
                     instructions: None,
                     screening_median: None,
                     confirmation: None,
+                    confirmation_started: false,
+                    discarded_confirmations: Vec::new(),
                 });
             }
             Entry::Status {
@@ -128,11 +134,23 @@ impl State {
                 tier,
             } => {
                 if let Some(c) = self.candidate_mut(*index) {
+                    c.confirmation_started = false;
                     c.confirmation = Some(ConfirmationRef {
                         run_dir: run_dir.clone(),
                         verdict: verdict.clone(),
                         tier: tier.clone(),
                     });
+                }
+            }
+            Entry::ConfirmationStarted { index } => {
+                if let Some(c) = self.candidate_mut(*index) {
+                    c.confirmation_started = true;
+                }
+            }
+            Entry::ConfirmationDiscarded { index, run_dirs } => {
+                if let Some(c) = self.candidate_mut(*index) {
+                    c.confirmation_started = false;
+                    c.discarded_confirmations.extend(run_dirs.iter().cloned());
                 }
             }
             Entry::Finished { .. } => self.finished = true,

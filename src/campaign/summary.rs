@@ -24,6 +24,8 @@ pub struct Row {
     pub confirmation_run_dir: Option<String>,
     pub confirmation_verdict: Option<String>,
     pub confirmation_tier: Option<String>,
+    /// Confirmations of this candidate that an interruption cut short (their logs stay there).
+    pub discarded_confirmations: Vec<String>,
 }
 
 /// The whole campaign, for `summary.json` and the terminal.
@@ -84,6 +86,7 @@ impl Summary {
                     confirmation_run_dir: c.confirmation.as_ref().map(|x| x.run_dir.clone()),
                     confirmation_verdict: c.confirmation.as_ref().map(|x| x.verdict.clone()),
                     confirmation_tier: c.confirmation.as_ref().map(|x| x.tier.clone()),
+                    discarded_confirmations: c.discarded_confirmations.clone(),
                 }
             })
             .collect();

@@ -219,6 +219,19 @@ pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::pat
             confirmed
         );
     }
+    for r in s
+        .rows
+        .iter()
+        .filter(|r| !r.discarded_confirmations.is_empty())
+    {
+        let _ = writeln!(
+            out,
+            "candidate {}: {} interrupted confirmation(s) discarded and redone (logs in {})",
+            r.index,
+            r.discarded_confirmations.len(),
+            r.discarded_confirmations.join(", ")
+        );
+    }
     let _ = writeln!(
         out,
         "\n{} candidate(s) tried; {:.0} s building and {:.0} s of timed runs in the search, {:.0} s \
