@@ -194,9 +194,24 @@ pub fn render_confirm(
 /// The end-of-campaign table: every candidate with its status, reason and figures.
 pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::path::Path) -> String {
     let mut out = String::new();
+    // Columns as wide as their longest entry, so long names keep the table straight.
+    let name_w = s
+        .rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(9);
+    let status_w = s
+        .rows
+        .iter()
+        .map(|r| r.status.as_str().len())
+        .max()
+        .unwrap_or(0)
+        .max(6);
     let _ = writeln!(
         out,
-        "{:>3}  {:<18} {:<22} {:>9} {:>10}  reason",
+        "{:>3}  {:<name_w$}  {:<status_w$}  {:>9}  {:>9}  reason",
         "#", "candidate", "status", "screening", "confirmed"
     );
     for r in &s.rows {
@@ -211,7 +226,7 @@ pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::pat
         let reason: String = reason.chars().take(100).collect();
         let _ = writeln!(
             out,
-            "{:>3}  {:<18} {:<22} {:>9} {:>10}  {reason}",
+            "{:>3}  {:<name_w$}  {:<status_w$}  {:>9}  {:>9}  {reason}",
             r.index,
             r.name,
             r.status.as_str(),
