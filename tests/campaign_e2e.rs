@@ -100,6 +100,35 @@ impl Fixture {
             .unwrap()
     }
 
+    /// Starts `evo campaign run` and SIGKILLs it as soon as `ready` says so about its journal;
+    /// returns what `ready` returned.
+    fn kill_when<T>(&self, what: &str, ready: impl Fn(&str) -> Option<T>) -> T {
+        let mut child = Reaped(
+            evo()
+                .args(["campaign", "run"])
+                .arg(self.camp.join("campaign.json"))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let started = Instant::now();
+        loop {
+            assert!(started.elapsed() < Duration::from_secs(120), "{what}");
+            std::thread::sleep(Duration::from_millis(50));
+            let journal = std::fs::read_dir(self.camp.join("receipts"))
+                .ok()
+                .and_then(|mut d| d.next())
+                .and_then(|e| e.ok())
+                .and_then(|e| std::fs::read_to_string(e.path().join("journal.jsonl")).ok())
+                .unwrap_or_default();
+            if let Some(value) = ready(&journal) {
+                child.kill_now();
+                return value;
+            }
+        }
+    }
+
     fn run_dir(&self) -> PathBuf {
         std::fs::read_dir(self.camp.join("receipts"))
             .unwrap()
@@ -236,38 +265,14 @@ fn a_campaign_killed_in_screening_resumes_without_repeating_or_losing_runs() {
         &fx.camp.join("campaign.json"),
         &campaign(&candidates, None, 12),
     );
-    let mut child = Reaped(
-        evo()
-            .args(["campaign", "run"])
-            .arg(fx.camp.join("campaign.json"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    // Wait until some screening pairs are journaled, then kill evo without warning.
-    let started = Instant::now();
-    let killed_after = loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "screening never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-        let pairs = std::fs::read_dir(fx.camp.join("receipts"))
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .and_then(|e| std::fs::read_to_string(e.path().join("journal.jsonl")).ok())
-            .map_or(0, |t| {
-                t.lines()
-                    .filter(|l| l.contains("\"screening_pair\""))
-                    .count()
-            });
-        if pairs >= 3 {
-            child.kill_now();
-            break pairs;
-        }
-    };
+    // Kill evo without warning once some screening pairs are journaled.
+    let killed_after = fx.kill_when("screening never started", |journal| {
+        let pairs = journal
+            .lines()
+            .filter(|l| l.contains("\"screening_pair\""))
+            .count();
+        (pairs >= 3).then_some(pairs)
+    });
     let run_dir = fx.run_dir();
     let before: Vec<Value> = journal(&run_dir);
     assert!(before.iter().all(|e| e["entry"] != "finished"));
@@ -409,35 +414,12 @@ fn a_confirmation_cut_short_is_accounted_for_and_redone_on_resume() {
         ],
     );
     write(&fx.camp.join("campaign.json"), &campaign(&memo, None, 5));
-    let mut child = Reaped(
-        evo()
-            .args(["campaign", "run"])
-            .arg(fx.camp.join("campaign.json"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let started = Instant::now();
-    loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "confirmation never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-        let journal_text = std::fs::read_dir(fx.camp.join("receipts"))
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .and_then(|e| std::fs::read_to_string(e.path().join("journal.jsonl")).ok())
-            .unwrap_or_default();
-        if journal_text.contains("\"confirmation_started\"") {
-            // Let it get into its builds and runs, then cut it short.
+    fx.kill_when("confirmation never started", |journal| {
+        // Let it get into its builds and runs, then cut it short.
+        journal.contains("\"confirmation_started\"").then(|| {
             std::thread::sleep(Duration::from_millis(1500));
-            child.kill_now();
-            break;
-        }
-    }
+        })
+    });
     let out = fx.run(&["--resume", "latest"]);
     assert!(
         matches!(out.status.code(), Some(0) | Some(4)),

@@ -9,7 +9,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::GlobSet;
 
 use super::{ChangeKind, FileChange, FileMode, PatchError, PatchSummary, Refusal, Tree};
 
@@ -79,23 +79,7 @@ struct Protected<'a> {
 
 impl<'a> Protected<'a> {
     fn new(patterns: &'a [String]) -> Result<Self, PatchError> {
-        let mut builder = GlobSetBuilder::new();
-        for pattern in patterns {
-            let glob = GlobBuilder::new(pattern)
-                .literal_separator(true)
-                .build()
-                .map_err(|source| PatchError::BadProtectedGlob {
-                    pattern: pattern.clone(),
-                    source,
-                })?;
-            builder.add(glob);
-        }
-        let set = builder
-            .build()
-            .map_err(|source| PatchError::BadProtectedGlob {
-                pattern: patterns.join(", "),
-                source,
-            })?;
+        let set = super::split::glob_set(patterns)?;
         Ok(Protected { patterns, set })
     }
 

@@ -17,8 +17,8 @@ pub struct PatchSplit {
 }
 
 /// Globs match whole paths from the tree root and `*` stays within one folder, as for
-/// `protected`.
-fn glob_set(globs: &[String]) -> Result<GlobSet, PatchError> {
+/// `protected` (the same compiler serves both).
+pub(super) fn glob_set(globs: &[String]) -> Result<GlobSet, PatchError> {
     let mut builder = GlobSetBuilder::new();
     for pattern in globs {
         let glob = GlobBuilder::new(pattern)
