@@ -150,6 +150,12 @@ pub fn run_campaign(
     }
     let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
         .map_err(|e| CampaignError::Usage(e.to_string()))?;
+    // A configured key that cannot be used is found now, not after the whole search.
+    if let Some(key) = plan.campaign.key.as_deref() {
+        let key_file = crate::plan::resolve_in(&plan.campaign_file, key);
+        crate::receipt::keys::Signer::for_campaign(Some(&key_file))
+            .map_err(|e| CampaignError::Usage(format!("cannot use the signing key: {e}")))?;
+    }
     let run_dir = match &opts.resume {
         Some(which) => {
             let path = resume_dir(&plan.output_dir, which)?;

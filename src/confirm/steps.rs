@@ -105,6 +105,9 @@ pub fn describe_failure(record: &StepRecord, timeout: Duration) -> String {
         return format!("timed out after {} s and was killed", timeout.as_secs_f64());
     }
     match record.status {
+        // The shell's codes for a command it could not find or run.
+        ExitStatus::Exited { code: 127 } => "exit code 127 (command not found)".to_string(),
+        ExitStatus::Exited { code: 126 } => "exit code 126 (command not executable)".to_string(),
         ExitStatus::Exited { code } => format!("exit code {code}"),
         ExitStatus::Signaled { signal } => format!("killed by signal {signal}"),
     }

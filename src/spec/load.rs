@@ -38,7 +38,13 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Spe
     };
     let mut de = serde_json::Deserializer::from_str(text);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|err| {
-        let field = err.path().to_string();
+        // A syntax error has no field to name (the path would read `?`): say what it is.
+        let field = match err.inner().classify() {
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                "not valid JSON".to_string()
+            }
+            _ => err.path().to_string(),
+        };
         invalid(field, err.into_inner())
     })?;
     // Anything after the document is an error too.
