@@ -9,26 +9,8 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use util::cpairs::{HOT_LINE, MEMO};
+use util::cpairs::{HOLDOUTS, HOT_LINE, MEMO, WORKLOAD};
 use util::{evo, fixture_repo, patch_by_editing, snapshot, text, write};
-
-const WORKLOAD: &str = r#"{
-  "name": "cpairs",
-  "build": { "command": "make -s", "artifacts": ["prog"], "timeout_s": 20 },
-  "test": { "command": "./prog --selftest", "timeout_s": 10 },
-  "scenarios": [
-    { "name": "sum-100k", "role": "training",
-      "run": "./bench/run.sh 100000 {seed}", "check": "./bench/run.sh 500 {seed}",
-      "compare": "exact", "deterministic_output": true, "timeout_s": 20 }
-  ],
-  "sanitize": { "build": "cc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o prog prog.c", "timeout_s": 60 },
-  "protected": ["bench/**"]
-}"#;
-
-const HOLDOUTS: &str = r#"{ "scenarios": [
-  { "name": "sum-30k-sealed", "role": "holdout", "run": "./bench/run.sh 30000 {seed}",
-    "check": "./bench/run.sh 300 {seed}", "compare": "exact", "deterministic_output": true }
-] }"#;
 
 struct Fixture {
     _dir: tempfile::TempDir,

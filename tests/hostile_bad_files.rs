@@ -8,24 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use evo::exit_codes::USAGE_ERROR;
+use util::cpairs::{HOLDOUTS, WORKLOAD};
 use util::{evo, fixture_repo, patch_by_editing, snapshot, text, write};
-
-const WORKLOAD: &str = r#"{
-  "name": "cpairs",
-  "build": { "command": "make -s", "artifacts": ["prog"], "timeout_s": 20 },
-  "test": { "command": "./prog --selftest", "timeout_s": 10 },
-  "scenarios": [
-    { "name": "sum-100k", "role": "training",
-      "run": "./bench/run.sh 100000 {seed}", "check": "./bench/run.sh 500 {seed}",
-      "compare": "exact", "deterministic_output": true, "timeout_s": 20 }
-  ],
-  "protected": ["bench/**"]
-}"#;
-
-const HOLDOUTS: &str = r#"{ "scenarios": [
-  { "name": "sum-30k-sealed", "role": "holdout", "run": "./bench/run.sh 30000 {seed}",
-    "check": "./bench/run.sh 300 {seed}", "compare": "exact", "deterministic_output": true }
-] }"#;
 
 /// A valid campaign for both `evo confirm` and `evo campaign run`; the tests break one thing.
 const CAMPAIGN: &str = r#"{

@@ -6,25 +6,8 @@ mod util;
 
 use std::path::Path;
 
-use util::cpairs::MEMO;
+use util::cpairs::{HOLDOUTS, MEMO, WORKLOAD};
 use util::{evo, first_result, fixture_repo, patch_by_editing, text, write};
-
-const WORKLOAD: &str = r#"{
-  "name": "cpairs",
-  "build": { "command": "make -s", "artifacts": ["prog"], "timeout_s": 60 },
-  "test": { "command": "./prog --selftest", "timeout_s": 10 },
-  "scenarios": [
-    { "name": "sum-100k", "role": "training",
-      "run": "./bench/run.sh 100000 {seed}", "check": "./bench/run.sh 500 {seed}",
-      "compare": "exact", "deterministic_output": true, "timeout_s": 20 }
-  ],
-  "protected": ["bench/**"]
-}"#;
-
-const HOLDOUTS: &str = r#"{ "scenarios": [
-  { "name": "sum-30k", "role": "holdout", "run": "./bench/run.sh 30000 {seed}",
-    "check": "./bench/run.sh 300 {seed}", "compare": "exact", "deterministic_output": true }
-] }"#;
 
 const CAMPAIGN: &str = r#"{
   "name": "cpairs-speedups",
@@ -117,7 +100,7 @@ fn a_real_confirmation_leaves_a_receipt_that_verifies_and_recomputes() {
         "training is public"
     );
     if result["scenarios"].as_array().unwrap().len() > 1 {
-        assert!(payload.contains("\"sum-30k\""));
+        assert!(payload.contains("\"sum-30k-sealed\""));
     }
     for sealed in ["./bench/run.sh 30000", "./bench/run.sh 300 "] {
         assert!(!payload.contains(sealed), "holdout command {sealed} leaked");

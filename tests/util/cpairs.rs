@@ -31,3 +31,24 @@ static unsigned long cached_hash(unsigned long v) {
 }
 
 static unsigned long work(";
+
+/// A workload for the fixture with a sanitizer lane; the tests that need another shape keep
+/// their own.
+pub const WORKLOAD: &str = r#"{
+  "name": "cpairs",
+  "build": { "command": "make -s", "artifacts": ["prog"], "timeout_s": 60 },
+  "test": { "command": "./prog --selftest", "timeout_s": 10 },
+  "scenarios": [
+    { "name": "sum-100k", "role": "training",
+      "run": "./bench/run.sh 100000 {seed}", "check": "./bench/run.sh 500 {seed}",
+      "compare": "exact", "deterministic_output": true, "timeout_s": 20 }
+  ],
+  "sanitize": { "build": "cc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o prog prog.c", "timeout_s": 60 },
+  "protected": ["bench/**"]
+}"#;
+
+/// One sealed holdout (its name says so, so a test can look for leaks).
+pub const HOLDOUTS: &str = r#"{ "scenarios": [
+  { "name": "sum-30k-sealed", "role": "holdout", "run": "./bench/run.sh 30000 {seed}",
+    "check": "./bench/run.sh 300 {seed}", "compare": "exact", "deterministic_output": true }
+] }"#;
