@@ -9,6 +9,7 @@ mod apply;
 mod diff;
 mod error;
 mod gitcli;
+mod globs;
 mod inspect;
 mod materialize;
 mod overlay;

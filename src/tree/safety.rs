@@ -79,7 +79,7 @@ struct Protected<'a> {
 
 impl<'a> Protected<'a> {
     fn new(patterns: &'a [String]) -> Result<Self, PatchError> {
-        let set = super::split::glob_set(patterns)?;
+        let set = super::globs::glob_set(patterns)?;
         Ok(Protected { patterns, set })
     }
 

@@ -1,8 +1,7 @@
 //! Splitting a patch into its build-configuration part and its code part, file by file, for the
 //! build-configuration lane: how much of a gain comes from flags alone.
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-
+use super::globs::glob_set;
 use super::{PatchError, inspect_patch};
 
 /// A patch cut in two along the workload's `config_files` globs.
@@ -14,28 +13,6 @@ pub struct PatchSplit {
     pub code: Vec<u8>,
     /// Paths of the configuration files the patch touches.
     pub config_files: Vec<String>,
-}
-
-/// Globs match whole paths from the tree root and `*` stays within one folder, as for
-/// `protected` (the same compiler serves both).
-pub(super) fn glob_set(globs: &[String]) -> Result<GlobSet, PatchError> {
-    let mut builder = GlobSetBuilder::new();
-    for pattern in globs {
-        let glob = GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .build()
-            .map_err(|source| PatchError::BadProtectedGlob {
-                pattern: pattern.clone(),
-                source,
-            })?;
-        builder.add(glob);
-    }
-    builder
-        .build()
-        .map_err(|source| PatchError::BadProtectedGlob {
-            pattern: globs.join(", "),
-            source,
-        })
 }
 
 /// Byte ranges of each `diff --git` section, in order (text before the first one is dropped).
