@@ -187,6 +187,15 @@ pub fn render_confirm(
     if let Some(warning) = r.environment.load_warning() {
         let _ = writeln!(out, "warning: {warning}");
     }
+    // The same warnings `evo bench` prints (biased A/A, too few pairs, underpowered), derived
+    // from each training scenario's figures as the PR text does.
+    for s in &r.scenarios {
+        if let Some(f) = &s.training {
+            for warning in crate::bench::figure_warnings(f, s.pairs.len()) {
+                let _ = writeln!(out, "warning ({}): {warning}", s.name);
+            }
+        }
+    }
     let _ = writeln!(out, "evidence: {}", run_dir.display());
     out
 }
