@@ -237,16 +237,26 @@ fn many_runs_reuse_one_runner() {
 }
 
 #[test]
-fn process_escaping_the_group_does_not_hold_the_run_forever() {
+fn process_escaping_the_group_is_reported_and_killed() {
     // `setsid` puts the sleep in its own session, out of reach of the group kill, with our stdout
-    // pipe still open; the runner must give up on the pipe after its grace (2 s), not after 4 s.
+    // pipe still open. Orphaned, it becomes the helper's child (subreaper), which kills it.
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = spec("setsid sleep 30 & echo $!; sleep 0.2");
+    spec.stdout_file = Some(dir.path().join("pid"));
     let started = Instant::now();
-    // The short sleep lets setsid leave the group before the shell exits and the group is killed.
-    let record = run(&spec("setsid sleep 4 & sleep 0.2; echo started"));
+    let record = run(&spec);
+    // The sleep held our stdout pipe open: returning before the reader's grace means it was
+    // killed, not waited out.
     let elapsed = started.elapsed();
-    assert!(elapsed < Duration::from_millis(3500), "took {elapsed:?}");
+    assert!(elapsed < Duration::from_millis(1800), "took {elapsed:?}");
     assert!(record.succeeded(), "{record:?}");
-    assert!(record.stderr_tail.contains("stopped reading"), "{record:?}");
+    assert!(record.leftover_processes, "{record:?}");
+    assert!(
+        !record.stderr_tail.contains("stopped reading"),
+        "{record:?}"
+    );
+    let pid = std::fs::read_to_string(dir.path().join("pid")).unwrap();
+    assert!(process_is_gone(pid.trim()), "sleep {pid} still exists");
 }
 
 #[test]

@@ -188,6 +188,10 @@ fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
     // After a group KILL everything in the group is already dying; only count survivors of an
     // ordinary exit (or of TERM during the grace period) as leftovers.
     let leftover = clean_up_group(pid) && !outcome.killed_group;
+    // A process that left the group (`setsid`) and was orphaned is now our child: also a leftover,
+    // whatever ended the command.
+    let escaped = kill_adopted_children();
+    let leftover = leftover || escaped;
     Ok(HelperReport {
         wall_s: wall.as_secs_f64(),
         rusage,
@@ -417,6 +421,55 @@ fn group_alive(pgid: libc::pid_t) -> bool {
     rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// Kills every living process whose parent is this helper (orphans adopted as subreaper, such as
+/// a daemon that called `setsid` to leave the group), until none is left or the wait runs out.
+/// Returns whether there was any.
+fn kill_adopted_children() -> bool {
+    let me = std::process::id();
+    let deadline = Instant::now() + LEFTOVER_WAIT;
+    let mut found = false;
+    loop {
+        reap_orphans();
+        let children = living_children(me);
+        if children.is_empty() || Instant::now() >= deadline {
+            return found;
+        }
+        found = true;
+        for child in children {
+            // SAFETY: sending a signal to a pid we just read as our own child.
+            unsafe { libc::kill(child, libc::SIGKILL) };
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Pids of the non-zombie processes whose parent is `parent`, from `/proc/<pid>/stat`.
+fn living_children(parent: u32) -> Vec<libc::pid_t> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| parent_and_state(&stat))
+                .is_some_and(|(ppid, state)| ppid == parent && state != 'Z')
+        })
+        .collect()
+}
+
+/// The parent pid and state letter of a `/proc/<pid>/stat` line. The command name in parentheses
+/// may itself hold spaces and parentheses, so the fields are read after its last `)`.
+fn parent_and_state(stat: &str) -> Option<(u32, char)> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((ppid, state))
+}
+
 /// Reaps every child that has already exited (orphans handed to us as subreaper).
 fn reap_orphans() {
     // SAFETY: a null status pointer is allowed; WNOHANG never blocks.
@@ -429,6 +482,14 @@ mod tests {
 
     fn os(args: &[&str]) -> Vec<OsString> {
         args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn stat_lines_with_odd_command_names_parse() {
+        let stat = "4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 106 0 0 0";
+        assert_eq!(parent_and_state(stat), Some((17, 'S')));
+        assert_eq!(parent_and_state("4242 (sh) Z 1 0"), Some((1, 'Z')));
+        assert_eq!(parent_and_state("garbage"), None);
     }
 
     #[test]
