@@ -131,6 +131,7 @@ fn step(step: &str, tree: &str, command: &str) -> StepRecord {
         cwd: ".".into(),
         status: ExitStatus::Exited { code: 0 },
         timed_out: false,
+        leftover_processes: false,
         wall_s: 0.25,
         stdout_sha256: "6".repeat(64),
         stdout_log: format!("logs/{tree}/{step}.stdout.log"),

@@ -345,10 +345,42 @@ impl Run<'_> {
             }
         }
         self.result.timings.checks_s = checks_started.elapsed().as_secs_f64();
+        if self.leftover_gate(false) == Flow::Stop {
+            return Ok(());
+        }
         let measure_started = Instant::now();
         self.measure_all()?;
         self.result.timings.measure_s = measure_started.elapsed().as_secs_f64();
+        self.leftover_gate(true);
         Ok(())
+    }
+
+    /// Fails when a run of the candidate left processes behind: a background process can work
+    /// outside the timed window or between runs. Checked before measuring (tests and checks) and,
+    /// with `last`, after it (timed runs), where a clean candidate passes the gate.
+    fn leftover_gate(&mut self, last: bool) -> Flow {
+        const GATE: &str = "leftover processes";
+        if self.result.gates.iter().any(|g| g.name == GATE) {
+            return Flow::Continue;
+        }
+        let places = self.result.candidate_leftovers();
+        if !places.is_empty() {
+            return self.fail_gate(
+                GATE,
+                format!(
+                    "the candidate left processes running after it exited (evo killed them) in: \
+                     {}; work done in the background escapes the measurement",
+                    places.join(", ")
+                ),
+            );
+        }
+        if last {
+            self.pass_gate(
+                GATE,
+                "no test, check or timed run of the candidate left processes behind",
+            );
+        }
+        Flow::Continue
     }
 
     /// Trees, overlay, patch safety and apply.

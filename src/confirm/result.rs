@@ -59,6 +59,9 @@ pub struct StepRecord {
     pub cwd: String,
     pub status: ExitStatus,
     pub timed_out: bool,
+    /// Processes of the step were still alive after it exited (evo killed them).
+    #[serde(default)]
+    pub leftover_processes: bool,
     pub wall_s: f64,
     pub stdout_sha256: String,
     /// Paths relative to the run directory.
@@ -69,6 +72,36 @@ pub struct StepRecord {
 impl StepRecord {
     pub fn succeeded(&self) -> bool {
         self.status.success() && !self.timed_out
+    }
+}
+
+impl ConfirmResult {
+    /// Where the candidate's runs left processes behind once they exited: its tests, checks and
+    /// timed runs (builds may leave a legitimate server, such as a compiler cache, running).
+    pub fn candidate_leftovers(&self) -> Vec<String> {
+        let steps = self.steps.iter().filter(|s| {
+            s.leftover_processes && !s.tree.starts_with("baseline") && !s.step.ends_with("build")
+        });
+        let mut places: Vec<String> = steps.map(|s| format!("{} ({})", s.step, s.tree)).collect();
+        for scenario in &self.scenarios {
+            let warmups = scenario
+                .warmups
+                .iter()
+                .filter(|w| w.arm == crate::measure::record::Arm::Candidate)
+                .map(|w| &w.run);
+            let pairs = scenario.pairs.iter().map(|p| &p.candidate);
+            let count = warmups
+                .chain(pairs)
+                .filter(|r| r.leftover_processes)
+                .count();
+            if count > 0 {
+                places.push(format!(
+                    "{count} timed run(s) of scenario `{}`",
+                    scenario.name
+                ));
+            }
+        }
+        places
     }
 }
 

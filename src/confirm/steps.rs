@@ -85,6 +85,7 @@ pub fn run_step(
         cwd: cwd_rel.to_string(),
         status: run.status,
         timed_out: run.timed_out,
+        leftover_processes: run.leftover_processes,
         wall_s: run.wall_s,
         stdout_sha256: run.stdout_sha256.clone(),
         stdout_log: run_dir.relative(&stdout_path),
