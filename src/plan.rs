@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::measure::sandbox::SandboxPolicy;
 use crate::spec::campaign::ConfirmSettings;
 use crate::spec::{Campaign, Holdouts, SpecError, Workload, load_json};
 
@@ -314,4 +315,51 @@ pub fn confirm_plan(
         source,
     })?;
     Ok(campaign.confirm_plan(patch_file, bytes))
+}
+
+/// The campaign's sandbox for runs that must not see `hidden` (evo's work and output folders),
+/// decided before anything runs. Extra writable folders are created when missing (they are
+/// caches), since bubblewrap cannot mount a path that does not exist.
+pub fn sandbox_policy(
+    campaign_file: &Path,
+    campaign: &Campaign,
+    hidden: &[&Path],
+) -> Result<SandboxPolicy, String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut writable = Vec::new();
+    for raw in &campaign.sandbox.writable {
+        let path = match (raw.strip_prefix("~/"), &home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            (Some(_), None) => {
+                return Err(format!("sandbox.writable `{raw}`: HOME is not set"));
+            }
+            (None, _) => resolve_in(campaign_file, raw),
+        };
+        std::fs::create_dir_all(&path).map_err(|e| {
+            format!(
+                "sandbox.writable `{raw}`: cannot create {}: {e}",
+                path.display()
+            )
+        })?;
+        writable.push(path);
+    }
+    let hidden = crate::measure::sandbox::default_hidden(hidden);
+    SandboxPolicy::decide(campaign.sandbox.mode, writable, hidden)
+}
+
+/// Fails unless evo can create files in the output folder (created when missing): found out
+/// before anything is built, not when the first log or the receipt is written.
+pub fn check_output_dir(dir: &Path) -> Result<(), String> {
+    let cannot = |e: std::io::Error| {
+        format!(
+            "cannot write to the receipt directory {}: {e}",
+            dir.display()
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(cannot)?;
+    tempfile::Builder::new()
+        .prefix(".evo-write-test-")
+        .tempfile_in(dir)
+        .map(drop)
+        .map_err(cannot)
 }

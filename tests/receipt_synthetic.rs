@@ -243,6 +243,11 @@ fn tested_result() -> ConfirmResult {
             reason: "the patch touches no build configuration file".into(),
             ..Default::default()
         },
+        sandbox: evo::measure::sandbox::SandboxRecord {
+            enabled: true,
+            tool: Some("bubblewrap 0.8.0".into()),
+            detail: "no network, read-only outside the tree".into(),
+        },
     }
 }
 
@@ -255,6 +260,11 @@ fn measured_result() -> ConfirmResult {
     r.steps.retain(|s| s.step != "check-sum-30k");
     r.overlay.clear();
     r.explanation = None;
+    r.sandbox = evo::measure::sandbox::SandboxRecord {
+        enabled: false,
+        tool: None,
+        detail: "off: bubblewrap (`bwrap`) is not installed (sandbox.mode \"auto\")".into(),
+    };
     r.candidates_tried = 3;
     r.search = Some(SearchFigures {
         scenario: "sum-100k".into(),

@@ -269,6 +269,7 @@ fn term_to_the_helper_stops_the_command_group() {
         timeout: Duration::from_secs(30),
         grace: Duration::from_millis(300),
         command: "sleep 30".into(),
+        wrapper: Vec::new(),
     };
     let started = Instant::now();
     let mut helper = std::process::Command::new(env!("CARGO_BIN_EXE_evo"))
@@ -305,4 +306,39 @@ fn stdin_comes_from_the_stdin_file_or_is_empty() {
     let r = run(&spec("cat"));
     assert_eq!(r.stdout_bytes, 0);
     assert!(r.succeeded());
+}
+
+#[test]
+fn a_sandboxed_run_writes_only_its_tree_and_its_leftovers_are_still_caught() {
+    use evo::measure::sandbox::{SandboxMode, SandboxPolicy, default_hidden};
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("candidate");
+    let other = work.path().join("baseline");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("secret"), "baseline output").unwrap();
+    let policy =
+        match SandboxPolicy::decide(SandboxMode::On, Vec::new(), default_hidden(&[work.path()])) {
+            Ok(policy) => policy,
+            Err(why) => {
+                // No sandbox on this machine: the refusal must say why.
+                assert!(why.contains("bubblewrap"), "{why}");
+                return;
+            }
+        };
+    let mut spec = spec(
+        "cat ../baseline/secret; touch ../baseline/pwned; echo ok > inside; sleep 30 & echo started",
+    );
+    spec.cwd = Some(tree.clone());
+    spec.sandbox = policy.for_tree(&tree, Some(&tree));
+    let record = run(&spec);
+    assert!(record.succeeded(), "{record:?}");
+    assert!(record.stderr_tail.contains("No such file"), "{record:?}");
+    assert_eq!(
+        std::fs::read_to_string(tree.join("inside")).unwrap(),
+        "ok\n"
+    );
+    assert!(!other.join("pwned").exists(), "wrote into the other arm");
+    assert!(record.leftover_processes, "{record:?}");
+    assert!(record.rusage.max_rss_kib > 0, "{record:?}");
 }

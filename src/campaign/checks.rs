@@ -72,6 +72,7 @@ impl CampaignRun<'_> {
             env: c.env,
             timeout: c.timeout,
             keep_stdout,
+            sandbox: &self.sandbox,
         };
         steps::run_step(&mut runner, &self.run_dir, input)
             .map_err(|e| CampaignError::Internal(e.to_string()))

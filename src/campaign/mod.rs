@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use crate::confirm::rundir::{self, RunDir};
 use crate::confirm::{self, ConfirmEvent, ConfirmOptions};
+use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::RunEvent;
 use crate::plan::{CampaignPlan, RUN_MANIFEST, RunManifest};
 use crate::tree::{self, Pinned};
@@ -101,6 +102,8 @@ pub(crate) struct CampaignRun<'a> {
     work: PathBuf,
     on_event: &'a mut dyn FnMut(CampaignEvent),
     build_s: f64,
+    /// Isolation of the search's builds, checks and screening runs.
+    sandbox: SandboxPolicy,
 }
 
 /// A finished campaign: its summary and run directory.
@@ -156,6 +159,11 @@ pub fn run_campaign(
         crate::receipt::keys::Signer::for_campaign(Some(&key_file))
             .map_err(|e| CampaignError::Usage(format!("cannot use the signing key: {e}")))?;
     }
+    crate::plan::check_output_dir(&plan.output_dir).map_err(CampaignError::Usage)?;
+    // The work folder of every run lies in the output folder: hiding that hides all trees.
+    let sandbox =
+        crate::plan::sandbox_policy(&plan.campaign_file, &plan.campaign, &[&plan.output_dir])
+            .map_err(CampaignError::Usage)?;
     let run_dir = match &opts.resume {
         Some(which) => {
             let path = resume_dir(&plan.output_dir, which)?;
@@ -206,6 +214,7 @@ pub fn run_campaign(
         work,
         on_event,
         build_s: 0.0,
+        sandbox,
     };
     if run.state.run_id.is_none() {
         run.record(Entry::Started {

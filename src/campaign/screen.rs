@@ -9,6 +9,7 @@ use super::{CampaignError, CampaignEvent, CampaignRun};
 use crate::check;
 use crate::measure::record::Order;
 use crate::measure::runner::RunSpec;
+use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
 use crate::measure::spawn::ProcessRunner;
 use crate::spec::campaign::Counter;
@@ -16,9 +17,11 @@ use crate::spec::workload::Scenario;
 use crate::stats::{self, Ratios};
 use crate::tree::Tree;
 
-fn spec(root: &Path, s: &Scenario, seed: u64) -> RunSpec {
+fn spec(root: &Path, s: &Scenario, seed: u64, sandbox: &SandboxPolicy) -> RunSpec {
+    let cwd = root.join(s.cwd.as_deref().unwrap_or("."));
     RunSpec {
-        cwd: Some(root.join(s.cwd.as_deref().unwrap_or("."))),
+        sandbox: sandbox.for_tree(root, Some(&cwd)),
+        cwd: Some(cwd),
         env: s.env.clone(),
         ..RunSpec::new(check::fill_seed(&s.run, seed), s.timeout_s.duration())
     }
@@ -88,6 +91,7 @@ impl CampaignRun<'_> {
             env: &build.env,
             timeout: build.timeout_s.duration(),
             keep_stdout: None,
+            sandbox: &self.sandbox,
         };
         let started = std::time::Instant::now();
         let built = crate::confirm::steps::run_step(runner, &self.run_dir, input)
@@ -105,7 +109,10 @@ impl CampaignRun<'_> {
         runner: &mut ProcessRunner,
     ) -> Result<(), CampaignError> {
         let seed = self.search_seed;
-        let (b, c) = (spec(&baseline.root, s, seed), spec(&t.root, s, seed));
+        let (b, c) = (
+            spec(&baseline.root, s, seed, &self.sandbox),
+            spec(&t.root, s, seed, &self.sandbox),
+        );
         let arms = Arms {
             baseline: &b,
             candidate: &c,
@@ -201,7 +208,13 @@ impl CampaignRun<'_> {
             let out = dir.join(label);
             std::fs::create_dir_all(&out)
                 .map_err(|e| CampaignError::io("cannot create the callgrind folder", e))?;
+            let mut sandbox = spec.sandbox.clone();
+            if let Some(sandbox) = &mut sandbox {
+                // callgrind writes its counts outside the tree.
+                sandbox.writable.push(out.clone());
+            }
             let wrapped = RunSpec {
+                sandbox,
                 command: format!(
                     "valgrind --tool=callgrind --trace-children=yes --callgrind-out-file={}/cg.%p sh -c {}",
                     out.display(),

@@ -116,8 +116,8 @@ impl Run<'_> {
         };
         self.stage("configuration-only pairs");
         let seed = self.result.seed;
-        let b = super::measure::spec(&bt, &s, seed);
-        let c = super::measure::spec(&config, &s, seed);
+        let b = super::measure::spec(&bt, &s, seed, &self.sandbox);
+        let c = super::measure::spec(&config, &s, seed, &self.sandbox);
         let arms = Arms {
             baseline: &b,
             candidate: &c,

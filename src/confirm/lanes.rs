@@ -63,6 +63,7 @@ impl Run<'_> {
     ) -> Result<[StepOutput; 2], ConfirmError> {
         let helper = self.opts.helper.clone();
         let run_dir = &self.run_dir;
+        let sandbox = &self.sandbox;
         let mut inputs = Vec::with_capacity(2);
         for (label, t) in trees {
             let keep_stdout = match s.output_of {
@@ -82,6 +83,7 @@ impl Run<'_> {
                 env: s.env,
                 timeout: s.timeout,
                 keep_stdout,
+                sandbox,
             });
         }
         let outputs: Vec<Result<StepOutput, steps::StepError>> = std::thread::scope(|scope| {
@@ -142,6 +144,7 @@ impl Run<'_> {
             env: s.env,
             timeout: s.timeout,
             keep_stdout,
+            sandbox: &self.sandbox,
         };
         let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
         let out = steps::run_step(&mut runner, &self.run_dir, input)

@@ -4,6 +4,7 @@
 use crate::bench::{self, BenchError, BenchPlan, BenchSettings};
 use crate::measure::record::{Arm, Order, WarmupRun};
 use crate::measure::runner::RunSpec;
+use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
 use crate::measure::spawn::ProcessRunner;
 use crate::spec::workload::{Role, Scenario};
@@ -12,9 +13,11 @@ use crate::tree::Tree;
 use super::result::{ScenarioResult, holdout_figures, outputs_consistent};
 use super::{ConfirmError, ConfirmEvent, Flow, Run};
 
-pub(super) fn spec(tree: &Tree, s: &Scenario, seed: u64) -> RunSpec {
+pub(super) fn spec(tree: &Tree, s: &Scenario, seed: u64, sandbox: &SandboxPolicy) -> RunSpec {
+    let cwd = tree.root.join(s.cwd.as_deref().unwrap_or("."));
     RunSpec {
-        cwd: Some(tree.root.join(s.cwd.as_deref().unwrap_or("."))),
+        sandbox: sandbox.for_tree(&tree.root, Some(&cwd)),
+        cwd: Some(cwd),
         env: s.env.clone(),
         ..RunSpec::new(
             crate::check::fill_seed(&s.run, seed),
@@ -152,7 +155,10 @@ impl Run<'_> {
         ct: &Tree,
     ) -> Result<Flow, ConfirmError> {
         let seed = self.result.seed;
-        let (b, c) = (spec(bt, s, seed), spec(ct, s, seed));
+        let (b, c) = (
+            spec(bt, s, seed, &self.sandbox),
+            spec(ct, s, seed, &self.sandbox),
+        );
         let arms = Arms {
             baseline: &b,
             candidate: &c,
@@ -200,7 +206,10 @@ impl Run<'_> {
         ct: &Tree,
     ) -> Result<Flow, ConfirmError> {
         let seed = self.result.seed;
-        let (b, c) = (spec(bt, s, seed), spec(ct, s, seed));
+        let (b, c) = (
+            spec(bt, s, seed, &self.sandbox),
+            spec(ct, s, seed, &self.sandbox),
+        );
         let arms = Arms {
             baseline: &b,
             candidate: &c,

@@ -111,6 +111,8 @@ pub(crate) struct Run<'a> {
     on_event: &'a mut dyn FnMut(ConfirmEvent),
     trees: Trees,
     signer: Signer,
+    /// Isolation of every build, check and timed run of this confirmation.
+    sandbox: crate::measure::sandbox::SandboxPolicy,
 }
 
 /// The trees of one confirmation; sanitizer trees exist only when the lane runs.
@@ -187,6 +189,7 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         search: None,
         explanation: stated_reason(plan),
         config_lane: result::ConfigLane::default(),
+        sandbox: Default::default(),
     }
 }
 
@@ -224,6 +227,22 @@ pub fn run_confirm(
         (plan.campaign.key.as_deref()).map(|k| crate::plan::resolve_in(&plan.campaign_file, k));
     let signer = Signer::for_campaign(key_file.as_deref())
         .map_err(|e| ConfirmError::Usage(format!("cannot use the signing key: {e}")))?;
+    crate::plan::check_output_dir(&plan.output_dir).map_err(ConfirmError::Usage)?;
+    let scratch = match &opts.work_dir {
+        Some(dir) => Scratch::Kept(dir.clone()),
+        None => Scratch::Temp(
+            tempfile::Builder::new()
+                .prefix("evo-trees-")
+                .tempdir()
+                .map_err(io_err("cannot create a work directory for the trees"))?,
+        ),
+    };
+    let sandbox = crate::plan::sandbox_policy(
+        &plan.campaign_file,
+        &plan.campaign,
+        &[scratch.path(), &plan.output_dir],
+    )
+    .map_err(ConfirmError::Usage)?;
     let label = plan
         .patch_file
         .file_stem()
@@ -236,16 +255,8 @@ pub fn run_confirm(
     run_dir
         .write("candidate.patch", &plan.patch)
         .map_err(io_err("cannot copy the patch into the run directory"))?;
-    let scratch = match &opts.work_dir {
-        Some(dir) => Scratch::Kept(dir.clone()),
-        None => Scratch::Temp(
-            tempfile::Builder::new()
-                .prefix("evo-trees-")
-                .tempdir()
-                .map_err(io_err("cannot create a work directory for the trees"))?,
-        ),
-    };
     let mut result = skeleton(plan, &pinned, &run_dir.id);
+    result.sandbox = sandbox.record.clone();
     if let Some(search) = &opts.search {
         result.candidates_tried = search.candidates_tried;
         result.search = Some(search.figures.clone());
@@ -263,6 +274,7 @@ pub fn run_confirm(
         on_event,
         trees: Trees::default(),
         signer,
+        sandbox,
     };
     if let Err(e) = run.stages(started) {
         // Keep what is known: the logs are already in the run directory; say why it stopped.

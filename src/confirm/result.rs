@@ -288,6 +288,9 @@ pub struct ConfirmResult {
     pub explanation: Option<String>,
     #[serde(default)]
     pub config_lane: ConfigLane,
+    /// Whether builds, checks and timed runs ran in the sandbox.
+    #[serde(default)]
+    pub sandbox: crate::measure::sandbox::SandboxRecord,
 }
 
 /// The figures of a holdout scenario, exactly as `evo confirm` computes them.

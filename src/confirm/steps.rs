@@ -25,6 +25,8 @@ pub struct StepInput<'a> {
     pub timeout: Duration,
     /// Also keep stdout here (check outputs), besides the log.
     pub keep_stdout: Option<PathBuf>,
+    /// Isolation of the command (off, or bubblewrap with the tree writable).
+    pub sandbox: &'a crate::measure::sandbox::SandboxPolicy,
 }
 
 /// A finished step: its record for the result and the raw run.
@@ -68,9 +70,11 @@ pub fn run_step(
         .clone()
         .unwrap_or_else(|| stdout_log.clone());
     let cwd_rel = input.cwd.unwrap_or(".");
+    let cwd = input.tree_root.join(cwd_rel);
     let spec = RunSpec {
         command: input.command.clone(),
-        cwd: Some(input.tree_root.join(cwd_rel)),
+        sandbox: input.sandbox.for_tree(input.tree_root, Some(&cwd)),
+        cwd: Some(cwd),
         env: input.env.clone(),
         timeout: input.timeout,
         stdin_file: None,

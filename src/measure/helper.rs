@@ -48,26 +48,33 @@ pub struct HelperArgs {
     pub grace: Duration,
     /// Passed to `/bin/sh -c`.
     pub command: OsString,
+    /// Runs `/bin/sh -c <command>` through this argument list when not empty (the sandbox,
+    /// `bwrap ... --`); the wrapper then is the process whose group and rusage are observed.
+    pub wrapper: Vec<OsString>,
 }
 
 impl HelperArgs {
     /// The full argument list for the helper process, starting with [`HELPER_ARG`].
     pub fn to_args(&self) -> Vec<OsString> {
-        vec![
+        let mut args = vec![
             HELPER_ARG.into(),
             self.report.clone().into_os_string(),
             millis(self.timeout).to_string().into(),
             millis(self.grace).to_string().into(),
             self.command.clone(),
-        ]
+        ];
+        args.extend(self.wrapper.iter().cloned());
+        args
     }
 
     /// Parses the arguments that follow [`HELPER_ARG`].
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<HelperArgs, HelperError> {
-        let args: Vec<OsString> = args.into_iter().collect();
+        let mut args: Vec<OsString> = args.into_iter().collect();
+        let wrapper = args.split_off(args.len().min(4));
         let [report, timeout, grace, command] = <[OsString; 4]>::try_from(args).map_err(|args| {
             HelperError::Usage(format!(
-                "expected 4 arguments (<report-path> <timeout-ms> <grace-ms> <command>), got {}",
+                "expected at least 4 arguments (<report-path> <timeout-ms> <grace-ms> <command> \
+                 [wrapper...]), got {}",
                 args.len()
             ))
         })?;
@@ -76,6 +83,7 @@ impl HelperArgs {
             timeout: parse_millis("timeout-ms", &timeout)?,
             grace: parse_millis("grace-ms", &grace)?,
             command,
+            wrapper,
         })
     }
 }
@@ -161,7 +169,14 @@ fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
     // it, leftovers are still killed, only their zombies are reaped by init instead.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
 
-    let mut command = Command::new("/bin/sh");
+    let mut command = match args.wrapper.split_first() {
+        Some((program, wrapper_args)) => {
+            let mut command = Command::new(program);
+            command.args(wrapper_args).arg("/bin/sh");
+            command
+        }
+        None => Command::new("/bin/sh"),
+    };
     command.arg("-c").arg(&args.command);
     // The parent gives the helper an empty stdin or the run's stdin file; the command inherits it.
     command.process_group(0).stdin(Stdio::inherit());
@@ -499,6 +514,7 @@ mod tests {
             timeout: Duration::from_millis(1500),
             grace: Duration::from_secs(2),
             command: "echo 'a b' && exit 3".into(),
+            wrapper: vec!["bwrap".into(), "--".into()],
         };
         let all = args.to_args();
         assert_eq!(all[0], HELPER_ARG);

@@ -7,5 +7,6 @@ pub mod fake;
 pub mod helper;
 pub mod record;
 pub mod runner;
+pub mod sandbox;
 pub mod schedule;
 pub mod spawn;

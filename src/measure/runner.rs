@@ -27,6 +27,8 @@ pub struct RunSpec {
     pub stdout_file: Option<PathBuf>,
     /// When set, stderr is also written to this file (capped at [`LOG_CAP_BYTES`]).
     pub stderr_file: Option<PathBuf>,
+    /// When set, the command runs inside this sandbox.
+    pub sandbox: Option<super::sandbox::Sandbox>,
 }
 
 /// Most bytes of one stream evo writes to a log file; the hash still covers everything.
@@ -42,6 +44,7 @@ impl RunSpec {
             stdin_file: None,
             stdout_file: None,
             stderr_file: None,
+            sandbox: None,
         }
     }
 }

@@ -77,6 +77,7 @@ impl ProcessRunner {
             timeout: spec.timeout,
             grace: self.grace,
             command: spec.command.clone().into(),
+            wrapper: spec.sandbox.as_ref().map(|s| s.argv()).unwrap_or_default(),
         };
         // Absolute, so that `spec.cwd` cannot change which binary a relative path names.
         let mut command = Command::new(std::path::absolute(&self.helper)?);

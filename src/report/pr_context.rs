@@ -132,6 +132,8 @@ pub struct PrContext {
     pub config_lane: String,
     pub reproduce: Reproduce,
     pub limitations: Vec<String>,
+    /// Whether the runs were sandboxed and what that means.
+    pub sandbox: String,
 }
 
 fn first_line(text: &str) -> String {
@@ -555,12 +557,26 @@ fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<String> {
     )];
     out.extend(r.reasons.iter().map(|reason| first_line(reason)));
     out.extend(noise.warnings.iter().cloned());
+    if !r.sandbox.enabled {
+        out.push(
+            "The runs were not sandboxed: nothing kept a candidate off the network or away from \
+             the other arm's tree and outputs."
+                .to_string(),
+        );
+    }
     out.push(
         "All figures come from one machine (see Noise floor and environment); other hardware \
          may differ."
             .to_string(),
     );
     out
+}
+
+fn sandbox_text(s: &crate::measure::sandbox::SandboxRecord) -> String {
+    match (&s.tool, s.enabled) {
+        (Some(tool), true) => format!("on ({tool}): {}.", s.detail),
+        _ => format!("off: {}.", s.detail.trim_start_matches("off: ")),
+    }
 }
 
 /// Builds the template context from a (sealed) predicate and its receipt.
@@ -599,6 +615,7 @@ pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
         config_lane: config_lane(r),
         reproduce: reproduce(r, receipt),
         limitations: limitations(r, &noise),
+        sandbox: sandbox_text(&r.sandbox),
         noise,
         receipt: receipt.clone(),
         result: r.clone(),

@@ -34,6 +34,9 @@ pub struct Campaign {
     /// Signing key file; a per-user default key is used when absent.
     #[serde(default)]
     pub key: Option<String>,
+    /// Isolation of builds, checks and timed runs (bubblewrap).
+    #[serde(default)]
+    pub sandbox: SandboxSettings,
     #[serde(default = "default_output")]
     pub output: String,
 }
@@ -51,6 +54,19 @@ pub struct Brief {
     pub bottleneck: String,
     #[serde(default)]
     pub constraints: Vec<String>,
+}
+
+/// How builds, tests, checks and timed runs are isolated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// `auto` (default: bubblewrap when this machine has it), `on` (required) or `off`.
+    #[serde(default)]
+    pub mode: crate::measure::sandbox::SandboxMode,
+    /// Paths the runs may write besides their own tree, such as a shared build cache. A leading
+    /// `~/` means the home folder; relative paths are relative to the campaign file.
+    #[serde(default)]
+    pub writable: Vec<String>,
 }
 
 /// A candidate given as a patch file (`git diff` format).
