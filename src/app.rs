@@ -126,6 +126,14 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
             return Ok(exit_codes::USAGE_ERROR);
         }
     };
+    let what = format!("evo confirm {}", args.patch.display());
+    let _repo_lock = match crate::campaign::lock::RepoLock::acquire(&plan.repo, &what) {
+        Ok(lock) => lock,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit_codes::USAGE_ERROR);
+        }
+    };
     let opts = ConfirmOptions {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,
         work_dir: args.work_dir.clone(),
@@ -329,6 +337,14 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
     };
     let plan = match crate::plan::campaign_plan(&file) {
         Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit_codes::USAGE_ERROR);
+        }
+    };
+    let what = format!("evo campaign run {}", args.campaign.display());
+    let _repo_lock = match crate::campaign::lock::RepoLock::acquire(&plan.repo, &what) {
+        Ok(lock) => lock,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(exit_codes::USAGE_ERROR);

@@ -15,3 +15,6 @@ pub const INCONCLUSIVE: i32 = 4;
 /// `evo receipt verify` / `evo pr render`: the receipt is not authentic (signature, key id,
 /// payload type or layout) or its figures do not follow from its raw runs (`--recompute`).
 pub const VERIFICATION_FAILED: i32 = 5;
+/// Stopped by Ctrl-C or a stop signal (128 + SIGINT, as shells report it); nothing was decided,
+/// everything finished before the stop is kept.
+pub const INTERRUPTED: i32 = 130;

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod confirm;
 pub mod environment;
 pub mod exit_codes;
+pub mod interrupt;
 pub mod measure;
 pub mod plan;
 pub mod receipt;

@@ -8,6 +8,7 @@ fn main() {
         std::process::exit(code);
     }
     let cli = evo::cli::Cli::parse();
+    evo::interrupt::install();
     let code = match evo::app::run(cli) {
         Ok(code) => code,
         Err(err) => {

@@ -141,6 +141,10 @@ pub enum Entry {
     Finished {
         seconds: f64,
     },
+    /// Stopped by Ctrl-C or a stop signal at this time (UTC); a resume goes on from here.
+    Interrupted {
+        at: String,
+    },
 }
 
 /// An open journal, appending.

@@ -1,10 +1,11 @@
-//! One evo process per run directory: an exclusive `flock` on `<run>/.lock`, held for the life of
-//! the process and released by the kernel however the process ends (even SIGKILL).
+//! One evo process per run directory (an exclusive `flock` on `<run>/.lock`) and per repository
+//! (a lock file in evo's cache), held for the life of the process and released by the kernel
+//! however the process ends (even SIGKILL).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::os::fd::AsRawFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Held while the run is in use; dropping it releases the lock.
 #[derive(Debug)]
@@ -15,33 +16,93 @@ pub struct RunLock {
 impl RunLock {
     /// Takes the lock or says which process holds it.
     pub fn acquire(run_dir: &Path) -> io::Result<RunLock> {
-        let path = run_dir.join(".lock");
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)?;
-        // SAFETY: flock on a file descriptor we own; no memory is passed.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc != 0 {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            return Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                format!(
-                    "run {} is in use by another evo process (pid {}); wait for it or stop it",
-                    run_dir.display(),
-                    holder.trim()
-                ),
-            ));
-        }
-        file.set_len(0)?;
-        file.rewind()?;
-        write!(file, "{}", std::process::id())?;
-        file.flush()?;
+        let file = exclusive(&run_dir.join(".lock"), &std::process::id().to_string())?.map_err(
+            |holder| {
+                io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    format!(
+                        "run {} is in use by another evo process (pid {holder}); wait for it or \
+                         stop it",
+                        run_dir.display()
+                    ),
+                )
+            },
+        )?;
         Ok(RunLock { _file: file })
     }
+}
+
+/// One evo process per repository: two would build and measure at the same time and spoil each
+/// other's timings. The lock file lives in evo's cache folder (never in the user's repository),
+/// named after the repository's canonical path.
+#[derive(Debug)]
+pub struct RepoLock {
+    _file: File,
+}
+
+impl RepoLock {
+    /// Takes the repository's lock for `what` (the command line, shown to a second evo), or
+    /// says which process holds it.
+    pub fn acquire(repo: &Path, what: &str) -> io::Result<RepoLock> {
+        let canonical = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
+        let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
+            canonical.as_os_str().as_encoded_bytes(),
+        ));
+        let dir = lock_dir();
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join(format!("repo-{}.lock", &digest[..16]));
+        let me = format!("{} ({what})", std::process::id());
+        let file = exclusive(&path, &me)?.map_err(|holder| {
+            io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!(
+                    "the repository {} is busy: evo pid {holder} is using it. Two evo runs on \
+                     one repository would build and measure at the same time and spoil each \
+                     other's timings; wait for it to finish or stop it",
+                    canonical.display()
+                ),
+            )
+        })?;
+        Ok(RepoLock { _file: file })
+    }
+}
+
+/// `$EVO_CACHE_DIR/locks`, else `$XDG_CACHE_HOME/evo/locks`, else `~/.cache/evo/locks`, else a
+/// folder in the temp dir.
+fn lock_dir() -> PathBuf {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let cache = env("EVO_CACHE_DIR")
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("evo")))
+        .or_else(|| env("HOME").map(|d| d.join(".cache/evo")))
+        .unwrap_or_else(|| std::env::temp_dir().join("evo-cache"));
+    cache.join("locks")
+}
+
+/// An exclusive `flock` on `path`, holding `holder` as its text; `Ok(Err(text))` is the current
+/// holder's text when another process has it.
+fn exclusive(path: &Path, holder: &str) -> io::Result<Result<File, String>> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)?;
+    // SAFETY: flock on a file descriptor we own; no memory is passed.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        let mut current = String::new();
+        let _ = file.read_to_string(&mut current);
+        return Ok(Err(current.trim().to_string()));
+    }
+    file.set_len(0)?;
+    file.rewind()?;
+    write!(file, "{holder}")?;
+    file.flush()?;
+    Ok(Ok(file))
 }
 
 #[cfg(test)]
@@ -60,5 +121,20 @@ mod tests {
         );
         drop(first);
         assert!(RunLock::acquire(dir.path()).is_ok());
+    }
+
+    #[test]
+    fn a_repository_is_locked_by_its_canonical_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        let first = RepoLock::acquire(&repo, "evo confirm a.patch").unwrap();
+        // The same repository under another spelling is the same lock.
+        let err = RepoLock::acquire(&repo.join("sub/.."), "evo campaign run c.json").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("is busy"), "{text}");
+        assert!(text.contains(&format!("pid {} (evo confirm a.patch)", std::process::id())));
+        drop(first);
+        assert!(RepoLock::acquire(&repo, "evo confirm a.patch").is_ok());
     }
 }

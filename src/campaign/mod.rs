@@ -71,6 +71,9 @@ pub enum CampaignError {
     },
     #[error("{0}")]
     Internal(String),
+    /// Stopped by Ctrl-C or a stop signal; the journal keeps everything finished before.
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl CampaignError {
@@ -84,6 +87,7 @@ impl CampaignError {
     pub fn exit_code(&self) -> i32 {
         match self {
             CampaignError::Usage(_) | CampaignError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
+            CampaignError::Interrupted(_) => crate::exit_codes::INTERRUPTED,
             _ => crate::exit_codes::INTERNAL_ERROR,
         }
     }
@@ -226,7 +230,11 @@ pub fn run_campaign(
         })?;
     }
     run.write_manifest()?;
-    run.stages()?;
+    let staged = run.stages();
+    if crate::interrupt::requested() {
+        return Err(run.interrupted());
+    }
+    staged?;
     run.finish(started)
 }
 
@@ -237,8 +245,14 @@ impl CampaignRun<'_> {
         });
     }
 
-    /// Journals an entry (durably) and applies it to the state.
+    /// Journals an entry (durably) and applies it to the state. After a stop request nothing is
+    /// journaled: a status or pair drawn from a run cut short would be wrong.
     fn record(&mut self, entry: Entry) -> Result<(), CampaignError> {
+        if crate::interrupt::requested() {
+            return Err(CampaignError::Interrupted(
+                crate::interrupt::MESSAGE.to_string(),
+            ));
+        }
         self.journal
             .append(&entry)
             .map_err(|e| CampaignError::io("cannot write the journal", e))?;
@@ -382,6 +396,9 @@ impl CampaignRun<'_> {
                         confirm::ConfirmError::Baseline(_) => {
                             return Err(CampaignError::Baseline(e.to_string()));
                         }
+                        confirm::ConfirmError::Interrupted(m) => {
+                            return Err(CampaignError::Interrupted(m.clone()));
+                        }
                         _ => Status::Inconclusive,
                     };
                     self.set_status(index, status, format!("the confirmation stopped: {e}"))?;
@@ -389,6 +406,25 @@ impl CampaignRun<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Journals the stop and says how to go on; everything journaled before stays.
+    fn interrupted(&mut self) -> CampaignError {
+        let noted = self.journal.append(&Entry::Interrupted {
+            at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+        });
+        let journal_note = match noted {
+            Ok(()) => String::new(),
+            Err(e) => format!(" (the stop itself could not be journaled: {e})"),
+        };
+        CampaignError::Interrupted(format!(
+            "{}.\nEverything finished before the stop is in {}{journal_note}; continue with: evo \
+             campaign run {} --resume {}",
+            crate::interrupt::MESSAGE,
+            self.run_dir.path.join(journal::JOURNAL).display(),
+            self.plan.campaign_file.display(),
+            self.run_dir.id
+        ))
     }
 
     /// When a confirmation of `index` began but never finished, journals the folders it left so

@@ -154,6 +154,8 @@ impl State {
                 }
             }
             Entry::Finished { .. } => self.finished = true,
+            // A stop changes nothing: what was finished before it is already applied.
+            Entry::Interrupted { .. } => {}
         }
     }
 

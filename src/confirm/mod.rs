@@ -71,6 +71,9 @@ pub enum ConfirmError {
     },
     #[error("{0}")]
     Internal(String),
+    /// Stopped by Ctrl-C or a stop signal; no verdict, no receipt.
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl ConfirmError {
@@ -81,6 +84,7 @@ impl ConfirmError {
             ConfirmError::Usage(m) => ConfirmError::Usage(m + &note),
             ConfirmError::Baseline(m) => ConfirmError::Baseline(m + &note),
             ConfirmError::Internal(m) => ConfirmError::Internal(m + &note),
+            ConfirmError::Interrupted(m) => ConfirmError::Interrupted(m + &note),
             io @ ConfirmError::Io { .. } => io,
         }
     }
@@ -91,6 +95,7 @@ impl ConfirmError {
             ConfirmError::Io { .. } | ConfirmError::Internal(_) => {
                 crate::exit_codes::INTERNAL_ERROR
             }
+            ConfirmError::Interrupted(_) => crate::exit_codes::INTERRUPTED,
         }
     }
 }
@@ -276,7 +281,16 @@ pub fn run_confirm(
         signer,
         sandbox,
     };
-    if let Err(e) = run.stages(started) {
+    let staged = run.stages(started);
+    // A stop request makes whatever the stages returned meaningless: a build or run cut short
+    // must not become a failed gate, nor a receipt.
+    let staged = match staged {
+        _ if crate::interrupt::requested() => Err(ConfirmError::Interrupted(
+            crate::interrupt::MESSAGE.to_string(),
+        )),
+        other => other,
+    };
+    if let Err(e) = staged {
         // Keep what is known: the logs are already in the run directory; say why it stopped.
         let _ = run.run_dir.write("error.txt", format!("{e}\n").as_bytes());
         return Err(e.with_logs(&run.run_dir.path));

@@ -60,6 +60,9 @@ pub enum RunnerError {
     },
     #[error("the helper process for `{command}` failed: {detail}")]
     Helper { command: String, detail: String },
+    /// The user stopped evo (Ctrl-C) before or while the command ran; the run is discarded.
+    #[error("{}", crate::interrupt::MESSAGE)]
+    Interrupted,
     #[error("I/O error while running `{command}`: {source}")]
     Io {
         command: String,

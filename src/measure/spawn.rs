@@ -99,6 +99,9 @@ impl ProcessRunner {
 
 impl Runner for ProcessRunner {
     fn run(&mut self, spec: &RunSpec) -> Result<RunRecord, RunnerError> {
+        if crate::interrupt::requested() {
+            return Err(RunnerError::Interrupted);
+        }
         let io_error = |source| RunnerError::Io {
             command: spec.command.clone(),
             source,
@@ -122,6 +125,11 @@ impl Runner for ProcessRunner {
         };
         let helper_status = child.wait().map_err(io_error)?;
         let output = readers.finish(READER_GRACE);
+        // Stopped on the user's request: whatever it printed or however it ended is no result.
+        if crate::interrupt::requested() {
+            let _ = std::fs::remove_file(&report_path);
+            return Err(RunnerError::Interrupted);
+        }
         let report = read_report(helper_status, &report_path, &output.stderr_tail);
         // The report file has served its purpose; a leftover one only costs disk in a temp dir.
         let _ = std::fs::remove_file(&report_path);
@@ -132,6 +140,7 @@ impl Runner for ProcessRunner {
         if let Some(error) = output.error {
             return Err(io_error(error));
         }
+
         Ok(RunRecord {
             wall_s: report.wall_s,
             rusage: report.rusage,
