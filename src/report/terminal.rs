@@ -126,6 +126,11 @@ pub fn render_confirm(
         r.baseline_commitish, r.baseline_sha
     );
     let _ = writeln!(out, "candidate: {}", r.patch.source);
+    let sandbox = match (&r.sandbox.tool, r.sandbox.enabled) {
+        (Some(tool), true) => format!("on ({tool}: no network, read-only outside each tree)"),
+        _ => r.sandbox.detail.clone(),
+    };
+    let _ = writeln!(out, "sandbox:   {sandbox}");
     let _ = writeln!(out);
     for g in &r.gates {
         let mark = match g.status {
