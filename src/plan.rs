@@ -34,6 +34,8 @@ pub enum PlanError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{0}")]
+    PatchTooLarge(String),
     #[error("{}: {field}: {message}", file.display())]
     Invalid {
         file: PathBuf,
@@ -310,10 +312,14 @@ pub fn confirm_plan(
     let campaign_file = locate_campaign(patch, campaign_flag, cwd)?;
     let campaign = campaign_plan(&campaign_file)?;
     let patch_file = absolute(patch, cwd);
-    let bytes = std::fs::read(&patch_file).map_err(|source| PlanError::Patch {
-        path: patch_file.clone(),
-        source,
-    })?;
+    let bytes = crate::tree::read_patch(&patch_file)
+        .map_err(|source| PlanError::Patch {
+            path: patch_file.clone(),
+            source,
+        })?
+        .map_err(|size| {
+            PlanError::PatchTooLarge(crate::tree::too_large_message(&patch_file, size))
+        })?;
     Ok(campaign.confirm_plan(patch_file, bytes))
 }
 

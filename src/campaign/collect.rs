@@ -67,10 +67,26 @@ impl CampaignRun<'_> {
             .collect::<Vec<_>>()
         {
             let index = self.next_index();
-            let bytes = std::fs::read(&p.file).map_err(|e| {
+            let read = crate::tree::read_patch(&p.file).map_err(|e| {
                 CampaignError::Usage(format!("cannot read the patch {}: {e}", p.file.display()))
             })?;
-            self.add_candidate(index, &p.name, Source::Patch, &bytes, p.explanation.clone())?;
+            match read {
+                Ok(bytes) => {
+                    self.add_candidate(
+                        index,
+                        &p.name,
+                        Source::Patch,
+                        &bytes,
+                        p.explanation.clone(),
+                    )?;
+                }
+                Err(size) => {
+                    // Journaled with an empty copy: the candidate is accounted for, not read.
+                    self.add_candidate(index, &p.name, Source::Patch, b"", p.explanation.clone())?;
+                    let reason = crate::tree::too_large_message(&p.file, size);
+                    self.set_status(index, Status::Refused, reason)?;
+                }
+            }
         }
         Ok(())
     }

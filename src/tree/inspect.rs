@@ -102,6 +102,34 @@ pub struct PatchSummary {
     pub removed_lines: usize,
 }
 
+/// Reads a patch file, refusing one over [`MAX_PATCH_BYTES`] from its size alone: a hostile
+/// gigabyte patch is never read into memory or copied. `Ok(Err(size))` is such a refusal.
+pub fn read_patch(path: &std::path::Path) -> std::io::Result<Result<Vec<u8>, u64>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    let cap = MAX_PATCH_BYTES as u64;
+    if size > cap {
+        return Ok(Err(size));
+    }
+    // The size may change while reading (a file still being written): never read past the cap.
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Ok(Err(bytes.len() as u64));
+    }
+    Ok(Ok(bytes))
+}
+
+/// What evo says about a patch over the cap.
+pub fn too_large_message(path: &std::path::Path, size: u64) -> String {
+    format!(
+        "the patch {} is {size} bytes, over evo's {} MiB cap for a patch: refused without reading it",
+        path.display(),
+        MAX_PATCH_BYTES / (1024 * 1024)
+    )
+}
+
 /// Parse a `git diff` patch. Refuses an empty patch, one over [`MAX_PATCH_BYTES`], one with no
 /// file changes, one with a file mode git does not use, and one with a non-UTF-8 path.
 pub fn inspect_patch(bytes: &[u8]) -> Result<PatchSummary, PatchError> {
@@ -349,4 +377,26 @@ fn added_text(patch: &Patch<'_>) -> Result<Option<String>, git2::Error> {
         text.pop();
     }
     Ok(Some(String::from_utf8_lossy(&text).into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_over_the_cap_is_refused_from_its_size_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.patch");
+        // Sparse: a gigabyte that takes no disk and must take no memory either.
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        assert_eq!(read_patch(&path).unwrap(), Err(1 << 30));
+        let message = too_large_message(&path, 1 << 30);
+        assert!(message.contains("1073741824 bytes"), "{message}");
+        assert!(message.contains("64 MiB"), "{message}");
+        std::fs::write(&path, b"diff --git a/x b/x\n").unwrap();
+        assert_eq!(read_patch(&path).unwrap().unwrap(), b"diff --git a/x b/x\n");
+    }
 }
