@@ -363,9 +363,12 @@ pub fn check_output_dir(dir: &Path) -> Result<(), String> {
         )
     };
     std::fs::create_dir_all(dir).map_err(cannot)?;
-    tempfile::Builder::new()
+    // Some bytes, not just a name: a full disk still has room for an empty file.
+    let mut probe = tempfile::Builder::new()
         .prefix(".evo-write-test-")
         .tempfile_in(dir)
-        .map(drop)
+        .map_err(cannot)?;
+    std::io::Write::write_all(&mut probe, &[0u8; 64 * 1024])
+        .and_then(|()| probe.as_file().sync_data())
         .map_err(cannot)
 }

@@ -155,9 +155,21 @@ pub struct Journal {
 
 impl Journal {
     /// Opens (creating if needed) the journal of `run_dir` for appending.
+    /// A last line cut short by a crash (no newline) is cut off first, so the next entry starts
+    /// on a line of its own instead of being glued to the torn one.
     pub fn open(run_dir: &Path) -> io::Result<Journal> {
         let path = run_dir.join(JOURNAL);
-        let file = OpenOptions::new().create(true).append(true).open(&path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(&path)?;
+        let bytes = std::fs::read(&path)?;
+        if bytes.last().is_some_and(|b| *b != b'\n') {
+            let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            file.set_len(keep as u64)?;
+            file.sync_data()?;
+        }
         Ok(Journal { path, file })
     }
 
@@ -243,5 +255,27 @@ mod tests {
         .unwrap();
         let err = read(dir.path()).unwrap_err().to_string();
         assert!(err.contains("journal.jsonl:1"), "{err}");
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_off_before_appending() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::open(dir.path()).unwrap();
+        journal.append(&Entry::Finished { seconds: 1.0 }).unwrap();
+        drop(journal);
+        let path = dir.path().join(JOURNAL);
+        let mut torn = std::fs::read(&path).unwrap();
+        torn.extend_from_slice(b"{\"entry\":\"screening_pa");
+        std::fs::write(&path, &torn).unwrap();
+        let mut journal = Journal::open(dir.path()).unwrap();
+        journal.append(&Entry::Finished { seconds: 2.0 }).unwrap();
+        let entries = read(dir.path()).unwrap();
+        assert_eq!(
+            entries,
+            vec![
+                Entry::Finished { seconds: 1.0 },
+                Entry::Finished { seconds: 2.0 }
+            ]
+        );
     }
 }

@@ -78,8 +78,14 @@ pub enum ConfirmError {
 
 impl ConfirmError {
     /// The same error, pointing at the run directory that holds the logs.
-    fn with_logs(self, dir: &Path) -> ConfirmError {
-        let note = format!("\n(logs and error.txt are in {})", dir.display());
+    fn with_logs(self, dir: &Path, unsaved: Option<std::io::Error>) -> ConfirmError {
+        let note = match unsaved {
+            None => format!("\n(logs and error.txt are in {})", dir.display()),
+            Some(e) => format!(
+                "\n(logs are in {}; error.txt could not be written: {e})",
+                dir.display()
+            ),
+        };
         match self {
             ConfirmError::Usage(m) => ConfirmError::Usage(m + &note),
             ConfirmError::Baseline(m) => ConfirmError::Baseline(m + &note),
@@ -292,8 +298,8 @@ pub fn run_confirm(
     };
     if let Err(e) = staged {
         // Keep what is known: the logs are already in the run directory; say why it stopped.
-        let _ = run.run_dir.write("error.txt", format!("{e}\n").as_bytes());
-        return Err(e.with_logs(&run.run_dir.path));
+        let saved = run.run_dir.write("error.txt", format!("{e}\n").as_bytes());
+        return Err(e.with_logs(&run.run_dir.path, saved.err()));
     }
     run.finish(started)
 }

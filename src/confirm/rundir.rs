@@ -100,8 +100,15 @@ impl RunDir {
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
         let dest = self.path.join(name);
         let tmp = self.path.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, &dest)?;
+        let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &dest));
+        if let Err(e) = written {
+            // A full disk must not leave a half-written file behind, not even under a temp name.
+            let _ = std::fs::remove_file(&tmp);
+            return Err(io::Error::new(
+                e.kind(),
+                format!("cannot write {}: {e}", dest.display()),
+            ));
+        }
         Ok(dest)
     }
 }

@@ -16,7 +16,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
@@ -102,6 +102,11 @@ fn parse_millis(name: &str, value: &OsStr) -> Result<Duration, HelperError> {
         .ok_or_else(|| HelperError::Usage(format!("{name} must be a whole number, got {value:?}")))
 }
 
+/// The file descriptor on which `ProcessRunner` hands the helper a pipe for its report.
+pub const REPORT_FD: libc::c_int = 3;
+/// The report path that names that pipe.
+pub const REPORT_FD_PATH: &str = "/dev/fd/3";
+
 /// What the helper observed about the command; the parent turns it into a `RunRecord`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HelperReport {
@@ -149,6 +154,12 @@ pub fn maybe_run_helper() -> Option<i32> {
 }
 
 fn run_helper(args: &HelperArgs) -> Result<(), HelperError> {
+    if args.report == Path::new(REPORT_FD_PATH) {
+        // The report pipe is the helper's alone: the command must not inherit it (a daemon
+        // holding it would keep evo waiting for the end of the report).
+        // SAFETY: fcntl on a descriptor number only sets its flag; a bad fd just fails.
+        unsafe { libc::fcntl(REPORT_FD, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
     let report = observe_command(args)?;
     let json = serde_json::to_vec(&report).map_err(|error| HelperError::Os {
         what: "could not encode the report",

@@ -7,6 +7,8 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -16,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use super::helper::{HELPER_FAILURE_CODE, HelperArgs, HelperReport};
+use super::helper::{HELPER_FAILURE_CODE, HelperArgs, HelperReport, REPORT_FD, REPORT_FD_PATH};
 use super::record::RunRecord;
 use super::runner::{LOG_CAP_BYTES, RunSpec, Runner, RunnerError};
 
@@ -35,9 +37,6 @@ const STDERR_TAIL_BYTES: usize = 4096;
 pub struct ProcessRunner {
     helper: PathBuf,
     grace: Duration,
-    /// Holds the helpers' report files; created on first use, removed with the runner.
-    reports: Option<tempfile::TempDir>,
-    runs: u64,
 }
 
 impl ProcessRunner {
@@ -51,8 +50,6 @@ impl ProcessRunner {
         ProcessRunner {
             helper,
             grace: DEFAULT_GRACE,
-            reports: None,
-            runs: 0,
         }
     }
 
@@ -62,18 +59,12 @@ impl ProcessRunner {
         self
     }
 
-    fn next_report_path(&mut self) -> io::Result<PathBuf> {
-        let dir = match &mut self.reports {
-            Some(dir) => dir,
-            empty => empty.insert(tempfile::Builder::new().prefix("evo-runs-").tempdir()?),
-        };
-        self.runs += 1;
-        Ok(dir.path().join(format!("run-{}.json", self.runs)))
-    }
-
-    fn helper_command(&self, spec: &RunSpec, report: &Path) -> io::Result<Command> {
+    /// The helper's command line. Its report comes back through a pipe on the helper's fd 3
+    /// (`/dev/fd/3`), not a file: a command that fills the disk must not take evo's record of
+    /// it down too.
+    fn helper_command(&self, spec: &RunSpec, report: &io::PipeWriter) -> io::Result<Command> {
         let args = HelperArgs {
-            report: report.to_path_buf(),
+            report: PathBuf::from(REPORT_FD_PATH),
             timeout: spec.timeout,
             grace: self.grace,
             command: spec.command.clone().into(),
@@ -93,6 +84,17 @@ impl ProcessRunner {
             .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        let report_fd = report.as_raw_fd();
+        // SAFETY: only dup2 runs between fork and exec, which is async-signal-safe; the new fd 3
+        // has no close-on-exec flag, so the helper gets the pipe's write end there.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::dup2(report_fd, REPORT_FD) == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         Ok(command)
     }
 }
@@ -106,16 +108,18 @@ impl Runner for ProcessRunner {
             command: spec.command.clone(),
             source,
         };
-        let report_path = self.next_report_path().map_err(io_error)?;
+        let (mut report_reader, report_writer) = io::pipe().map_err(io_error)?;
         let stdout_log = CappedLog::create(spec.stdout_file.as_deref()).map_err(io_error)?;
         let stderr_log = CappedLog::create(spec.stderr_file.as_deref()).map_err(io_error)?;
-        let mut child = self
-            .helper_command(spec, &report_path)
-            .and_then(|mut command| command.spawn())
-            .map_err(|source| RunnerError::Spawn {
-                command: spec.command.clone(),
-                source,
-            })?;
+        let spawned = self
+            .helper_command(spec, &report_writer)
+            .and_then(|mut command| command.spawn());
+        // Only the helper may hold the write end, or reading the report would never end.
+        drop(report_writer);
+        let mut child = spawned.map_err(|source| RunnerError::Spawn {
+            command: spec.command.clone(),
+            source,
+        })?;
         let readers = match Readers::start(&mut child, stdout_log, stderr_log) {
             Ok(readers) => readers,
             Err(error) => {
@@ -127,12 +131,14 @@ impl Runner for ProcessRunner {
         let output = readers.finish(READER_GRACE);
         // Stopped on the user's request: whatever it printed or however it ended is no result.
         if crate::interrupt::requested() {
-            let _ = std::fs::remove_file(&report_path);
             return Err(RunnerError::Interrupted);
         }
-        let report = read_report(helper_status, &report_path, &output.stderr_tail);
-        // The report file has served its purpose; a leftover one only costs disk in a temp dir.
-        let _ = std::fs::remove_file(&report_path);
+        // The helper has exited and it alone held the write end: this read ends.
+        let mut report_bytes = Vec::new();
+        let report = match report_reader.read_to_end(&mut report_bytes) {
+            Ok(_) => read_report(helper_status, &report_bytes, &output.stderr_tail),
+            Err(error) => Err(format!("could not read its report: {error}")),
+        };
         let report = report.map_err(|detail| RunnerError::Helper {
             command: spec.command.clone(),
             detail,
@@ -167,7 +173,7 @@ fn abandon(mut child: Child) {
 /// Reads the helper's report, or says why there is none.
 fn read_report(
     status: std::process::ExitStatus,
-    path: &Path,
+    bytes: &[u8],
     stderr_tail: &str,
 ) -> Result<HelperReport, String> {
     // The helper's own complaint is the last line it wrote to stderr.
@@ -180,15 +186,18 @@ fn read_report(
             "helper ended with {status}; last stderr line: {last_line:?}"
         ));
     }
-    let bytes = std::fs::read(path)
-        .map_err(|error| format!("could not read its report {}: {error}", path.display()))?;
-    serde_json::from_slice(&bytes)
-        .map_err(|error| format!("unreadable report {}: {error}", path.display()))
+    if bytes.is_empty() {
+        return Err(format!(
+            "it wrote no report; last stderr line: {last_line:?}"
+        ));
+    }
+    serde_json::from_slice(bytes).map_err(|error| format!("unreadable report: {error}"))
 }
 
 /// A log file for one stream, written up to [`LOG_CAP_BYTES`].
 struct CappedLog {
     file: Option<File>,
+    path: Option<PathBuf>,
     written: u64,
     error: Option<io::Error>,
 }
@@ -198,6 +207,7 @@ impl CappedLog {
     fn create(path: Option<&Path>) -> io::Result<CappedLog> {
         Ok(CappedLog {
             file: path.map(File::create).transpose()?,
+            path: path.map(Path::to_path_buf),
             written: 0,
             error: None,
         })
@@ -215,7 +225,11 @@ impl CappedLog {
             Ok(()) => self.written += part.len() as u64,
             Err(error) => {
                 // Keep draining the pipe (the command must not block), but stop logging.
-                self.error = Some(error);
+                let place = self.path.as_deref().unwrap_or(Path::new("the log"));
+                self.error = Some(io::Error::new(
+                    error.kind(),
+                    format!("cannot write {}: {error}", place.display()),
+                ));
                 self.file = None;
             }
         }
