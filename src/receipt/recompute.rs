@@ -159,7 +159,7 @@ pub use crate::confirm::result::{holdout_figures, outputs_consistent};
 
 /// Alternating order, the first pair candidate first (DESIGN §3, confirmation).
 fn confirmation_order(i: usize) -> Order {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         Order::CandidateFirst
     } else {
         Order::BaselineFirst

@@ -100,7 +100,7 @@ impl PowerSimulation {
         Some(PowerSimulation {
             draws,
             k,
-            even_pairs: s.pairs % 2 == 0,
+            even_pairs: s.pairs.is_multiple_of(2),
             min_effect: s.min_effect,
         })
     }
