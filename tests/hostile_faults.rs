@@ -517,6 +517,48 @@ fn a_build_that_fills_the_temp_disk_is_still_the_candidates_build_failure() {
     rejected_build(&fx, &out, &repo_before);
 }
 
+#[test]
+fn a_baseline_build_starved_by_the_candidates_is_built_again_alone_before_any_blame() {
+    if !faults::namespaces_work() {
+        eprintln!("skipped: no user and mount namespaces here");
+        return;
+    }
+    let fx = Fixture::new("starved");
+    // This baseline pauses before compiling, so the candidate's build fills the shared disk
+    // first and the baseline's compiler meets the full disk.
+    let makefile = std::fs::read_to_string(fx.repo.join("Makefile")).unwrap();
+    write(
+        &fx.repo.join("Makefile"),
+        &makefile.replace("\tcc -O2", "\tsleep 2\n\tcc -O2"),
+    );
+    util::git(&fx.repo, &["commit", "-qam", "a slower build"]);
+    fx.campaign("campaign.json", &CANDIDATES, 5, "receipts");
+    let early = "\thead -c 64000000 /dev/zero > big.bin\n\tcc -O2";
+    fx.patch("fill-early", &[("Makefile", "\tsleep 2\n\tcc -O2", early)]);
+    let tmp = fx.root.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let repo_before = snapshot(&fx.repo);
+    let args = ["confirm", "fill-early.patch", "--campaign", "campaign.json"];
+    let out = fx
+        .evo_in_namespace(&faults::tmpfs("8m"), &tmp, None, &args)
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    // Not "the baseline itself fails" (exit 2): built alone, it succeeds, and the candidate's
+    // build is the one that failed.
+    rejected_build(&fx, &out, &repo_before);
+    let run_dir = only_run_dir(&fx.receipts()).unwrap();
+    let result = std::fs::read_to_string(run_dir.join("result.json")).unwrap();
+    assert!(result.contains("succeeded alone"), "{}", text(&out));
+    assert!(
+        run_dir
+            .join("logs/baseline-alone/build-alone.stdout.log")
+            .is_file(),
+        "{}",
+        text(&out)
+    );
+}
+
 /// Runs `args` in a namespace where `setup` mounted something over `output` (the campaign's
 /// receipt folder); returns the output and every path that was under `output` at the end.
 fn run_over_output(fx: &Fixture, setup: &str, output: &Path, args: &[&str]) -> (Output, String) {

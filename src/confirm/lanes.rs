@@ -16,6 +16,7 @@ use crate::spec::workload::{Compare, Scenario};
 use crate::tree::{self, Tree};
 
 /// One command to run in both trees of a lane.
+#[derive(Clone)]
 pub(crate) struct PairStep<'a> {
     pub step: String,
     pub command: String,
@@ -177,10 +178,7 @@ impl Run<'_> {
         };
         let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
         if !base.record.succeeded() {
-            return Err(ConfirmError::Baseline(format!(
-                "build failed: {}",
-                failure_text(&base, step.timeout)
-            )));
+            return self.baseline_build_failed_beside_candidate(&step, &base, &cand, &ct);
         }
         if !cand.record.succeeded() {
             return Ok(self.fail_gate("build", failure_text(&cand, step.timeout)));
@@ -191,6 +189,50 @@ impl Run<'_> {
         self.pass_gate("build", "baseline and candidate built from clean checkouts");
         self.build_config_tree()?;
         self.build_sanitizer_trees()
+    }
+
+    /// The baseline's build failed while the candidate's ran beside it. A candidate's build can
+    /// starve its neighbour (fill the disk, exhaust memory), so before blaming the baseline evo
+    /// removes the candidate's tree and builds the baseline again, alone, in a fresh tree. If
+    /// that succeeds, the candidate's build is what failed; if not, the baseline itself fails.
+    fn baseline_build_failed_beside_candidate(
+        &mut self,
+        step: &PairStep<'_>,
+        base: &StepOutput,
+        cand: &StepOutput,
+        ct: &Tree,
+    ) -> Result<Flow, ConfirmError> {
+        let beside = failure_text(base, step.timeout);
+        let _ = std::fs::remove_dir_all(&ct.root);
+        self.stage("build the baseline alone");
+        let alone = self.materialize("baseline-alone")?;
+        let retry = PairStep {
+            step: "build-alone".into(),
+            ..step.clone()
+        };
+        let out = self.run_single(&retry, ("baseline-alone", &alone))?;
+        if !out.record.succeeded() {
+            return Err(ConfirmError::Baseline(format!(
+                "build failed, beside the candidate and again alone: {}",
+                failure_text(&out, step.timeout)
+            )));
+        }
+        let candidate = if cand.record.succeeded() {
+            "the candidate's build itself succeeded".to_string()
+        } else {
+            format!(
+                "the candidate's build failed too: {}",
+                failure_text(cand, step.timeout)
+            )
+        };
+        Ok(self.fail_gate(
+            "build",
+            format!(
+                "the baseline's build failed while the candidate's ran beside it, and succeeded \
+                 alone: the candidate's build disturbed it (for example by filling the disk or \
+                 the memory). Beside it: {beside}\n{candidate}"
+            ),
+        ))
     }
 
     fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Flow, ConfirmError> {
