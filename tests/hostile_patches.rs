@@ -1,0 +1,920 @@
+//! Hostile candidate patches against `evo confirm`: paths that leave the tree, symlinks written
+//! through, protected files, a gigabyte patch, binary patches, builds that hang or flood their
+//! logs, output that is not UTF-8, timed runs that differ from checked runs, known-input cheats
+//! and daemons left behind.
+//!
+//! Every test checks the exit code, a specific message, that the user's repository (left dirty on
+//! purpose) is byte-identical afterwards, and that no receipt says `accepted` unless the candidate
+//! deserves it.
+
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use evo::exit_codes::{ACCEPTED, INCONCLUSIVE, REJECTED, USAGE_ERROR};
+use util::cpairs::{HOT_LINE, MEMO};
+use util::{evo, fixture_repo, git, patch_by_editing, snapshot, text, write};
+
+/// The workload, committed in the repository as `evo/workload.json` (the campaign uses that
+/// file), with the harness, the tests and the workload itself protected.
+const WORKLOAD: &str = r#"{
+  "name": "cpairs-hostile",
+  "build": { "command": "make -s", "artifacts": ["prog"], "timeout_s": 5 },
+  "test": { "command": "sh tests/selftest.sh", "timeout_s": 10 },
+  "scenarios": [
+    { "name": "sum-40k", "role": "training",
+      "run": "./bench/run.sh 40000 {seed}", "check": "./bench/run.sh 500 {seed}",
+      "compare": "exact", "deterministic_output": true, "timeout_s": 10 }
+  ],
+  "protected": ["bench/**", "tests/**", "evo/**"]
+}"#;
+
+const HOLDOUTS: &str = r#"{ "scenarios": [
+  { "name": "sum-15k-sealed", "role": "holdout", "run": "./bench/run.sh 15000 {seed}",
+    "check": "./bench/run.sh 300 {seed}", "compare": "exact", "deterministic_output": true,
+    "timeout_s": 10 }
+] }"#;
+
+const CAMPAIGN: &str = r#"{
+  "name": "cpairs-hostile",
+  "repo": "../repo",
+  "baseline": "main",
+  "workload": "../repo/evo/workload.json",
+  "holdouts": "holdouts.json",
+  "confirm": { "pairs": 9, "aa_pairs": 11, "min_effect": 0.01 },
+  "output": "receipts"
+}"#;
+
+const SELFTEST: &str = "#!/bin/sh\n# The project's tests: protected.\nexec ./prog --selftest\n";
+
+/// A binary data file of the repository: every byte value once (NUL included, not UTF-8).
+fn table_bin() -> Vec<u8> {
+    (0..=255u8).collect()
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    repo: PathBuf,
+    camp: PathBuf,
+}
+
+/// What one `evo confirm` did.
+struct Outcome {
+    out: Output,
+    /// The run directory and its `result.json`, when a verdict was written.
+    run: Option<(PathBuf, Value)>,
+}
+
+impl Outcome {
+    fn code(&self) -> Option<i32> {
+        self.out.status.code()
+    }
+
+    fn result(&self) -> &Value {
+        match &self.run {
+            Some((_, r)) => r,
+            None => panic!("no result.json\n{}", text(&self.out)),
+        }
+    }
+
+    fn run_dir(&self) -> &Path {
+        match &self.run {
+            Some((dir, _)) => dir,
+            None => panic!("no run directory\n{}", text(&self.out)),
+        }
+    }
+
+    fn gate(&self, name: &str) -> &Value {
+        let r = self.result();
+        r["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == name)
+            .unwrap_or_else(|| panic!("no gate `{name}` in {:#}\n{}", r["gates"], text(&self.out)))
+    }
+
+    /// Asserts the gate failed and returns its detail.
+    fn failed_gate(&self, name: &str) -> String {
+        let g = self.gate(name);
+        assert_eq!(g["status"], "failed", "{g:#}\n{}", text(&self.out));
+        g["detail"].as_str().unwrap().to_string()
+    }
+
+    fn assert_code(&self, code: i32) {
+        assert_eq!(self.code(), Some(code), "{}", text(&self.out));
+    }
+
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        Fixture::with(WORKLOAD, CAMPAIGN)
+    }
+
+    /// The cpairs repository plus a protected test script, the workload and a binary data file,
+    /// committed as the baseline; the campaign and the sealed holdouts outside it.
+    fn with(workload: &str, campaign: &str) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        fixture_repo("cpairs", &repo);
+        write(&repo.join("tests/selftest.sh"), SELFTEST);
+        write(&repo.join("evo/workload.json"), workload);
+        std::fs::create_dir_all(repo.join("data")).unwrap();
+        std::fs::write(repo.join("data/table.bin"), table_bin()).unwrap();
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "tests, workload and data"]);
+        let camp = dir.path().join("camp");
+        write(&camp.join("holdouts.json"), HOLDOUTS);
+        write(&camp.join("campaign.json"), campaign);
+        Fixture { dir, repo, camp }
+    }
+
+    fn with_workload_edit(old: &str, new: &str) -> Fixture {
+        assert!(WORKLOAD.contains(old), "the workload has no {old:?}");
+        Fixture::with(&WORKLOAD.replacen(old, new, 1), CAMPAIGN)
+    }
+
+    /// Where `evo confirm` builds its trees (`--work-dir`), kept so the tests can look at them.
+    fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    fn write_patch(&self, name: &str, diff: &str) -> PathBuf {
+        let path = self.camp.join(name);
+        write(&path, diff);
+        path
+    }
+
+    fn patch(&self, name: &str, edits: &[(&str, &str, &str)]) -> PathBuf {
+        let diff = patch_by_editing(&self.repo, edits);
+        self.write_patch(name, &diff)
+    }
+
+    /// Leaves the user's work tree dirty: a broken prog.c, a staged file and an untracked one.
+    fn dirty_the_user_tree(&self) {
+        write(&self.repo.join("staged.txt"), "staged\n");
+        git(&self.repo, &["add", "staged.txt"]);
+        write(&self.repo.join("prog.c"), "this is not C\n");
+        write(&self.repo.join("untracked.txt"), "untracked\n");
+    }
+
+    /// Runs `evo confirm` on `patch` and checks that the user's repository did not change and
+    /// that no receipt says `accepted` unless `may_accept`.
+    fn confirm(&self, patch: &Path, may_accept: bool) -> Outcome {
+        self.dirty_the_user_tree();
+        let before = snapshot(&self.repo);
+        let out = evo()
+            .arg("confirm")
+            .arg(patch)
+            .arg("--campaign")
+            .arg(self.camp.join("campaign.json"))
+            .arg("--work-dir")
+            .arg(self.work())
+            .output()
+            .unwrap();
+        assert_eq!(
+            before,
+            snapshot(&self.repo),
+            "the user's repository changed\n{}",
+            text(&out)
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+            "evo panicked\n{}",
+            text(&out)
+        );
+        if !may_accept {
+            assert_ne!(out.status.code(), Some(ACCEPTED), "{}", text(&out));
+            assert_no_accepted_receipt(&self.camp.join("receipts"), &out);
+        }
+        Outcome {
+            run: util::first_result(&self.camp),
+            out,
+        }
+    }
+
+    /// Runs `evo confirm` on a patch that must be refused before anything runs; returns the
+    /// refusal.
+    fn refused(&self, patch: &Path) -> String {
+        let o = self.confirm(patch, false);
+        o.assert_code(REJECTED);
+        let detail = o.failed_gate("patch safety");
+        let r = o.result();
+        assert!(
+            r["steps"].as_array().unwrap().is_empty(),
+            "something ran: {:#}",
+            r["steps"]
+        );
+        assert!(r["scenarios"].as_array().unwrap().is_empty());
+        assert!(
+            !self.work().join("candidate").exists(),
+            "a candidate tree was made for a refused patch"
+        );
+        assert!(o.stdout().contains(&detail), "{}", text(&o.out));
+        detail
+    }
+}
+
+/// Every `validation_receipt.json` under `dir`, and every `result.json`, must say anything but
+/// `accepted` (the receipt's signed predicate is read, not only the unsigned result).
+fn assert_no_accepted_receipt(dir: &Path, out: &Output) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            let name = entry.file_name();
+            if path.is_dir() {
+                stack.push(path);
+            } else if name == "validation_receipt.json" {
+                let envelope: Value =
+                    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+                let payload = BASE64
+                    .decode(envelope["payload"].as_str().unwrap())
+                    .unwrap();
+                let statement: Value = serde_json::from_slice(&payload).unwrap();
+                assert_ne!(
+                    statement["predicate"]["verdict"],
+                    "accepted",
+                    "{} is an accepted receipt\n{}",
+                    path.display(),
+                    text(out)
+                );
+            } else if name == "result.json" {
+                let r: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+                assert_ne!(r["verdict"], "accepted", "{}", text(out));
+            }
+        }
+    }
+}
+
+/// A digit string no other process on the machine has in its command line.
+fn unique_marker() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{}{:09}", std::process::id(), nanos)
+}
+
+/// Pids of processes whose command line matches `pattern`, after letting killed ones go away.
+fn survivors(pattern: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for _ in 0..20 {
+        let out = Command::new("pgrep")
+            .args(["-f", "--", pattern])
+            .output()
+            .expect("pgrep runs");
+        found = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    found
+}
+
+/// Kills the processes the test itself caused (by pid), so a failing test leaves nothing behind.
+fn kill_pids(pids: &[String]) {
+    for pid in pids {
+        let _ = Command::new("kill").args(["-9", pid]).status();
+    }
+}
+
+/// `git diff --binary` of writing `files` (path, bytes) into `repo`; the repository is restored.
+fn patch_by_writing(repo: &Path, files: &[(&str, &[u8])]) -> String {
+    for (file, bytes) in files {
+        let path = repo.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+    }
+    git(repo, &["add", "-A"]);
+    let diff = git(repo, &["diff", "--cached", "--binary"]);
+    git(repo, &["reset", "-q", "--hard"]);
+    diff
+}
+
+/// An honest setup's A/A check looks biased by chance in about 1% of runs, which makes the
+/// verdict inconclusive; says whether that happened (and that it was the A/A check).
+fn inconclusive_by_chance(o: &Outcome) -> bool {
+    util::inconclusive_by_chance(o.result(), &o.out)
+}
+
+// 1. Paths that leave the tree.
+
+#[test]
+fn a_patch_path_with_dot_dot_is_refused_and_nothing_is_written_outside() {
+    let fx = Fixture::new();
+    let patch = fx.write_patch(
+        "dotdot.patch",
+        "diff --git a/../outside.txt b/../outside.txt\n\
+         new file mode 100644\n\
+         index 0000000..1b2c3d4\n\
+         --- /dev/null\n\
+         +++ b/../outside.txt\n\
+         @@ -0,0 +1 @@\n\
+         +written outside the tree\n",
+    );
+    let detail = fx.refused(&patch);
+    assert!(
+        detail.contains("`../outside.txt` has a `..` component and could leave the tree"),
+        "{detail}"
+    );
+    // `..` from a tree in the work directory is the work directory itself; from the repository,
+    // its parent.
+    for place in [fx.work(), fx.dir.path().to_path_buf()] {
+        assert!(
+            !place.join("outside.txt").exists(),
+            "outside.txt was written in {}",
+            place.display()
+        );
+    }
+}
+
+#[test]
+fn a_patch_to_an_absolute_path_is_refused_and_nothing_is_written_there() {
+    let fx = Fixture::new();
+    let target = fx.dir.path().join("absolute-target.txt");
+    let target = target.to_str().unwrap();
+    // Both ways a `git diff` header can carry an absolute path.
+    for (name, diff) in [
+        (
+            "absolute.patch",
+            format!(
+                "diff --git {target} {target}\nnew file mode 100644\n--- /dev/null\n+++ {target}\n\
+                 @@ -0,0 +1 @@\n+written outside the tree\n"
+            ),
+        ),
+        (
+            "absolute-b.patch",
+            format!(
+                "diff --git a/{target} b/{target}\nnew file mode 100644\n--- /dev/null\n\
+                 +++ b/{target}\n@@ -0,0 +1 @@\n+written outside the tree\n"
+            ),
+        ),
+    ] {
+        let patch = fx.write_patch(name, &diff);
+        let detail = fx.refused(&patch);
+        assert!(
+            detail.contains(&format!("`{target}` is an absolute path")),
+            "{name}: {detail}"
+        );
+        assert!(!Path::new(target).exists(), "{name} wrote {target}");
+        std::fs::remove_dir_all(fx.camp.join("receipts")).unwrap();
+        let _ = std::fs::remove_dir_all(fx.work());
+    }
+}
+
+// 3. Symlinks created and written through in the same patch.
+
+/// A patch that creates the symlink `link` to `target` and a file `link/evil.txt`, in the given
+/// order of the two file sections.
+fn symlink_patch(link: &str, target: &str, file_first: bool) -> String {
+    let link_part = format!(
+        "diff --git a/{link} b/{link}\nnew file mode 120000\nindex 0000000..1111111\n\
+         --- /dev/null\n+++ b/{link}\n@@ -0,0 +1 @@\n+{target}\n\\ No newline at end of file\n"
+    );
+    let file_part = format!(
+        "diff --git a/{link}/evil.txt b/{link}/evil.txt\nnew file mode 100644\n\
+         index 0000000..2222222\n--- /dev/null\n+++ b/{link}/evil.txt\n@@ -0,0 +1 @@\n\
+         +written through the symlink\n"
+    );
+    if file_first {
+        file_part + &link_part
+    } else {
+        link_part + &file_part
+    }
+}
+
+#[test]
+fn a_symlink_created_and_written_through_in_the_same_patch_is_refused() {
+    let fx = Fixture::new();
+    // The place a relative `../../outside` from a tree root reaches: <tmp>/work/candidate/../..
+    let outside = fx.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let outside_abs = outside.to_str().unwrap().to_string();
+    let cases = [
+        (
+            symlink_patch("link", "../../outside", false),
+            "`link` is a symlink to `../../outside`, which leaves the tree".to_string(),
+        ),
+        (
+            symlink_patch("link", "../../outside", true),
+            "`link/evil.txt` would write through the symlink `link` that this same patch creates"
+                .to_string(),
+        ),
+        (
+            symlink_patch("link", &outside_abs, false),
+            format!("`link` is a symlink to the absolute path `{outside_abs}`"),
+        ),
+        // A link that stays inside the tree but leads into a protected folder.
+        (
+            symlink_patch("alias", "bench", false),
+            "`alias/evil.txt` would write through the symlink `alias` that this same patch creates"
+                .to_string(),
+        ),
+    ];
+    for (i, (diff, message)) in cases.iter().enumerate() {
+        let patch = fx.write_patch(&format!("symlink-{i}.patch"), diff);
+        let detail = fx.refused(&patch);
+        assert!(detail.contains(message.as_str()), "case {i}: {detail}");
+        let written: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+        assert!(written.is_empty(), "case {i} wrote outside: {written:?}");
+        assert!(!fx.work().join("evil.txt").exists());
+        std::fs::remove_dir_all(fx.camp.join("receipts")).unwrap();
+        let _ = std::fs::remove_dir_all(fx.work());
+    }
+}
+
+// 4. Protected files.
+
+#[test]
+fn edits_to_the_harness_the_tests_and_the_workload_file_are_each_refused() {
+    let fx = Fixture::new();
+    let rename = {
+        git(&fx.repo, &["mv", "tests/selftest.sh", "selftest.sh"]);
+        let diff = git(&fx.repo, &["diff", "--cached", "-M"]);
+        git(&fx.repo, &["reset", "-q", "--hard"]);
+        diff
+    };
+    let cases = [
+        (
+            patch_by_editing(
+                &fx.repo,
+                &[("bench/run.sh", "exec ./prog", "exec nice ./prog")],
+            ),
+            "`bench/run.sh` matches the protected pattern `bench/**`",
+        ),
+        (
+            patch_by_editing(
+                &fx.repo,
+                &[("tests/selftest.sh", "exec ./prog --selftest", "exit 0")],
+            ),
+            "`tests/selftest.sh` matches the protected pattern `tests/**`",
+        ),
+        (
+            patch_by_editing(
+                &fx.repo,
+                &[("evo/workload.json", r#""exact""#, r#"{ "abs": 1e9 }"#)],
+            ),
+            "`evo/workload.json` matches the protected pattern `evo/**`",
+        ),
+        // Moving the tests out of the protected folder is an edit of the protected file too.
+        (
+            rename,
+            "`tests/selftest.sh` matches the protected pattern `tests/**`",
+        ),
+    ];
+    for (i, (diff, message)) in cases.iter().enumerate() {
+        let patch = fx.write_patch(&format!("protected-{i}.patch"), diff);
+        let detail = fx.refused(&patch);
+        assert!(detail.contains(message), "case {i}: {detail}");
+        std::fs::remove_dir_all(fx.camp.join("receipts")).unwrap();
+        let _ = std::fs::remove_dir_all(fx.work());
+    }
+}
+
+// 5. A patch too large to read.
+
+#[test]
+fn a_gigabyte_patch_is_refused_by_its_size_without_being_read_or_copied() {
+    let fx = Fixture::new();
+    let patch = fx.camp.join("gigabyte.patch");
+    let file = std::fs::File::create(&patch).unwrap();
+    // Sparse: a gigabyte long, no disk used.
+    file.set_len(1 << 30).unwrap();
+    drop(file);
+    let o = fx.confirm(&patch, false);
+    o.assert_code(USAGE_ERROR);
+    let stderr = String::from_utf8_lossy(&o.out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "error: the patch {} is 1073741824 bytes, over evo's 64 MiB cap for a patch: refused \
+             without reading it",
+            patch.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        evo::tree::MAX_PATCH_BYTES,
+        64 << 20,
+        "the message names the cap"
+    );
+    // Nothing was decided, so nothing was written: no run directory, no copy of the patch.
+    assert!(o.run.is_none(), "{}", text(&o.out));
+    assert!(
+        !fx.camp.join("receipts").exists()
+            || std::fs::read_dir(fx.camp.join("receipts"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "a run directory was written for an unread patch"
+    );
+    assert!(!fx.work().exists(), "trees were made for an unread patch");
+}
+
+// 6. Binary patches.
+
+#[test]
+fn a_binary_patch_is_applied_byte_for_byte_and_judged_by_the_differential() {
+    // The check also prints the digest of every data file, so what the candidate tree holds is
+    // visible in its check output.
+    let fx = Fixture::with_workload_edit(
+        r#""check": "./bench/run.sh 500 {seed}""#,
+        r#""check": "./bench/run.sh 500 {seed} && sha256sum data/*.bin""#,
+    );
+    let mut table = table_bin();
+    table[100] = 0xAB;
+    let extra: Vec<u8> = vec![0, 0xff, 0x80, 0xfe, 0, 1, 2, 3];
+    let diff = patch_by_writing(
+        &fx.repo,
+        &[("data/table.bin", &table), ("data/extra.bin", &extra)],
+    );
+    assert!(
+        diff.contains("GIT binary patch"),
+        "not a binary patch: {diff}"
+    );
+    let patch = fx.write_patch("binary.patch", &diff);
+    let o = fx.confirm(&patch, false);
+    o.assert_code(REJECTED);
+    let r = o.result();
+    assert_eq!(o.gate("apply")["status"], "passed");
+    let files: Vec<(&str, &str)> = r["patch"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        files,
+        vec![("data/extra.bin", "added"), ("data/table.bin", "modified")]
+    );
+    let detail = o.failed_gate("differential");
+    assert!(
+        detail.contains("scenario `sum-40k` (differential)"),
+        "{detail}"
+    );
+    let digest = |b: &[u8]| hex::encode(Sha256::digest(b));
+    let out =
+        std::fs::read_to_string(o.run_dir().join("outputs/candidate/sum-40k.check.out")).unwrap();
+    for line in [
+        format!("{}  data/extra.bin", digest(&extra)),
+        format!("{}  data/table.bin", digest(&table)),
+    ] {
+        assert!(
+            out.contains(&line),
+            "{line:?} not in the candidate's output:\n{out}"
+        );
+        assert!(detail.contains(&format!("+{line}")), "{detail}");
+    }
+    let base =
+        std::fs::read_to_string(o.run_dir().join("outputs/baseline/sum-40k.check.out")).unwrap();
+    assert!(base.contains(&format!("{}  data/table.bin", digest(&table_bin()))));
+    // The candidate tree is the baseline plus exactly the patch.
+    let tree = fx.work().join("candidate");
+    assert_eq!(std::fs::read(tree.join("data/table.bin")).unwrap(), table);
+    assert_eq!(std::fs::read(tree.join("data/extra.bin")).unwrap(), extra);
+}
+
+// 7, 8. Builds that hang or flood.
+
+#[test]
+fn a_build_that_never_ends_is_killed_at_its_timeout_with_nothing_left_running() {
+    let fx = Fixture::new();
+    let marker = format!("1000.{}", unique_marker());
+    let patch = fx.patch(
+        "hang.patch",
+        &[("Makefile", "\tcc -O2", &format!("\tsleep {marker}; cc -O2"))],
+    );
+    let o = fx.confirm(&patch, false);
+    let left = survivors(&format!("sleep {marker}"));
+    kill_pids(&left);
+    o.assert_code(REJECTED);
+    let detail = o.failed_gate("build");
+    assert!(
+        detail.contains("`make -s` in the candidate tree: timed out after 5 s and was killed"),
+        "{detail}"
+    );
+    let build = o.result()["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "build" && s["tree"] == "candidate")
+        .cloned()
+        .unwrap();
+    assert_eq!(build["timed_out"], true, "{build:#}");
+    assert!(
+        o.result()["reasons"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("build failed:"),
+        "{:#}",
+        o.result()["reasons"]
+    );
+    assert!(left.is_empty(), "the build's sleep survived: pids {left:?}");
+}
+
+#[test]
+fn a_build_that_floods_its_output_has_its_log_capped_and_still_gets_a_verdict() {
+    let fx = Fixture::new();
+    // 80 MB of output from the build, and a slower program so the verdict is certain.
+    let patch = fx.patch(
+        "flood.patch",
+        &[
+            (
+                "Makefile",
+                "\tcc -O2",
+                "\thead -c 80000000 /dev/zero | tr '\\0' x\n\tcc -O2",
+            ),
+            (
+                "prog.c",
+                HOT_LINE,
+                "        volatile unsigned long sink = slow_hash(v + 1);\n        (void)sink;\n        total += slow_hash(v);",
+            ),
+        ],
+    );
+    let o = fx.confirm(&patch, false);
+    o.assert_code(REJECTED);
+    let r = o.result();
+    assert_eq!(r["verdict"], "rejected");
+    assert_eq!(o.gate("build")["status"], "passed", "{:#}", r["gates"]);
+    let reasons = r["reasons"].to_string();
+    assert!(
+        reasons.contains("training scenario `sum-40k` did not pass"),
+        "{reasons}"
+    );
+    let cap = evo::measure::runner::LOG_CAP_BYTES;
+    let log = o.run_dir().join("logs/candidate/build.stdout.log");
+    let size = std::fs::metadata(&log).unwrap().len();
+    assert!(size <= cap + 4096, "{} is {size} bytes", log.display());
+    assert!(
+        size >= cap - 4096,
+        "{} is only {size} bytes: the log was not kept up to the cap",
+        log.display()
+    );
+    let head = std::fs::read(&log).unwrap();
+    assert!(head[..1000].iter().all(|b| *b == b'x'));
+}
+
+// 9. Output that is not UTF-8.
+
+#[test]
+fn a_check_output_that_is_not_utf8_and_differs_is_rejected_with_a_readable_diff() {
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "bytes.patch",
+        &[(
+            "prog.c",
+            "    printf(\"n=%ld",
+            "    fputs(\"\\xff\\xfe\", stdout);\n    printf(\"n=%ld",
+        )],
+    );
+    let o = fx.confirm(&patch, false);
+    o.assert_code(REJECTED);
+    let detail = o.failed_gate("differential");
+    assert!(
+        detail.contains("scenario `sum-40k` (differential): byte 1 (line 1, column 1) differs"),
+        "{detail}"
+    );
+    // The diff shows both lines, the invalid bytes replaced, not dropped or crashed on.
+    assert!(detail.contains("-n=500 seed="), "{detail}");
+    assert!(detail.contains("+\u{FFFD}\u{FFFD}n=500 seed="), "{detail}");
+    let out = std::fs::read(o.run_dir().join("outputs/candidate/sum-40k.check.out")).unwrap();
+    assert_eq!(
+        &out[..4],
+        b"\xff\xfen=",
+        "the raw output is kept as printed"
+    );
+    assert!(o.stdout().contains("differential"), "{}", text(&o.out));
+}
+
+#[test]
+fn identical_output_that_is_not_utf8_is_no_failure() {
+    // Both arms print the same invalid bytes in their checked and their timed calls.
+    let fx = Fixture::with(
+        &WORKLOAD
+            .replace(
+                r#""./bench/run.sh 40000 {seed}""#,
+                r#""./bench/run.sh 40000 {seed} && printf '\\377\\376\\n'""#,
+            )
+            .replace(
+                r#""./bench/run.sh 500 {seed}""#,
+                r#""./bench/run.sh 500 {seed} && printf '\\377\\376\\n'""#,
+            ),
+        CAMPAIGN,
+    );
+    let patch = fx.patch(
+        "memo.patch",
+        &[
+            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
+            ("prog.c", "static unsigned long work(", MEMO),
+        ],
+    );
+    let o = fx.confirm(&patch, true);
+    let out = std::fs::read(o.run_dir().join("outputs/baseline/sum-40k.check.out")).unwrap();
+    assert!(out.ends_with(b"\xff\xfe\n"), "{out:?}");
+    for name in ["differential", "timed output"] {
+        assert_eq!(o.gate(name)["status"], "passed", "{:#}", o.gate(name));
+    }
+    assert_eq!(o.result()["scenarios"][0]["timed_output_consistent"], true);
+    if inconclusive_by_chance(&o) {
+        return;
+    }
+    o.assert_code(ACCEPTED);
+    assert_eq!(o.result()["verdict"], "accepted");
+}
+
+// 10. A timed call that prints something else than the checked call.
+
+#[test]
+fn a_candidate_that_answers_repeated_calls_from_a_file_is_rejected_by_its_output_hash() {
+    // The first call with given arguments (the check, then the first warmup) does the work; every
+    // later call with the same arguments finds its marker file and prints a made-up total at once.
+    // The warmups agree with the baseline, so it is caught on the paired runs.
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "repeat.patch",
+        &[
+            (
+                "prog.c",
+                "#include <string.h>\n",
+                "#include <string.h>\n#include <unistd.h>\n",
+            ),
+            (
+                "prog.c",
+                "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n",
+                "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n    char mark[64];\n    snprintf(mark, sizeof mark, \".seen-%ld-%llu\", n, seed);\n    if (access(mark, F_OK) == 0) {\n        printf(\"n=%ld seed=%llu total=%lu\\n\", n, seed, 0UL);\n        return 0;\n    }\n    fclose(fopen(mark, \"w\"));\n",
+            ),
+        ],
+    );
+    let o = fx.confirm(&patch, false);
+    o.assert_code(REJECTED);
+    assert_eq!(o.gate("differential")["status"], "passed");
+    let detail = o.failed_gate("timed output");
+    assert!(
+        detail.contains(
+            "scenario `sum-40k` declares deterministic output, but the timed runs printed \
+             different bytes (the checked call must be the timed call)"
+        ),
+        "{detail}"
+    );
+    let s = &o.result()["scenarios"][0];
+    assert_eq!(s["timed_output_consistent"], false);
+    // Unlike a candidate that games the timed size, this one passes its warmups: the paired
+    // runs are where its output changes, and there it looks far faster than the baseline.
+    let warmups = s["warmups"].as_array().unwrap();
+    assert_eq!(
+        warmups[0]["run"]["stdout_sha256"],
+        warmups[1]["run"]["stdout_sha256"]
+    );
+    assert_eq!(s["pairs"].as_array().unwrap().len(), 9);
+    assert!(s["training"]["median"].as_f64().unwrap() > 2.0, "{s:#}");
+}
+
+// 11. A candidate that is fast only on the inputs it has seen.
+
+/// The baseline program's output for `n` and `seed`, built from the fixture in a scratch copy.
+fn baseline_lines(args: &[(u64, u64)]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    util::copy_fixture("cpairs", dir.path());
+    let make = Command::new("make")
+        .arg("-s")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(make.status.success(), "{}", text(&make));
+    args.iter()
+        .map(|(n, seed)| {
+            let out = Command::new("./prog")
+                .args([n.to_string(), seed.to_string()])
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_candidate_that_hard_codes_the_known_seed_is_not_accepted() {
+    // The search seed (1 by default) is in every agent's brief. This candidate answers the
+    // training scenario's checked and timed calls for that seed from a table, correctly and at
+    // once, and computes everything else as the baseline does.
+    let known = baseline_lines(&[(500, 1), (40000, 1)]);
+    let cheat = format!(
+        "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n    if (seed == 1 && n == 500) {{\n        puts(\"{}\");\n        return 0;\n    }}\n    if (seed == 1 && n == 40000) {{\n        puts(\"{}\");\n        return 0;\n    }}\n",
+        known[0], known[1]
+    );
+    // A practical threshold well above noise, so an honest no-change never passes by chance.
+    let fx = Fixture::with(
+        WORKLOAD,
+        &CAMPAIGN.replace(r#""min_effect": 0.01"#, r#""min_effect": 0.1"#),
+    );
+    let patch = fx.patch(
+        "known-seed.patch",
+        &[(
+            "prog.c",
+            "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n",
+            &cheat,
+        )],
+    );
+    let o = fx.confirm(&patch, false);
+    let r = o.result();
+    let seed = r["seed"].as_u64().unwrap();
+    assert_ne!(seed, 1, "confirmation used the known seed");
+    assert_eq!(
+        r["scenarios"][0]["candidate_command"],
+        format!("./bench/run.sh 40000 {seed}").as_str()
+    );
+    // The cheat is output-correct on the known input: it would pass a differential there.
+    let tree = fx.work().join("candidate");
+    for (args, line) in [(["500", "1"], &known[0]), (["40000", "1"], &known[1])] {
+        let out = Command::new(tree.join("prog")).args(args).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), line);
+    }
+    assert_eq!(o.gate("differential")["status"], "passed");
+    assert_eq!(o.gate("timed output")["status"], "passed");
+    if inconclusive_by_chance(&o) {
+        o.assert_code(INCONCLUSIVE);
+        return;
+    }
+    o.assert_code(REJECTED);
+    let training = &r["scenarios"][0]["training"];
+    assert_eq!(training["training_gate"]["passed"], false, "{training:#}");
+    assert!(
+        r["reasons"]
+            .to_string()
+            .contains("training scenario `sum-40k` did not pass"),
+        "{:#}",
+        r["reasons"]
+    );
+}
+
+// 12. A daemon left behind by the timed run.
+
+#[test]
+fn a_candidate_whose_timed_run_leaves_a_daemon_is_rejected_and_the_daemon_killed() {
+    // A real speedup, plus a background process started by every call with the training
+    // scenario's timed size, and left running: without the leftover-process gate this candidate
+    // would be accepted (the sealed holdout, a different size, runs clean and fast).
+    let fx = Fixture::new();
+    let marker = format!("30.{}", unique_marker());
+    let patch = fx.patch(
+        "daemon.patch",
+        &[
+            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
+            ("prog.c", "static unsigned long work(", MEMO),
+            (
+                "prog.c",
+                "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n",
+                &format!(
+                    "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n    if (n == 40000 && system(\"(sleep {marker} &)\") != 0) return 3;\n"
+                ),
+            ),
+        ],
+    );
+    // Checked below, after the gate, so a failure names the missing gate first.
+    let o = fx.confirm(&patch, true);
+    let left = survivors(&format!("sleep {marker}"));
+    kill_pids(&left);
+    assert!(left.is_empty(), "the daemon survived evo: pids {left:?}");
+    let r = o.result();
+    let timed_leftover = r["scenarios"][0]["pairs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|p| p["candidate"]["leftover_processes"] == true);
+    let warmup_leftover = r["scenarios"][0]["warmups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|w| w["arm"] == "candidate" && w["run"]["leftover_processes"] == true);
+    assert!(
+        timed_leftover || warmup_leftover,
+        "no timed run recorded its leftover processes: {:#}",
+        r["scenarios"]
+    );
+    let detail = o.failed_gate("leftover processes");
+    assert!(detail.contains("left processes"), "{detail}");
+    o.assert_code(REJECTED);
+    assert_eq!(r["verdict"], "rejected");
+    assert_no_accepted_receipt(&fx.camp.join("receipts"), &o.out);
+}
