@@ -875,7 +875,14 @@ fn a_candidate_whose_timed_run_leaves_a_daemon_is_rejected_and_the_daemon_killed
     // A real speedup, plus a background process started by every call with the training
     // scenario's timed size, and left running: without the leftover-process gate this candidate
     // would be accepted (the sealed holdout, a different size, runs clean and fast).
-    let fx = Fixture::new();
+    // Long enough timed runs that the speedup stands far above noise even on a loaded machine.
+    let fx = Fixture::with(
+        &WORKLOAD.replace("sum-40k", "sum-200k").replace(
+            "./bench/run.sh 40000 {seed}",
+            "./bench/run.sh 200000 {seed}",
+        ),
+        CAMPAIGN,
+    );
     let marker = format!("30.{}", unique_marker());
     let patch = fx.patch(
         "daemon.patch",
@@ -886,7 +893,7 @@ fn a_candidate_whose_timed_run_leaves_a_daemon_is_rejected_and_the_daemon_killed
                 "prog.c",
                 "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n",
                 &format!(
-                    "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n    if (n == 40000 && system(\"(sleep {marker} &)\") != 0) return 3;\n"
+                    "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n    if (n == 200000 && system(\"(sleep {marker} &)\") != 0) return 3;\n"
                 ),
             ),
         ],
