@@ -742,11 +742,11 @@ fn identical_output_that_is_not_utf8_is_no_failure() {
 // 10. A timed call that prints something else than the checked call.
 
 #[test]
-fn a_candidate_that_answers_repeated_calls_from_a_file_is_rejected_by_its_output_hash() {
+fn unsandboxed_a_candidate_that_answers_repeated_calls_from_a_file_is_caught_by_its_output_hash() {
     // The first call with given arguments (the check, then the first warmup) does the work; every
     // later call with the same arguments finds its marker file and prints a made-up total at once.
-    // The warmups agree with the baseline, so it is caught on the paired runs.
-    let fx = Fixture::new();
+    // Unsandboxed, the warmups agree with the baseline, so it is caught on the paired runs.
+    let fx = Fixture::with(WORKLOAD, &CAMPAIGN.replace(r#""output""#, UNSANDBOXED));
     let patch = fx.patch(
         "repeat.patch",
         &[
@@ -784,6 +784,42 @@ fn a_candidate_that_answers_repeated_calls_from_a_file_is_rejected_by_its_output
     );
     assert_eq!(s["pairs"].as_array().unwrap().len(), 9);
     assert!(s["training"]["median"].as_f64().unwrap() > 2.0, "{s:#}");
+}
+
+/// Campaign text that turns the sandbox off (placed before `"output"`).
+const UNSANDBOXED: &str = r#""sandbox": { "mode": "off" }, "output""#;
+
+#[test]
+fn sandboxed_a_candidate_cannot_keep_answers_from_one_run_for_the_next() {
+    // The same trick under the sandbox: a tested, checked or timed tree is read-only, so the
+    // marker file cannot be written and the trick breaks at its first call.
+    if evo::measure::sandbox::probe().is_err() {
+        // Without bubblewrap the unsandboxed test above is the whole story.
+        return;
+    }
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "repeat.patch",
+        &[
+            (
+                "prog.c",
+                "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n",
+                "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n    char mark[64];\n    snprintf(mark, sizeof mark, \".seen-%ld-%llu\", n, seed);\n    FILE *f = fopen(mark, \"w\");\n    if (!f) {\n        perror(mark);\n        return 7;\n    }\n    fclose(f);\n",
+            ),
+        ],
+    );
+    let o = fx.confirm(&patch, false);
+    o.assert_code(REJECTED);
+    assert_eq!(o.result()["sandbox"]["enabled"], true);
+    let failed = o.result()["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["status"] == "failed")
+        .cloned()
+        .unwrap();
+    let detail = failed["detail"].as_str().unwrap();
+    assert!(detail.contains("Read-only file system"), "{failed:#}");
 }
 
 // 11. A candidate that is fast only on the inputs it has seen.

@@ -326,12 +326,12 @@ fn a_sandboxed_run_writes_only_its_tree_and_its_leftovers_are_still_caught() {
                 return;
             }
         };
-    let mut spec = spec(
+    let mut build = spec(
         "cat ../baseline/secret; touch ../baseline/pwned; echo ok > inside; sleep 30 & echo started",
     );
-    spec.cwd = Some(tree.clone());
-    spec.sandbox = policy.for_tree(&tree, Some(&tree));
-    let record = run(&spec);
+    build.cwd = Some(tree.clone());
+    build.sandbox = policy.for_build(&tree, Some(&tree));
+    let record = run(&build);
     assert!(record.succeeded(), "{record:?}");
     assert!(record.stderr_tail.contains("No such file"), "{record:?}");
     assert_eq!(
@@ -341,4 +341,15 @@ fn a_sandboxed_run_writes_only_its_tree_and_its_leftovers_are_still_caught() {
     assert!(!other.join("pwned").exists(), "wrote into the other arm");
     assert!(record.leftover_processes, "{record:?}");
     assert!(record.rusage.max_rss_kib > 0, "{record:?}");
+    // A timed run sees the built tree read-only: nothing it writes can reach the next run.
+    let mut timed = spec("cat inside && echo cache > answers");
+    timed.cwd = Some(tree.clone());
+    timed.sandbox = policy.for_run(&tree, Some(&tree));
+    let record = run(&timed);
+    assert!(!record.succeeded(), "{record:?}");
+    assert!(
+        record.stderr_tail.contains("Read-only file system"),
+        "{record:?}"
+    );
+    assert!(!tree.join("answers").exists());
 }

@@ -20,7 +20,7 @@ use crate::tree::Tree;
 fn spec(root: &Path, s: &Scenario, seed: u64, sandbox: &SandboxPolicy) -> RunSpec {
     let cwd = root.join(s.cwd.as_deref().unwrap_or("."));
     RunSpec {
-        sandbox: sandbox.for_tree(root, Some(&cwd)),
+        sandbox: sandbox.for_run(root, Some(&cwd)),
         cwd: Some(cwd),
         env: s.env.clone(),
         ..RunSpec::new(check::fill_seed(&s.run, seed), s.timeout_s.duration())

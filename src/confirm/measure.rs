@@ -16,7 +16,7 @@ use super::{ConfirmError, ConfirmEvent, Flow, Run};
 pub(super) fn spec(tree: &Tree, s: &Scenario, seed: u64, sandbox: &SandboxPolicy) -> RunSpec {
     let cwd = tree.root.join(s.cwd.as_deref().unwrap_or("."));
     RunSpec {
-        sandbox: sandbox.for_tree(&tree.root, Some(&cwd)),
+        sandbox: sandbox.for_run(&tree.root, Some(&cwd)),
         cwd: Some(cwd),
         env: s.env.clone(),
         ..RunSpec::new(

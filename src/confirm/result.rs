@@ -80,7 +80,9 @@ impl ConfirmResult {
     /// timed runs (builds may leave a legitimate server, such as a compiler cache, running).
     pub fn candidate_leftovers(&self) -> Vec<String> {
         let steps = self.steps.iter().filter(|s| {
-            s.leftover_processes && !s.tree.starts_with("baseline") && !s.step.ends_with("build")
+            s.leftover_processes
+                && !s.tree.starts_with("baseline")
+                && !crate::confirm::steps::builds(&s.step)
         });
         let mut places: Vec<String> = steps.map(|s| format!("{} ({})", s.step, s.tree)).collect();
         for scenario in &self.scenarios {

@@ -29,6 +29,12 @@ pub struct StepInput<'a> {
     pub sandbox: &'a crate::measure::sandbox::SandboxPolicy,
 }
 
+/// Whether a step builds (`build`, `sanitize-build`, `screen-build`, `build-alone`): only a
+/// build may write its tree; tests and checks see it read-only.
+pub fn builds(step: &str) -> bool {
+    step.split('-').any(|word| word == "build")
+}
+
 /// A finished step: its record for the result and the raw run.
 #[derive(Debug, Clone)]
 pub struct StepOutput {
@@ -73,7 +79,11 @@ pub fn run_step(
     let cwd = input.tree_root.join(cwd_rel);
     let spec = RunSpec {
         command: input.command.clone(),
-        sandbox: input.sandbox.for_tree(input.tree_root, Some(&cwd)),
+        sandbox: if builds(&input.step) {
+            input.sandbox.for_build(input.tree_root, Some(&cwd))
+        } else {
+            input.sandbox.for_run(input.tree_root, Some(&cwd))
+        },
         cwd: Some(cwd),
         env: input.env.clone(),
         timeout: input.timeout,

@@ -4,7 +4,7 @@ use super::result::{Gate, GateStatus, ScenarioResult, Verdict};
 use crate::stats::{self, HoldoutVerdict, Tier};
 
 /// Names of the gates that must be green before anything is measured, in pipeline order.
-pub const CHECK_GATES: [&str; 7] = [
+pub const CHECK_GATES: [&str; 8] = [
     "patch safety",
     "apply",
     "build",
@@ -12,6 +12,7 @@ pub const CHECK_GATES: [&str; 7] = [
     "differential",
     "sanitizers",
     "timed output",
+    "leftover processes",
 ];
 
 pub fn gate(name: &str, status: GateStatus, detail: impl Into<String>) -> Gate {

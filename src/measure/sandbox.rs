@@ -15,8 +15,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
     pub bwrap: PathBuf,
-    /// Mounted read-write (the run's tree, declared caches), in this order.
+    /// Mounted read-write (a building tree, declared caches), in this order.
     pub writable: Vec<PathBuf>,
+    /// Mounted read-only on top of a hidden folder (a tree being tested, checked or timed).
+    pub read_only: Vec<PathBuf>,
     /// Covered by an empty private tmpfs (evo's work and output folders, temp folders).
     pub hidden: Vec<PathBuf>,
     /// The command's working directory inside the sandbox.
@@ -40,6 +42,9 @@ impl Sandbox {
         // may lie inside a hidden folder, like a tree inside the work folder).
         for dir in &self.hidden {
             push("--tmpfs", dir, false);
+        }
+        for dir in &self.read_only {
+            push("--ro-bind", dir, true);
         }
         for dir in &self.writable {
             push("--bind", dir, true);
@@ -104,8 +109,9 @@ pub struct SandboxPolicy {
 
 /// What the sandbox promises, for the record.
 const PROMISE: &str = "builds, tests, checks and timed runs ran under bubblewrap: no network, the \
-                       file system read-only outside the run's own tree, evo's work and output \
-                       folders (the other arm's tree, outputs and logs) hidden";
+                       file system read-only outside the run's own tree, the tree itself \
+                       read-only once built (no state carried from one run to the next), evo's \
+                       work and output folders (the other arm's tree, outputs and logs) hidden";
 
 impl SandboxPolicy {
     /// No sandbox, for tests and `evo bench` (which runs the user's own commands in place).
@@ -160,14 +166,30 @@ impl SandboxPolicy {
         self.bwrap.is_some()
     }
 
-    /// The sandbox for a command that works in `tree` (writable) from `cwd`; `None` when off.
-    pub fn for_tree(&self, tree: &Path, cwd: Option<&Path>) -> Option<Sandbox> {
+    /// The sandbox for a build in `tree` from `cwd`: the tree and the campaign's extra folders
+    /// writable. `None` when off.
+    pub fn for_build(&self, tree: &Path, cwd: Option<&Path>) -> Option<Sandbox> {
         let bwrap = self.bwrap.clone()?;
         let mut writable = vec![tree.to_path_buf()];
         writable.extend(self.extra_writable.iter().cloned());
         Some(Sandbox {
             bwrap,
             writable,
+            read_only: Vec::new(),
+            hidden: self.hidden.clone(),
+            cwd: cwd.map(Path::to_path_buf),
+        })
+    }
+
+    /// The sandbox for a test, check or timed run of the built `tree`: the tree read-only, so no
+    /// run can leave anything (a cache of answers) for the next; only a private `/tmp` is
+    /// writable. `None` when off.
+    pub fn for_run(&self, tree: &Path, cwd: Option<&Path>) -> Option<Sandbox> {
+        let bwrap = self.bwrap.clone()?;
+        Some(Sandbox {
+            bwrap,
+            writable: Vec::new(),
+            read_only: vec![tree.to_path_buf()],
             hidden: self.hidden.clone(),
             cwd: cwd.map(Path::to_path_buf),
         })
@@ -240,6 +262,7 @@ mod tests {
         let sandbox = Sandbox {
             bwrap: "bwrap".into(),
             writable: vec!["/w/work/candidate".into()],
+            read_only: vec![],
             hidden: vec!["/w/work".into()],
             cwd: Some("/w/work/candidate/src".into()),
         };
@@ -261,6 +284,7 @@ mod tests {
         let policy = SandboxPolicy::decide(SandboxMode::Off, vec![], vec![]).unwrap();
         assert!(!policy.enabled());
         assert!(policy.record.detail.contains("off"));
-        assert_eq!(policy.for_tree(Path::new("/t"), None), None);
+        assert_eq!(policy.for_build(Path::new("/t"), None), None);
+        assert_eq!(policy.for_run(Path::new("/t"), None), None);
     }
 }

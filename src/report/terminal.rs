@@ -141,13 +141,13 @@ pub fn render_confirm(
         let mut lines = g.detail.lines();
         let _ = writeln!(
             out,
-            "  [{mark}] {:<14}{}",
+            "  [{mark}] {:<19}{}",
             g.name,
             lines.next().unwrap_or_default()
         );
         if g.status == GateStatus::Failed {
             for l in lines.take(40) {
-                let _ = writeln!(out, "         {:<14}{l}", "");
+                let _ = writeln!(out, "         {:<19}{l}", "");
             }
         }
     }
