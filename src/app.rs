@@ -116,6 +116,18 @@ fn bench_command(args: BenchArgs) -> anyhow::Result<i32> {
     })
 }
 
+/// The repository's lock for this evo (`what` is shown to a second one); `None` after saying
+/// who holds it.
+fn repo_lock(repo: &std::path::Path, what: &str) -> Option<crate::campaign::lock::RepoLock> {
+    match crate::campaign::lock::RepoLock::acquire(repo, what) {
+        Ok(lock) => Some(lock),
+        Err(e) => {
+            eprintln!("error: {e}");
+            None
+        }
+    }
+}
+
 fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
     use crate::confirm::{self, ConfirmEvent, ConfirmOptions};
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
@@ -127,12 +139,8 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
         }
     };
     let what = format!("evo confirm {}", args.patch.display());
-    let _repo_lock = match crate::campaign::lock::RepoLock::acquire(&plan.repo, &what) {
-        Ok(lock) => lock,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(exit_codes::USAGE_ERROR);
-        }
+    let Some(_repo_lock) = repo_lock(&plan.repo, &what) else {
+        return Ok(exit_codes::USAGE_ERROR);
     };
     let opts = ConfirmOptions {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,
@@ -343,12 +351,8 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
         }
     };
     let what = format!("evo campaign run {}", args.campaign.display());
-    let _repo_lock = match crate::campaign::lock::RepoLock::acquire(&plan.repo, &what) {
-        Ok(lock) => lock,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(exit_codes::USAGE_ERROR);
-        }
+    let Some(_repo_lock) = repo_lock(&plan.repo, &what) else {
+        return Ok(exit_codes::USAGE_ERROR);
     };
     let opts = CampaignOptions {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,

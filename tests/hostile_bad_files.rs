@@ -127,25 +127,13 @@ impl Fixture {
 
 /// Every `validation_receipt.json` under `dir`.
 fn receipts_under(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path
-                .file_name()
+    util::files_under(dir)
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
                 .is_some_and(|n| n == "validation_receipt.json")
-            {
-                found.push(path);
-            }
-        }
-    }
-    found
+        })
+        .collect()
 }
 
 /// The `error:` line of evo's stderr.

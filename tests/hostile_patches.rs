@@ -228,34 +228,24 @@ impl Fixture {
 /// Every `validation_receipt.json` under `dir`, and every `result.json`, must say anything but
 /// `accepted` (the receipt's signed predicate is read, not only the unsigned result).
 fn assert_no_accepted_receipt(dir: &Path, out: &Output) {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            let name = entry.file_name();
-            if path.is_dir() {
-                stack.push(path);
-            } else if name == "validation_receipt.json" {
-                let envelope: Value =
-                    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-                let payload = BASE64
-                    .decode(envelope["payload"].as_str().unwrap())
-                    .unwrap();
-                let statement: Value = serde_json::from_slice(&payload).unwrap();
-                assert_ne!(
-                    statement["predicate"]["verdict"],
-                    "accepted",
-                    "{} is an accepted receipt\n{}",
-                    path.display(),
-                    text(out)
-                );
-            } else if name == "result.json" {
-                let r: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-                assert_ne!(r["verdict"], "accepted", "{}", text(out));
-            }
+    for path in util::files_under(dir) {
+        let name = path.file_name().unwrap_or_default();
+        if name == "validation_receipt.json" {
+            let envelope: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            let payload = BASE64
+                .decode(envelope["payload"].as_str().unwrap())
+                .unwrap();
+            let statement: Value = serde_json::from_slice(&payload).unwrap();
+            assert_ne!(
+                statement["predicate"]["verdict"],
+                "accepted",
+                "{} is an accepted receipt\n{}",
+                path.display(),
+                text(out)
+            );
+        } else if name == "result.json" {
+            let r: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            assert_ne!(r["verdict"], "accepted", "{}", text(out));
         }
     }
 }
