@@ -383,6 +383,13 @@ fn a_candidate_tuned_to_the_search_seed_wins_the_search_and_fails_confirmation()
     assert_eq!(r["status"], "rejected", "{r:#}\n{}", text(&out));
     assert_eq!(r["confirmation_verdict"], "rejected");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    // The confirmed figure is kept beside the screening one, and the gap is said.
+    let confirmed = r["confirmation_median"].as_f64().unwrap();
+    assert!(confirmed < 1.5, "{r:#}");
+    assert!(
+        r["reason"].as_str().unwrap().contains("did not hold up"),
+        "{r:#}"
+    );
 }
 
 #[test]

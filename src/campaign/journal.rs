@@ -137,6 +137,9 @@ pub enum Entry {
         run_dir: String,
         verdict: String,
         tier: String,
+        /// The confirmation's median speedup on the (first) training scenario, when measured.
+        #[serde(default)]
+        median: Option<f64>,
     },
     Finished {
         seconds: f64,

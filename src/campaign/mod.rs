@@ -377,11 +377,17 @@ impl CampaignRun<'_> {
                         confirm::result::Verdict::Inconclusive => Status::Inconclusive,
                     };
                     let run_dir = self.run_dir.relative(&done.run_dir);
+                    let median = done
+                        .result
+                        .scenarios
+                        .iter()
+                        .find_map(|s| s.training.as_ref().map(|f| f.median));
                     self.record(Entry::Confirmation {
                         index,
                         run_dir: run_dir.clone(),
                         verdict,
                         tier: done.result.tier.as_str().to_string(),
+                        median,
                     })?;
                     let reason = done
                         .result
@@ -389,7 +395,9 @@ impl CampaignRun<'_> {
                         .first()
                         .cloned()
                         .unwrap_or_else(|| format!("tier {}", done.result.tier.as_str()));
-                    self.set_status(index, status, format!("{reason} ({run_dir})"))?;
+                    let screened = self.search_context(index).figures.median;
+                    let held = summary::held_up_note(screened, median);
+                    self.set_status(index, status, format!("{reason}{held} ({run_dir})"))?;
                 }
                 Err(e) => {
                     let status = match &e {

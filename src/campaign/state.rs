@@ -37,6 +37,7 @@ pub struct ConfirmationRef {
     pub run_dir: String,
     pub verdict: String,
     pub tier: String,
+    pub median: Option<f64>,
 }
 
 /// Everything the journal says.
@@ -132,6 +133,7 @@ impl State {
                 run_dir,
                 verdict,
                 tier,
+                median,
             } => {
                 if let Some(c) = self.candidate_mut(*index) {
                     c.confirmation_started = false;
@@ -139,6 +141,7 @@ impl State {
                         run_dir: run_dir.clone(),
                         verdict: verdict.clone(),
                         tier: tier.clone(),
+                        median: *median,
                     });
                 }
             }

@@ -24,6 +24,8 @@ pub struct Row {
     pub confirmation_run_dir: Option<String>,
     pub confirmation_verdict: Option<String>,
     pub confirmation_tier: Option<String>,
+    /// The confirmation's median speedup on the training scenario, when it measured one.
+    pub confirmation_median: Option<f64>,
     /// Confirmations of this candidate that an interruption cut short (their logs stay there).
     pub discarded_confirmations: Vec<String>,
 }
@@ -47,6 +49,19 @@ pub struct Summary {
 fn median_of(c: &Candidate) -> Option<f64> {
     let r = Ratios::new(c.pairs.iter().map(|p| p.ratio).collect()).ok()?;
     Some(stats::median(&r))
+}
+
+/// When a confirmation measured much less than screening did (less than half the gain), a note
+/// saying so: the search figure was luck or tuned to the search inputs, and the confirmed figure
+/// is the one to believe. Empty otherwise.
+pub fn held_up_note(screening: f64, confirmed: Option<f64>) -> String {
+    match confirmed {
+        Some(c) if screening > 1.0 && (c - 1.0) < (screening - 1.0) / 2.0 => format!(
+            "; screening measured {screening:.3}× but the fresh confirmation {c:.3}×: the search \
+             figure did not hold up (luck, or tuned to the search's inputs)"
+        ),
+        _ => String::new(),
+    }
 }
 
 /// Screened candidates, best first, with their screening medians.
@@ -86,6 +101,7 @@ impl Summary {
                     confirmation_run_dir: c.confirmation.as_ref().map(|x| x.run_dir.clone()),
                     confirmation_verdict: c.confirmation.as_ref().map(|x| x.verdict.clone()),
                     confirmation_tier: c.confirmation.as_ref().map(|x| x.tier.clone()),
+                    confirmation_median: c.confirmation.as_ref().and_then(|x| x.median),
                     discarded_confirmations: c.discarded_confirmations.clone(),
                 }
             })
@@ -130,5 +146,22 @@ impl Summary {
         } else {
             crate::exit_codes::REJECTED
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_figure_that_did_not_hold_up_is_said() {
+        let note = held_up_note(5.546, Some(1.019));
+        assert!(note.contains("5.546×"), "{note}");
+        assert!(note.contains("1.019×"), "{note}");
+        assert!(note.contains("did not hold up"), "{note}");
+        // Half the gain or more held: nothing to say; nothing measured: nothing to compare.
+        assert_eq!(held_up_note(1.10, Some(1.06)), "");
+        assert_eq!(held_up_note(1.10, None), "");
+        assert_eq!(held_up_note(0.98, Some(0.97)), "");
     }
 }

@@ -225,22 +225,25 @@ pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::pat
         .max(6);
     let _ = writeln!(
         out,
-        "{:>3}  {:<name_w$}  {:<status_w$}  {:>9}  {:>9}  reason",
+        "{:>3}  {:<name_w$}  {:<status_w$}  {:>9}  {:>16}  reason",
         "#", "candidate", "status", "screening", "confirmed"
     );
     for r in &s.rows {
         let screening = r
             .screening_median
             .map_or_else(|| "–".to_string(), |m| format!("{m:.3}×"));
-        let confirmed = r
-            .confirmation_tier
-            .clone()
-            .unwrap_or_else(|| "–".to_string());
+        // The confirmed figure beside its tier: the screening column alone could be read as
+        // confirmed.
+        let confirmed = match (&r.confirmation_tier, r.confirmation_median) {
+            (Some(tier), Some(m)) => format!("{m:.3}× {tier}"),
+            (Some(tier), None) => tier.clone(),
+            (None, _) => "–".to_string(),
+        };
         let reason = r.reason.lines().next().unwrap_or_default();
         let reason: String = reason.chars().take(100).collect();
         let _ = writeln!(
             out,
-            "{:>3}  {:<name_w$}  {:<status_w$}  {:>9}  {:>9}  {reason}",
+            "{:>3}  {:<name_w$}  {:<status_w$}  {:>9}  {:>16}  {reason}",
             r.index,
             r.name,
             r.status.as_str(),
