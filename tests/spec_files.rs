@@ -126,3 +126,22 @@ fn schemas_describe_every_file() {
         assert_eq!(schema["additionalProperties"], false, "{kind:?}");
     }
 }
+
+#[test]
+fn the_sandbox_setting_defaults_to_auto_and_names_a_bad_mode() {
+    use evo::measure::sandbox::SandboxMode;
+    let c: Campaign = parse_json(Path::new("c.json"), CAMPAIGN).unwrap();
+    assert_eq!(c.sandbox.mode, SandboxMode::Auto);
+    assert!(c.sandbox.writable.is_empty());
+    let on = CAMPAIGN.replace(
+        "\"output\": \"receipts\"",
+        "\"sandbox\": { \"mode\": \"on\", \"writable\": [\"~/.cache/x\"] },\n  \"output\": \"receipts\"",
+    );
+    let c: Campaign = parse_json(Path::new("c.json"), &on).unwrap();
+    assert_eq!(c.sandbox.mode, SandboxMode::On);
+    assert_eq!(c.sandbox.writable, ["~/.cache/x"]);
+    let bad = on.replace("\"mode\": \"on\"", "\"mode\": \"sometimes\"");
+    let (_, _, field, message) = invalid::<Campaign>(&bad);
+    assert_eq!(field, "sandbox.mode");
+    assert!(message.contains("unknown variant `sometimes`"), "{message}");
+}
