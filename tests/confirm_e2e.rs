@@ -413,6 +413,13 @@ fn a_baseline_that_fails_its_own_tests_stops_with_the_logs_kept() {
         "{stderr}"
     );
     assert!(stderr.contains("error.txt"), "{stderr}");
+    // Under the sandbox, what it takes away is named as the likely cause.
+    if evo::measure::sandbox::probe().is_ok() {
+        assert!(
+            stderr.contains("the runs are sandboxed: no network"),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]

@@ -234,7 +234,18 @@ pub fn run_campaign(
     if crate::interrupt::requested() {
         return Err(run.interrupted());
     }
-    staged?;
+    match staged {
+        // A confirmation's baseline error already carries the hint.
+        Err(CampaignError::Baseline(m))
+            if run.sandbox.enabled() && !m.contains(crate::measure::sandbox::BASELINE_HINT) =>
+        {
+            return Err(CampaignError::Baseline(format!(
+                "{m}\n{}",
+                crate::measure::sandbox::BASELINE_HINT
+            )));
+        }
+        other => other?,
+    }
     run.finish(started)
 }
 

@@ -294,6 +294,9 @@ pub fn run_confirm(
         _ if crate::interrupt::requested() => Err(ConfirmError::Interrupted(
             crate::interrupt::MESSAGE.to_string(),
         )),
+        Err(ConfirmError::Baseline(m)) if run.sandbox.enabled() => Err(ConfirmError::Baseline(
+            format!("{m}\n{}", crate::measure::sandbox::BASELINE_HINT),
+        )),
         other => other,
     };
     if let Err(e) = staged {

@@ -107,6 +107,14 @@ pub struct SandboxPolicy {
     pub record: SandboxRecord,
 }
 
+/// Said after a baseline failure when the runs were sandboxed: the commonest cause is a build or
+/// run that needs what the sandbox takes away.
+pub const BASELINE_HINT: &str = "(the runs are sandboxed: no network, and the tree is read-only \
+                                 once built. A build that downloads dependencies needs them \
+                                 fetched beforehand, a build cache outside the tree needs \
+                                 `sandbox.writable`, and a run that writes into its tree must \
+                                 write to $TMPDIR instead; or set `sandbox.mode` to \"off\")";
+
 /// What the sandbox promises, for the record.
 const PROMISE: &str = "builds, tests, checks and timed runs ran under bubblewrap: no network, the \
                        file system read-only outside the run's own tree, the tree itself \
