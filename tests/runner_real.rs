@@ -268,6 +268,7 @@ fn term_to_the_helper_stops_the_command_group() {
         report: report.clone(),
         timeout: Duration::from_secs(30),
         grace: Duration::from_millis(300),
+        cwd: None,
         command: "sleep 30".into(),
         wrapper: Vec::new(),
     };

@@ -235,6 +235,46 @@ impl Run<'_> {
         ))
     }
 
+    /// The baseline's step failed while the candidate's ran beside it (a test or a check, which
+    /// leave their tree as it was): run it again alone before blaming the baseline. Alone it
+    /// fails too: the baseline itself fails (`Err`). Alone it passes: the candidate's step
+    /// disturbed it (killed it, starved it), and the text says so for the candidate's failed gate.
+    fn baseline_alone(
+        &mut self,
+        step: &PairStep<'_>,
+        base: &StepOutput,
+        cand: &StepOutput,
+        baseline: (&str, &Tree),
+        what: &str,
+    ) -> Result<String, ConfirmError> {
+        let retry = PairStep {
+            step: format!("{}-alone", step.step),
+            ..step.clone()
+        };
+        let out = self.run_single(&retry, baseline)?;
+        if !out.record.succeeded() {
+            return Err(ConfirmError::Baseline(format!(
+                "{what}, beside the candidate and again alone: {}",
+                failure_text(&out, step.timeout)
+            )));
+        }
+        let candidate = if cand.record.succeeded() {
+            "the candidate's own step succeeded".to_string()
+        } else {
+            format!(
+                "the candidate's failed too: {}",
+                failure_text(cand, step.timeout)
+            )
+        };
+        Ok(format!(
+            "the baseline's `{}` failed while the candidate's ran beside it, and passed alone: \
+             the candidate's step disturbed it (killed it, or starved it of disk or memory). \
+             Beside it: {}\n{candidate}",
+            step.step,
+            failure_text(base, step.timeout)
+        ))
+    }
+
     fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Flow, ConfirmError> {
         let cwd = self
             .plan
@@ -327,10 +367,9 @@ impl Run<'_> {
             };
             let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
             if !base.record.succeeded() {
-                return Err(ConfirmError::Baseline(format!(
-                    "tests failed: {}",
-                    failure_text(&base, step.timeout)
-                )));
+                let disturbed =
+                    self.baseline_alone(&step, &base, &cand, (bl, &bt), "tests failed")?;
+                return Ok(self.fail_gate("tests", disturbed));
             }
             if !cand.record.succeeded() {
                 return Ok(self.fail_gate("tests", failure_text(&cand, step.timeout)));
@@ -398,11 +437,10 @@ impl Run<'_> {
         };
         let [base, cand] = self.run_pair(&step, trees)?;
         if !base.record.succeeded() {
-            return Err(ConfirmError::Baseline(format!(
-                "check of scenario `{}` failed: {}",
-                s.name,
-                failure_text(&base, step.timeout)
-            )));
+            let what = format!("check of scenario `{}` failed", s.name);
+            return self
+                .baseline_alone(&step, &base, &cand, trees[0], &what)
+                .map(Some);
         }
         if let Some(f) = self.sanitizer_finding(&base)? {
             return Err(ConfirmError::Baseline(format!(

@@ -46,6 +46,10 @@ pub struct HelperArgs {
     pub timeout: Duration,
     /// After TERM, this long before KILL.
     pub grace: Duration,
+    /// The command's working directory (the helper's own stays where evo started it, outside
+    /// any tree, so a candidate looking for processes working in the other arm's tree finds the
+    /// other arm's command, never evo's helper). `None`: the helper's own.
+    pub cwd: Option<PathBuf>,
     /// Passed to `/bin/sh -c`.
     pub command: OsString,
     /// Runs `/bin/sh -c <command>` through this argument list when not empty (the sandbox,
@@ -61,6 +65,7 @@ impl HelperArgs {
             self.report.clone().into_os_string(),
             millis(self.timeout).to_string().into(),
             millis(self.grace).to_string().into(),
+            self.cwd.clone().unwrap_or_default().into_os_string(),
             self.command.clone(),
         ];
         args.extend(self.wrapper.iter().cloned());
@@ -70,18 +75,20 @@ impl HelperArgs {
     /// Parses the arguments that follow [`HELPER_ARG`].
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<HelperArgs, HelperError> {
         let mut args: Vec<OsString> = args.into_iter().collect();
-        let wrapper = args.split_off(args.len().min(4));
-        let [report, timeout, grace, command] = <[OsString; 4]>::try_from(args).map_err(|args| {
-            HelperError::Usage(format!(
-                "expected at least 4 arguments (<report-path> <timeout-ms> <grace-ms> <command> \
-                 [wrapper...]), got {}",
-                args.len()
-            ))
-        })?;
+        let wrapper = args.split_off(args.len().min(5));
+        let [report, timeout, grace, cwd, command] =
+            <[OsString; 5]>::try_from(args).map_err(|args| {
+                HelperError::Usage(format!(
+                    "expected at least 5 arguments (<report-path> <timeout-ms> <grace-ms> <cwd> \
+                     <command> [wrapper...]), got {}",
+                    args.len()
+                ))
+            })?;
         Ok(HelperArgs {
             report: report.into(),
             timeout: parse_millis("timeout-ms", &timeout)?,
             grace: parse_millis("grace-ms", &grace)?,
+            cwd: (!cwd.is_empty()).then(|| PathBuf::from(cwd)),
             command,
             wrapper,
         })
@@ -189,6 +196,9 @@ fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
         None => Command::new("/bin/sh"),
     };
     command.arg("-c").arg(&args.command);
+    if let Some(cwd) = &args.cwd {
+        command.current_dir(cwd);
+    }
     // The parent gives the helper an empty stdin or the run's stdin file; the command inherits it.
     command.process_group(0).stdin(Stdio::inherit());
     let start = Instant::now();
@@ -524,6 +534,7 @@ mod tests {
             report: "/tmp/r.json".into(),
             timeout: Duration::from_millis(1500),
             grace: Duration::from_secs(2),
+            cwd: Some("/tmp/a tree".into()),
             command: "echo 'a b' && exit 3".into(),
             wrapper: vec!["bwrap".into(), "--".into()],
         };

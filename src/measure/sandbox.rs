@@ -38,6 +38,8 @@ impl Sandbox {
         };
         push("--ro-bind", Path::new("/"), true);
         push("--dev-bind", Path::new("/dev"), true);
+        // Shared memory is a shared folder too: each run gets its own.
+        push("--tmpfs", Path::new("/dev/shm"), false);
         // Later mounts go on top of earlier ones: hide first, then open the writable paths (which
         // may lie inside a hidden folder, like a tree inside the work folder).
         for dir in &self.hidden {
@@ -280,8 +282,13 @@ mod tests {
             .map(|a| a.into_string().unwrap())
             .collect();
         let at = |flag: &str| args.iter().position(|a| a == flag).unwrap();
-        assert!(at("--tmpfs") < at("--bind"), "{args:?}");
-        assert_eq!(args[at("--tmpfs") + 1], "/w/work");
+        let hidden = args.iter().position(|a| a == "/w/work").unwrap();
+        assert_eq!(args[hidden - 1], "--tmpfs", "{args:?}");
+        assert!(hidden < at("--bind"), "{args:?}");
+        assert!(
+            args.windows(2).any(|w| w == ["--tmpfs", "/dev/shm"]),
+            "{args:?}"
+        );
         assert_eq!(args[at("--chdir") + 1], "/w/work/candidate/src");
         assert!(args.contains(&"--unshare-net".to_string()));
         assert_eq!(args.last().unwrap(), "--");

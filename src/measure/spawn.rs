@@ -67,15 +67,14 @@ impl ProcessRunner {
             report: PathBuf::from(REPORT_FD_PATH),
             timeout: spec.timeout,
             grace: self.grace,
+            // Absolute: the helper stays in evo's directory and sets it for the command alone.
+            cwd: spec.cwd.as_deref().map(std::path::absolute).transpose()?,
             command: spec.command.clone().into(),
             wrapper: spec.sandbox.as_ref().map(|s| s.argv()).unwrap_or_default(),
         };
-        // Absolute, so that `spec.cwd` cannot change which binary a relative path names.
+        // Absolute: the path must not depend on any directory.
         let mut command = Command::new(std::path::absolute(&self.helper)?);
         command.args(args.to_args()).envs(&spec.env);
-        if let Some(cwd) = &spec.cwd {
-            command.current_dir(cwd);
-        }
         let stdin = match &spec.stdin_file {
             Some(path) => Stdio::from(File::open(path)?),
             None => Stdio::null(),
