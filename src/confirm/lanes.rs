@@ -178,7 +178,12 @@ impl Run<'_> {
         };
         let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
         if !base.record.succeeded() {
-            return self.baseline_build_failed_beside_candidate(&step, &base, &cand, &ct);
+            return self.baseline_build_failed_beside_candidate(
+                &step,
+                (&base, &cand),
+                &ct,
+                ("baseline-alone", "build"),
+            );
         }
         if !cand.record.succeeded() {
             return Ok(self.fail_gate("build", failure_text(&cand, step.timeout)));
@@ -195,25 +200,27 @@ impl Run<'_> {
     /// starve its neighbour (fill the disk, exhaust memory), so before blaming the baseline evo
     /// removes the candidate's tree and builds the baseline again, alone, in a fresh tree. If
     /// that succeeds, the candidate's build is what failed; if not, the baseline itself fails.
+    /// `label` names the fresh tree (`baseline-alone`), `gate` the candidate's gate that fails.
     fn baseline_build_failed_beside_candidate(
         &mut self,
         step: &PairStep<'_>,
-        base: &StepOutput,
-        cand: &StepOutput,
+        (base, cand): (&StepOutput, &StepOutput),
         ct: &Tree,
+        (label, gate): (&str, &str),
     ) -> Result<Flow, ConfirmError> {
         let beside = failure_text(base, step.timeout);
         let _ = std::fs::remove_dir_all(&ct.root);
-        self.stage("build the baseline alone");
-        let alone = self.materialize("baseline-alone")?;
+        self.stage(&format!("{} alone", step.step));
+        let alone = self.materialize(label)?;
         let retry = PairStep {
-            step: "build-alone".into(),
+            step: format!("{}-alone", step.step),
             ..step.clone()
         };
-        let out = self.run_single(&retry, ("baseline-alone", &alone))?;
+        let out = self.run_single(&retry, (label, &alone))?;
         if !out.record.succeeded() {
             return Err(ConfirmError::Baseline(format!(
-                "build failed, beside the candidate and again alone: {}",
+                "{} failed, beside the candidate and again alone: {}",
+                step.step,
                 failure_text(&out, step.timeout)
             )));
         }
@@ -226,11 +233,12 @@ impl Run<'_> {
             )
         };
         Ok(self.fail_gate(
-            "build",
+            gate,
             format!(
-                "the baseline's build failed while the candidate's ran beside it, and succeeded \
+                "the baseline's {} failed while the candidate's ran beside it, and succeeded \
                  alone: the candidate's build disturbed it (for example by filling the disk or \
-                 the memory). Beside it: {beside}\n{candidate}"
+                 the memory). Beside it: {beside}\n{candidate}",
+                step.step
             ),
         ))
     }
@@ -332,10 +340,12 @@ impl Run<'_> {
             [("baseline-sanitize", &bt), ("candidate-sanitize", &ct)],
         )?;
         if !base.record.succeeded() {
-            return Err(ConfirmError::Baseline(format!(
-                "sanitizer build failed: {}",
-                failure_text(&base, step.timeout)
-            )));
+            return self.baseline_build_failed_beside_candidate(
+                &step,
+                (&base, &cand),
+                &ct,
+                ("baseline-sanitize-alone", "sanitizers"),
+            );
         }
         self.trees.baseline_sanitize = Some(bt);
         self.trees.candidate_sanitize = Some(ct);
