@@ -312,14 +312,17 @@ pub fn confirm_plan(
     let campaign_file = locate_campaign(patch, campaign_flag, cwd)?;
     let campaign = campaign_plan(&campaign_file)?;
     let patch_file = absolute(patch, cwd);
-    let bytes = crate::tree::read_patch(&patch_file)
-        .map_err(|source| PlanError::Patch {
-            path: patch_file.clone(),
-            source,
-        })?
-        .map_err(|size| {
-            PlanError::PatchTooLarge(crate::tree::too_large_message(&patch_file, size))
-        })?;
+    let read = crate::tree::read_patch(&patch_file).map_err(|source| PlanError::Patch {
+        path: patch_file.clone(),
+        source,
+    })?;
+    let bytes = match read {
+        crate::tree::PatchFile::Bytes(bytes) => bytes,
+        crate::tree::PatchFile::TooLarge(size) => {
+            let message = crate::tree::too_large_message(&patch_file, size);
+            return Err(PlanError::PatchTooLarge(message));
+        }
+    };
     Ok(campaign.confirm_plan(patch_file, bytes))
 }
 

@@ -71,7 +71,7 @@ impl CampaignRun<'_> {
                 CampaignError::Usage(format!("cannot read the patch {}: {e}", p.file.display()))
             })?;
             match read {
-                Ok(bytes) => {
+                crate::tree::PatchFile::Bytes(bytes) => {
                     self.add_candidate(
                         index,
                         &p.name,
@@ -80,7 +80,7 @@ impl CampaignRun<'_> {
                         p.explanation.clone(),
                     )?;
                 }
-                Err(size) => {
+                crate::tree::PatchFile::TooLarge(size) => {
                     // Journaled with an empty copy: the candidate is accounted for, not read.
                     self.add_candidate(index, &p.name, Source::Patch, b"", p.explanation.clone())?;
                     let reason = crate::tree::too_large_message(&p.file, size);

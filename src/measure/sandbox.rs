@@ -151,13 +151,13 @@ impl SandboxPolicy {
             ));
         }
         match probe() {
-            Ok((bwrap, version)) => Ok(SandboxPolicy {
-                bwrap: Some(bwrap),
+            Ok(found) => Ok(SandboxPolicy {
+                bwrap: Some(found.path),
                 extra_writable: writable,
                 hidden,
                 record: SandboxRecord {
                     enabled: true,
-                    tool: Some(version),
+                    tool: Some(found.version),
                     detail: PROMISE.to_string(),
                 },
             }),
@@ -220,9 +220,17 @@ pub fn default_hidden(own: &[&Path]) -> Vec<PathBuf> {
     hidden
 }
 
+/// A bubblewrap that works on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bubblewrap {
+    pub path: PathBuf,
+    /// e.g. `bubblewrap 0.8.0`.
+    pub version: String,
+}
+
 /// Finds `bwrap` on the PATH and checks that it can actually build a sandbox here (containers
-/// may forbid the namespaces it needs). Returns its path and version.
-pub fn probe() -> Result<(PathBuf, String), String> {
+/// may forbid the namespaces it needs).
+pub fn probe() -> Result<Bubblewrap, String> {
     let bwrap =
         which("bwrap").ok_or_else(|| "bubblewrap (`bwrap`) is not installed".to_string())?;
     let trial = Command::new(&bwrap)
@@ -253,7 +261,10 @@ pub fn probe() -> Result<(PathBuf, String), String> {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| "bubblewrap".to_string());
-    Ok((bwrap, version))
+    Ok(Bubblewrap {
+        path: bwrap,
+        version,
+    })
 }
 
 fn which(name: &str) -> Option<PathBuf> {

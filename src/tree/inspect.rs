@@ -102,23 +102,31 @@ pub struct PatchSummary {
     pub removed_lines: usize,
 }
 
+/// A patch file as read by [`read_patch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatchFile {
+    Bytes(Vec<u8>),
+    /// Over [`MAX_PATCH_BYTES`]: refused, not read. The size in bytes.
+    TooLarge(u64),
+}
+
 /// Reads a patch file, refusing one over [`MAX_PATCH_BYTES`] from its size alone: a hostile
-/// gigabyte patch is never read into memory or copied. `Ok(Err(size))` is such a refusal.
-pub fn read_patch(path: &std::path::Path) -> std::io::Result<Result<Vec<u8>, u64>> {
+/// gigabyte patch is never read into memory or copied.
+pub fn read_patch(path: &std::path::Path) -> std::io::Result<PatchFile> {
     use std::io::Read;
     let file = std::fs::File::open(path)?;
     let size = file.metadata()?.len();
     let cap = MAX_PATCH_BYTES as u64;
     if size > cap {
-        return Ok(Err(size));
+        return Ok(PatchFile::TooLarge(size));
     }
     // The size may change while reading (a file still being written): never read past the cap.
     let mut bytes = Vec::with_capacity(size as usize);
     file.take(cap + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > cap {
-        return Ok(Err(bytes.len() as u64));
+        return Ok(PatchFile::TooLarge(bytes.len() as u64));
     }
-    Ok(Ok(bytes))
+    Ok(PatchFile::Bytes(bytes))
 }
 
 /// What evo says about a patch over the cap.
@@ -392,11 +400,14 @@ mod tests {
             .unwrap()
             .set_len(1 << 30)
             .unwrap();
-        assert_eq!(read_patch(&path).unwrap(), Err(1 << 30));
+        assert_eq!(read_patch(&path).unwrap(), PatchFile::TooLarge(1 << 30));
         let message = too_large_message(&path, 1 << 30);
         assert!(message.contains("1073741824 bytes"), "{message}");
         assert!(message.contains("64 MiB"), "{message}");
         std::fs::write(&path, b"diff --git a/x b/x\n").unwrap();
-        assert_eq!(read_patch(&path).unwrap().unwrap(), b"diff --git a/x b/x\n");
+        assert_eq!(
+            read_patch(&path).unwrap(),
+            PatchFile::Bytes(b"diff --git a/x b/x\n".to_vec())
+        );
     }
 }

@@ -23,8 +23,8 @@ pub use apply::{Applied, Applier, apply_patch};
 pub use diff::diff_worktree;
 pub use error::{PatchError, Refusal, TreeError};
 pub use inspect::{
-    ChangeKind, Content, FileChange, FileMode, MAX_PATCH_BYTES, PatchSummary, inspect_patch,
-    read_patch, too_large_message,
+    ChangeKind, Content, FileChange, FileMode, MAX_PATCH_BYTES, PatchFile, PatchSummary,
+    inspect_patch, read_patch, too_large_message,
 };
 pub use materialize::{COMMITTER_EMAIL, COMMITTER_NAME, materialize};
 pub use overlay::{OverlayFile, copy_overlay, digest_file};
