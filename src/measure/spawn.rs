@@ -84,11 +84,17 @@ impl ProcessRunner {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let report_fd = report.as_raw_fd();
-        // SAFETY: only dup2 runs between fork and exec, which is async-signal-safe; the new fd 3
-        // has no close-on-exec flag, so the helper gets the pipe's write end there.
+        // SAFETY: only dup2 and fcntl run between fork and exec, both async-signal-safe. dup2
+        // leaves fd 3 without close-on-exec, so the helper gets the pipe's write end there; when
+        // the pipe already is fd 3, dup2 does nothing and the flag is cleared by hand.
         unsafe {
             command.pre_exec(move || {
-                if libc::dup2(report_fd, REPORT_FD) == -1 {
+                let rc = if report_fd == REPORT_FD {
+                    libc::fcntl(REPORT_FD, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(report_fd, REPORT_FD)
+                };
+                if rc == -1 {
                     return Err(io::Error::last_os_error());
                 }
                 Ok(())
@@ -145,7 +151,6 @@ impl Runner for ProcessRunner {
         if let Some(error) = output.error {
             return Err(io_error(error));
         }
-
         Ok(RunRecord {
             wall_s: report.wall_s,
             rusage: report.rusage,
