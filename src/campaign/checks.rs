@@ -86,7 +86,7 @@ impl CampaignRun<'_> {
             t,
             label,
             Cmd {
-                step: "build".into(),
+                step: crate::confirm::steps::BUILD.into(),
                 command: w.build.command.clone(),
                 cwd: w.build.cwd.as_deref(),
                 env: &w.build.env,

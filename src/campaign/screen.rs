@@ -83,7 +83,7 @@ impl CampaignRun<'_> {
         super::checks::seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
         let build = self.plan.workload.build.clone();
         let input = crate::confirm::steps::StepInput {
-            step: "screen-build".into(),
+            step: crate::confirm::steps::SCREEN_BUILD.into(),
             tree_label: label,
             tree_root: &t.root,
             cwd: build.cwd.as_deref(),

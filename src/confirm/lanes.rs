@@ -213,7 +213,7 @@ impl Run<'_> {
         self.stage(&format!("{} alone", step.step));
         let alone = self.materialize(label)?;
         let retry = PairStep {
-            step: format!("{}-alone", step.step),
+            step: steps::alone(&step.step),
             ..step.clone()
         };
         let out = self.run_single(&retry, (label, &alone))?;
@@ -256,7 +256,7 @@ impl Run<'_> {
         what: &str,
     ) -> Result<String, ConfirmError> {
         let retry = PairStep {
-            step: format!("{}-alone", step.step),
+            step: steps::alone(&step.step),
             ..step.clone()
         };
         let out = self.run_single(&retry, baseline)?;
@@ -328,7 +328,7 @@ impl Run<'_> {
             ConfirmError::Internal(format!("the patch applied once but not twice: {e}"))
         })?;
         let step = PairStep {
-            step: "sanitize-build".into(),
+            step: steps::SANITIZE_BUILD.into(),
             command: san.build.clone(),
             cwd: san.cwd.as_deref(),
             env: &san.env,

@@ -29,10 +29,25 @@ pub struct StepInput<'a> {
     pub sandbox: &'a crate::measure::sandbox::SandboxPolicy,
 }
 
-/// Whether a step builds (`build`, `sanitize-build`, `screen-build`, `build-alone`): only a
-/// build may write its tree; tests and checks see it read-only.
+/// The names of the steps that build a tree; every other step (tests, `check-<scenario>`) runs
+/// a built tree.
+pub const BUILD: &str = "build";
+pub const SANITIZE_BUILD: &str = "sanitize-build";
+pub const SCREEN_BUILD: &str = "screen-build";
+/// Appended to a step's name when the baseline's is run again alone.
+const ALONE: &str = "-alone";
+
+/// The name of `step` run again alone.
+pub fn alone(step: &str) -> String {
+    format!("{step}{ALONE}")
+}
+
+/// Whether a step builds: only a build may write its tree (tests and checks see it read-only),
+/// and only a build may leave a server running. Decided by the exact names above, so a scenario
+/// called `build` does not make its check (`check-build`) a build.
 pub fn builds(step: &str) -> bool {
-    step.split('-').any(|word| word == "build")
+    let step = step.strip_suffix(ALONE).unwrap_or(step);
+    [BUILD, SANITIZE_BUILD, SCREEN_BUILD].contains(&step)
 }
 
 /// A finished step: its record for the result and the raw run.
@@ -125,5 +140,27 @@ pub fn describe_failure(record: &StepRecord, timeout: Duration) -> String {
         ExitStatus::Exited { code: 126 } => "exit code 126 (command not executable)".to_string(),
         ExitStatus::Exited { code } => format!("exit code {code}"),
         ExitStatus::Signaled { signal } => format!("killed by signal {signal}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_build_steps_build() {
+        for step in ["build", "sanitize-build", "screen-build", "build-alone"] {
+            assert!(builds(step), "{step}");
+        }
+        assert!(builds(&alone(SANITIZE_BUILD)));
+        for step in [
+            "test-1",
+            "check-build",
+            "check-screen-build",
+            "test-1-alone",
+            "rebuild",
+        ] {
+            assert!(!builds(step), "{step}");
+        }
     }
 }
