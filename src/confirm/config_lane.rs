@@ -65,15 +65,7 @@ impl Run<'_> {
             return Ok(());
         };
         self.stage("configuration-only build");
-        let w = &self.plan.workload;
-        let step = PairStep {
-            step: "build".into(),
-            command: w.build.command.clone(),
-            cwd: w.build.cwd.as_deref(),
-            env: &w.build.env,
-            timeout: w.build.timeout_s.duration(),
-            output_of: None,
-        };
+        let step = PairStep::build(&self.plan.workload);
         let out = self.run_single(&step, ("config-only", &t))?;
         if !out.record.succeeded() {
             let text = failure_text(&out, step.timeout);

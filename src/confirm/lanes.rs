@@ -7,12 +7,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::result::{ArtifactDigest, DifferentialRecord, GateStatus, SanitizerFinding};
+use super::rundir::RunDir;
 use super::steps::{self, StepInput, StepOutput};
 use super::verdict::gate;
 use super::{ConfirmError, Flow, Run, io_err};
 use crate::check::{self, Comparison};
+use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::spawn::ProcessRunner;
-use crate::spec::workload::{Compare, Scenario};
+use crate::spec::workload::{Compare, Scenario, Workload};
 use crate::tree::{self, Tree};
 
 /// One command to run in both trees of a lane.
@@ -27,6 +29,57 @@ pub(crate) struct PairStep<'a> {
     pub output_of: Option<&'a str>,
 }
 
+impl<'a> PairStep<'a> {
+    /// The workload's build command as a step.
+    pub(crate) fn build(workload: &'a Workload) -> PairStep<'a> {
+        let b = &workload.build;
+        PairStep {
+            step: steps::BUILD.into(),
+            command: b.command.clone(),
+            cwd: b.cwd.as_deref(),
+            env: &b.env,
+            timeout: b.timeout_s.duration(),
+            output_of: None,
+        }
+    }
+
+    /// The same command under another step name.
+    fn renamed(&self, step: String) -> PairStep<'a> {
+        PairStep {
+            step,
+            ..self.clone()
+        }
+    }
+
+    /// What `run_step` needs to run this step in tree `t` (labelled `label`).
+    fn input<'s>(
+        &'s self,
+        (label, t): (&'s str, &'s Tree),
+        run_dir: &RunDir,
+        sandbox: &'s SandboxPolicy,
+    ) -> Result<StepInput<'s>, ConfirmError> {
+        let keep_stdout = match self.output_of {
+            Some(name) => Some(
+                run_dir
+                    .output_path(label, name)
+                    .map_err(io_err("cannot create the outputs folder"))?,
+            ),
+            None => None,
+        };
+        Ok(StepInput {
+            step: self.step.clone(),
+            tree_label: label,
+            tree_root: &t.root,
+            cwd: self.cwd,
+            command: self.command.clone(),
+            env: self.env,
+            timeout: self.timeout,
+            keep_stdout,
+            sandbox,
+        })
+    }
+}
+
 fn tail(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let start = lines.len().saturating_sub(12);
@@ -35,6 +88,18 @@ fn tail(text: &str) -> String {
         .map(|l| format!("  | {l}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// How the candidate's own step went, beside a baseline step that failed.
+fn candidate_side(cand: &StepOutput, timeout: Duration) -> String {
+    if cand.record.succeeded() {
+        "the candidate's own step succeeded".to_string()
+    } else {
+        format!(
+            "the candidate's step failed too: {}",
+            failure_text(cand, timeout)
+        )
+    }
 }
 
 /// "`make` exit code 2\n  | last stderr lines".
@@ -64,29 +129,10 @@ impl Run<'_> {
     ) -> Result<[StepOutput; 2], ConfirmError> {
         let helper = self.opts.helper.clone();
         let run_dir = &self.run_dir;
-        let sandbox = &self.sandbox;
-        let mut inputs = Vec::with_capacity(2);
-        for (label, t) in trees {
-            let keep_stdout = match s.output_of {
-                Some(name) => Some(
-                    run_dir
-                        .output_path(label, name)
-                        .map_err(io_err("cannot create the outputs folder"))?,
-                ),
-                None => None,
-            };
-            inputs.push(StepInput {
-                step: s.step.clone(),
-                tree_label: label,
-                tree_root: &t.root,
-                cwd: s.cwd,
-                command: s.command.clone(),
-                env: s.env,
-                timeout: s.timeout,
-                keep_stdout,
-                sandbox,
-            });
-        }
+        let inputs = trees
+            .into_iter()
+            .map(|tree| s.input(tree, run_dir, &self.sandbox))
+            .collect::<Result<Vec<_>, _>>()?;
         let outputs: Vec<Result<StepOutput, steps::StepError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = inputs
                 .into_iter()
@@ -126,27 +172,9 @@ impl Run<'_> {
     pub(crate) fn run_single(
         &mut self,
         s: &PairStep<'_>,
-        (label, t): (&str, &Tree),
+        tree: (&str, &Tree),
     ) -> Result<StepOutput, ConfirmError> {
-        let keep_stdout = match s.output_of {
-            Some(name) => Some(
-                self.run_dir
-                    .output_path(label, name)
-                    .map_err(io_err("cannot create the outputs folder"))?,
-            ),
-            None => None,
-        };
-        let input = StepInput {
-            step: s.step.clone(),
-            tree_label: label,
-            tree_root: &t.root,
-            cwd: s.cwd,
-            command: s.command.clone(),
-            env: s.env,
-            timeout: s.timeout,
-            keep_stdout,
-            sandbox: &self.sandbox,
-        };
+        let input = s.input(tree, &self.run_dir, &self.sandbox)?;
         let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
         let out = steps::run_step(&mut runner, &self.run_dir, input)
             .map_err(|e| ConfirmError::Internal(e.to_string()))?;
@@ -166,16 +194,8 @@ impl Run<'_> {
     /// Builds baseline and candidate (and their sanitizer twins), then digests the artifacts.
     pub(crate) fn build_all(&mut self) -> Result<Flow, ConfirmError> {
         self.stage("build");
-        let w = &self.plan.workload;
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
-        let step = PairStep {
-            step: "build".into(),
-            command: w.build.command.clone(),
-            cwd: w.build.cwd.as_deref(),
-            env: &w.build.env,
-            timeout: w.build.timeout_s.duration(),
-            output_of: None,
-        };
+        let step = PairStep::build(&self.plan.workload);
         let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
         if !base.record.succeeded() {
             return self.baseline_build_failed_beside_candidate(
@@ -198,9 +218,9 @@ impl Run<'_> {
 
     /// The baseline's build failed while the candidate's ran beside it. A candidate's build can
     /// starve its neighbour (fill the disk, exhaust memory), so before blaming the baseline evo
-    /// removes the candidate's tree and builds the baseline again, alone, in a fresh tree. If
-    /// that succeeds, the candidate's build is what failed; if not, the baseline itself fails.
-    /// `label` names the fresh tree (`baseline-alone`), `gate` the candidate's gate that fails.
+    /// removes the candidate's tree and builds the baseline again, alone, in a fresh tree
+    /// (`label`). If that succeeds, the candidate's `gate` fails; if not, the baseline itself
+    /// fails.
     fn baseline_build_failed_beside_candidate(
         &mut self,
         step: &PairStep<'_>,
@@ -208,37 +228,20 @@ impl Run<'_> {
         ct: &Tree,
         (label, gate): (&str, &str),
     ) -> Result<Flow, ConfirmError> {
-        let beside = failure_text(base, step.timeout);
         let _ = std::fs::remove_dir_all(&ct.root);
         self.stage(&format!("{} alone", step.step));
         let alone = self.materialize(label)?;
-        let retry = PairStep {
-            step: steps::alone(&step.step),
-            ..step.clone()
-        };
-        let out = self.run_single(&retry, (label, &alone))?;
-        if !out.record.succeeded() {
-            return Err(ConfirmError::Baseline(format!(
-                "{} failed, beside the candidate and again alone: {}",
-                step.step,
-                failure_text(&out, step.timeout)
-            )));
-        }
-        let candidate = if cand.record.succeeded() {
-            "the candidate's build itself succeeded".to_string()
-        } else {
-            format!(
-                "the candidate's build failed too: {}",
-                failure_text(cand, step.timeout)
-            )
-        };
+        let what = format!("{} failed", step.step);
+        self.rerun_baseline_alone(step, (label, &alone), &what)?;
         Ok(self.fail_gate(
             gate,
             format!(
                 "the baseline's {} failed while the candidate's ran beside it, and succeeded \
                  alone: the candidate's build disturbed it (for example by filling the disk or \
-                 the memory). Beside it: {beside}\n{candidate}",
-                step.step
+                 the memory). Beside it: {}\n{}",
+                step.step,
+                failure_text(base, step.timeout),
+                candidate_side(cand, step.timeout)
             ),
         ))
     }
@@ -250,37 +253,37 @@ impl Run<'_> {
     fn baseline_alone(
         &mut self,
         step: &PairStep<'_>,
-        base: &StepOutput,
-        cand: &StepOutput,
+        (base, cand): (&StepOutput, &StepOutput),
         baseline: (&str, &Tree),
         what: &str,
     ) -> Result<String, ConfirmError> {
-        let retry = PairStep {
-            step: steps::alone(&step.step),
-            ..step.clone()
-        };
-        let out = self.run_single(&retry, baseline)?;
-        if !out.record.succeeded() {
-            return Err(ConfirmError::Baseline(format!(
-                "{what}, beside the candidate and again alone: {}",
-                failure_text(&out, step.timeout)
-            )));
-        }
-        let candidate = if cand.record.succeeded() {
-            "the candidate's own step succeeded".to_string()
-        } else {
-            format!(
-                "the candidate's failed too: {}",
-                failure_text(cand, step.timeout)
-            )
-        };
+        self.rerun_baseline_alone(step, baseline, what)?;
         Ok(format!(
             "the baseline's `{}` failed while the candidate's ran beside it, and passed alone: \
              the candidate's step disturbed it (killed it, or starved it of disk or memory). \
-             Beside it: {}\n{candidate}",
+             Beside it: {}\n{}",
             step.step,
-            failure_text(base, step.timeout)
+            failure_text(base, step.timeout),
+            candidate_side(cand, step.timeout)
         ))
+    }
+
+    /// Runs the baseline's `step` again, alone, in `tree`; when it fails there too, the
+    /// baseline itself fails (`what` says which step).
+    fn rerun_baseline_alone(
+        &mut self,
+        step: &PairStep<'_>,
+        tree: (&str, &Tree),
+        what: &str,
+    ) -> Result<(), ConfirmError> {
+        let out = self.run_single(&step.renamed(steps::alone(&step.step)), tree)?;
+        if out.record.succeeded() {
+            return Ok(());
+        }
+        Err(ConfirmError::Baseline(format!(
+            "{what}, beside the candidate and again alone: {}",
+            failure_text(&out, step.timeout)
+        )))
     }
 
     fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Flow, ConfirmError> {
@@ -378,7 +381,7 @@ impl Run<'_> {
             let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
             if !base.record.succeeded() {
                 let disturbed =
-                    self.baseline_alone(&step, &base, &cand, (bl, &bt), "tests failed")?;
+                    self.baseline_alone(&step, (&base, &cand), (bl, &bt), "tests failed")?;
                 return Ok(self.fail_gate("tests", disturbed));
             }
             if !cand.record.succeeded() {
@@ -449,7 +452,7 @@ impl Run<'_> {
         if !base.record.succeeded() {
             let what = format!("check of scenario `{}` failed", s.name);
             return self
-                .baseline_alone(&step, &base, &cand, trees[0], &what)
+                .baseline_alone(&step, (&base, &cand), trees[0], &what)
                 .map(Some);
         }
         if let Some(f) = self.sanitizer_finding(&base)? {
