@@ -235,14 +235,8 @@ pub fn run_campaign(
         return Err(run.interrupted());
     }
     match staged {
-        // A confirmation's baseline error already carries the hint.
-        Err(CampaignError::Baseline(m))
-            if run.sandbox.enabled() && !m.contains(crate::measure::sandbox::BASELINE_HINT) =>
-        {
-            return Err(CampaignError::Baseline(format!(
-                "{m}\n{}",
-                crate::measure::sandbox::BASELINE_HINT
-            )));
+        Err(CampaignError::Baseline(m)) => {
+            return Err(CampaignError::Baseline(run.sandbox.explain(m)));
         }
         other => other?,
     }

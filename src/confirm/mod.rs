@@ -248,10 +248,13 @@ pub fn run_confirm(
                 .map_err(io_err("cannot create a work directory for the trees"))?,
         ),
     };
+    // Within a campaign the output folder is the run's `confirmations/`; the campaign's own
+    // output folder (its search trees and logs) is hidden too.
+    let campaign_output = crate::plan::resolve_in(&plan.campaign_file, &plan.campaign.output);
     let sandbox = crate::plan::sandbox_policy(
         &plan.campaign_file,
         &plan.campaign,
-        &[scratch.path(), &plan.output_dir],
+        &[scratch.path(), &plan.output_dir, &campaign_output],
     )
     .map_err(ConfirmError::Usage)?;
     let label = plan
@@ -294,9 +297,7 @@ pub fn run_confirm(
         _ if crate::interrupt::requested() => Err(ConfirmError::Interrupted(
             crate::interrupt::MESSAGE.to_string(),
         )),
-        Err(ConfirmError::Baseline(m)) if run.sandbox.enabled() => Err(ConfirmError::Baseline(
-            format!("{m}\n{}", crate::measure::sandbox::BASELINE_HINT),
-        )),
+        Err(ConfirmError::Baseline(m)) => Err(ConfirmError::Baseline(run.sandbox.explain(m))),
         other => other,
     };
     if let Err(e) = staged {

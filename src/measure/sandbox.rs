@@ -111,7 +111,7 @@ pub struct SandboxPolicy {
 
 /// Said after a baseline failure when the runs were sandboxed: the commonest cause is a build or
 /// run that needs what the sandbox takes away.
-pub const BASELINE_HINT: &str = "(the runs are sandboxed: no network, and the tree is read-only \
+const BASELINE_HINT: &str = "(the runs are sandboxed: no network, and the tree is read-only \
                                  once built. A build that downloads dependencies needs them \
                                  fetched beforehand, a build cache outside the tree needs \
                                  `sandbox.writable`, and a run that writes into its tree must \
@@ -174,6 +174,15 @@ impl SandboxPolicy {
 
     pub fn enabled(&self) -> bool {
         self.bwrap.is_some()
+    }
+
+    /// A baseline failure's message, with what the sandbox takes away when it was on (once: a
+    /// campaign passes on its confirmations' messages).
+    pub fn explain(&self, baseline_failure: String) -> String {
+        if !self.enabled() || baseline_failure.contains(BASELINE_HINT) {
+            return baseline_failure;
+        }
+        format!("{baseline_failure}\n{BASELINE_HINT}")
     }
 
     /// The sandbox for a build in `tree` from `cwd`: the tree and the campaign's extra folders
