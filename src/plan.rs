@@ -334,16 +334,12 @@ pub fn sandbox_policy(
     campaign: &Campaign,
     hidden: &[&Path],
 ) -> Result<SandboxPolicy, String> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
     let mut writable = Vec::new();
     for raw in &campaign.sandbox.writable {
-        let path = match (raw.strip_prefix("~/"), &home) {
-            (Some(rest), Some(home)) => home.join(rest),
-            (Some(_), None) => {
-                return Err(format!("sandbox.writable `{raw}`: HOME is not set"));
-            }
-            (None, _) => resolve_in(campaign_file, raw),
-        };
+        if raw.starts_with("~/") && std::env::var_os("HOME").is_none() {
+            return Err(format!("sandbox.writable `{raw}`: HOME is not set"));
+        }
+        let path = resolve_in(campaign_file, raw);
         std::fs::create_dir_all(&path).map_err(|e| {
             format!(
                 "sandbox.writable `{raw}`: cannot create {}: {e}",

@@ -319,6 +319,44 @@ fn a_campaign_without_candidates_is_a_usage_error() {
 }
 
 #[test]
+fn a_gigabyte_candidate_is_refused_from_its_size_and_the_others_go_on() {
+    let fx = Fixture::new();
+    // Sparse: a gigabyte that takes no disk; evo must neither read nor copy it.
+    std::fs::File::create(fx.camp.join("huge.patch"))
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let huge = r#"{ "name": "huge", "patch": "huge.patch" }"#;
+    let numerics = fx.patch(
+        "numerics.patch",
+        &[("prog.c", "h ^= h >> 29;", "h ^= h >> 28;")],
+    );
+    write(
+        &fx.camp.join("campaign.json"),
+        &campaign(&format!("{huge}, {numerics}"), None, 5),
+    );
+    let out = fx.run(&[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let s = fx.summary();
+    let r = row(&s, "huge");
+    assert_eq!(r["status"], "refused", "{r:#}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("1073741824 bytes, over evo's 64 MiB cap"),
+        "{r:#}"
+    );
+    let copy = fx.run_dir().join(r["patch_file"].as_str().unwrap());
+    assert_eq!(
+        std::fs::metadata(&copy).unwrap().len(),
+        0,
+        "the patch was copied"
+    );
+    assert_eq!(row(&s, "numerics")["status"], "differential_mismatch");
+}
+
+#[test]
 fn screening_counts_instructions_with_callgrind_when_enabled() {
     if std::process::Command::new("valgrind")
         .arg("--version")

@@ -70,22 +70,17 @@ impl CampaignRun<'_> {
             let read = crate::tree::read_patch(&p.file).map_err(|e| {
                 CampaignError::Usage(format!("cannot read the patch {}: {e}", p.file.display()))
             })?;
-            match read {
-                crate::tree::PatchFile::Bytes(bytes) => {
-                    self.add_candidate(
-                        index,
-                        &p.name,
-                        Source::Patch,
-                        &bytes,
-                        p.explanation.clone(),
-                    )?;
-                }
-                crate::tree::PatchFile::TooLarge(size) => {
-                    // Journaled with an empty copy: the candidate is accounted for, not read.
-                    self.add_candidate(index, &p.name, Source::Patch, b"", p.explanation.clone())?;
-                    let reason = crate::tree::too_large_message(&p.file, size);
-                    self.set_status(index, Status::Refused, reason)?;
-                }
+            // A patch over the cap is journaled with an empty copy: accounted for, not read.
+            let (bytes, refused) = match read {
+                crate::tree::PatchFile::Bytes(bytes) => (bytes, None),
+                crate::tree::PatchFile::TooLarge(size) => (
+                    Vec::new(),
+                    Some(crate::tree::too_large_message(&p.file, size)),
+                ),
+            };
+            self.add_candidate(index, &p.name, Source::Patch, &bytes, p.explanation.clone())?;
+            if let Some(reason) = refused {
+                self.set_status(index, Status::Refused, reason)?;
             }
         }
         Ok(())
