@@ -599,6 +599,23 @@ fn clear_output_error(out: &Output, codes: &[i32], path: &Path, reason: &str, pa
     }
 }
 
+impl Fixture {
+    /// A fixture whose campaign (`campaign.json`, 5 screening pairs) writes to the folder
+    /// `<root>/out`, created here, over which a test mounts its fault.
+    fn with_output_folder(test: &str, candidates: &[&str]) -> (Fixture, PathBuf) {
+        let fx = Fixture::new(test);
+        let output = fx.root.join("out");
+        std::fs::create_dir_all(&output).unwrap();
+        fx.campaign(
+            "campaign.json",
+            candidates,
+            5,
+            &output.display().to_string(),
+        );
+        (fx, output)
+    }
+}
+
 /// `evo confirm` and `evo campaign run` on the campaign whose output is `output`.
 const BOTH: [&[&str]; 2] = [
     &["confirm", "memo.patch", "--campaign", "campaign.json"],
@@ -611,15 +628,7 @@ fn a_full_output_disk_is_a_clear_error_before_anything_runs() {
         eprintln!("skipped: no user and mount namespaces here");
         return;
     }
-    let fx = Fixture::new("full-output");
-    let output = fx.root.join("out");
-    std::fs::create_dir_all(&output).unwrap();
-    fx.campaign(
-        "campaign.json",
-        &CANDIDATES,
-        5,
-        &output.display().to_string(),
-    );
+    let (fx, output) = Fixture::with_output_folder("full-output", &CANDIDATES);
     let repo_before = snapshot(&fx.repo);
     for args in BOTH {
         let setup = faults::full_tmpfs("1m");
@@ -641,15 +650,7 @@ fn an_output_disk_filled_by_a_noisy_build_is_a_clear_error() {
         return;
     }
     // The candidate's build prints 3 MB; its log goes to the receipt folder, a 1 MB disk.
-    let fx = Fixture::new("noisy-output");
-    let output = fx.root.join("out");
-    std::fs::create_dir_all(&output).unwrap();
-    fx.campaign(
-        "campaign.json",
-        &["noisy"],
-        5,
-        &output.display().to_string(),
-    );
+    let (fx, output) = Fixture::with_output_folder("noisy-output", &["noisy"]);
     let repo_before = snapshot(&fx.repo);
     let confirm = ["confirm", "noisy.patch", "--campaign", "campaign.json"];
     for args in [&confirm[..], BOTH[1]] {
@@ -666,15 +667,7 @@ fn a_read_only_receipt_folder_is_refused_before_anything_builds() {
         eprintln!("skipped: no user and mount namespaces here");
         return;
     }
-    let fx = Fixture::new("read-only");
-    let output = fx.root.join("out");
-    std::fs::create_dir_all(&output).unwrap();
-    fx.campaign(
-        "campaign.json",
-        &CANDIDATES,
-        5,
-        &output.display().to_string(),
-    );
+    let (fx, output) = Fixture::with_output_folder("read-only", &CANDIDATES);
     let repo_before = snapshot(&fx.repo);
     for args in BOTH {
         let (out, paths) = run_over_output(&fx, faults::READ_ONLY, &output, args);
