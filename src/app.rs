@@ -146,6 +146,7 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,
         work_dir: args.work_dir.clone(),
         search: None,
+        sandbox: args.sandbox,
     };
     let bar = progress_bar();
     let mut on_event = |e: ConfirmEvent| match e {
@@ -357,6 +358,7 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
     let opts = CampaignOptions {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,
         resume: args.resume.clone(),
+        sandbox: args.sandbox,
     };
     let bar = progress_bar();
     let json = args.json;

@@ -99,6 +99,9 @@ pub struct CampaignRunArgs {
     /// Stream progress as JSON events, one per line, on stdout (the summary table goes to stderr).
     #[arg(long)]
     pub json: bool,
+    /// Overrides the campaign's `sandbox.mode`: `on` refuses to start without a working sandbox.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
 }
 
 #[derive(Debug, Args)]
@@ -111,6 +114,9 @@ pub struct ConfirmArgs {
     /// Build the trees here instead of a temporary directory (kept afterwards).
     #[arg(long)]
     pub work_dir: Option<PathBuf>,
+    /// Overrides the campaign's `sandbox.mode`: `on` refuses to start without a working sandbox.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
 }
 
 #[derive(Debug, Args)]

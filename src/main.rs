@@ -7,6 +7,9 @@ fn main() {
     if let Some(code) = evo::measure::helper::maybe_run_helper() {
         std::process::exit(code);
     }
+    if let Some(code) = evo::measure::init::maybe_run_init() {
+        std::process::exit(code);
+    }
     let cli = evo::cli::Cli::parse();
     evo::interrupt::install();
     let code = match evo::app::run(cli) {

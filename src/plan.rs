@@ -326,20 +326,27 @@ pub fn confirm_plan(
     Ok(campaign.confirm_plan(patch_file, bytes))
 }
 
-/// The campaign's sandbox for runs that must not see `hidden` (evo's work and output folders),
-/// decided before anything runs. Extra writable folders are created when missing (they are
-/// caches), since bubblewrap cannot mount a path that does not exist.
+/// The campaign's sandbox, decided before anything runs. `own` are evo's folders of this run
+/// (work, output) that no run may see besides the campaign's secrets (its file, the holdouts,
+/// the repository, the signing key, evo's state); `copies` is where a candidate's private copies
+/// of the writable caches go. Declared folders are created when missing (they are caches),
+/// since bubblewrap cannot mount a path that does not exist. `mode` overrides the campaign's.
 pub fn sandbox_policy(
     campaign_file: &Path,
     campaign: &Campaign,
-    hidden: &[&Path],
+    own: &[&Path],
+    copies: &Path,
+    mode: Option<crate::measure::sandbox::SandboxMode>,
 ) -> Result<SandboxPolicy, String> {
+    let resolve = |field: &str, raw: &str| -> Result<PathBuf, String> {
+        if raw.starts_with("~/") && std::env::var_os("HOME").is_none() {
+            return Err(format!("sandbox.{field} `{raw}`: HOME is not set"));
+        }
+        Ok(resolve_in(campaign_file, raw))
+    };
     let mut writable = Vec::new();
     for raw in &campaign.sandbox.writable {
-        if raw.starts_with("~/") && std::env::var_os("HOME").is_none() {
-            return Err(format!("sandbox.writable `{raw}`: HOME is not set"));
-        }
-        let path = resolve_in(campaign_file, raw);
+        let path = resolve("writable", raw)?;
         std::fs::create_dir_all(&path).map_err(|e| {
             format!(
                 "sandbox.writable `{raw}`: cannot create {}: {e}",
@@ -348,8 +355,62 @@ pub fn sandbox_policy(
         })?;
         writable.push(path);
     }
-    let hidden = crate::measure::sandbox::default_hidden(hidden);
-    SandboxPolicy::decide(campaign.sandbox.mode, writable, hidden)
+    let mut read_only = Vec::new();
+    for raw in &campaign.sandbox.read_only {
+        let path = resolve("read_only", raw)?;
+        if !path.is_dir() {
+            return Err(format!(
+                "sandbox.read_only `{raw}`: {} is not a folder",
+                path.display()
+            ));
+        }
+        read_only.push(path);
+    }
+    let mut secrets: Vec<PathBuf> = own.iter().map(|p| p.to_path_buf()).collect();
+    secrets.push(campaign_file.to_path_buf());
+    secrets.push(resolve_in(campaign_file, &campaign.repo));
+    if let Some(holdouts) = &campaign.holdouts {
+        secrets.push(resolve_in(campaign_file, holdouts));
+    }
+    if let Some(key) = &campaign.key {
+        secrets.push(resolve_in(campaign_file, key));
+    }
+    if let Ok(dir) = crate::receipt::keys::default_dir() {
+        secrets.push(dir);
+    }
+    secrets.push(crate::campaign::lock::state_dir());
+    // Canonical where they exist, so a path reached through a link is still recognised.
+    let secrets: Vec<PathBuf> = secrets
+        .into_iter()
+        .map(|p| p.canonicalize().unwrap_or(p))
+        .collect();
+    for path in writable.iter().chain(&read_only) {
+        if let Some(secret) = secret_within(path, &secrets) {
+            return Err(format!(
+                "sandbox: {} would show code under test {}, which it must never see; declare a \
+                 folder that does not hold it",
+                path.display(),
+                secret.display()
+            ));
+        }
+    }
+    SandboxPolicy::decide(crate::measure::sandbox::SandboxRequest {
+        mode: mode.unwrap_or(campaign.sandbox.mode),
+        writable,
+        read_only,
+        secrets,
+        pass_env: campaign.sandbox.pass_env.clone(),
+        copies: copies.to_path_buf(),
+    })
+}
+
+/// A secret that a declared folder would show whole (the folder is one of them, or lies inside
+/// one). A secret deeper inside the folder is covered instead.
+fn secret_within<'s>(folder: &Path, secrets: &'s [PathBuf]) -> Option<&'s PathBuf> {
+    let folder = folder
+        .canonicalize()
+        .unwrap_or_else(|_| folder.to_path_buf());
+    secrets.iter().find(|s| folder.starts_with(s))
 }
 
 /// Fails unless evo can create files in the output folder (created when missing): found out

@@ -196,18 +196,22 @@ fn a_campaign_that_requires_the_sandbox_stops_before_anything_runs_without_it() 
     assert_eq!(before, snapshot(&f.repo));
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("requires the sandbox"), "{stderr}");
+    assert!(stderr.contains("the sandbox is required"), "{stderr}");
     assert!(stderr.contains("not installed"), "{stderr}");
     assert!(util::first_result(&f.camp).is_none(), "something ran");
     assert!(!f.wrote_outside());
 }
 
 #[test]
-fn a_candidate_that_kills_the_other_arms_tests_is_blamed_not_the_baseline() {
-    // Tests run in both trees at once. This candidate's test kills every process working in the
-    // baseline's tree (same user: the sandbox has no pid namespace), so the baseline's test fails
-    // beside it. evo runs the baseline's test again alone before blaming the baseline.
+fn a_candidate_hunting_the_other_arms_processes_finds_none() {
+    // Tests run in both trees at once. This candidate's test looks for every process working in
+    // the baseline's tree and kills it; each sandboxed run has its own PID namespace, so it finds
+    // none, and the baseline's test passes beside it. (Unsandboxed, a baseline step that fails
+    // beside the candidate's is run again alone before the baseline is blamed.)
     let f = Fixture::new("auto");
+    if !bubblewrap_works() {
+        return;
+    }
     let slow_test = WORKLOAD.replace(
         r#""command": "./prog --selftest""#,
         r#""command": "./prog --selftest && sleep 2""#,
@@ -216,7 +220,7 @@ fn a_candidate_that_kills_the_other_arms_tests_is_blamed_not_the_baseline() {
     write(&f.camp.join("workload.json"), &slow_test);
     let killer = "    if (argc == 2 && strcmp(argv[1], \"--selftest\") == 0) {\n        \
          system(\"sleep 0.5; for d in /proc/[0-9]*; do case \\\"$(readlink $d/cwd)\\\" in \
-         */baseline) kill -9 ${d#/proc/} ;; esac; done\");\n";
+         */baseline) echo found ${d#/proc/} >&2; kill -9 ${d#/proc/} ;; esac; done\");\n";
     let diff = patch_by_editing(
         &f.repo,
         &[(
@@ -228,16 +232,11 @@ fn a_candidate_that_kills_the_other_arms_tests_is_blamed_not_the_baseline() {
     let patch = f.camp.join("killer.patch");
     write(&patch, &diff);
     let (out, result) = f.confirm(&patch);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let tests = gate(&result, "tests").expect("a tests gate");
-    assert_eq!(tests["status"], "failed", "{tests}");
-    let detail = tests["detail"].as_str().unwrap();
-    assert!(detail.contains("passed alone"), "{detail}");
+    assert_eq!(tests["status"], "passed", "{tests}\n{}", text(&out));
     let steps = result["steps"].as_array().unwrap();
     assert!(
-        steps
-            .iter()
-            .any(|s| s["step"] == "test-1-alone" && s["tree"] == "baseline"),
-        "{steps:#?}"
+        !steps.iter().any(|s| s["step"] == "test-1-alone"),
+        "the baseline's test failed beside the candidate's: {steps:#?}"
     );
 }

@@ -247,6 +247,7 @@ fn tested_result() -> ConfirmResult {
             enabled: true,
             tool: Some("bubblewrap 0.8.0".into()),
             detail: "no network, read-only outside the tree".into(),
+            ..Default::default()
         },
     }
 }
@@ -264,6 +265,7 @@ fn measured_result() -> ConfirmResult {
         enabled: false,
         tool: None,
         detail: "off: bubblewrap (`bwrap`) is not installed (sandbox.mode \"auto\")".into(),
+        ..Default::default()
     };
     r.candidates_tried = 3;
     r.search = Some(SearchFigures {

@@ -311,27 +311,34 @@ fn stdin_comes_from_the_stdin_file_or_is_empty() {
 
 #[test]
 fn a_sandboxed_run_writes_only_its_tree_and_its_leftovers_are_still_caught() {
-    use evo::measure::sandbox::{SandboxMode, SandboxPolicy, default_hidden};
+    use evo::measure::sandbox::{Arm, SandboxMode, SandboxPolicy, SandboxRequest};
     let work = tempfile::tempdir().unwrap();
     let tree = work.path().join("candidate");
     let other = work.path().join("baseline");
     std::fs::create_dir_all(&tree).unwrap();
     std::fs::create_dir_all(&other).unwrap();
     std::fs::write(other.join("secret"), "baseline output").unwrap();
-    let policy =
-        match SandboxPolicy::decide(SandboxMode::On, Vec::new(), default_hidden(&[work.path()])) {
-            Ok(policy) => policy,
-            Err(why) => {
-                // No sandbox on this machine: the refusal must say why.
-                assert!(why.contains("bubblewrap"), "{why}");
-                return;
-            }
-        };
+    let request = SandboxRequest {
+        mode: SandboxMode::On,
+        secrets: vec![work.path().to_path_buf()],
+        copies: work.path().join("copies"),
+        ..SandboxRequest::default()
+    };
+    let policy = match SandboxPolicy::decide(request) {
+        Ok(policy) => policy,
+        Err(why) => {
+            // No sandbox on this machine: the refusal must say why.
+            assert!(why.contains("bubblewrap"), "{why}");
+            return;
+        }
+    };
     let mut build = spec(
         "cat ../baseline/secret; touch ../baseline/pwned; echo ok > inside; sleep 30 & echo started",
     );
     build.cwd = Some(tree.clone());
-    build.sandbox = policy.for_build(&tree, Some(&tree));
+    build.sandbox = policy
+        .for_build(&tree, Some(&tree), Arm::Candidate)
+        .unwrap();
     let record = run(&build);
     assert!(record.succeeded(), "{record:?}");
     assert!(record.stderr_tail.contains("No such file"), "{record:?}");

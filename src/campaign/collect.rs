@@ -148,7 +148,17 @@ impl CampaignRun<'_> {
             let name = format!("agent-{}", run + 1);
             // The agent's tree: baseline files only, no overlay (the harness stays outside).
             let tree = self.fresh_tree(&name, false)?;
+            // Confined like a build (its tree writable, nothing of evo's visible) but with the
+            // network; its own variables on top of the allow-list.
+            let mut env = self.sandbox.environment().clone();
+            for name in &agent.pass_env {
+                if let Some(value) = std::env::var_os(name).and_then(|v| v.into_string().ok()) {
+                    env.insert(name.clone(), value);
+                }
+            }
             let spec = RunSpec {
+                sandbox: self.sandbox.for_agent(&tree.root, Some(&tree.root)),
+                base_env: Some(env),
                 cwd: Some(tree.root.clone()),
                 stdin_file: Some(brief_path.clone()),
                 stdout_file: Some(self.run_dir.path.join(format!("logs/{name}.stdout.log"))),

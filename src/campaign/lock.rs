@@ -1,5 +1,5 @@
 //! One evo process per run directory (an exclusive `flock` on `<run>/.lock`) and per repository
-//! (a lock file in evo's cache), held for the life of the process and released by the kernel
+//! (a lock file in evo's state folder), held for the life of the process and released by the kernel
 //! however the process ends (even SIGKILL).
 
 use std::fs::{File, OpenOptions};
@@ -33,7 +33,7 @@ impl RunLock {
 }
 
 /// One evo process per repository: two would build and measure at the same time and spoil each
-/// other's timings. The lock file lives in evo's cache folder (never in the user's repository),
+/// other's timings. The lock file lives in evo's state folder (never in the user's repository),
 /// named after the repository's canonical path.
 #[derive(Debug)]
 pub struct RepoLock {
@@ -67,19 +67,24 @@ impl RepoLock {
     }
 }
 
-/// `$EVO_CACHE_DIR/locks`, else `$XDG_CACHE_HOME/evo/locks`, else `~/.cache/evo/locks`, else a
-/// folder in the temp dir.
-fn lock_dir() -> PathBuf {
+/// evo's own state (its repository locks): `$EVO_STATE_DIR`, else `$XDG_STATE_HOME/evo`, else
+/// `~/.local/state/evo`, else a folder in the temp dir. Never a cache: a campaign may let builds
+/// write its caches, and code under test must not be able to delete evo's locks. No sandboxed
+/// run sees this folder.
+pub fn state_dir() -> PathBuf {
     let env = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    let cache = env("EVO_CACHE_DIR")
-        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("evo")))
-        .or_else(|| env("HOME").map(|d| d.join(".cache/evo")))
-        .unwrap_or_else(|| std::env::temp_dir().join("evo-cache"));
-    cache.join("locks")
+    env("EVO_STATE_DIR")
+        .or_else(|| env("XDG_STATE_HOME").map(|d| d.join("evo")))
+        .or_else(|| env("HOME").map(|d| d.join(".local/state/evo")))
+        .unwrap_or_else(|| std::env::temp_dir().join("evo-state"))
+}
+
+fn lock_dir() -> PathBuf {
+    state_dir().join("locks")
 }
 
 /// An exclusive `flock` on `path`, holding `holder` as its text; `Ok(Err(text))` is the current

@@ -39,6 +39,8 @@ pub struct CampaignOptions {
     pub helper: PathBuf,
     /// `Some(run id)` or `Some("latest")` to continue an interrupted run.
     pub resume: Option<String>,
+    /// Overrides the campaign's `sandbox.mode` (`--sandbox`).
+    pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
 }
 
 /// Progress for a reporter (terminal or `--json` lines); the pipeline never prints.
@@ -165,9 +167,14 @@ pub fn run_campaign(
     }
     crate::plan::check_output_dir(&plan.output_dir).map_err(CampaignError::Usage)?;
     // The work folder of every run lies in the output folder: hiding that hides all trees.
-    let sandbox =
-        crate::plan::sandbox_policy(&plan.campaign_file, &plan.campaign, &[&plan.output_dir])
-            .map_err(CampaignError::Usage)?;
+    let sandbox = crate::plan::sandbox_policy(
+        &plan.campaign_file,
+        &plan.campaign,
+        &[&plan.output_dir],
+        &plan.output_dir.join(".cache-copies"),
+        opts.sandbox,
+    )
+    .map_err(CampaignError::Usage)?;
     let run_dir = match &opts.resume {
         Some(which) => {
             let path = resume_dir(&plan.output_dir, which)?;
@@ -365,6 +372,7 @@ impl CampaignRun<'_> {
                 helper: self.opts.helper.clone(),
                 work_dir: None,
                 search: Some(self.search_context(index)),
+                sandbox: self.opts.sandbox,
             };
             let on_event = &mut *self.on_event;
             let mut forward = |e: ConfirmEvent| match e {

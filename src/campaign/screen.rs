@@ -23,6 +23,7 @@ fn spec(root: &Path, s: &Scenario, seed: u64, sandbox: &SandboxPolicy) -> RunSpe
         sandbox: sandbox.for_run(root, Some(&cwd)),
         cwd: Some(cwd),
         env: s.env.clone(),
+        base_env: Some(sandbox.environment().clone()),
         ..RunSpec::new(check::fill_seed(&s.run, seed), s.timeout_s.duration())
     }
 }
@@ -211,7 +212,7 @@ impl CampaignRun<'_> {
             let mut sandbox = spec.sandbox.clone();
             if let Some(sandbox) = &mut sandbox {
                 // callgrind writes its counts outside the tree.
-                sandbox.writable.push(out.clone());
+                (sandbox.binds).push(crate::measure::sandbox::Bind::same(&out, true));
             }
             let wrapped = RunSpec {
                 sandbox,

@@ -19,6 +19,7 @@ pub(super) fn spec(tree: &Tree, s: &Scenario, seed: u64, sandbox: &SandboxPolicy
         sandbox: sandbox.for_run(&tree.root, Some(&cwd)),
         cwd: Some(cwd),
         env: s.env.clone(),
+        base_env: Some(sandbox.environment().clone()),
         ..RunSpec::new(
             crate::check::fill_seed(&s.run, seed),
             s.timeout_s.duration(),

@@ -36,6 +36,8 @@ pub struct ConfirmOptions {
     pub work_dir: Option<PathBuf>,
     /// The search that chose this candidate, when a campaign did; `None` for a lone confirmation.
     pub search: Option<SearchContext>,
+    /// Overrides the campaign's `sandbox.mode` (`--sandbox`).
+    pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
 }
 
 /// What a campaign's search knew about the candidate it sends to confirmation.
@@ -255,6 +257,8 @@ pub fn run_confirm(
         &plan.campaign_file,
         &plan.campaign,
         &[scratch.path(), &plan.output_dir, &campaign_output],
+        &scratch.path().join("cache-copies"),
+        opts.sandbox,
     )
     .map_err(ConfirmError::Usage)?;
     let label = plan

@@ -68,6 +68,8 @@ pub enum StepError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot prepare the sandbox of step `{step}`: {message}")]
+    Sandbox { step: String, message: String },
     #[error(transparent)]
     Runner(#[from] RunnerError),
 }
@@ -92,21 +94,31 @@ pub fn run_step(
         .unwrap_or_else(|| stdout_log.clone());
     let cwd_rel = input.cwd.unwrap_or(".");
     let cwd = input.tree_root.join(cwd_rel);
+    let sandbox = if builds(&input.step) {
+        let arm = crate::measure::sandbox::Arm::of_tree(input.tree_label);
+        (input.sandbox.for_build(input.tree_root, Some(&cwd), arm)).map_err(|message| {
+            StepError::Sandbox {
+                step: input.step.clone(),
+                message,
+            }
+        })?
+    } else {
+        input.sandbox.for_run(input.tree_root, Some(&cwd))
+    };
     let spec = RunSpec {
         command: input.command.clone(),
-        sandbox: if builds(&input.step) {
-            input.sandbox.for_build(input.tree_root, Some(&cwd))
-        } else {
-            input.sandbox.for_run(input.tree_root, Some(&cwd))
-        },
+        sandbox,
         cwd: Some(cwd),
         env: input.env.clone(),
+        base_env: Some(input.sandbox.environment().clone()),
         timeout: input.timeout,
         stdin_file: None,
         stdout_file: Some(stdout_path.clone()),
         stderr_file: Some(stderr_log.clone()),
     };
-    let run = runner.run(&spec)?;
+    let run = runner.run(&spec);
+    input.sandbox.release(input.tree_root);
+    let run = run?;
     let record = StepRecord {
         step: input.step,
         tree: input.tree_label.to_string(),

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::init::{INIT_REPORT_FD, InitReport};
 use super::record::{ExitStatus, Rusage};
 
 /// The first argument that puts `evo` into helper mode.
@@ -199,12 +200,34 @@ fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
     if let Some(cwd) = &args.cwd {
         command.current_dir(cwd);
     }
+    // A sandboxed command's process 1 (evo's init) reports on its own pipe, handed over as fd 4.
+    let init_pipe = if args.wrapper.is_empty() {
+        None
+    } else {
+        let (reader, writer) = std::io::pipe().map_err(os_error("could not create a pipe"))?;
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&writer);
+        // SAFETY: only dup2, which is async-signal-safe, runs between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::dup2(fd, INIT_REPORT_FD) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Some((reader, writer))
+    };
     // The parent gives the helper an empty stdin or the run's stdin file; the command inherits it.
     command.process_group(0).stdin(Stdio::inherit());
     let start = Instant::now();
     let child = command
         .spawn()
         .map_err(os_error("could not start /bin/sh"))?;
+    // Only the sandbox may hold the write end, or reading the init's report would never end.
+    let init_reader = init_pipe.map(|(reader, writer)| {
+        drop(writer);
+        reader
+    });
     // Linux pids are at most 2^22, so they fit a pid_t.
     let pid = child.id() as libc::pid_t;
 
@@ -227,7 +250,12 @@ fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
     // A process that left the group (`setsid`) and was orphaned is now our child: also a leftover,
     // whatever ended the command.
     let escaped = kill_adopted_children();
-    let leftover = leftover || escaped;
+    // Inside the sandbox, processes left in the run's namespace are counted by its process 1 (and
+    // died with it); none is counted after a group kill, as above.
+    let in_namespace = init_reader
+        .and_then(read_init_report)
+        .is_some_and(|r| r.leftovers > 0 && !outcome.killed_group);
+    let leftover = leftover || escaped || in_namespace;
     Ok(HelperReport {
         wall_s: wall.as_secs_f64(),
         rusage,
@@ -235,6 +263,23 @@ fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
         timed_out: outcome.timed_out,
         leftover_processes: leftover,
     })
+}
+
+/// The sandbox init's report, once every holder of the pipe's write end has exited; `None` when
+/// it wrote none (killed at a timeout) or it does not parse.
+fn read_init_report(mut reader: std::io::PipeReader) -> Option<InitReport> {
+    use std::io::Read;
+    // Non-blocking: the write end's holders are gone by now, but nothing may keep the helper
+    // waiting if one is not.
+    // SAFETY: fcntl on a descriptor this function owns only changes its flags.
+    unsafe {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&reader);
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+    let mut bytes = Vec::new();
+    let _ = reader.read_to_end(&mut bytes);
+    serde_json::from_slice(&bytes).ok()
 }
 
 fn stop_signal_set() -> libc::sigset_t {

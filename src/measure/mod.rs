@@ -5,8 +5,10 @@
 
 pub mod fake;
 pub mod helper;
+pub mod init;
 pub mod record;
 pub mod runner;
 pub mod sandbox;
 pub mod schedule;
 pub mod spawn;
+pub mod view;

@@ -17,8 +17,11 @@ pub struct RunSpec {
     pub command: String,
     /// Working directory; `None` means evo's current directory.
     pub cwd: Option<PathBuf>,
-    /// Variables added to (or overriding) evo's environment.
+    /// Variables added to (or overriding) the base environment.
     pub env: BTreeMap<String, String>,
+    /// The base environment: when set, the command gets only this plus `env` (code under test);
+    /// when `None`, evo's whole environment plus `env` (`evo bench`, the user's own commands).
+    pub base_env: Option<BTreeMap<String, String>>,
     /// After this long the child's whole process group gets TERM, then KILL after the grace period.
     pub timeout: Duration,
     /// When set, the command reads its stdin from this file; otherwise stdin is empty.
@@ -40,6 +43,7 @@ impl RunSpec {
             command: command.into(),
             cwd: None,
             env: BTreeMap::new(),
+            base_env: None,
             timeout,
             stdin_file: None,
             stdout_file: None,

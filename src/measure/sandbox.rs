@@ -1,69 +1,181 @@
-//! Isolation of builds, checks and timed runs with bubblewrap (`bwrap`): no network, the file
-//! system read-only except the run's own tree and declared paths, and evo's work and output
-//! folders hidden, so a candidate cannot read the other arm's tree, outputs or logs.
+//! Isolation of builds, tests, checks, timed runs and agents with bubblewrap (`bwrap`).
+//!
+//! Code under test is treated as an attacker with root inside its build. Each sandboxed command:
+//! - runs as an unprivileged user in its own user namespace with every capability dropped and no
+//!   way to make another namespace (`--unshare-user --uid 65534 --cap-drop ALL
+//!   --disable-userns`), in a new session (no terminal injection), so it cannot remount anything;
+//! - sees only an allow-list of the machine (see `view`): system folders and toolchains
+//!   read-only, an empty private home, `/tmp` and `/dev`; never the signing key, the campaign or
+//!   holdout files, the repository being judged, or evo's work, output and state folders;
+//! - has its own PID, IPC, UTS and network namespaces, with evo as process 1 (see `init`), so it
+//!   can neither see nor signal any other process, and everything it starts dies with it and is
+//!   counted;
+//! - gets its environment from an allow-list (see [`run_environment`]), recorded in the result.
 //!
 //! Whether the sandbox was on is part of every result and receipt; when the campaign asks for
-//! `auto` and the machine has no working bubblewrap, runs go unsandboxed and the record says so.
+//! `auto` and the machine has no working bubblewrap, runs go unsandboxed, loudly.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+
+use super::init::{INIT_ARG, INIT_PATH};
+use super::view::{Covered, Shown, View};
+
+/// The user and group id a sandboxed command has inside its user namespace.
+const SANDBOX_ID: &str = "65534";
+
+/// A folder a run binds on top of the view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bind {
+    /// What is mounted (a private copy of a cache, for a candidate).
+    pub source: PathBuf,
+    /// Where the command sees it.
+    pub dest: PathBuf,
+    pub writable: bool,
+}
+
+impl Bind {
+    pub fn same(path: &Path, writable: bool) -> Bind {
+        Bind {
+            source: path.to_path_buf(),
+            dest: path.to_path_buf(),
+            writable,
+        }
+    }
+}
 
 /// How one command is isolated: everything `bwrap` needs besides the command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
     pub bwrap: PathBuf,
-    /// Mounted read-write (a building tree, declared caches), in this order.
-    pub writable: Vec<PathBuf>,
-    /// Mounted read-only on top of a hidden folder (a tree being tested, checked or timed).
-    pub read_only: Vec<PathBuf>,
-    /// Covered by an empty private tmpfs (evo's work and output folders, temp folders).
-    pub hidden: Vec<PathBuf>,
+    pub view: Arc<View>,
+    /// The run's own folders (its tree, declared caches and read-only folders), in mount order.
+    pub binds: Vec<Bind>,
     /// The command's working directory inside the sandbox.
     pub cwd: Option<PathBuf>,
+    /// Whether the command keeps the host's network (agents only).
+    pub network: bool,
+}
+
+/// Accumulates `bwrap` arguments.
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn flag(&mut self, flag: &str) {
+        self.0.push(flag.into());
+    }
+
+    fn with(&mut self, flag: &str, values: &[&std::ffi::OsStr]) {
+        self.flag(flag);
+        self.0.extend(values.iter().map(|v| v.to_os_string()));
+    }
+
+    fn cover(&mut self, covered: &Covered) {
+        match covered {
+            Covered::Folder(p) => self.with("--tmpfs", &[p.as_os_str()]),
+            Covered::File(p) => self.with("--ro-bind", &["/dev/null".as_ref(), p.as_os_str()]),
+        }
+    }
 }
 
 impl Sandbox {
-    /// The `bwrap` argument list up to and including `--`; the command follows it.
-    pub fn argv(&self) -> Vec<OsString> {
-        let mut args: Vec<OsString> = vec![self.bwrap.clone().into()];
-        let mut push = |flag: &str, path: &Path, twice: bool| {
-            args.push(flag.into());
-            args.push(path.into());
-            if twice {
-                args.push(path.into());
+    /// The `bwrap` argument list up to and including evo's process 1 (bound from `init`, the evo
+    /// executable); `/bin/sh -c COMMAND` follows it.
+    pub fn argv(&self, init: &Path) -> Vec<OsString> {
+        let mut a = Args(vec![self.bwrap.clone().into()]);
+        for flag in [
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ] {
+            a.flag(flag);
+        }
+        if !self.network {
+            a.flag("--unshare-net");
+        }
+        a.with("--uid", &[SANDBOX_ID.as_ref()]);
+        a.with("--gid", &[SANDBOX_ID.as_ref()]);
+        a.flag("--disable-userns");
+        a.with("--cap-drop", &["ALL".as_ref()]);
+        for flag in ["--new-session", "--die-with-parent", "--as-pid-1"] {
+            a.flag(flag);
+        }
+        // Later mounts go on top of earlier ones: the empty home first, then what is shown (some
+        // toolchains live in the home), then what is covered inside it.
+        if let Some(home) = &self.view.home {
+            a.with("--tmpfs", &[home.as_os_str()]);
+        }
+        for shown in &self.view.shown {
+            match shown {
+                Shown::Folder(p) => a.with("--ro-bind", &[p.as_os_str(), p.as_os_str()]),
+                Shown::Link { link, target } => {
+                    a.with("--symlink", &[target.as_os_str(), link.as_os_str()])
+                }
             }
-        };
-        push("--ro-bind", Path::new("/"), true);
-        push("--dev-bind", Path::new("/dev"), true);
-        // Shared memory is a shared folder too: each run gets its own.
-        push("--tmpfs", Path::new("/dev/shm"), false);
-        // Later mounts go on top of earlier ones: hide first, then open the writable paths (which
-        // may lie inside a hidden folder, like a tree inside the work folder).
-        for dir in &self.hidden {
-            push("--tmpfs", dir, false);
         }
-        for dir in &self.read_only {
-            push("--ro-bind", dir, true);
+        for covered in &self.view.covered {
+            a.cover(covered);
         }
-        for dir in &self.writable {
-            push("--bind", dir, true);
+        a.with("--proc", &["/proc".as_ref()]);
+        a.with("--dev", &["/dev".as_ref()]);
+        a.with("--tmpfs", &["/tmp".as_ref()]);
+        for bind in &self.binds {
+            let flag = if bind.writable { "--bind" } else { "--ro-bind" };
+            a.with(flag, &[bind.source.as_os_str(), bind.dest.as_os_str()]);
         }
+        for bind in &self.binds {
+            for covered in self.view.secrets_inside(&bind.dest) {
+                a.cover(&covered);
+            }
+        }
+        a.with("--ro-bind", &[init.as_os_str(), INIT_PATH.as_ref()]);
         if let Some(cwd) = &self.cwd {
-            push("--chdir", cwd, false);
+            a.with("--chdir", &[cwd.as_os_str()]);
         }
-        for flag in ["--unshare-net", "--die-with-parent", "--"] {
-            args.push(flag.into());
+        a.with("--", &[INIT_PATH.as_ref(), INIT_ARG.as_ref()]);
+        a.0
+    }
+}
+
+/// Which side of a comparison a build belongs to: a candidate's build never writes what the
+/// baseline's builds or runs read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arm {
+    Baseline,
+    Candidate,
+}
+
+impl Arm {
+    /// The arm of a tree from its label: only the baseline's own trees are the baseline; any
+    /// other tree (a candidate, its sanitizer twin, the configuration-only lane, an agent's) is
+    /// untrusted.
+    pub fn of_tree(label: &str) -> Arm {
+        match label {
+            "baseline" | "baseline-sanitize" => Arm::Baseline,
+            _ => Arm::Candidate,
         }
-        args
     }
 }
 
 /// What the campaign asked for.
 #[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum SandboxMode {
@@ -85,6 +197,10 @@ pub struct SandboxRecord {
     pub tool: Option<String>,
     /// What the sandbox does, or why it is off.
     pub detail: String,
+    /// The environment every build, test, check and timed run starts from (the workload's own
+    /// `env` is added to it); nothing else of evo's environment reaches code under test.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub environment: BTreeMap<String, String>,
 }
 
 impl Default for SandboxRecord {
@@ -93,8 +209,26 @@ impl Default for SandboxRecord {
             enabled: false,
             tool: None,
             detail: "not recorded (older result)".to_string(),
+            environment: BTreeMap::new(),
         }
     }
+}
+
+/// What a campaign asks of the sandbox, with its paths resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SandboxRequest {
+    pub mode: SandboxMode,
+    /// Folders builds may write besides their tree (caches); each candidate gets its own copy.
+    pub writable: Vec<PathBuf>,
+    /// Folders every run may read besides the system and its tree (data, an installed runtime).
+    pub read_only: Vec<PathBuf>,
+    /// evo's own paths no run may see: the key, the campaign and holdout files, the repository,
+    /// evo's work, output and state folders.
+    pub secrets: Vec<PathBuf>,
+    /// Names of further environment variables to pass to code under test.
+    pub pass_env: Vec<String>,
+    /// Where a candidate's private copies of the writable folders are made.
+    pub copies: PathBuf,
 }
 
 /// The sandbox settings of one evo invocation, decided once before anything runs.
@@ -102,78 +236,152 @@ impl Default for SandboxRecord {
 pub struct SandboxPolicy {
     /// `None` when runs are not sandboxed.
     bwrap: Option<PathBuf>,
-    /// Writable for every run besides its tree (from the campaign's `sandbox.writable`).
-    extra_writable: Vec<PathBuf>,
-    /// Hidden from every run (evo's work and output folders, temp folders).
-    hidden: Vec<PathBuf>,
+    view: Arc<View>,
+    writable: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+    copies: PathBuf,
+    environment: BTreeMap<String, String>,
     pub record: SandboxRecord,
 }
 
 /// Said after a baseline failure when the runs were sandboxed: the commonest cause is a build or
 /// run that needs what the sandbox takes away.
-const BASELINE_HINT: &str = "(the runs are sandboxed: no network, and the tree is read-only \
-                                 once built. A build that downloads dependencies needs them \
-                                 fetched beforehand, a build cache outside the tree needs \
-                                 `sandbox.writable`, and a run that writes into its tree must \
-                                 write to $TMPDIR instead; or set `sandbox.mode` to \"off\")";
+const BASELINE_HINT: &str = "(the runs are sandboxed: no network, only the system folders, \
+                             toolchains and the run's own tree are visible, and the tree is \
+                             read-only once built. A build that downloads dependencies needs \
+                             them fetched beforehand, a build cache outside the tree needs \
+                             `sandbox.writable`, data or a runtime outside the tree needs \
+                             `sandbox.read_only`, a variable it needs `sandbox.pass_env`, and a \
+                             run that writes into its tree must write to $TMPDIR instead; or set \
+                             `sandbox.mode` to \"off\")";
 
 /// What the sandbox promises, for the record.
-const PROMISE: &str = "builds, tests, checks and timed runs ran under bubblewrap: no network, the \
-                       file system read-only outside the run's own tree, the tree itself \
-                       read-only once built (no state carried from one run to the next), evo's \
-                       work and output folders (the other arm's tree, outputs and logs) hidden";
+const PROMISE: &str = "builds, tests, checks and timed runs ran under bubblewrap as an \
+                       unprivileged user with no capabilities, in their own user, PID, IPC and \
+                       network namespaces (no network; evo's process 1 counts and kills every \
+                       process a run starts; no run can see or signal another's processes); \
+                       they saw only the system folders, toolchains, declared folders and their \
+                       own tree, never the signing key, the campaign or holdout files, the \
+                       repository or evo's folders; the tree was read-only once built; a \
+                       candidate's builds wrote only their own copies of the declared caches; \
+                       the environment was an allow-list";
+
+/// Variables passed from evo's environment to code under test; nothing else is.
+const PASSED_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_NUMERIC",
+    "LC_MESSAGES",
+    "TZ",
+    "TERM",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "CC",
+    "CXX",
+    "SOURCE_DATE_EPOCH",
+    "XDG_CACHE_HOME",
+    "EVO_CACHE_DIR",
+];
+
+/// The environment code under test starts from: the allow-list above and `pass` taken from
+/// evo's environment (values that are not UTF-8 are left out), and `TMPDIR` (`/tmp` inside the
+/// sandbox, where evo's own temp folder is not visible).
+pub fn run_environment(sandboxed: bool, pass: &[String]) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    let names = PASSED_ENV
+        .iter()
+        .copied()
+        .chain(pass.iter().map(String::as_str));
+    for name in names {
+        if let Some(value) = std::env::var_os(name).and_then(|v| v.into_string().ok()) {
+            env.insert(name.to_string(), value);
+        }
+    }
+    if sandboxed {
+        env.insert("TMPDIR".into(), "/tmp".into());
+    } else if let Some(tmp) = std::env::var_os("TMPDIR").and_then(|v| v.into_string().ok()) {
+        env.insert("TMPDIR".into(), tmp);
+    }
+    env
+}
 
 impl SandboxPolicy {
     /// No sandbox, for tests and `evo bench` (which runs the user's own commands in place).
     pub fn off(reason: &str) -> SandboxPolicy {
+        SandboxPolicy::unsandboxed(reason.to_string(), &[])
+    }
+
+    fn unsandboxed(detail: String, pass: &[String]) -> SandboxPolicy {
+        let environment = run_environment(false, pass);
         SandboxPolicy {
             bwrap: None,
-            extra_writable: Vec::new(),
-            hidden: Vec::new(),
+            view: Arc::new(View::default()),
+            writable: Vec::new(),
+            read_only: Vec::new(),
+            copies: std::env::temp_dir(),
+            environment: environment.clone(),
             record: SandboxRecord {
                 enabled: false,
                 tool: None,
-                detail: reason.to_string(),
+                detail,
+                environment,
             },
         }
     }
 
-    /// Decides from the campaign's mode and what this machine has. `writable` are the campaign's
-    /// extra writable paths (absolute); `hidden` the folders no run may see.
-    pub fn decide(
-        mode: SandboxMode,
-        writable: Vec<PathBuf>,
-        hidden: Vec<PathBuf>,
-    ) -> Result<SandboxPolicy, String> {
-        if mode == SandboxMode::Off {
-            return Ok(SandboxPolicy::off(
-                "off: the campaign sets sandbox.mode to \"off\"",
+    /// Decides from the campaign's request and what this machine has.
+    pub fn decide(request: SandboxRequest) -> Result<SandboxPolicy, String> {
+        if request.mode == SandboxMode::Off {
+            return Ok(SandboxPolicy::unsandboxed(
+                format!("off: sandbox.mode is \"off\"; {UNSANDBOXED}"),
+                &request.pass_env,
             ));
         }
         match probe() {
-            Ok(found) => Ok(SandboxPolicy {
-                bwrap: Some(found.path),
-                extra_writable: writable,
-                hidden,
-                record: SandboxRecord {
-                    enabled: true,
-                    tool: Some(found.version),
-                    detail: PROMISE.to_string(),
-                },
-            }),
-            Err(why) if mode == SandboxMode::On => Err(format!(
-                "the campaign requires the sandbox (sandbox.mode \"on\"), but {why}; install \
-                 bubblewrap (Debian: apt-get install bubblewrap) or set sandbox.mode to \"auto\""
+            Ok(found) => {
+                let environment = run_environment(true, &request.pass_env);
+                let view = View::of_this_machine(&request.read_only, &request.secrets);
+                Ok(SandboxPolicy {
+                    bwrap: Some(found.path),
+                    view: Arc::new(view),
+                    writable: request.writable,
+                    read_only: request.read_only,
+                    copies: request.copies,
+                    environment: environment.clone(),
+                    record: SandboxRecord {
+                        enabled: true,
+                        tool: Some(found.version),
+                        detail: PROMISE.to_string(),
+                        environment,
+                    },
+                })
+            }
+            Err(why) if request.mode == SandboxMode::On => Err(format!(
+                "the sandbox is required (sandbox.mode \"on\"), but {why}; install bubblewrap \
+                 (Debian: apt-get install bubblewrap) on a machine that allows user namespaces, \
+                 or use sandbox mode \"auto\" to run unsandboxed with a warning"
             )),
-            Err(why) => Ok(SandboxPolicy::off(&format!(
-                "off: {why} (sandbox.mode \"auto\"); runs could reach the network and the other \
-                 arm's files"
-            ))),
+            Err(why) => Ok(SandboxPolicy::unsandboxed(
+                format!("off: {why} (sandbox.mode \"auto\"); {UNSANDBOXED}"),
+                &request.pass_env,
+            )),
         }
     }
 
     pub fn enabled(&self) -> bool {
         self.bwrap.is_some()
+    }
+
+    /// The environment every command starts from (the workload's `env` goes on top).
+    pub fn environment(&self) -> &BTreeMap<String, String> {
+        &self.environment
     }
 
     /// A baseline failure's message, with what the sandbox takes away when it was on (once: a
@@ -185,49 +393,131 @@ impl SandboxPolicy {
         format!("{baseline_failure}\n{BASELINE_HINT}")
     }
 
-    /// The sandbox for a build in `tree` from `cwd`: the tree and the campaign's extra folders
-    /// writable. `None` when off.
-    pub fn for_build(&self, tree: &Path, cwd: Option<&Path>) -> Option<Sandbox> {
-        let bwrap = self.bwrap.clone()?;
-        let mut writable = vec![tree.to_path_buf()];
-        writable.extend(self.extra_writable.iter().cloned());
-        Some(Sandbox {
-            bwrap,
-            writable,
-            read_only: Vec::new(),
-            hidden: self.hidden.clone(),
-            cwd: cwd.map(Path::to_path_buf),
-        })
+    /// The sandbox for a build of `arm` in `tree` from `cwd`: the tree writable, and the declared
+    /// caches writable: the real ones for the baseline, a private copy of them for a candidate
+    /// (made on first use for that tree), so nothing a candidate's build writes reaches the
+    /// baseline. `Ok(None)` when off.
+    pub fn for_build(
+        &self,
+        tree: &Path,
+        cwd: Option<&Path>,
+        arm: Arm,
+    ) -> Result<Option<Sandbox>, String> {
+        let Some(bwrap) = self.bwrap.clone() else {
+            return Ok(None);
+        };
+        let mut binds = self.caches(tree, arm)?;
+        binds.extend(self.read_only.iter().map(|p| Bind::same(p, false)));
+        binds.push(Bind::same(tree, true));
+        Ok(Some(self.sandbox(bwrap, binds, cwd, false)))
     }
 
     /// The sandbox for a test, check or timed run of the built `tree`: the tree read-only, so no
     /// run can leave anything (a cache of answers) for the next; only a private `/tmp` is
-    /// writable. `None` when off.
+    /// writable. Runs do not see the build caches (what a run needs outside its tree is declared
+    /// read-only), so nothing a candidate's build wrote can reach the baseline's runs. `None`
+    /// when off.
     pub fn for_run(&self, tree: &Path, cwd: Option<&Path>) -> Option<Sandbox> {
         let bwrap = self.bwrap.clone()?;
-        Some(Sandbox {
+        let mut binds: Vec<Bind> = self
+            .read_only
+            .iter()
+            .map(|p| Bind::same(p, false))
+            .collect();
+        binds.push(Bind::same(tree, false));
+        Some(self.sandbox(bwrap, binds, cwd, false))
+    }
+
+    /// The sandbox for an agent working in `tree`: like a build (the tree writable) but with the
+    /// network, and without the caches. `None` when off.
+    pub fn for_agent(&self, tree: &Path, cwd: Option<&Path>) -> Option<Sandbox> {
+        let bwrap = self.bwrap.clone()?;
+        let mut binds: Vec<Bind> = self
+            .read_only
+            .iter()
+            .map(|p| Bind::same(p, false))
+            .collect();
+        binds.push(Bind::same(tree, true));
+        Some(self.sandbox(bwrap, binds, cwd, true))
+    }
+
+    fn sandbox(
+        &self,
+        bwrap: PathBuf,
+        binds: Vec<Bind>,
+        cwd: Option<&Path>,
+        network: bool,
+    ) -> Sandbox {
+        Sandbox {
             bwrap,
-            writable: Vec::new(),
-            read_only: vec![tree.to_path_buf()],
-            hidden: self.hidden.clone(),
+            view: Arc::clone(&self.view),
+            binds,
             cwd: cwd.map(Path::to_path_buf),
-        })
+            network,
+        }
+    }
+
+    /// The declared caches as `arm`'s build in `tree` sees them.
+    fn caches(&self, tree: &Path, arm: Arm) -> Result<Vec<Bind>, String> {
+        let mut binds = Vec::new();
+        for (index, cache) in self.writable.iter().enumerate() {
+            let source = match arm {
+                Arm::Baseline => cache.clone(),
+                Arm::Candidate => self.private_copy(tree, index, cache)?,
+            };
+            binds.push(Bind {
+                source,
+                dest: cache.clone(),
+                writable: true,
+            });
+        }
+        Ok(binds)
+    }
+
+    /// Where the candidate tree's own copy of cache number `index` goes.
+    fn copy_path(&self, tree: &Path, index: usize) -> PathBuf {
+        use sha2::Digest;
+        let tag = hex::encode(&sha2::Sha256::digest(tree.as_os_str().as_encoded_bytes())[..8]);
+        self.copies.join(format!("{tag}-{index}"))
+    }
+
+    /// A fresh copy of cache number `index` for a build of the candidate `tree`, made from the
+    /// real one (`cp -a`, sharing blocks where the file system can): nothing an earlier
+    /// candidate's build wrote is in it.
+    fn private_copy(&self, tree: &Path, index: usize, cache: &Path) -> Result<PathBuf, String> {
+        let copy = self.copy_path(tree, index);
+        let _ = std::fs::remove_dir_all(&copy);
+        std::fs::create_dir_all(&self.copies)
+            .map_err(|e| format!("cannot create {}: {e}", self.copies.display()))?;
+        let status = Command::new("cp")
+            .args(["-a", "--reflink=auto"])
+            .arg(cache)
+            .arg(&copy)
+            .status()
+            .map_err(|e| format!("cannot run `cp` to copy {}: {e}", cache.display()))?;
+        if !status.success() {
+            let _ = std::fs::remove_dir_all(&copy);
+            return Err(format!(
+                "could not copy the cache {} for the candidate's build ({status})",
+                cache.display()
+            ));
+        }
+        Ok(copy)
+    }
+
+    /// Removes the copies a build of `tree` used (runs never see them).
+    pub fn release(&self, tree: &Path) {
+        for index in 0..self.writable.len() {
+            let _ = std::fs::remove_dir_all(self.copy_path(tree, index));
+        }
     }
 }
 
-/// The folders every sandboxed run sees empty: `/tmp`, `$TMPDIR`, and evo's own folders (the
-/// work folder holding both arms' trees, the output folder holding their logs and outputs).
-pub fn default_hidden(own: &[&Path]) -> Vec<PathBuf> {
-    let mut hidden = vec![PathBuf::from("/tmp")];
-    if let Some(tmp) = std::env::var_os("TMPDIR").filter(|t| !t.is_empty()) {
-        hidden.push(PathBuf::from(tmp));
-    }
-    hidden.extend(own.iter().map(|p| p.to_path_buf()));
-    // Only folders that exist can be covered; a nested one after its parent is harmless.
-    hidden.retain(|p| p.is_dir());
-    hidden.dedup();
-    hidden
-}
+/// What an unsandboxed record says.
+const UNSANDBOXED: &str = "WARNING: code under test ran with evo's user rights: it could read \
+                           the signing key, the holdout files and the other arm's tree, reach \
+                           the network and signal other processes, so this verdict does not \
+                           hold against a hostile candidate";
 
 /// A bubblewrap that works on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,28 +527,45 @@ pub struct Bubblewrap {
     pub version: String,
 }
 
-/// Finds `bwrap` on the PATH and checks that it can actually build a sandbox here (containers
-/// may forbid the namespaces it needs).
+/// Finds `bwrap` on the PATH and checks that it can build a sandbox with every guarantee evo
+/// relies on here (containers may forbid the namespaces it needs).
 pub fn probe() -> Result<Bubblewrap, String> {
     let bwrap =
         which("bwrap").ok_or_else(|| "bubblewrap (`bwrap`) is not installed".to_string())?;
     let trial = Command::new(&bwrap)
         .args([
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-net",
+            "--uid",
+            SANDBOX_ID,
+            "--gid",
+            SANDBOX_ID,
+            "--disable-userns",
+            "--cap-drop",
+            "ALL",
+            "--new-session",
+            "--die-with-parent",
             "--ro-bind",
             "/",
             "/",
-            "--dev-bind",
-            "/dev",
+            "--proc",
+            "/proc",
+            "--dev",
             "/dev",
             "--tmpfs",
             "/tmp",
+            "--",
+            "/bin/true",
         ])
-        .args(["--unshare-net", "--die-with-parent", "--", "/bin/true"])
         .output()
         .map_err(|e| format!("`{}` could not start: {e}", bwrap.display()))?;
     if !trial.status.success() {
         return Err(format!(
-            "`{}` cannot create a sandbox on this machine: {}",
+            "`{}` cannot create an unprivileged sandbox on this machine (user and PID \
+             namespaces): {}",
             bwrap.display(),
             String::from_utf8_lossy(&trial.stderr).trim()
         ));
@@ -287,39 +594,102 @@ fn which(name: &str) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
+    fn strings(args: Vec<OsString>) -> Vec<String> {
+        args.into_iter().map(|a| a.into_string().unwrap()).collect()
+    }
+
     #[test]
-    fn hidden_folders_come_before_the_writable_tree_inside_them() {
+    fn a_sandbox_drops_privileges_and_binds_the_tree_after_the_view() {
+        let view = View {
+            home: Some("/home/u".into()),
+            shown: vec![Shown::Folder("/usr".into())],
+            covered: vec![Covered::File("/etc/shadow".into())],
+            secrets: vec!["/w/cache/keys".into()],
+        };
         let sandbox = Sandbox {
             bwrap: "bwrap".into(),
-            writable: vec!["/w/work/candidate".into()],
-            read_only: vec![],
-            hidden: vec!["/w/work".into()],
+            view: Arc::new(view),
+            binds: vec![
+                Bind {
+                    source: "/w/copy".into(),
+                    dest: "/w/cache".into(),
+                    writable: true,
+                },
+                Bind::same(Path::new("/w/work/candidate"), true),
+            ],
             cwd: Some("/w/work/candidate/src".into()),
+            network: false,
         };
-        let args: Vec<String> = sandbox
-            .argv()
-            .into_iter()
-            .map(|a| a.into_string().unwrap())
-            .collect();
+        let args = strings(sandbox.argv(Path::new("/opt/evo")));
         let at = |flag: &str| args.iter().position(|a| a == flag).unwrap();
-        let hidden = args.iter().position(|a| a == "/w/work").unwrap();
-        assert_eq!(args[hidden - 1], "--tmpfs", "{args:?}");
-        assert!(hidden < at("--bind"), "{args:?}");
+        for flag in [
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-net",
+            "--disable-userns",
+            "--new-session",
+            "--as-pid-1",
+        ] {
+            assert!(args.contains(&flag.to_string()), "{flag} missing: {args:?}");
+        }
+        assert_eq!(args[at("--cap-drop") + 1], "ALL");
+        assert_eq!(args[at("--uid") + 1], SANDBOX_ID);
         assert!(
-            args.windows(2).any(|w| w == ["--tmpfs", "/dev/shm"]),
-            "{args:?}"
+            !args.contains(&"/".to_string()),
+            "the root is never shown: {args:?}"
+        );
+        let home = args.iter().position(|a| a == "/home/u").unwrap();
+        let usr = args.iter().position(|a| a == "/usr").unwrap();
+        assert!(home < usr, "{args:?}");
+        let cache = args.iter().position(|a| a == "/w/cache").unwrap();
+        let key = args.iter().position(|a| a == "/w/cache/keys").unwrap();
+        assert!(
+            cache < key,
+            "a secret inside a bind is covered after it: {args:?}"
         );
         assert_eq!(args[at("--chdir") + 1], "/w/work/candidate/src");
-        assert!(args.contains(&"--unshare-net".to_string()));
-        assert_eq!(args.last().unwrap(), "--");
+        let tail = &args[args.len() - 3..];
+        assert_eq!(tail, ["--", INIT_PATH, INIT_ARG]);
+    }
+
+    #[test]
+    fn an_agent_keeps_the_network_and_nothing_else_changes() {
+        let sandbox = Sandbox {
+            bwrap: "bwrap".into(),
+            view: Arc::new(View::default()),
+            binds: vec![],
+            cwd: None,
+            network: true,
+        };
+        let args = strings(sandbox.argv(Path::new("/opt/evo")));
+        assert!(!args.contains(&"--unshare-net".to_string()));
+        assert!(args.contains(&"--unshare-pid".to_string()));
     }
 
     #[test]
     fn off_mode_never_probes_and_says_why() {
-        let policy = SandboxPolicy::decide(SandboxMode::Off, vec![], vec![]).unwrap();
+        let request = SandboxRequest {
+            mode: SandboxMode::Off,
+            ..SandboxRequest::default()
+        };
+        let policy = SandboxPolicy::decide(request).unwrap();
         assert!(!policy.enabled());
-        assert!(policy.record.detail.contains("off"));
-        assert_eq!(policy.for_build(Path::new("/t"), None), None);
-        assert_eq!(policy.for_run(Path::new("/t"), None), None);
+        assert!(policy.record.detail.contains("WARNING"));
+        let t = Path::new("/t");
+        assert_eq!(policy.for_build(t, None, Arm::Candidate), Ok(None));
+        assert_eq!(policy.for_run(t, None), None);
+        assert_eq!(policy.for_agent(t, None), None);
+    }
+
+    #[test]
+    fn the_environment_is_an_allow_list() {
+        let env = run_environment(true, &["EVO_TEST_PASSED_NOWHERE".to_string()]);
+        assert_eq!(env.get("TMPDIR").map(String::as_str), Some("/tmp"));
+        for name in env.keys() {
+            assert!(
+                PASSED_ENV.contains(&name.as_str()) || name == "TMPDIR",
+                "{name} is not on the allow-list"
+            );
+        }
     }
 }

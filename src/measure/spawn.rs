@@ -70,11 +70,20 @@ impl ProcessRunner {
             // Absolute: the helper stays in evo's directory and sets it for the command alone.
             cwd: spec.cwd.as_deref().map(std::path::absolute).transpose()?,
             command: spec.command.clone().into(),
-            wrapper: spec.sandbox.as_ref().map(|s| s.argv()).unwrap_or_default(),
+            wrapper: match &spec.sandbox {
+                // The helper binary is also the sandbox's process 1.
+                Some(sandbox) => sandbox.argv(&std::path::absolute(&self.helper)?),
+                None => Vec::new(),
+            },
         };
         // Absolute: the path must not depend on any directory.
         let mut command = Command::new(std::path::absolute(&self.helper)?);
-        command.args(args.to_args()).envs(&spec.env);
+        command.args(args.to_args());
+        if let Some(base) = &spec.base_env {
+            // Code under test gets an allow-list, never evo's whole environment.
+            command.env_clear().envs(base);
+        }
+        command.envs(&spec.env);
         let stdin = match &spec.stdin_file {
             Some(path) => Stdio::from(File::open(path)?),
             None => Stdio::null(),

@@ -63,10 +63,20 @@ pub struct SandboxSettings {
     /// `auto` (default: bubblewrap when this machine has it), `on` (required) or `off`.
     #[serde(default)]
     pub mode: crate::measure::sandbox::SandboxMode,
-    /// Paths the runs may write besides their own tree, such as a shared build cache. A leading
-    /// `~/` means the home folder; relative paths are relative to the campaign file.
+    /// Paths builds may write besides their own tree, such as a shared build cache (the baseline
+    /// writes the real one, each candidate its own copy; tests, checks and timed runs do not see
+    /// them). A leading `~/` means the home folder; relative paths are relative to the campaign
+    /// file.
     #[serde(default)]
     pub writable: Vec<String>,
+    /// Folders every build, test, check and timed run may read besides the system folders,
+    /// toolchains and its own tree (data, an installed runtime). Same path rules as `writable`.
+    #[serde(default)]
+    pub read_only: Vec<String>,
+    /// Names of environment variables passed to code under test besides evo's allow-list
+    /// (`PATH`, `HOME`, locale, Cargo's and rustup's homes, `CC`, `CXX`, …).
+    #[serde(default)]
+    pub pass_env: Vec<String>,
 }
 
 /// A candidate given as a patch file (`git diff` format).
@@ -89,6 +99,10 @@ pub struct AgentSpec {
     pub count: Count,
     #[serde(default = "agent_timeout")]
     pub timeout_s: Seconds,
+    /// Names of environment variables the agent gets besides evo's allow-list (its API token,
+    /// say). Only the agent gets them, never the builds and runs of what it writes.
+    #[serde(default)]
+    pub pass_env: Vec<String>,
 }
 
 fn one() -> Count {

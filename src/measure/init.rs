@@ -1,0 +1,138 @@
+//! evo's process 1 inside a sandbox: every process a run starts is accounted for.
+//!
+//! A sandboxed run gets its own PID namespace, and its first process is evo itself in this mode
+//! (`bwrap --as-pid-1 … /run/evo/init __sandbox-init /bin/sh -c CMD`). It starts the command,
+//! reaps whatever is orphaned to it, and when the command has exited counts the processes still
+//! alive in the namespace, whatever they did to their names, threads, groups or sessions: a
+//! daemon is a process in `/proc`, and the namespace's `/proc` shows nothing else. It reports the
+//! count on a pipe the helper gave it, then exits; the kernel kills everything left in a PID
+//! namespace whose process 1 has gone, so nothing a run starts outlives it, and no run can see or
+//! signal another run's processes.
+//!
+//! Processes inside cannot stop this one (process 1 of a namespace ignores signals it has no
+//! handler for, even SIGKILL, from inside), trace it or read its descriptors (it is not dumpable),
+//! or write to its report pipe (close-on-exec before anything else starts).
+
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::os::fd::FromRawFd;
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+/// The argument that selects this mode.
+pub const INIT_ARG: &str = "__sandbox-init";
+/// Where the evo executable is bound inside the sandbox.
+pub const INIT_PATH: &str = "/run/evo/init";
+/// The descriptor the report goes to (set up by the helper, passed through bubblewrap).
+pub const INIT_REPORT_FD: i32 = 4;
+/// Exit code when the init itself cannot work (not the command's).
+const INIT_FAILURE: i32 = 125;
+
+/// What process 1 tells the helper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InitReport {
+    /// Processes still alive when the command exited (all killed with the namespace).
+    pub leftovers: u32,
+}
+
+/// Runs process 1 when evo was started as `evo __sandbox-init PROGRAM ARGS…`; returns its exit
+/// code, or `None` in any other mode.
+pub fn maybe_run_init() -> Option<i32> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() != Some(OsStr::new(INIT_ARG)) {
+        return None;
+    }
+    let command: Vec<OsString> = args.collect();
+    Some(match run(&command) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("evo {INIT_ARG}: {message}");
+            INIT_FAILURE
+        }
+    })
+}
+
+fn run(command: &[OsString]) -> Result<i32, String> {
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| "no command given".to_string())?;
+    // SAFETY: prctl and fcntl with these arguments only set flags on this process and one of its
+    // descriptors; a missing descriptor makes fcntl fail, which is checked.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        if libc::fcntl(INIT_REPORT_FD, libc::F_SETFD, libc::FD_CLOEXEC) == -1 {
+            return Err(format!(
+                "report descriptor {INIT_REPORT_FD} is not open: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    let child = Command::new(program)
+        .args(args)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", program.to_string_lossy()))?;
+    let pid = child.id() as libc::pid_t;
+    let status = reap_until(pid);
+    reap_exited();
+    let report = InitReport {
+        leftovers: living_processes(),
+    };
+    // SAFETY: the descriptor was checked open above and nothing else in this process owns it.
+    let mut pipe = unsafe { std::fs::File::from_raw_fd(INIT_REPORT_FD) };
+    let json = serde_json::to_vec(&report).map_err(|e| e.to_string())?;
+    // A helper that stopped listening (evo interrupted) is not this run's failure.
+    let _ = pipe.write_all(&json);
+    Ok(status)
+}
+
+/// Reaps children (the command and any orphan) until the command itself has exited; returns its
+/// exit code as a shell would (128 + n for a signal).
+fn reap_until(command: libc::pid_t) -> i32 {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid writes only to `status`.
+        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if pid == -1 {
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return INIT_FAILURE;
+        }
+        if pid == command {
+            return if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else if libc::WIFSIGNALED(status) {
+                128 + libc::WTERMSIG(status)
+            } else {
+                INIT_FAILURE
+            };
+        }
+    }
+}
+
+/// Reaps every child that has already exited, so zombies are not counted as living.
+fn reap_exited() {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid writes only to `status`.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return;
+        }
+    }
+}
+
+/// Processes in this namespace other than process 1. A process whose leader thread has exited
+/// still has its `/proc` entry while any of its threads runs, so it is counted too.
+fn living_processes() -> u32 {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let count = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != 1)
+        .count();
+    u32::try_from(count).unwrap_or(u32::MAX)
+}
