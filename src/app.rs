@@ -390,6 +390,14 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
                 }
             }
             CampaignEvent::Run(run) => show_progress(&bar, run),
+            CampaignEvent::Warning { message } => {
+                let line = format!("warning: {message}");
+                if bar.is_hidden() {
+                    eprintln!("{line}");
+                } else {
+                    bar.println(line);
+                }
+            }
         }
     };
     let outcome = campaign::run_campaign(&plan, &opts, &mut on_event);

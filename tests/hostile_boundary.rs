@@ -511,3 +511,66 @@ fn the_same_probe_unsandboxed_finds_the_secrets_so_it_can_fail() {
         result["sandbox"]
     );
 }
+
+/// `id -u` of this process.
+fn running_as_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+#[test]
+fn an_ordinary_user_gets_the_same_boundary() {
+    // Run evo itself as `nobody` (uid 65534) on a fixture that user owns; possible where this
+    // test runs as root and `setpriv` exists (as in CI), said and skipped elsewhere.
+    if !running_as_root() || !Path::new("/usr/bin/setpriv").exists() || !bubblewrap_works() {
+        eprintln!("skipped: needs root and setpriv to become an ordinary user");
+        return;
+    }
+    let f = Fixture::new("");
+    let patch = f.prying_patch();
+    let home = f.camp.parent().unwrap().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let top = f.camp.parent().unwrap();
+    let chown = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(top)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let mode = std::process::Command::new("chmod")
+        .arg("755")
+        .arg(top)
+        .status()
+        .unwrap();
+    assert!(mode.success());
+    let before = snapshot(&f.repo);
+    let out = std::process::Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_evo"))
+        .arg("confirm")
+        .arg(&patch)
+        .arg("--campaign")
+        .arg(f.camp.join("campaign.json"))
+        .args(["--sandbox", "on"])
+        .env("HOME", &home)
+        .env("EVO_KEY_DIR", &f.key_dir)
+        .env("EVO_TEST_TOKEN", TOKEN)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("EVO_STATE_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(before, snapshot(&f.repo), "{}", text(&out));
+    let written = f.everything_written();
+    assert!(written.contains("PROBE-RAN"), "{}", text(&out));
+    let leaks = leaks(&written);
+    assert!(leaks.is_empty(), "{leaks:#?}\n{}", text(&out));
+    for line in f.key_lines() {
+        assert!(!written.contains(&line), "a key line was written: {line}");
+    }
+    assert!(!f.outside.join("escaped").exists());
+    assert_ne!(out.status.code(), Some(1), "{}", text(&out));
+    assert_ne!(out.status.code(), Some(2), "{}", text(&out));
+}

@@ -57,6 +57,10 @@ pub enum CampaignEvent {
         reason: String,
     },
     Run(RunEvent),
+    /// Something the user must see before trusting the outcome (runs not sandboxed).
+    Warning {
+        message: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -175,6 +179,11 @@ pub fn run_campaign(
         opts.sandbox,
     )
     .map_err(CampaignError::Usage)?;
+    if !sandbox.enabled() {
+        on_event(CampaignEvent::Warning {
+            message: format!("runs are NOT sandboxed: {}", sandbox.record.detail),
+        });
+    }
     let run_dir = match &opts.resume {
         Some(which) => {
             let path = resume_dir(&plan.output_dir, which)?;

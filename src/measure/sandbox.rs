@@ -600,11 +600,15 @@ mod tests {
 
     #[test]
     fn a_sandbox_drops_privileges_and_binds_the_tree_after_the_view() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let keys = cache.join("keys");
+        std::fs::create_dir_all(&keys).unwrap();
         let view = View {
             home: Some("/home/u".into()),
             shown: vec![Shown::Folder("/usr".into())],
             covered: vec![Covered::File("/etc/shadow".into())],
-            secrets: vec!["/w/cache/keys".into()],
+            secrets: vec![keys.clone()],
         };
         let sandbox = Sandbox {
             bwrap: "bwrap".into(),
@@ -612,7 +616,7 @@ mod tests {
             binds: vec![
                 Bind {
                     source: "/w/copy".into(),
-                    dest: "/w/cache".into(),
+                    dest: cache.clone(),
                     writable: true,
                 },
                 Bind::same(Path::new("/w/work/candidate"), true),
@@ -641,10 +645,10 @@ mod tests {
         let home = args.iter().position(|a| a == "/home/u").unwrap();
         let usr = args.iter().position(|a| a == "/usr").unwrap();
         assert!(home < usr, "{args:?}");
-        let cache = args.iter().position(|a| a == "/w/cache").unwrap();
-        let key = args.iter().position(|a| a == "/w/cache/keys").unwrap();
+        let at_cache = args.iter().position(|a| a == cache.to_str().unwrap());
+        let at_key = args.iter().position(|a| a == keys.to_str().unwrap());
         assert!(
-            cache < key,
+            at_cache.unwrap() < at_key.unwrap(),
             "a secret inside a bind is covered after it: {args:?}"
         );
         assert_eq!(args[at("--chdir") + 1], "/w/work/candidate/src");

@@ -122,12 +122,11 @@ impl View {
                 continue;
             };
             let already = folders.iter().any(|f| dir.starts_with(f));
-            // A folder holding one of evo's secrets (the repository's own `scripts/` on the PATH,
-            // a PATH of `/`) is never shown: only what lies beside the secrets would be useful.
-            let holds_secret = secrets
-                .iter()
-                .any(|s| s.starts_with(&dir) || dir.starts_with(s));
-            if already || holds_secret || !dir.is_dir() {
+            // A folder inside one of evo's secrets (the repository's own `scripts/` on the PATH)
+            // is never shown, nor the whole file system; a secret inside a shown toolchain is
+            // covered below.
+            let in_secret = secrets.iter().any(|s| dir.starts_with(s));
+            if already || in_secret || dir.parent().is_none() || !dir.is_dir() {
                 continue;
             }
             folders.push(dir.clone());

@@ -127,7 +127,10 @@ pub fn render_confirm(
     );
     let _ = writeln!(out, "candidate: {}", r.patch.source);
     let sandbox = match (&r.sandbox.tool, r.sandbox.enabled) {
-        (Some(tool), true) => format!("on ({tool}: no network, read-only outside each tree)"),
+        (Some(tool), true) => format!(
+            "on ({tool}: unprivileged, no network, own PID namespace, only the system, \
+             toolchains and its tree visible)"
+        ),
         _ => r.sandbox.detail.clone(),
     };
     let _ = writeln!(out, "sandbox:   {sandbox}");
@@ -188,6 +191,13 @@ pub fn render_confirm(
         for l in lines.take(2) {
             let _ = writeln!(out, "    {l}");
         }
+    }
+    if !r.sandbox.enabled {
+        let _ = writeln!(
+            out,
+            "warning: the runs were NOT sandboxed; this verdict does not hold against a hostile \
+             candidate"
+        );
     }
     if let Some(warning) = r.environment.load_warning() {
         let _ = writeln!(out, "warning: {warning}");
