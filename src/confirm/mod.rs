@@ -76,6 +76,9 @@ pub enum ConfirmError {
     /// Stopped by Ctrl-C or a stop signal; no verdict, no receipt.
     #[error("{0}")]
     Interrupted(String),
+    /// The private signing key is in what evo would sign or write: nothing was signed.
+    #[error("{0}")]
+    KeyLeak(String),
 }
 
 impl ConfirmError {
@@ -93,6 +96,7 @@ impl ConfirmError {
             ConfirmError::Baseline(m) => ConfirmError::Baseline(m + &note),
             ConfirmError::Internal(m) => ConfirmError::Internal(m + &note),
             ConfirmError::Interrupted(m) => ConfirmError::Interrupted(m + &note),
+            ConfirmError::KeyLeak(m) => ConfirmError::KeyLeak(m + &note),
             io @ ConfirmError::Io { .. } => io,
         }
     }
@@ -100,7 +104,9 @@ impl ConfirmError {
     pub fn exit_code(&self) -> i32 {
         match self {
             ConfirmError::Usage(_) | ConfirmError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
-            ConfirmError::Io { .. } | ConfirmError::Internal(_) => {
+            // A key found in the records is no verdict on the candidate's speed: nothing was
+            // decided or signed, as for any failure of evo's own.
+            ConfirmError::Io { .. } | ConfirmError::Internal(_) | ConfirmError::KeyLeak(_) => {
                 crate::exit_codes::INTERNAL_ERROR
             }
             ConfirmError::Interrupted(_) => crate::exit_codes::INTERRUPTED,
@@ -170,6 +176,9 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         workload_name: plan.workload.name.clone(),
         workload_digest: plan.workload_digest.clone(),
         holdout_portfolio_digest: plan.holdouts.as_ref().map(|h| h.portfolio_digest.clone()),
+        holdout_names: (plan.holdouts.iter())
+            .flat_map(|h| h.holdouts.scenarios.iter().map(|s| s.name.clone()))
+            .collect(),
         patch: PatchInfo {
             source: plan.patch_file.display().to_string(),
             file: "candidate.patch".to_string(),
@@ -497,13 +506,15 @@ impl Run<'_> {
         self.result.verdict = d.verdict;
         self.result.reasons = d.reasons;
         self.result.timings.total_s = started.elapsed().as_secs_f64();
+        let scanner = receipt::KeyScanner::new(&self.signer.key);
+        receipt::check_result(&self.result, &scanner).map_err(|leak| self.key_leak(leak))?;
         let json = serde_json::to_vec_pretty(&self.result)
             .map_err(|e| ConfirmError::Internal(format!("cannot serialize the result: {e}")))?;
         self.run_dir
             .write("result.json", &json)
             .map_err(io_err("cannot write result.json"))?;
         self.stage("sign receipt");
-        let receipt = self.write_evidence()?;
+        let receipt = self.write_evidence(&scanner)?;
         Ok(Confirmed {
             result: self.result,
             run_dir: self.run_dir.path,
@@ -511,15 +522,24 @@ impl Run<'_> {
         })
     }
 
+    /// Refuses to go on when the private key is in what would be signed or written: says so in
+    /// `error.txt`, and writes nothing else.
+    fn key_leak(&self, leak: receipt::KeyLeak) -> ConfirmError {
+        let e = ConfirmError::KeyLeak(format!(
+            "{leak}. No receipt, result.json or pr_body.md was written; this run's logs hold the \
+             key: delete them"
+        ));
+        let saved = self.run_dir.write("error.txt", format!("{e}\n").as_bytes());
+        e.with_logs(&self.run_dir.path, saved.err())
+    }
+
     /// The signed receipt, then what is rendered from it: `pr_body.md` (which quotes the
-    /// receipt's digest, so it comes second), `runs.csv` and `pairs.svg`.
-    fn write_evidence(&self) -> Result<SignedReceipt, ConfirmError> {
+    /// receipt's digest, so it comes second), `runs.csv` and `pairs.svg`. Each is searched for the
+    /// private key before anything is written.
+    fn write_evidence(&self, scanner: &receipt::KeyScanner) -> Result<SignedReceipt, ConfirmError> {
         use crate::report::{pairs_svg, pr_body, pr_context::ReceiptRef, runs_csv};
-        let signed = receipt::sign(&self.result, &self.signer.key);
-        let path = self
-            .run_dir
-            .write(receipt::RECEIPT_FILE, &signed.bytes)
-            .map_err(io_err("cannot write the receipt"))?;
+        let signed =
+            receipt::sign(&self.result, &self.signer.key).map_err(|leak| self.key_leak(leak))?;
         let reference = ReceiptRef {
             file: receipt::RECEIPT_FILE.to_string(),
             sha256: signed.sha256.clone(),
@@ -528,13 +548,21 @@ impl Run<'_> {
         let sealed = receipt::statement::seal_holdouts(&self.result);
         let body = pr_body::render_default(&sealed, &reference)
             .map_err(|e| ConfirmError::Internal(format!("cannot render pr_body.md: {e}")))?;
-        for (name, bytes) in [
-            ("pr_body.md", body.into_bytes()),
-            ("runs.csv", runs_csv::render(&self.result).into_bytes()),
-            ("pairs.svg", pairs_svg::render(&self.result).into_bytes()),
-        ] {
+        let beside = [
+            ("pr_body.md", body),
+            ("runs.csv", runs_csv::render(&self.result)),
+            ("pairs.svg", pairs_svg::render(&self.result)),
+        ];
+        for (name, text) in &beside {
+            (scanner.check_text(text, name)).map_err(|leak| self.key_leak(leak))?;
+        }
+        let path = self
+            .run_dir
+            .write(receipt::RECEIPT_FILE, &signed.bytes)
+            .map_err(io_err("cannot write the receipt"))?;
+        for (name, text) in beside {
             self.run_dir
-                .write(name, &bytes)
+                .write(name, text.as_bytes())
                 .map_err(io_err(format!("cannot write {name}")))?;
         }
         Ok(SignedReceipt {

@@ -260,6 +260,10 @@ pub struct ConfirmResult {
     pub workload_digest: String,
     /// sha256 of the sealed holdouts' canonical JSON; `None` when none were declared.
     pub holdout_portfolio_digest: Option<String>,
+    /// Names of the sealed holdout scenarios this confirmation was given, so the receipt can seal
+    /// everything they produced even when a check failed before any record names their role.
+    #[serde(default)]
+    pub holdout_names: Vec<String>,
     pub patch: PatchInfo,
     pub overlay: Vec<FileDigest>,
     /// The fresh `{seed}` used in every check and timed run of this confirmation.

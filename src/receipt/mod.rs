@@ -3,12 +3,15 @@
 //! with Ed25519.
 //!
 //! Building and checking are pure (bytes in, bytes out); the callers read and write the files.
-//! `keys` stores and finds keys, `dsse` signs and opens envelopes, `statement` builds the statement
-//! and seals the holdouts, `recompute` re-derives the verdict from the raw runs.
+//! `keys` stores and finds keys, `dsse` signs and opens envelopes, `statement` builds the statement,
+//! `seal` seals the holdouts in it, `keyscan` refuses to sign anything holding the private key, and
+//! `recompute` re-derives the verdict from the raw runs.
 
 pub mod dsse;
 pub mod keys;
+pub mod keyscan;
 pub mod recompute;
+pub mod seal;
 pub mod statement;
 
 use ed25519_dalek::{SigningKey, VerifyingKey};
@@ -16,7 +19,9 @@ use sha2::{Digest, Sha256};
 
 use crate::confirm::result::ConfirmResult;
 pub use dsse::{EnvelopeError, PAYLOAD_TYPE};
-pub use statement::{PREDICATE_TYPE, SEALED, STATEMENT_TYPE, Statement};
+pub use keyscan::{KeyLeak, KeyScanner};
+pub use seal::SEALED;
+pub use statement::{PREDICATE_TYPE, STATEMENT_TYPE, Statement};
 
 /// The file name of a receipt in its run directory.
 pub const RECEIPT_FILE: &str = "validation_receipt.json";
@@ -36,16 +41,31 @@ pub fn file_digest(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// Signs the statement about `result` (holdouts sealed) with `key`.
-pub fn sign(result: &ConfirmResult, key: &SigningKey) -> Receipt {
-    let payload = serde_json::to_vec_pretty(&statement::statement(result))
+/// Checks that neither `result` (written beside the receipt) nor the statement signed about it
+/// holds the private key, then signs the statement (holdouts sealed) with `key`.
+pub fn sign(result: &ConfirmResult, key: &SigningKey) -> Result<Receipt, KeyLeak> {
+    let scanner = KeyScanner::new(key);
+    check_result(result, &scanner)?;
+    let statement = statement::statement(result);
+    let value = serde_json::to_value(&statement)
         .unwrap_or_else(|_| unreachable!("a result of plain data always serializes"));
+    scanner.check_json(&value, "")?;
+    let payload = serde_json::to_vec_pretty(&statement)
+        .unwrap_or_else(|_| unreachable!("a result of plain data always serializes"));
+    scanner.check_text(&String::from_utf8_lossy(&payload), "the signed payload")?;
     let bytes = dsse::Envelope::sign(&payload, key).to_file_bytes();
-    Receipt {
+    Ok(Receipt {
         sha256: file_digest(&bytes),
         key_id: keys::key_id(&key.verifying_key()),
         bytes,
-    }
+    })
+}
+
+/// Refuses a result whose fields hold the private key (named by their path in `result.json`).
+pub fn check_result(result: &ConfirmResult, scanner: &KeyScanner) -> Result<(), KeyLeak> {
+    let value = serde_json::to_value(result)
+        .unwrap_or_else(|_| unreachable!("a result of plain data always serializes"));
+    scanner.check_json(&value, "")
 }
 
 /// Why a receipt was refused.
