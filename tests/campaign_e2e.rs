@@ -18,12 +18,15 @@ struct Fixture {
     camp: PathBuf,
 }
 
-/// The campaign file; `agent` is the scripted agent's path (it runs inside evo's tree).
+/// The campaign file; `agent` is the scripted agent's path (it runs inside evo's tree, confined:
+/// its own folder is declared read-only so the sandbox shows it).
 fn campaign(candidates: &str, agent: Option<&Path>, pairs: usize) -> String {
     let agent = agent.map_or(String::new(), |script| {
         format!(
-            r#""agent": {{ "command": "sh '{}'", "count": 1, "timeout_s": 60 }},"#,
-            script.display()
+            r#""agent": {{ "command": "sh '{}'", "count": 1, "timeout_s": 60 }},
+  "sandbox": {{ "read_only": ["{}"] }},"#,
+            script.display(),
+            script.parent().unwrap().display()
         )
     });
     format!(
@@ -64,13 +67,13 @@ impl Fixture {
             .unwrap()
             .replacen(HOT_LINE, "        total += cached_hash(v);", 1)
             .replacen("static unsigned long work(", MEMO, 1);
-        write(&self.camp.join("agent_prog.c"), &memo_src);
+        write(&self.camp.join("agent/agent_prog.c"), &memo_src);
+        // The brief goes to stderr, which evo logs: the agent cannot write outside its tree.
         let script = format!(
-            "#!/bin/sh\ncat > '{brief}'\ncp '{src}' prog.c\necho 'memoize slow_hash over its 1000 inputs' > EVO_EXPLANATION.md\n",
-            brief = self.camp.join("brief_seen.json").display(),
-            src = self.camp.join("agent_prog.c").display()
+            "#!/bin/sh\ncat >&2\ncp '{src}' prog.c\necho 'memoize slow_hash over its 1000 inputs' > EVO_EXPLANATION.md\n",
+            src = self.camp.join("agent/agent_prog.c").display()
         );
-        write(&self.camp.join("agent.sh"), &script);
+        write(&self.camp.join("agent/agent.sh"), &script);
     }
 
     fn run(&self, extra: &[&str]) -> Output {
@@ -172,7 +175,7 @@ fn every_candidate_gets_a_status_and_the_best_is_confirmed() {
     .join(",");
     write(
         &fx.camp.join("campaign.json"),
-        &campaign(&candidates, Some(&fx.camp.join("agent.sh")), 5),
+        &campaign(&candidates, Some(&fx.camp.join("agent/agent.sh")), 5),
     );
     let before = snapshot(&fx.repo);
     let out = fx.run(&[]);
@@ -192,7 +195,7 @@ fn every_candidate_gets_a_status_and_the_best_is_confirmed() {
     assert!(row(&s, "slow")["screening_median"].as_f64().unwrap() < 0.8);
     let agent = row(&s, "agent-1");
     assert_eq!(agent["screening_pairs"], 5, "{agent:#}");
-    let brief = std::fs::read_to_string(fx.camp.join("brief_seen.json")).unwrap();
+    let brief = std::fs::read_to_string(fx.run_dir().join("logs/agent-1.stderr.log")).unwrap();
     assert!(brief.contains("make sum-100k faster") && brief.contains("sum-100k"));
     assert!(
         !brief.contains("sealed"),

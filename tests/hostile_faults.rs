@@ -474,7 +474,8 @@ fn a_build_that_fills_its_tree_disk_is_the_candidates_build_failure() {
     fx.campaign("campaign.json", &CANDIDATES, 5, "receipts");
     // The candidate's tree alone is a small disk; the baseline's tree and $TMPDIR are not.
     let work = fx.root.join("work");
-    std::fs::create_dir_all(work.join("candidate")).unwrap();
+    let candidate = work.join(evo::tree::dir_name("candidate"));
+    std::fs::create_dir_all(&candidate).unwrap();
     let repo_before = snapshot(&fx.repo);
     let args = [
         "confirm",
@@ -484,7 +485,7 @@ fn a_build_that_fills_its_tree_disk_is_the_candidates_build_failure() {
         "--work-dir",
     ];
     let out = fx
-        .evo_in_namespace(&faults::tmpfs("8m"), &work.join("candidate"), None, &args)
+        .evo_in_namespace(&faults::tmpfs("8m"), &candidate, None, &args)
         .arg(&work)
         .output()
         .unwrap();

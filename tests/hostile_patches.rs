@@ -217,7 +217,7 @@ impl Fixture {
         );
         assert!(r["scenarios"].as_array().unwrap().is_empty());
         assert!(
-            !self.work().join("candidate").exists(),
+            !self.work().join(evo::tree::dir_name("candidate")).exists(),
             "a candidate tree was made for a refused patch"
         );
         assert!(o.stdout().contains(&detail), "{}", text(&o.out));
@@ -576,7 +576,7 @@ fn a_binary_patch_is_applied_byte_for_byte_and_judged_by_the_differential() {
         std::fs::read_to_string(o.run_dir().join("outputs/baseline/sum-40k.check.out")).unwrap();
     assert!(base.contains(&format!("{}  data/table.bin", digest(&table_bin()))));
     // The candidate tree is the baseline plus exactly the patch.
-    let tree = fx.work().join("candidate");
+    let tree = fx.work().join(evo::tree::dir_name("candidate"));
     assert_eq!(std::fs::read(tree.join("data/table.bin")).unwrap(), table);
     assert_eq!(std::fs::read(tree.join("data/extra.bin")).unwrap(), extra);
 }
@@ -871,7 +871,7 @@ fn a_candidate_that_hard_codes_the_known_seed_is_not_accepted() {
         format!("./bench/run.sh 40000 {seed}").as_str()
     );
     // The cheat is output-correct on the known input: it would pass a differential there.
-    let tree = fx.work().join("candidate");
+    let tree = fx.work().join(evo::tree::dir_name("candidate"));
     for (args, line) in [(["500", "1"], &known[0]), (["40000", "1"], &known[1])] {
         let out = Command::new(tree.join("prog")).args(args).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), line);

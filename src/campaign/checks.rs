@@ -31,7 +31,7 @@ impl CampaignRun<'_> {
     /// A fresh clean tree `work/<label>` (replacing a leftover of an interrupted run), with the
     /// overlay copied in when `overlay` is set.
     pub(super) fn fresh_tree(&mut self, label: &str, overlay: bool) -> Result<Tree, CampaignError> {
-        let dest = self.work.join(label);
+        let dest = self.work.join(tree::dir_name(label));
         if dest.exists() {
             std::fs::remove_dir_all(&dest)
                 .map_err(|e| CampaignError::io("cannot clear a leftover tree", e))?;
@@ -158,7 +158,7 @@ impl CampaignRun<'_> {
 
     /// Builds, tests and checks the baseline once; its check outputs are the reference.
     pub(super) fn prepare_baseline(&mut self) -> Result<Tree, CampaignError> {
-        let dest = self.work.join("baseline");
+        let dest = self.work.join(tree::dir_name("baseline"));
         if self.state.baseline_ready && dest.join(".git").exists() {
             return Ok(Tree {
                 root: dest,
@@ -210,7 +210,7 @@ impl CampaignRun<'_> {
                 "builds, tests and check outputs match".into(),
             ),
             Err((status, reason)) => {
-                let _ = std::fs::remove_dir_all(self.work.join(&label));
+                let _ = std::fs::remove_dir_all(self.work.join(tree::dir_name(&label)));
                 self.set_status(index, status, reason)
             }
         }

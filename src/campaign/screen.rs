@@ -64,7 +64,7 @@ impl CampaignRun<'_> {
 
     /// The candidate tree the check lane left built, if it is still there.
     fn built_tree(&self, label: &str) -> Option<Tree> {
-        let root = self.work.join(label);
+        let root = self.work.join(crate::tree::dir_name(label));
         root.join(".git").is_dir().then(|| Tree {
             root,
             base_sha: self.pinned.sha.clone(),

@@ -481,7 +481,7 @@ impl Run<'_> {
 
     /// A fresh clean checkout of the baseline in the work directory, with the overlay copied in.
     fn materialize(&mut self, label: &str) -> Result<Tree, ConfirmError> {
-        let dest = self.work.join(label);
+        let dest = self.work.join(tree::dir_name(label));
         let t = tree::materialize(&self.pinned, &dest).map_err(|e| {
             ConfirmError::Internal(format!("cannot check out the {label} tree: {e}"))
         })?;

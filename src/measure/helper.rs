@@ -252,12 +252,20 @@ fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
     let escaped = kill_adopted_children();
     // Inside the sandbox, processes left in the run's namespace are counted by its process 1 (and
     // died with it); none is counted after a group kill, as above.
-    let in_namespace = init_reader
-        .and_then(read_init_report)
+    let init = init_reader.and_then(read_init_report);
+    let in_namespace = init
+        .as_ref()
         .is_some_and(|r| r.leftovers > 0 && !outcome.killed_group);
     let leftover = leftover || escaped || in_namespace;
+    // Inside the sandbox, the command's own time and resources as its process 1 saw them: the
+    // namespaces' setup and teardown are not the command's work (a constant that would pull
+    // every ratio towards 1). Without a report (killed at a timeout), the helper's own figures.
+    let (wall_s, rusage) = match init {
+        Some(report) => (report.wall_s, report.rusage),
+        None => (wall.as_secs_f64(), rusage),
+    };
     Ok(HelperReport {
-        wall_s: wall.as_secs_f64(),
+        wall_s,
         rusage,
         status,
         timed_out: outcome.timed_out,
@@ -467,7 +475,7 @@ fn reap(pid: libc::pid_t) -> Result<(ExitStatus, Rusage), HelperError> {
     Ok((status, rusage_from(&usage)))
 }
 
-fn rusage_from(usage: &libc::rusage) -> Rusage {
+pub(super) fn rusage_from(usage: &libc::rusage) -> Rusage {
     let seconds = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
     let count = |value: libc::c_long| u64::try_from(value).unwrap_or(0);
     Rusage {

@@ -7,7 +7,8 @@
 //! daemon is a process in `/proc`, and the namespace's `/proc` shows nothing else. It reports the
 //! count on a pipe the helper gave it, then exits; the kernel kills everything left in a PID
 //! namespace whose process 1 has gone, so nothing a run starts outlives it, and no run can see or
-//! signal another run's processes.
+//! signal another run's processes. It also times the command itself, from its spawn to its exit,
+//! so the sandbox's setup is not counted as the command's time.
 //!
 //! Processes inside cannot stop this one (process 1 of a namespace ignores signals it has no
 //! handler for, even SIGKILL, from inside), trace it or read its descriptors (it is not dumpable),
@@ -17,8 +18,12 @@ use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::fd::FromRawFd;
 use std::process::Command;
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+
+use super::helper::rusage_from;
+use super::record::Rusage;
 
 /// The argument that selects this mode.
 pub const INIT_ARG: &str = "__sandbox-init";
@@ -30,10 +35,14 @@ pub const INIT_REPORT_FD: i32 = 4;
 const INIT_FAILURE: i32 = 125;
 
 /// What process 1 tells the helper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InitReport {
     /// Processes still alive when the command exited (all killed with the namespace).
     pub leftovers: u32,
+    /// Monotonic time from just before the command's spawn to its exit, inside the sandbox.
+    pub wall_s: f64,
+    /// The command's resource usage (with that of the descendants it waited for).
+    pub rusage: Rusage,
 }
 
 /// Runs process 1 when evo was started as `evo __sandbox-init PROGRAM ARGS…`; returns its exit
@@ -68,15 +77,19 @@ fn run(command: &[OsString]) -> Result<i32, String> {
             ));
         }
     }
+    let start = Instant::now();
     let child = Command::new(program)
         .args(args)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", program.to_string_lossy()))?;
     let pid = child.id() as libc::pid_t;
-    let status = reap_until(pid);
+    let (status, usage) = reap_until(pid);
+    let wall_s = start.elapsed().as_secs_f64();
     reap_exited();
     let report = InitReport {
         leftovers: living_processes(),
+        wall_s,
+        rusage: rusage_from(&usage),
     };
     // SAFETY: the descriptor was checked open above and nothing else in this process owns it.
     let mut pipe = unsafe { std::fs::File::from_raw_fd(INIT_REPORT_FD) };
@@ -87,26 +100,29 @@ fn run(command: &[OsString]) -> Result<i32, String> {
 }
 
 /// Reaps children (the command and any orphan) until the command itself has exited; returns its
-/// exit code as a shell would (128 + n for a signal).
-fn reap_until(command: libc::pid_t) -> i32 {
+/// exit code as a shell would (128 + n for a signal) and its resource usage.
+fn reap_until(command: libc::pid_t) -> (i32, libc::rusage) {
     loop {
         let mut status = 0;
-        // SAFETY: waitpid writes only to `status`.
-        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+        // SAFETY: rusage is plain data that wait4 fills in.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 writes only to `status` and `usage`.
+        let pid = unsafe { libc::wait4(-1, &mut status, 0, &mut usage) };
         if pid == -1 {
             if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;
             }
-            return INIT_FAILURE;
+            return (INIT_FAILURE, usage);
         }
         if pid == command {
-            return if libc::WIFEXITED(status) {
+            let code = if libc::WIFEXITED(status) {
                 libc::WEXITSTATUS(status)
             } else if libc::WIFSIGNALED(status) {
                 128 + libc::WTERMSIG(status)
             } else {
                 INIT_FAILURE
             };
+            return (code, usage);
         }
     }
 }

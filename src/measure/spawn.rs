@@ -37,7 +37,14 @@ const STDERR_TAIL_BYTES: usize = 4096;
 pub struct ProcessRunner {
     helper: PathBuf,
     grace: Duration,
+    /// Draws each run's environment padding (see [`ENV_PAD`]).
+    pad: rand_chacha::ChaCha8Rng,
 }
+
+/// A variable of random length (0 to 4095 bytes) added to every run of code under test: the size
+/// of the environment moves the initial stack, and with it the alignment of everything on it. A
+/// fixed size would favour one arm by chance; a random one per run averages the effect out.
+pub const ENV_PAD: &str = "EVO_ENV_PAD";
 
 impl ProcessRunner {
     /// Uses the running executable as the helper (the `evo` binary itself).
@@ -47,9 +54,15 @@ impl ProcessRunner {
 
     /// Uses another `evo` binary as the helper (tests and benchmarks are not `evo` themselves).
     pub fn with_helper(helper: PathBuf) -> ProcessRunner {
+        use rand::SeedableRng;
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+            ^ u64::from(std::process::id()).rotate_left(32);
         ProcessRunner {
             helper,
             grace: DEFAULT_GRACE,
+            pad: rand_chacha::ChaCha8Rng::seed_from_u64(seed),
         }
     }
 
@@ -62,7 +75,12 @@ impl ProcessRunner {
     /// The helper's command line. Its report comes back through a pipe on the helper's fd 3
     /// (`/dev/fd/3`), not a file: a command that fills the disk must not take evo's record of
     /// it down too.
-    fn helper_command(&self, spec: &RunSpec, report: &io::PipeWriter) -> io::Result<Command> {
+    fn helper_command(
+        &self,
+        spec: &RunSpec,
+        report: &io::PipeWriter,
+        pad: usize,
+    ) -> io::Result<Command> {
         let args = HelperArgs {
             report: PathBuf::from(REPORT_FD_PATH),
             timeout: spec.timeout,
@@ -81,7 +99,7 @@ impl ProcessRunner {
         command.args(args.to_args());
         if let Some(base) = &spec.base_env {
             // Code under test gets an allow-list, never evo's whole environment.
-            command.env_clear().envs(base);
+            command.env_clear().envs(base).env(ENV_PAD, "_".repeat(pad));
         }
         command.envs(&spec.env);
         let stdin = match &spec.stdin_file {
@@ -125,8 +143,9 @@ impl Runner for ProcessRunner {
         let (mut report_reader, report_writer) = io::pipe().map_err(io_error)?;
         let stdout_log = CappedLog::create(spec.stdout_file.as_deref()).map_err(io_error)?;
         let stderr_log = CappedLog::create(spec.stderr_file.as_deref()).map_err(io_error)?;
+        let pad = rand::Rng::random_range(&mut self.pad, 0..4096);
         let spawned = self
-            .helper_command(spec, &report_writer)
+            .helper_command(spec, &report_writer, pad)
             .and_then(|mut command| command.spawn());
         // Only the helper may hold the write end, or reading the report would never end.
         drop(report_writer);

@@ -24,6 +24,14 @@ pub const COMMITTER_EMAIL: &str = "evo@localhost";
 /// Branch the tree's repository starts on.
 const BRANCH: &str = "evo";
 
+/// The folder name of the tree labelled `label`: the label padded with dots to one length, so
+/// every tree of a run lies at a path of the same length. A path's length moves the stack and the
+/// environment in memory, which changes timings by itself; equal lengths keep that out of the
+/// comparison of two arms.
+pub fn dir_name(label: &str) -> String {
+    format!("{label:.<24}")
+}
+
 /// Write a clean checkout of exactly `pinned` into `dest` (absent or empty) and make it a fresh
 /// git repository with one commit, "evo baseline <sha>", holding exactly those files.
 ///

@@ -26,7 +26,7 @@ pub use inspect::{
     ChangeKind, Content, FileChange, FileMode, MAX_PATCH_BYTES, PatchFile, PatchSummary,
     inspect_patch, read_patch, too_large_message,
 };
-pub use materialize::{COMMITTER_EMAIL, COMMITTER_NAME, materialize};
+pub use materialize::{COMMITTER_EMAIL, COMMITTER_NAME, dir_name, materialize};
 pub use overlay::{OverlayFile, copy_overlay, digest_file};
 pub use pin::pin;
 pub use safety::check_patch_safety;
