@@ -1,5 +1,6 @@
 //! Renderers: they turn results into text and never decide or measure anything.
 
+pub mod markdown;
 pub mod pairs_svg;
 pub mod pr_body;
 pub mod pr_context;

@@ -4,9 +4,15 @@
 //!
 //! Built from the *sealed* predicate, never from the unsealed result, so `evo pr render` on a
 //! receipt gives byte for byte the `pr_body.md` that `evo confirm` wrote.
+//!
+//! Much of the predicate comes from the candidate: its file names, its explanation, its programs'
+//! output in gate details and differential summaries. A field typed [`Markdown`] is a sentence evo
+//! assembled with every such string escaped; a `String` field is printed escaped by the template
+//! (see `pr_body`), so neither can add markup to the PR text.
 
 use serde::Serialize;
 
+use super::markdown::{Markdown, code, inline, prose};
 use crate::bench::{self, ArmCov, Figures};
 use crate::confirm::result::{ConfirmResult, GateStatus, ScenarioResult};
 use crate::stats::Ci95;
@@ -78,27 +84,28 @@ pub struct HoldoutInfo {
     /// One sentence: what the holdouts show, or that none was declared.
     pub statement: String,
     /// `name: verdict (median)` per measured holdout.
-    pub lines: Vec<String>,
+    pub lines: Vec<Markdown>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckLine {
     pub name: String,
     pub status: String,
-    pub detail: String,
+    /// The first line of the gate's detail; code spans kept, anything else literal.
+    pub detail: Markdown,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Checks {
     pub gates: Vec<CheckLine>,
-    pub differential: Vec<String>,
-    pub sanitizers: String,
+    pub differential: Vec<Markdown>,
+    pub sanitizers: Markdown,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NoiseInfo {
     /// "Noise floor ±2.62% (A/A: baseline against itself, 11 pairs; ...)" per training scenario.
-    pub sentences: Vec<String>,
+    pub sentences: Vec<Markdown>,
     pub environment: String,
     pub warnings: Vec<String>,
 }
@@ -109,7 +116,7 @@ pub struct Reproduce {
     pub manual: Vec<String>,
     pub evo: Vec<String>,
     /// Set when harness files come from outside the repository.
-    pub harness_warning: Option<String>,
+    pub harness_warning: Option<Markdown>,
 }
 
 /// Everything the template may use.
@@ -122,18 +129,19 @@ pub struct PrContext {
     /// "runs 1.072× faster (median of 9 paired runs; CI95 1.066–1.087×)", when measured.
     pub headline: Option<String>,
     /// Why nothing was measured, when nothing was.
-    pub not_measured: Option<String>,
+    pub not_measured: Option<Markdown>,
+    /// The author's explanation as given (raw: print it with `md_quote` or `md_fence`).
     pub reason: Option<String>,
     pub evidence: Vec<EvidenceRow>,
     pub holdouts: HoldoutInfo,
     pub checks: Checks,
     pub noise: NoiseInfo,
-    pub search: String,
-    pub config_lane: String,
+    pub search: Markdown,
+    pub config_lane: Markdown,
     pub reproduce: Reproduce,
-    pub limitations: Vec<String>,
+    pub limitations: Vec<Markdown>,
     /// Whether the runs were sandboxed and what that means.
-    pub sandbox: String,
+    pub sandbox: Markdown,
 }
 
 fn first_line(text: &str) -> String {
@@ -267,18 +275,18 @@ fn evidence(r: &ConfirmResult) -> Vec<EvidenceRow> {
 fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
     let measured: Vec<&ScenarioResult> =
         r.scenarios.iter().filter(|s| s.holdout.is_some()).collect();
-    let lines: Vec<String> = measured
+    let lines: Vec<Markdown> = measured
         .iter()
         .filter_map(|s| {
             s.holdout.as_ref().map(|h| {
-                format!(
-                    "`{}`: {} (median {:.3}×, CI95 {}, {} pairs)",
-                    s.name,
+                Markdown::assembled(format!(
+                    "{}: {} (median {:.3}×, CI95 {}, {} pairs)",
+                    code(&s.name),
                     h.verdict.as_str(),
                     h.median,
                     ci_text(h.ci95),
                     s.pairs.len()
-                )
+                ))
             })
         })
         .collect();
@@ -334,7 +342,7 @@ fn checks(r: &ConfirmResult) -> Checks {
                 GateStatus::Skipped => "skipped",
             }
             .to_string(),
-            detail: first_line(&g.detail),
+            detail: Markdown::assembled(prose(&first_line(&g.detail))),
         })
         .collect();
     let differential = r
@@ -346,16 +354,19 @@ fn checks(r: &ConfirmResult) -> Checks {
             } else {
                 format!(
                     "outputs differ: {}",
-                    first_line(d.summary.as_deref().unwrap_or("(no summary)"))
+                    prose(&first_line(d.summary.as_deref().unwrap_or("(no summary)")))
                 )
             };
-            format!(
-                "`{}` ({}, {} lane, rule {}): {outcome}",
-                d.scenario, d.role, d.lane, d.rule
-            )
+            Markdown::assembled(format!(
+                "{} ({}, {} lane, rule {}): {outcome}",
+                code(&d.scenario),
+                inline(&d.role),
+                inline(&d.lane),
+                inline(&d.rule)
+            ))
         })
         .collect();
-    let sanitizers = if !r.sanitizer_lane_ran {
+    let sanitizers = Markdown::assembled(if !r.sanitizer_lane_ran {
         "The sanitizer lane did not run (the workload declares no `sanitize` build, or an \
          earlier gate failed)."
             .to_string()
@@ -367,10 +378,17 @@ fn checks(r: &ConfirmResult) -> Checks {
         let kinds: Vec<String> = r
             .sanitizer_findings
             .iter()
-            .map(|f| format!("{} in the {} tree ({})", f.kind, f.tree, f.step))
+            .map(|f| {
+                format!(
+                    "{} in the {} tree ({})",
+                    inline(&f.kind),
+                    inline(&f.tree),
+                    inline(&f.step)
+                )
+            })
             .collect();
         format!("The sanitizer lane found: {}.", kinds.join("; "))
-    };
+    });
     Checks {
         gates,
         differential,
@@ -378,7 +396,7 @@ fn checks(r: &ConfirmResult) -> Checks {
     }
 }
 
-fn noise_sentence(s: &ScenarioResult, f: &Figures) -> String {
+fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
     let mde = match f.mde_pct {
         Some(m) => format!(
             "minimum detectable effect {m:.2}% at {} pairs",
@@ -398,10 +416,12 @@ fn noise_sentence(s: &ScenarioResult, f: &Figures) -> String {
         ),
         (None, _) => "Too few A/A pairs to check the setup for bias.".to_string(),
     };
-    format!(
-        "`{}`: Noise floor ±{:.2}% (A/A: baseline against itself, {} pairs; {mde}). {aa}",
-        s.name, f.noise_floor_pct, f.aa.pairs
-    )
+    Markdown::assembled(format!(
+        "{}: Noise floor ±{:.2}% (A/A: baseline against itself, {} pairs; {mde}). {aa}",
+        code(&s.name),
+        f.noise_floor_pct,
+        f.aa.pairs
+    ))
 }
 
 fn noise(r: &ConfirmResult) -> NoiseInfo {
@@ -429,7 +449,7 @@ fn noise(r: &ConfirmResult) -> NoiseInfo {
     }
 }
 
-fn search(r: &ConfirmResult) -> String {
+fn search(r: &ConfirmResult) -> Markdown {
     let confirmation = training(r)
         .next()
         .map(|(s, f)| {
@@ -441,33 +461,33 @@ fn search(r: &ConfirmResult) -> String {
             )
         })
         .unwrap_or_else(|| "not measured".to_string());
-    match &r.search {
+    Markdown::assembled(match &r.search {
         None => "There was no search: this patch was confirmed directly, so there are no \
                  search-time figures to compare."
             .to_string(),
         Some(s) => format!(
-            "Search (screening, `{}`): median {:.3}× over {} pairs (CI95 {}). Confirmation: \
+            "Search (screening, {}): median {:.3}× over {} pairs (CI95 {}). Confirmation: \
              {confirmation}. Screening only ranks candidates; the fresh confirmation decides.",
-            s.scenario,
+            code(&s.scenario),
             s.median,
             s.pairs,
             ci_text(s.ci95)
         ),
-    }
+    })
 }
 
-fn config_lane(r: &ConfirmResult) -> String {
+fn config_lane(r: &ConfirmResult) -> Markdown {
     let lane = &r.config_lane;
     if !lane.ran {
         let why = if lane.reason.is_empty() {
             "no reason was recorded".to_string()
         } else {
-            lane.reason.clone()
+            prose(&lane.reason)
         };
-        return format!(
+        return Markdown::assembled(format!(
             "The build-configuration lane did not run ({why}), so the gain is not split into a \
              configuration part and a code part."
-        );
+        ));
     }
     let ci = lane.ci95.map_or_else(
         || "no CI95".to_string(),
@@ -480,14 +500,14 @@ fn config_lane(r: &ConfirmResult) -> String {
             100.0 * s
         )
     });
-    format!(
+    Markdown::assembled(format!(
         "The patch changes build configuration ({}). Baseline + configuration only, measured \
-         against the baseline on `{}`: {:.3}× (median of {} pairs; {ci}).{share}",
-        lane.files.join(", "),
-        lane.scenario.as_deref().unwrap_or("?"),
+         against the baseline on {}: {:.3}× (median of {} pairs; {ci}).{share}",
+        inline(&lane.files.join(", ")),
+        code(lane.scenario.as_deref().unwrap_or("?")),
         lane.median.unwrap_or(f64::NAN),
         lane.pairs.len()
-    )
+    ))
 }
 
 fn step_lines(r: &ConfirmResult) -> Vec<String> {
@@ -527,13 +547,13 @@ fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
         let files: Vec<String> = r
             .overlay
             .iter()
-            .map(|o| format!("`{}` (sha256 {})", o.path, o.sha256))
+            .map(|o| format!("{} (sha256 {})", code(&o.path), inline(&o.sha256)))
             .collect();
-        format!(
+        Markdown::assembled(format!(
             "The harness is not in the repository: evo copied {} into every tree from outside it, \
              so a reviewer needs these files to reproduce the figures.",
             files.join(", ")
-        )
+        ))
     });
     Reproduce {
         manual,
@@ -548,7 +568,7 @@ fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
     }
 }
 
-fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<String> {
+fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<Markdown> {
     let n = r.candidates_tried;
     let mut out = vec![format!(
         "{n} candidate{} tried; the intervals above do not correct for choosing one of them. The \
@@ -569,14 +589,15 @@ fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<String> {
          may differ."
             .to_string(),
     );
-    out
+    // Reasons quote gate details, which quote the candidate's output.
+    out.iter().map(|l| Markdown::assembled(prose(l))).collect()
 }
 
-fn sandbox_text(s: &crate::measure::sandbox::SandboxRecord) -> String {
-    match (&s.tool, s.enabled) {
-        (Some(tool), true) => format!("on ({tool}): {}.", s.detail),
-        _ => format!("off: {}.", s.detail.trim_start_matches("off: ")),
-    }
+fn sandbox_text(s: &crate::measure::sandbox::SandboxRecord) -> Markdown {
+    Markdown::assembled(match (&s.tool, s.enabled) {
+        (Some(tool), true) => format!("on ({}): {}.", inline(tool), prose(&s.detail)),
+        _ => format!("off: {}.", prose(s.detail.trim_start_matches("off: "))),
+    })
 }
 
 /// Builds the template context from a (sealed) predicate and its receipt.
@@ -598,6 +619,7 @@ pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
                 },
             )
     });
+    let not_measured = not_measured.map(|text| Markdown::assembled(prose(&text)));
     PrContext {
         summary: summary(r),
         workload: workload(r),
