@@ -232,7 +232,7 @@ fn code_span(text: &str, out: &mut String) {
     // to keep a backtick at an end apart from the delimiters.
     let pad = text.starts_with('`')
         || text.ends_with('`')
-        || (text.starts_with(' ') && text.ends_with(' ') && text.trim_matches(' ') != "");
+        || (text.starts_with(' ') && text.ends_with(' ') && !text.trim_matches(' ').is_empty());
     let space = if pad { " " } else { "" };
     out.push_str(&format!("{ticks}{space}{text}{space}{ticks}"));
 }

@@ -4,5 +4,6 @@ pub mod markdown;
 pub mod pairs_svg;
 pub mod pr_body;
 pub mod pr_context;
+mod pr_sections;
 pub mod runs_csv;
 pub mod terminal;
