@@ -22,7 +22,7 @@ use ed25519_dalek::SigningKey;
 
 use evo::confirm::result::{ConfirmResult, Verdict};
 use evo::receipt::{self, keys};
-use evo::report::{pr_body, pr_context::ReceiptRef};
+use evo::report::{pr_body, pr_context::ReceiptRef, terminal};
 use evo::spec::{Campaign, SpecError, parse_json};
 use evo::tree::{PatchError, Refusal, Tree, check_patch_safety, inspect_patch};
 use hostile_result::hostile_result;
@@ -375,6 +375,21 @@ fn evo_pr_render_of_a_hostile_receipt_is_inert_and_matches_the_library() {
     let md = String::from_utf8(out.stdout).unwrap();
     assert_eq!(md, render(&r, pr_body::DEFAULT_TEMPLATE));
     assert_inert(&md, &default_expected(&r), "evo pr render");
+}
+
+#[test]
+fn the_terminal_summary_shows_control_characters_instead_of_obeying_them() {
+    for h in hostile_strings() {
+        let text = terminal::render_confirm(&hostile_result(&h, true), Path::new("/run"));
+        let bad = text
+            .chars()
+            .find(|&c| c.is_control() && c != '\n' && c != '\t');
+        assert_eq!(bad, None, "{h:?}:\n{text}");
+        assert!(
+            text.contains("\nverdict: Rejected (tier rejected)\n"),
+            "{text}"
+        );
+    }
 }
 
 /// A patch adding `path`, written as git writes it: quoted with C escapes when `quoted`.

@@ -89,12 +89,17 @@ pub fn has_hidden_characters(text: &str) -> bool {
     text.chars().any(|c| c.is_control() || is_invisible(c))
 }
 
-/// `text` with every control and invisible character replaced by a visible stand-in, for
-/// messages that quote an outside string (a terminal or log, not markdown).
+/// `text` with every control character but the tab, and every invisible character, replaced by
+/// a visible stand-in: for a terminal, where a carriage return or an escape sequence in a
+/// candidate's output could overwrite evo's verdict line.
 pub fn visible(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        push_visible(&mut out, c);
+        if c == '\t' {
+            out.push(c);
+        } else {
+            push_visible(&mut out, c);
+        }
     }
     out
 }
@@ -364,7 +369,7 @@ mod tests {
     fn control_and_invisible_characters_are_shown() {
         assert_eq!(inline("a\rb\nc\u{1b}d"), "a␍b␊c␛d");
         assert_eq!(inline("x\u{202E}y\u{200B}"), "x⟨U+202E⟩y⟨U+200B⟩");
-        assert_eq!(visible("a\tb\u{7f}"), "a␉b␡");
+        assert_eq!(visible("a\tb\u{7f}\r\u{1b}[2J"), "a\tb␡␍␛[2J");
         assert!(has_hidden_characters("a\u{2066}"));
         assert!(!has_hidden_characters("plain ü"));
     }
