@@ -81,12 +81,13 @@ fn differential(scenario: &str, role: &str, h: &str) -> DifferentialRecord {
         candidate_sha256: "8".repeat(64),
         same: false,
         summary: Some(h.into()),
-        // A holdout's diff is sealed, and scrubbed from every gate detail: it would hide `h`.
-        diff: (role == "training").then(|| h.into()),
+        diff: Some(h.into()),
     }
 }
 
-/// A measured result with `h` in every field the candidate controls, and in the holdout's name.
+/// A measured result with `h` in every field the candidate controls, and in the training
+/// scenario's name (the workload's, but it fills a table cell). The holdout's output stays plain:
+/// the receipt seals it, and every gate detail quoting it whole, which would hide `h`.
 /// `rejected`: the tests gate failed (with `h` as its detail), so the verdict is rejected.
 pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
     let mut gates: Vec<Gate> = verdict::CHECK_GATES
@@ -96,7 +97,7 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
     if rejected {
         gates[3] = gate("tests", GateStatus::Failed, h);
     }
-    let scenarios = vec![scenario("sum", true, h), scenario(h, false, h)];
+    let scenarios = vec![scenario(h, true, h), scenario("held", false, "")];
     let d = verdict::decide(&gates, &scenarios);
     ConfirmResult {
         evo_version: "0.0.0-test".into(),
@@ -109,6 +110,7 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
         workload_name: "w".into(),
         workload_digest: "1".repeat(64),
         holdout_portfolio_digest: Some("2".repeat(64)),
+        holdout_names: vec!["held".into()],
         patch: PatchInfo {
             source: h.into(),
             file: "candidate.patch".into(),
@@ -143,8 +145,8 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
         steps: vec![],
         artifacts: vec![],
         differential: vec![
-            differential("sum", "training", h),
-            differential(h, "holdout", h),
+            differential(h, "training", h),
+            differential("held", "holdout", "no output"),
         ],
         sanitizer_lane_ran: true,
         sanitizer_findings: vec![SanitizerFinding {
@@ -171,6 +173,7 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
             enabled: false,
             tool: None,
             detail: "off: the campaign sets sandbox.mode to \"off\"".into(),
+            ..Default::default()
         },
     }
 }
