@@ -1,7 +1,9 @@
 //! Renderers: they turn results into text and never decide or measure anything.
 
+pub mod markdown;
 pub mod pairs_svg;
 pub mod pr_body;
 pub mod pr_context;
+mod pr_sections;
 pub mod runs_csv;
 pub mod terminal;

@@ -4,9 +4,16 @@
 //!
 //! Built from the *sealed* predicate, never from the unsealed result, so `evo pr render` on a
 //! receipt gives byte for byte the `pr_body.md` that `evo confirm` wrote.
+//!
+//! Much of the predicate comes from the candidate: its file names, its explanation, its programs'
+//! output in gate details and differential summaries. A field typed [`Markdown`] is a sentence evo
+//! assembled with every such string escaped; a `String` field is printed escaped by the template
+//! (see `pr_body`), so neither can add markup to the PR text.
 
 use serde::Serialize;
 
+use super::markdown::{Markdown, code, inline, prose};
+use super::pr_sections::{config_lane, limitations, reproduce, sandbox_text, search};
 use crate::bench::{self, ArmCov, Figures};
 use crate::confirm::result::{ConfirmResult, GateStatus, ScenarioResult};
 use crate::stats::Ci95;
@@ -78,27 +85,28 @@ pub struct HoldoutInfo {
     /// One sentence: what the holdouts show, or that none was declared.
     pub statement: String,
     /// `name: verdict (median)` per measured holdout.
-    pub lines: Vec<String>,
+    pub lines: Vec<Markdown>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckLine {
     pub name: String,
     pub status: String,
-    pub detail: String,
+    /// The first line of the gate's detail; code spans kept, anything else literal.
+    pub detail: Markdown,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Checks {
     pub gates: Vec<CheckLine>,
-    pub differential: Vec<String>,
-    pub sanitizers: String,
+    pub differential: Vec<Markdown>,
+    pub sanitizers: Markdown,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NoiseInfo {
     /// "Noise floor ±2.62% (A/A: baseline against itself, 11 pairs; ...)" per training scenario.
-    pub sentences: Vec<String>,
+    pub sentences: Vec<Markdown>,
     pub environment: String,
     pub warnings: Vec<String>,
 }
@@ -109,7 +117,7 @@ pub struct Reproduce {
     pub manual: Vec<String>,
     pub evo: Vec<String>,
     /// Set when harness files come from outside the repository.
-    pub harness_warning: Option<String>,
+    pub harness_warning: Option<Markdown>,
 }
 
 /// Everything the template may use.
@@ -122,25 +130,26 @@ pub struct PrContext {
     /// "runs 1.072× faster (median of 9 paired runs; CI95 1.066–1.087×)", when measured.
     pub headline: Option<String>,
     /// Why nothing was measured, when nothing was.
-    pub not_measured: Option<String>,
+    pub not_measured: Option<Markdown>,
+    /// The author's explanation as given (raw: print it with `md_quote` or `md_fence`).
     pub reason: Option<String>,
     pub evidence: Vec<EvidenceRow>,
     pub holdouts: HoldoutInfo,
     pub checks: Checks,
     pub noise: NoiseInfo,
-    pub search: String,
-    pub config_lane: String,
+    pub search: Markdown,
+    pub config_lane: Markdown,
     pub reproduce: Reproduce,
-    pub limitations: Vec<String>,
+    pub limitations: Vec<Markdown>,
     /// Whether the runs were sandboxed and what that means.
-    pub sandbox: String,
+    pub sandbox: Markdown,
 }
 
-fn first_line(text: &str) -> String {
+pub(super) fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or_default().trim().to_string()
 }
 
-fn ci_text(ci: Option<Ci95>) -> String {
+pub(super) fn ci_text(ci: Option<Ci95>) -> String {
     match ci {
         Some(c) => format!("{:.3}–{:.3}×", c.lower, c.upper),
         None => "n/a (<6 pairs)".to_string(),
@@ -155,7 +164,7 @@ fn cov_text(cov: ArmCov) -> String {
     )
 }
 
-fn training(r: &ConfirmResult) -> impl Iterator<Item = (&ScenarioResult, &Figures)> {
+pub(super) fn training(r: &ConfirmResult) -> impl Iterator<Item = (&ScenarioResult, &Figures)> {
     r.scenarios
         .iter()
         .filter_map(|s| s.training.as_ref().map(|f| (s, f)))
@@ -267,18 +276,18 @@ fn evidence(r: &ConfirmResult) -> Vec<EvidenceRow> {
 fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
     let measured: Vec<&ScenarioResult> =
         r.scenarios.iter().filter(|s| s.holdout.is_some()).collect();
-    let lines: Vec<String> = measured
+    let lines: Vec<Markdown> = measured
         .iter()
         .filter_map(|s| {
             s.holdout.as_ref().map(|h| {
-                format!(
-                    "`{}`: {} (median {:.3}×, CI95 {}, {} pairs)",
-                    s.name,
+                Markdown::assembled(format!(
+                    "{}: {} (median {:.3}×, CI95 {}, {} pairs)",
+                    code(&s.name),
                     h.verdict.as_str(),
                     h.median,
                     ci_text(h.ci95),
                     s.pairs.len()
-                )
+                ))
             })
         })
         .collect();
@@ -334,7 +343,7 @@ fn checks(r: &ConfirmResult) -> Checks {
                 GateStatus::Skipped => "skipped",
             }
             .to_string(),
-            detail: first_line(&g.detail),
+            detail: Markdown::assembled(prose(&first_line(&g.detail))),
         })
         .collect();
     let differential = r
@@ -346,16 +355,19 @@ fn checks(r: &ConfirmResult) -> Checks {
             } else {
                 format!(
                     "outputs differ: {}",
-                    first_line(d.summary.as_deref().unwrap_or("(no summary)"))
+                    prose(&first_line(d.summary.as_deref().unwrap_or("(no summary)")))
                 )
             };
-            format!(
-                "`{}` ({}, {} lane, rule {}): {outcome}",
-                d.scenario, d.role, d.lane, d.rule
-            )
+            Markdown::assembled(format!(
+                "{} ({}, {} lane, rule {}): {outcome}",
+                code(&d.scenario),
+                inline(&d.role),
+                inline(&d.lane),
+                inline(&d.rule)
+            ))
         })
         .collect();
-    let sanitizers = if !r.sanitizer_lane_ran {
+    let sanitizers = Markdown::assembled(if !r.sanitizer_lane_ran {
         "The sanitizer lane did not run (the workload declares no `sanitize` build, or an \
          earlier gate failed)."
             .to_string()
@@ -367,10 +379,17 @@ fn checks(r: &ConfirmResult) -> Checks {
         let kinds: Vec<String> = r
             .sanitizer_findings
             .iter()
-            .map(|f| format!("{} in the {} tree ({})", f.kind, f.tree, f.step))
+            .map(|f| {
+                format!(
+                    "{} in the {} tree ({})",
+                    inline(&f.kind),
+                    inline(&f.tree),
+                    inline(&f.step)
+                )
+            })
             .collect();
         format!("The sanitizer lane found: {}.", kinds.join("; "))
-    };
+    });
     Checks {
         gates,
         differential,
@@ -378,7 +397,7 @@ fn checks(r: &ConfirmResult) -> Checks {
     }
 }
 
-fn noise_sentence(s: &ScenarioResult, f: &Figures) -> String {
+fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
     let mde = match f.mde_pct {
         Some(m) => format!(
             "minimum detectable effect {m:.2}% at {} pairs",
@@ -398,10 +417,12 @@ fn noise_sentence(s: &ScenarioResult, f: &Figures) -> String {
         ),
         (None, _) => "Too few A/A pairs to check the setup for bias.".to_string(),
     };
-    format!(
-        "`{}`: Noise floor ±{:.2}% (A/A: baseline against itself, {} pairs; {mde}). {aa}",
-        s.name, f.noise_floor_pct, f.aa.pairs
-    )
+    Markdown::assembled(format!(
+        "{}: Noise floor ±{:.2}% (A/A: baseline against itself, {} pairs; {mde}). {aa}",
+        code(&s.name),
+        f.noise_floor_pct,
+        f.aa.pairs
+    ))
 }
 
 fn noise(r: &ConfirmResult) -> NoiseInfo {
@@ -429,156 +450,6 @@ fn noise(r: &ConfirmResult) -> NoiseInfo {
     }
 }
 
-fn search(r: &ConfirmResult) -> String {
-    let confirmation = training(r)
-        .next()
-        .map(|(s, f)| {
-            format!(
-                "median {:.3}× over {} pairs (CI95 {})",
-                f.median,
-                s.pairs.len(),
-                ci_text(f.ci95)
-            )
-        })
-        .unwrap_or_else(|| "not measured".to_string());
-    match &r.search {
-        None => "There was no search: this patch was confirmed directly, so there are no \
-                 search-time figures to compare."
-            .to_string(),
-        Some(s) => format!(
-            "Search (screening, `{}`): median {:.3}× over {} pairs (CI95 {}). Confirmation: \
-             {confirmation}. Screening only ranks candidates; the fresh confirmation decides.",
-            s.scenario,
-            s.median,
-            s.pairs,
-            ci_text(s.ci95)
-        ),
-    }
-}
-
-fn config_lane(r: &ConfirmResult) -> String {
-    let lane = &r.config_lane;
-    if !lane.ran {
-        let why = if lane.reason.is_empty() {
-            "no reason was recorded".to_string()
-        } else {
-            lane.reason.clone()
-        };
-        return format!(
-            "The build-configuration lane did not run ({why}), so the gain is not split into a \
-             configuration part and a code part."
-        );
-    }
-    let ci = lane.ci95.map_or_else(
-        || "no CI95".to_string(),
-        |c| format!("CI95 {:.3}–{:.3}×", c.lower, c.upper),
-    );
-    let share = lane.configuration_share.map_or_else(String::new, |s| {
-        format!(
-            " The configuration alone gives about {:.0}% of the whole patch's gain (on a log \
-             scale); the code change gives the rest.",
-            100.0 * s
-        )
-    });
-    format!(
-        "The patch changes build configuration ({}). Baseline + configuration only, measured \
-         against the baseline on `{}`: {:.3}× (median of {} pairs; {ci}).{share}",
-        lane.files.join(", "),
-        lane.scenario.as_deref().unwrap_or("?"),
-        lane.median.unwrap_or(f64::NAN),
-        lane.pairs.len()
-    )
-}
-
-fn step_lines(r: &ConfirmResult) -> Vec<String> {
-    let mut lines = Vec::new();
-    let public = |s: &&crate::confirm::result::StepRecord| {
-        s.tree == "candidate" && s.command != crate::receipt::SEALED
-    };
-    for step in r.steps.iter().filter(public) {
-        let line = if step.cwd == "." || step.cwd.is_empty() {
-            format!("{}   # {}", step.command, step.step)
-        } else {
-            format!("(cd {} && {})   # {}", step.cwd, step.command, step.step)
-        };
-        if !lines.contains(&line) {
-            lines.push(line);
-        }
-    }
-    lines
-}
-
-fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
-    let mut manual = vec![
-        format!("git clone {} evo-repro && cd evo-repro", r.repo),
-        format!("git checkout --detach {}", r.baseline_sha),
-        format!("git apply {}   # sha256 {}", r.patch.file, r.patch.sha256),
-    ];
-    manual.extend(step_lines(r));
-    for s in r.scenarios.iter().filter(|s| s.role == "training") {
-        let line = if s.cwd == "." || s.cwd.is_empty() {
-            s.candidate_command.clone()
-        } else {
-            format!("(cd {} && {})", s.cwd, s.candidate_command)
-        };
-        manual.push(format!("{line}   # timed run of `{}`", s.name));
-    }
-    let harness_warning = (!r.overlay.is_empty()).then(|| {
-        let files: Vec<String> = r
-            .overlay
-            .iter()
-            .map(|o| format!("`{}` (sha256 {})", o.path, o.sha256))
-            .collect();
-        format!(
-            "The harness is not in the repository: evo copied {} into every tree from outside it, \
-             so a reviewer needs these files to reproduce the figures.",
-            files.join(", ")
-        )
-    });
-    Reproduce {
-        manual,
-        evo: vec![
-            format!("evo receipt verify {} --recompute", receipt.file),
-            format!(
-                "evo confirm {} --campaign {}",
-                r.patch.source, r.campaign_file
-            ),
-        ],
-        harness_warning,
-    }
-}
-
-fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<String> {
-    let n = r.candidates_tried;
-    let mut out = vec![format!(
-        "{n} candidate{} tried; the intervals above do not correct for choosing one of them. The \
-         fresh confirmation (new checkouts, clean builds, a fresh seed, new pairs) is the guard.",
-        if n == 1 { " was" } else { "s were" }
-    )];
-    out.extend(r.reasons.iter().map(|reason| first_line(reason)));
-    out.extend(noise.warnings.iter().cloned());
-    if !r.sandbox.enabled {
-        out.push(
-            "The runs were not sandboxed: nothing kept a candidate off the network or away from \
-             the other arm's tree and outputs."
-                .to_string(),
-        );
-    }
-    out.push(
-        "All figures come from one machine (see Noise floor and environment); other hardware \
-         may differ."
-            .to_string(),
-    );
-    out
-}
-
-fn sandbox_text(s: &crate::measure::sandbox::SandboxRecord) -> String {
-    match (&s.tool, s.enabled) {
-        (Some(tool), true) => format!("on ({tool}): {}.", s.detail),
-        _ => format!("off: {}.", s.detail.trim_start_matches("off: ")),
-    }
-}
-
 /// Builds the template context from a (sealed) predicate and its receipt.
 pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
     let first = training(r).next();
@@ -598,6 +469,7 @@ pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
                 },
             )
     });
+    let not_measured = not_measured.map(|text| Markdown::assembled(prose(&text)));
     PrContext {
         summary: summary(r),
         workload: workload(r),

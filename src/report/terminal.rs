@@ -1,7 +1,11 @@
 //! The human-readable summary `evo bench` prints.
+//!
+//! The summaries of `evo confirm` and `evo campaign run` quote a candidate's output and names;
+//! their control characters are shown (`␍`, `␛`), never sent to the terminal.
 
 use std::fmt::Write;
 
+use super::markdown::visible;
 use crate::bench::BenchReport;
 use crate::measure::record::Order;
 
@@ -125,7 +129,7 @@ pub fn render_confirm(
         "baseline:  {} ({})",
         r.baseline_commitish, r.baseline_sha
     );
-    let _ = writeln!(out, "candidate: {}", r.patch.source);
+    let _ = writeln!(out, "candidate: {}", visible(&r.patch.source));
     let sandbox = match (&r.sandbox.tool, r.sandbox.enabled) {
         (Some(tool), true) => format!(
             "on ({tool}: unprivileged, no network, own PID namespace, only the system, \
@@ -146,11 +150,11 @@ pub fn render_confirm(
             out,
             "  [{mark}] {:<19}{}",
             g.name,
-            lines.next().unwrap_or_default()
+            visible(lines.next().unwrap_or_default())
         );
         if g.status == GateStatus::Failed {
             for l in lines.take(40) {
-                let _ = writeln!(out, "         {:<19}{l}", "");
+                let _ = writeln!(out, "         {:<19}{}", "", visible(l));
             }
         }
     }
@@ -167,7 +171,7 @@ pub fn render_confirm(
         let _ = writeln!(
             out,
             "  {} ({}): median {median:.4}× over {} pairs, {ci}",
-            s.name,
+            visible(&s.name),
             s.role,
             s.pairs.len()
         );
@@ -187,9 +191,9 @@ pub fn render_confirm(
         // The first lines carry the gist (a sanitizer names itself on one line, its report on the
         // next); the full text is in result.json and the gate above.
         let mut lines = reason.lines().filter(|l| !l.trim().is_empty());
-        let _ = writeln!(out, "  - {}", lines.next().unwrap_or_default());
+        let _ = writeln!(out, "  - {}", visible(lines.next().unwrap_or_default()));
         for l in lines.take(2) {
-            let _ = writeln!(out, "    {l}");
+            let _ = writeln!(out, "    {}", visible(l));
         }
     }
     if !r.sandbox.enabled {
@@ -207,7 +211,7 @@ pub fn render_confirm(
     for s in &r.scenarios {
         if let Some(f) = &s.training {
             for warning in crate::bench::figure_warnings(f, s.pairs.len()) {
-                let _ = writeln!(out, "warning ({}): {warning}", s.name);
+                let _ = writeln!(out, "warning ({}): {warning}", visible(&s.name));
             }
         }
     }
@@ -250,7 +254,7 @@ pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::pat
             (None, _) => "–".to_string(),
         };
         let reason = r.reason.lines().next().unwrap_or_default();
-        let reason: String = reason.chars().take(100).collect();
+        let reason = visible(&reason.chars().take(100).collect::<String>());
         let _ = writeln!(
             out,
             "{:>3}  {:<name_w$}  {:<status_w$}  {:>9}  {:>16}  {reason}",

@@ -83,6 +83,9 @@ pub struct SandboxSettings {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CandidatePatch {
+    /// Shown in summaries and messages: plain text, no control characters.
+    #[serde(deserialize_with = "super::values::plain_name")]
+    #[schemars(with = "String")]
     pub name: String,
     pub patch: String,
     /// The author's stated reason why it is faster (not independently verified).

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// A positive, finite number of seconds.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
@@ -169,5 +169,44 @@ impl TryFrom<f64> for NonNegative {
 impl From<NonNegative> for f64 {
     fn from(n: NonNegative) -> f64 {
         n.0
+    }
+}
+
+/// A character no name may hold: a control character (C0, DEL, C1: a carriage return or an
+/// escape sequence rewrites what a terminal, a log or the PR text shows) or a bidi control (it
+/// reorders what a reader sees of the rest).
+pub fn is_control_or_bidi(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `text` with control and bidi characters escaped as in Rust (`\r`, `\u{202e}`), for messages.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_control_or_bidi(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Deserializes a name that evo shows to people (a candidate's): any text without control or
+/// bidi characters, refused at its own line and column.
+pub fn plain_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let name = String::deserialize(deserializer)?;
+    match name.chars().find(|&c| is_control_or_bidi(c)) {
+        Some(c) => Err(serde::de::Error::custom(format!(
+            "the name \"{}\" has the control character {}; names are shown in summaries, \
+             receipts and the PR text, so they must be plain text",
+            escape_controls(&name),
+            c.escape_default()
+        ))),
+        None => Ok(name),
     }
 }

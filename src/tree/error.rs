@@ -72,6 +72,13 @@ pub enum Refusal {
     SymlinkIntoGitDir { target: String },
     #[error("is a symlink whose target the patch does not show")]
     UnknownSymlinkTarget,
+    #[error(
+        "has the control character {shown} in its name; file names must be plain text, since \
+         logs, receipts and the PR text quote them"
+    )]
+    ControlCharacter { shown: String },
+    #[error("is not valid UTF-8 (shown with U+FFFD); file names must be plain text")]
+    NotUtf8,
 }
 
 /// Failures while reading, checking or applying a candidate patch.

@@ -349,7 +349,10 @@ fn mode(file: &DiffFile<'_>) -> FileMode {
 fn path(file: &DiffFile<'_>) -> Result<String, PatchError> {
     let bytes = file.path_bytes().unwrap_or_default();
     String::from_utf8(bytes.to_vec()).map_err(|_| PatchError::Unparsable {
-        detail: format!("the path `{}` is not UTF-8", String::from_utf8_lossy(bytes)),
+        detail: format!(
+            "the path `{}` is not UTF-8",
+            super::safety::shown_path_bytes(bytes)
+        ),
     })
 }
 

@@ -4,6 +4,11 @@
 //! Protected patterns are globs matched against the whole path from the tree root: `*` stays
 //! within one directory, `**` crosses directories (`tests/**` is the top-level `tests` folder,
 //! `**/tests/**` any of them). Both the old and the new path of every file are checked.
+//!
+//! A name with a control character (a carriage return, a line feed, an escape sequence) or a
+//! bidi override is refused first: logs, receipts and the PR text quote file names, and such a
+//! name can rewrite what a reader sees there. Messages show the name with those characters
+//! escaped (`\r`, `\u{1b}`).
 
 use std::fs;
 use std::io;
@@ -12,6 +17,7 @@ use std::path::{Path, PathBuf};
 use globset::GlobSet;
 
 use super::{ChangeKind, FileChange, FileMode, PatchError, PatchSummary, Refusal, Tree};
+use crate::spec::values::{escape_controls, is_control_or_bidi};
 
 /// Check every path of `summary` against `tree` (as it is before the patch) and `protected`.
 pub fn check_patch_safety(
@@ -27,17 +33,20 @@ pub fn check_patch_safety(
         .filter_map(|file| file.new_path.as_deref())
         .collect();
     for path in &summary.header_paths {
-        check_components(path).map_err(|reason| PatchError::Refused {
-            path: path.clone(),
+        let refuse = |reason| PatchError::Refused {
+            path: shown_path(path),
             reason,
-        })?;
+        };
+        check_characters(path).map_err(refuse)?;
+        check_components(path).map_err(refuse)?;
     }
     for file in &summary.files {
         for path in file.paths() {
             let refuse = |reason| PatchError::Refused {
-                path: path.to_string(),
+                path: shown_path(path),
                 reason,
             };
+            check_characters(path).map_err(refuse)?;
             check_components(path).map_err(refuse)?;
             protected.check(path).map_err(refuse)?;
             check_tree_prefixes(tree, path)?.map_or(Ok(()), |r| Err(refuse(r)))?;
@@ -53,6 +62,38 @@ pub fn check_patch_safety(
 
 fn creates_symlink(file: &FileChange) -> bool {
     file.new_mode == FileMode::Symlink && file.kind != ChangeKind::Deleted
+}
+
+/// Control characters (C0, DEL, C1) and bidi controls, then the replacement character that
+/// stands for bytes that were not UTF-8 (the header lines are read lossily).
+fn check_characters(path: &str) -> Result<(), Refusal> {
+    if let Some(c) = path.chars().find(|&c| is_control_or_bidi(c)) {
+        return Err(Refusal::ControlCharacter {
+            shown: c.escape_default().to_string(),
+        });
+    }
+    if path.contains(char::REPLACEMENT_CHARACTER) {
+        return Err(Refusal::NotUtf8);
+    }
+    Ok(())
+}
+
+/// `path` for a message: control and bidi characters escaped as in Rust (`\r`, `\u{202e}`).
+pub(crate) fn shown_path(path: &str) -> String {
+    escape_controls(path)
+}
+
+/// Bytes of a path that may not be UTF-8, for a message: invalid bytes as `\xff`, control and
+/// bidi characters escaped.
+pub(crate) fn shown_path_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(&shown_path(chunk.valid()));
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
 }
 
 /// Absolute paths, `..` and `.git` components.

@@ -1,0 +1,157 @@
+//! The later sections of the PR text: search against confirmation, the build-configuration lane,
+//! how to reproduce, limitations and the sandbox. Split from `pr_context`, which assembles them.
+
+use super::markdown::{Markdown, code, inline, prose};
+use super::pr_context::{NoiseInfo, ReceiptRef, Reproduce, ci_text, first_line, training};
+use crate::confirm::result::ConfirmResult;
+
+pub(super) fn search(r: &ConfirmResult) -> Markdown {
+    let confirmation = training(r)
+        .next()
+        .map(|(s, f)| {
+            format!(
+                "median {:.3}× over {} pairs (CI95 {})",
+                f.median,
+                s.pairs.len(),
+                ci_text(f.ci95)
+            )
+        })
+        .unwrap_or_else(|| "not measured".to_string());
+    Markdown::assembled(match &r.search {
+        None => "There was no search: this patch was confirmed directly, so there are no \
+                 search-time figures to compare."
+            .to_string(),
+        Some(s) => format!(
+            "Search (screening, {}): median {:.3}× over {} pairs (CI95 {}). Confirmation: \
+             {confirmation}. Screening only ranks candidates; the fresh confirmation decides.",
+            code(&s.scenario),
+            s.median,
+            s.pairs,
+            ci_text(s.ci95)
+        ),
+    })
+}
+
+pub(super) fn config_lane(r: &ConfirmResult) -> Markdown {
+    let lane = &r.config_lane;
+    if !lane.ran {
+        let why = if lane.reason.is_empty() {
+            "no reason was recorded".to_string()
+        } else {
+            prose(&lane.reason)
+        };
+        return Markdown::assembled(format!(
+            "The build-configuration lane did not run ({why}), so the gain is not split into a \
+             configuration part and a code part."
+        ));
+    }
+    let ci = lane.ci95.map_or_else(
+        || "no CI95".to_string(),
+        |c| format!("CI95 {:.3}–{:.3}×", c.lower, c.upper),
+    );
+    let share = lane.configuration_share.map_or_else(String::new, |s| {
+        format!(
+            " The configuration alone gives about {:.0}% of the whole patch's gain (on a log \
+             scale); the code change gives the rest.",
+            100.0 * s
+        )
+    });
+    Markdown::assembled(format!(
+        "The patch changes build configuration ({}). Baseline + configuration only, measured \
+         against the baseline on {}: {:.3}× (median of {} pairs; {ci}).{share}",
+        inline(&lane.files.join(", ")),
+        code(lane.scenario.as_deref().unwrap_or("?")),
+        lane.median.unwrap_or(f64::NAN),
+        lane.pairs.len()
+    ))
+}
+
+pub(super) fn step_lines(r: &ConfirmResult) -> Vec<String> {
+    let mut lines = Vec::new();
+    let public = |s: &&crate::confirm::result::StepRecord| {
+        s.tree == "candidate" && s.command != crate::receipt::SEALED
+    };
+    for step in r.steps.iter().filter(public) {
+        let line = if step.cwd == "." || step.cwd.is_empty() {
+            format!("{}   # {}", step.command, step.step)
+        } else {
+            format!("(cd {} && {})   # {}", step.cwd, step.command, step.step)
+        };
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+pub(super) fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
+    let mut manual = vec![
+        format!("git clone {} evo-repro && cd evo-repro", r.repo),
+        format!("git checkout --detach {}", r.baseline_sha),
+        format!("git apply {}   # sha256 {}", r.patch.file, r.patch.sha256),
+    ];
+    manual.extend(step_lines(r));
+    for s in r.scenarios.iter().filter(|s| s.role == "training") {
+        let line = if s.cwd == "." || s.cwd.is_empty() {
+            s.candidate_command.clone()
+        } else {
+            format!("(cd {} && {})", s.cwd, s.candidate_command)
+        };
+        manual.push(format!("{line}   # timed run of `{}`", s.name));
+    }
+    let harness_warning = (!r.overlay.is_empty()).then(|| {
+        let files: Vec<String> = r
+            .overlay
+            .iter()
+            .map(|o| format!("{} (sha256 {})", code(&o.path), inline(&o.sha256)))
+            .collect();
+        Markdown::assembled(format!(
+            "The harness is not in the repository: evo copied {} into every tree from outside it, \
+             so a reviewer needs these files to reproduce the figures.",
+            files.join(", ")
+        ))
+    });
+    Reproduce {
+        manual,
+        evo: vec![
+            format!("evo receipt verify {} --recompute", receipt.file),
+            format!(
+                "evo confirm {} --campaign {}",
+                r.patch.source, r.campaign_file
+            ),
+        ],
+        harness_warning,
+    }
+}
+
+pub(super) fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<Markdown> {
+    let n = r.candidates_tried;
+    let mut out = vec![format!(
+        "{n} candidate{} tried; the intervals above do not correct for choosing one of them. The \
+         fresh confirmation (new checkouts, clean builds, a fresh seed, new pairs) is the guard.",
+        if n == 1 { " was" } else { "s were" }
+    )];
+    out.extend(r.reasons.iter().map(|reason| first_line(reason)));
+    out.extend(noise.warnings.iter().cloned());
+    if !r.sandbox.enabled {
+        out.push(
+            "The runs were not sandboxed: nothing kept a candidate off the network or away from \
+             the other arm's tree and outputs."
+                .to_string(),
+        );
+    }
+    out.push(
+        "All figures come from one machine (see Noise floor and environment); other hardware \
+         may differ."
+            .to_string(),
+    );
+    // Reasons quote gate details, which quote the candidate's output.
+    out.iter().map(|l| Markdown::assembled(prose(l))).collect()
+}
+
+pub(super) fn sandbox_text(s: &crate::measure::sandbox::SandboxRecord) -> Markdown {
+    Markdown::assembled(match (&s.tool, s.enabled) {
+        (Some(tool), true) => format!("on ({}): {}.", inline(tool), prose(&s.detail)),
+        _ => format!("off: {}.", prose(s.detail.trim_start_matches("off: "))),
+    })
+}
