@@ -310,10 +310,16 @@ fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
                     "{n} sealed holdout(s) measured: at least one is significantly slower, which \
                      rejects the candidate."
                 )
+            } else if verdicts.iter().all(|v| *v == NoRegression) && r.sandbox.enabled {
+                format!(
+                    "{n} sealed holdout(s) measured, none of which the agent or the candidate's \
+                     code could see (sandboxed): no regression on any of them."
+                )
             } else if verdicts.iter().all(|v| *v == NoRegression) {
                 format!(
-                    "{n} sealed holdout(s) measured, none of which the agent could see: no \
-                     regression on any of them."
+                    "{n} sealed holdout(s) measured: no regression on any of them. The runs \
+                     were not sandboxed, so the agent and the candidate's code could have read \
+                     the holdout file."
                 )
             } else {
                 format!(
