@@ -80,7 +80,8 @@ impl View {
         let home = env_path("HOME").filter(|h| h.parent().is_some());
         let mut toolchains: Vec<PathBuf> = Vec::new();
         if let Some(path) = std::env::var_os("PATH") {
-            toolchains.extend(std::env::split_paths(&path).filter(|p| p.is_absolute()));
+            let entries = std::env::split_paths(&path).filter(|p| p.is_absolute());
+            toolchains.extend(entries.map(|p| tool_root(&p, home.as_deref())));
         }
         let cargo_home = env_path("CARGO_HOME").or_else(|| home.as_ref().map(|h| h.join(".cargo")));
         let rustup_home =
@@ -126,7 +127,8 @@ impl View {
             // is never shown, nor the whole file system; a secret inside a shown toolchain is
             // covered below.
             let in_secret = secrets.iter().any(|s| dir.starts_with(s));
-            if already || in_secret || dir.parent().is_none() || !dir.is_dir() {
+            let whole_home = home.as_deref() == Some(dir.as_path());
+            if already || in_secret || whole_home || dir.parent().is_none() || !dir.is_dir() {
                 continue;
             }
             folders.push(dir.clone());
@@ -166,6 +168,24 @@ impl View {
     /// Whether `path` is one of evo's secrets or lies inside one (a folder no run may bind).
     pub fn is_secret(&self, path: &Path) -> bool {
         self.secrets.iter().any(|s| path.starts_with(s))
+    }
+}
+
+/// The folder to show for a `PATH` entry: inside the home, the whole tool folder it belongs to
+/// (`~/.pyenv` for `~/.pyenv/shims`: a shim runs the tool's own scripts and its interpreters, and
+/// a virtualenv's `python` links into it); elsewhere the entry itself.
+fn tool_root(entry: &Path, home: Option<&Path>) -> PathBuf {
+    let Some(home) = home else {
+        return entry.to_path_buf();
+    };
+    match entry
+        .strip_prefix(home)
+        .ok()
+        .and_then(|rest| rest.components().next())
+    {
+        // `~/.local` also holds other programs' data (and evo's state): only the entry.
+        Some(first) if first.as_os_str() != ".local" => home.join(first),
+        _ => entry.to_path_buf(),
     }
 }
 
@@ -253,6 +273,23 @@ mod tests {
                 .contains(&Covered::File(tools.join("credentials.toml")))
         );
         assert_eq!(view.secrets_inside(&tools), vec![Covered::Folder(key_dir)]);
+    }
+
+    #[test]
+    fn a_path_entry_in_the_home_shows_its_whole_tool_folder() {
+        let home = Path::new("/home/u");
+        assert_eq!(
+            tool_root(Path::new("/home/u/.pyenv/shims"), Some(home)),
+            Path::new("/home/u/.pyenv")
+        );
+        assert_eq!(
+            tool_root(Path::new("/usr/local/bin"), Some(home)),
+            Path::new("/usr/local/bin")
+        );
+        assert_eq!(
+            tool_root(Path::new("/home/u/.local/bin"), Some(home)),
+            Path::new("/home/u/.local/bin")
+        );
     }
 
     #[test]
