@@ -461,3 +461,42 @@ fn a_patch_with_build_flags_gets_the_build_configuration_lane() {
         .unwrap();
     assert_eq!(verify.status.code(), Some(0), "{}", text(&verify));
 }
+
+#[test]
+fn the_deterministic_lane_counts_instructions_of_both_arms_beside_the_wall_time_verdict() {
+    let fx = Fixture::new();
+    write(
+        &fx.camp.join("campaign.json"),
+        &CAMPAIGN.replace(
+            r#""aa_pairs": 11 }"#,
+            r#""aa_pairs": 11, "counters": ["callgrind"] }"#,
+        ),
+    );
+    // A change that only removes work: the memo runs the slow hash once per distinct input.
+    let patch = fx.patch(
+        "memo.patch",
+        &[
+            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
+            ("prog.c", "static unsigned long work(", MEMO),
+        ],
+    );
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
+    let lane = &r["scenarios"][0]["instructions"];
+    let (b, c) = (lane["baseline"].as_u64(), lane["candidate"].as_u64());
+    let (Some(b), Some(c)) = (b, c) else {
+        panic!("no counts: {lane}\n{}", text(&out));
+    };
+    assert!(
+        c * 2 < b,
+        "the memo should halve the instructions at least: {lane}"
+    );
+    let pct = lane["change_pct"].as_f64().unwrap();
+    assert!((pct - (c as f64 / b as f64 - 1.0) * 100.0).abs() < 1e-9);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("instructions -"), "{stdout}");
+    assert!(stdout.contains("not time"), "{stdout}");
+    let (dir, _) = util::first_result(&fx.camp).unwrap();
+    let pr = std::fs::read_to_string(dir.join("pr_body.md")).unwrap();
+    assert!(pr.contains("Deterministic lane"), "{pr}");
+}

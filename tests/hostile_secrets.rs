@@ -90,6 +90,7 @@ fn scenario(name: &str, role: &str, command: &str, stderr: &str) -> ScenarioResu
         training: None,
         holdout: None,
         timed_output_consistent: Some(true),
+        instructions: None,
     };
     if role == "training" {
         let aa = pairs(11, 1.0, false, stderr);

@@ -103,6 +103,7 @@ fn training_scenario(speedup: f64) -> ScenarioResult {
         pairs: measured,
         holdout: None,
         timed_output_consistent: Some(true),
+        instructions: None,
     }
 }
 
@@ -120,6 +121,7 @@ fn holdout_scenario() -> ScenarioResult {
         pairs: measured,
         training: None,
         timed_output_consistent: Some(true),
+        instructions: None,
     }
 }
 

@@ -30,7 +30,7 @@ use journal::{Entry, Journal, Status};
 use lock::RunLock;
 use state::State;
 
-pub use screen::{shell_quote, sum_callgrind_totals};
+pub use crate::measure::callgrind::{shell_quote, sum_callgrind_totals};
 
 /// How to run a campaign.
 #[derive(Debug, Clone)]

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::journal::{Entry, Status};
 use super::{CampaignError, CampaignEvent, CampaignRun};
 use crate::check;
+use crate::measure::callgrind;
 use crate::measure::record::Order;
 use crate::measure::runner::RunSpec;
 use crate::measure::sandbox::SandboxPolicy;
@@ -201,93 +202,18 @@ impl CampaignRun<'_> {
         c: &RunSpec,
     ) -> Result<(), CampaignError> {
         let dir = self.work.join(format!("callgrind-{index}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| CampaignError::io("cannot create the callgrind folder", e))?;
         let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
-        let mut count = |label: &str, spec: &RunSpec| -> Result<u64, CampaignError> {
-            let out = dir.join(label);
-            std::fs::create_dir_all(&out)
-                .map_err(|e| CampaignError::io("cannot create the callgrind folder", e))?;
-            let mut sandbox = spec.sandbox.clone();
-            if let Some(sandbox) = &mut sandbox {
-                // callgrind writes its counts outside the tree.
-                (sandbox.binds).push(crate::measure::sandbox::Bind::same(&out, true));
-            }
-            let wrapped = RunSpec {
-                sandbox,
-                command: format!(
-                    "valgrind --tool=callgrind --trace-children=yes --callgrind-out-file={}/cg.%p sh -c {}",
-                    out.display(),
-                    shell_quote(&spec.command)
-                ),
-                ..spec.clone()
-            };
-            use crate::measure::runner::Runner;
-            let r = runner
-                .run(&wrapped)
-                .map_err(|e| CampaignError::Internal(e.to_string()))?;
-            if !r.succeeded() {
-                return Err(CampaignError::Usage(format!(
-                    "callgrind failed (is valgrind installed?): {}",
-                    r.stderr_tail
-                )));
-            }
-            Ok(sum_callgrind_totals(&out))
+        let mut count = |label: &str, spec: &RunSpec| {
+            callgrind::count(&mut runner, spec, &dir.join(label))
+                .map(|c| c.instructions)
+                .map_err(CampaignError::Usage)
         };
         let (baseline, candidate) = (count("baseline", b)?, count("candidate", c)?);
+        let _ = std::fs::remove_dir_all(&dir);
         self.record(Entry::Instructions {
             index,
             baseline,
             candidate,
         })
-    }
-}
-
-/// `'text'` for `sh`, with embedded single quotes escaped.
-pub fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
-
-/// Sum of the `summary:` (or `totals:`) instruction counts of every callgrind file in `dir`.
-pub fn sum_callgrind_totals(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-        .filter_map(|text| {
-            let line = text
-                .lines()
-                .find(|l| l.starts_with("summary:"))
-                .or_else(|| text.lines().find(|l| l.starts_with("totals:")))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .sum()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoting_survives_single_quotes() {
-        assert_eq!(shell_quote("echo 'a b'"), r"'echo '\''a b'\'''");
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("sh -c {}", shell_quote("printf '%s' 'x y'")))
-            .output()
-            .unwrap();
-        assert_eq!(out.stdout, b"x y");
-    }
-
-    #[test]
-    fn callgrind_totals_are_summed_over_every_traced_process() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("cg.1"), "events: Ir\nsummary: 1200\n").unwrap();
-        std::fs::write(dir.path().join("cg.2"), "events: Ir\nfn=main\ntotals: 34\n").unwrap();
-        std::fs::write(dir.path().join("cg.3"), "not a callgrind file\n").unwrap();
-        assert_eq!(sum_callgrind_totals(dir.path()), 1234);
     }
 }

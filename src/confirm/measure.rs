@@ -260,5 +260,6 @@ fn scenario_result(
         training: None,
         holdout: None,
         timed_output_consistent: None,
+        instructions: None,
     }
 }

@@ -7,6 +7,7 @@
 //! lives in its own file; this one sequences them and writes the run directory.
 
 mod config_lane;
+mod instructions;
 mod lanes;
 mod measure;
 pub mod result;
@@ -399,6 +400,7 @@ impl Run<'_> {
         }
         let measure_started = Instant::now();
         self.measure_all()?;
+        self.count_instructions()?;
         self.result.timings.measure_s = measure_started.elapsed().as_secs_f64();
         self.leftover_gate(true);
         Ok(())

@@ -195,6 +195,43 @@ pub struct ScenarioResult {
     pub holdout: Option<HoldoutFigures>,
     /// Whether every timed run of both arms printed the same bytes (when declared deterministic).
     pub timed_output_consistent: Option<bool>,
+    /// The deterministic lane (`confirm.counters: ["callgrind"]`): instructions of one run of
+    /// each arm, training scenarios only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<InstructionFigures>,
+}
+
+/// Instructions executed by one run of each arm under callgrind, with the confirmation's seed.
+/// Exact for a deterministic program, whatever the machine's noise; not time.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct InstructionFigures {
+    pub baseline: Option<u64>,
+    pub candidate: Option<u64>,
+    /// (candidate / baseline − 1) × 100: negative means fewer instructions.
+    pub change_pct: Option<f64>,
+    /// Why there is no figure, when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl InstructionFigures {
+    /// The figures from two counts.
+    pub fn of(baseline: u64, candidate: u64) -> InstructionFigures {
+        InstructionFigures {
+            baseline: Some(baseline),
+            candidate: Some(candidate),
+            change_pct: Some((candidate as f64 / baseline as f64 - 1.0) * 100.0),
+            note: None,
+        }
+    }
+
+    /// No figure, and why.
+    pub fn missing(note: String) -> InstructionFigures {
+        InstructionFigures {
+            note: Some(note),
+            ..InstructionFigures::default()
+        }
+    }
 }
 
 /// The build-configuration lane (DESIGN §2 step 7): when a patch touches `config_files`, the

@@ -168,6 +168,7 @@ mod tests {
             training: Some(f),
             holdout: None,
             timed_output_consistent: None,
+            instructions: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! `runner` is the seam to processes (`spawn` for real ones through the `helper` mode, `fake` for
 //! tests); `schedule` decides the order of runs; `record` holds what they leave behind.
 
+pub mod callgrind;
 pub mod fake;
 pub mod helper;
 pub mod init;

@@ -423,8 +423,16 @@ fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
         ),
         (None, _) => "Too few A/A pairs to check the setup for bias.".to_string(),
     };
+    let instructions = match &s.instructions {
+        Some(i) => format!(
+            " Deterministic lane: {}.",
+            inline(&crate::report::terminal::instructions_sentence(i))
+        ),
+        None => String::new(),
+    };
     Markdown::assembled(format!(
-        "{}: Noise floor ±{:.2}% (A/A: baseline against itself, {} pairs; {mde}). {aa}",
+        "{}: Noise floor ±{:.2}% (A/A: baseline against itself, {} pairs; {mde}). \
+         {aa}{instructions}",
         code(&s.name),
         f.noise_floor_pct,
         f.aa.pairs

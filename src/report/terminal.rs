@@ -185,6 +185,9 @@ pub fn render_confirm(
                     .map_or_else(|| "n/a".to_string(), |m| format!("{m:.2}%"))
             );
         }
+        if let Some(i) = &s.instructions {
+            let _ = writeln!(out, "    {}", instructions_sentence(i));
+        }
     }
     let _ = writeln!(out, "\nverdict: {:?} (tier {})", r.verdict, r.tier.as_str());
     for reason in &r.reasons {
@@ -309,4 +312,18 @@ pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::pat
         }
     }
     out
+}
+
+/// The deterministic lane's figure in one line, with its caveat.
+pub fn instructions_sentence(i: &crate::confirm::result::InstructionFigures) -> String {
+    match (i.baseline, i.candidate, i.change_pct) {
+        (Some(b), Some(c), Some(pct)) => format!(
+            "instructions {pct:+.2}% (callgrind, one run per arm: {b} → {c}; exact, but \
+             instructions are not time)"
+        ),
+        _ => format!(
+            "instructions not counted: {}",
+            visible(i.note.as_deref().unwrap_or("no count"))
+        ),
+    }
 }

@@ -174,6 +174,11 @@ pub struct ConfirmSettings {
     pub min_effect: Fraction,
     #[serde(default = "one")]
     pub warmup: Count,
+    /// `["callgrind"]` adds the deterministic lane: the instructions of one run of each arm on
+    /// every training scenario, reported beside the wall-time verdict (instructions are not time:
+    /// a change in memory traffic or parallelism may not show in them).
+    #[serde(default)]
+    pub counters: Vec<Counter>,
 }
 
 fn nine() -> ConfirmPairs {
@@ -196,6 +201,7 @@ impl Default for ConfirmSettings {
             top: one(),
             min_effect: one_percent(),
             warmup: one(),
+            counters: Vec::new(),
         }
     }
 }

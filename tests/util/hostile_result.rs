@@ -68,6 +68,7 @@ fn scenario(name: &str, training: bool, h: &str) -> ScenarioResult {
         aa_pairs: aa,
         pairs: measured,
         timed_output_consistent: Some(true),
+        instructions: None,
     }
 }
 

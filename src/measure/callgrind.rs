@@ -1,0 +1,120 @@
+//! Instruction counts under callgrind: evidence that does not depend on the machine's noise.
+//!
+//! On a shared 2-core machine wall time varies 7–8% from run to run whatever is done about it;
+//! the number of instructions a deterministic program executes does not. One run of an arm under
+//! `valgrind --tool=callgrind --trace-children=yes` gives the instructions of every process it
+//! starts. Instructions are not time (a change in memory traffic or parallelism may not show),
+//! which every report that uses them says.
+//!
+//! The count is written by valgrind into a folder the run can write, so the run could forge it:
+//! a counting run that leaves processes behind, fails, or prints other bytes than the arm's timed
+//! runs is refused, and under the sandbox nothing outlives the run that could rewrite the file
+//! after valgrind wrote it.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::runner::{RunSpec, Runner};
+use super::sandbox::Bind;
+
+/// One arm's instruction count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstructionCount {
+    /// Instructions executed (callgrind's `Ir`), summed over every traced process.
+    pub instructions: u64,
+    /// sha256 of what the counted run printed on stdout.
+    pub stdout_sha256: String,
+}
+
+/// `'text'` for `sh`, with embedded single quotes escaped.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// Runs `spec` once under callgrind, writing its counts into `out` (created empty), and returns
+/// the total. An `Err` says why no count could be had.
+pub fn count(
+    runner: &mut dyn Runner,
+    spec: &RunSpec,
+    out: &Path,
+) -> Result<InstructionCount, String> {
+    let _ = std::fs::remove_dir_all(out);
+    std::fs::create_dir_all(out)
+        .map_err(|e| format!("cannot create the callgrind folder {}: {e}", out.display()))?;
+    let mut sandbox = spec.sandbox.clone();
+    if let Some(sandbox) = &mut sandbox {
+        // callgrind writes its counts outside the tree.
+        sandbox.binds.push(Bind::same(out, true));
+    }
+    let wrapped = RunSpec {
+        sandbox,
+        command: format!(
+            "valgrind --tool=callgrind --trace-children=yes --callgrind-out-file={}/cg.%p sh -c {}",
+            out.display(),
+            shell_quote(&spec.command)
+        ),
+        ..spec.clone()
+    };
+    let run = runner.run(&wrapped).map_err(|e| e.to_string())?;
+    if !run.succeeded() {
+        return Err(format!(
+            "the run under callgrind failed (is valgrind installed?): {}",
+            run.stderr_tail.trim()
+        ));
+    }
+    if run.leftover_processes {
+        return Err("the run under callgrind left processes behind".to_string());
+    }
+    let instructions = sum_callgrind_totals(out);
+    if instructions == 0 {
+        return Err("callgrind wrote no count".to_string());
+    }
+    Ok(InstructionCount {
+        instructions,
+        stdout_sha256: run.stdout_sha256,
+    })
+}
+
+/// Sum of the `summary:` (or `totals:`) instruction counts of every callgrind file in `dir`.
+pub fn sum_callgrind_totals(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|text| {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("summary:"))
+                .or_else(|| text.lines().find(|l| l.starts_with("totals:")))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_single_quotes() {
+        assert_eq!(shell_quote("echo 'a b'"), r"'echo '\''a b'\'''");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("sh -c {}", shell_quote("printf '%s' 'x y'")))
+            .output()
+            .unwrap();
+        assert_eq!(out.stdout, b"x y");
+    }
+
+    #[test]
+    fn callgrind_totals_are_summed_over_every_traced_process() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cg.1"), "events: Ir\nsummary: 1200\n").unwrap();
+        std::fs::write(dir.path().join("cg.2"), "events: Ir\nfn=main\ntotals: 34\n").unwrap();
+        std::fs::write(dir.path().join("cg.3"), "not a callgrind file\n").unwrap();
+        assert_eq!(sum_callgrind_totals(dir.path()), 1234);
+    }
+}
