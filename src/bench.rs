@@ -212,6 +212,7 @@ pub fn run_bench(
         machine,
         load_1m_before,
         load_1m_after: environment::load_1m(),
+        quiet: None,
     };
     let figures = figures(s, &aa_pairs, &pairs)?;
     let mut warnings: Vec<String> = environment.load_warning().into_iter().collect();

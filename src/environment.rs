@@ -23,6 +23,85 @@ pub struct Environment {
     pub machine: Machine,
     pub load_1m_before: Option<f64>,
     pub load_1m_after: Option<f64>,
+    /// What waiting for a quiet machine before measuring found (`evo confirm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet: Option<QuietWait>,
+}
+
+/// The machine's CPU use just before measuring, from `/proc/stat`: evo waits (up to a limit)
+/// until other work leaves the CPUs nearly idle, and records what it found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuietWait {
+    /// Seconds spent waiting.
+    pub waited_s: f64,
+    /// CPU time used by everything (evo itself sleeps meanwhile) over the last sample, in % of
+    /// all CPUs.
+    pub busy_pct: f64,
+    /// CPU time the hypervisor took over the last sample (steal), in % of all CPUs.
+    pub steal_pct: f64,
+    /// Whether the machine was quiet when measuring began (or the limit ran out first).
+    pub quiet: bool,
+}
+
+/// Other work may use at most this share of all CPUs for the machine to count as quiet.
+pub const QUIET_BUSY_PCT: f64 = 10.0;
+
+/// Cumulative CPU time of the whole machine, from the first line of `/proc/stat`, in ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuTimes {
+    /// user + nice + system + irq + softirq.
+    pub busy: u64,
+    pub steal: u64,
+    /// Everything, idle and iowait included.
+    pub total: u64,
+}
+
+/// The `cpu` line of `/proc/stat`.
+pub fn parse_proc_stat(text: &str) -> Option<CpuTimes> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse().ok())
+        .collect::<Option<Vec<u64>>>()?;
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    // user nice system idle iowait irq softirq steal (guest time is inside user already)
+    let busy = at(0) + at(1) + at(2) + at(5) + at(6);
+    let total = (0..8).map(at).sum();
+    Some(CpuTimes {
+        busy,
+        steal: at(7),
+        total,
+    })
+}
+
+/// Samples the machine's CPU use every `sample` until other work stays under
+/// [`QUIET_BUSY_PCT`] of all CPUs, or `limit` has passed; says what it found. `None` when
+/// `/proc/stat` cannot be read.
+pub fn wait_for_quiet(
+    limit: std::time::Duration,
+    sample: std::time::Duration,
+) -> Option<QuietWait> {
+    let started = std::time::Instant::now();
+    let mut last = parse_proc_stat(&read("/proc/stat"))?;
+    loop {
+        std::thread::sleep(sample);
+        let now = parse_proc_stat(&read("/proc/stat"))?;
+        let total = now.total.saturating_sub(last.total).max(1) as f64;
+        let busy_pct = now.busy.saturating_sub(last.busy) as f64 / total * 100.0;
+        let steal_pct = now.steal.saturating_sub(last.steal) as f64 / total * 100.0;
+        let quiet = busy_pct + steal_pct < QUIET_BUSY_PCT;
+        let waited = started.elapsed();
+        if quiet || waited >= limit || crate::interrupt::requested() {
+            return Some(QuietWait {
+                waited_s: waited.as_secs_f64(),
+                busy_pct,
+                steal_pct,
+                quiet,
+            });
+        }
+        last = now;
+    }
 }
 
 impl Environment {
@@ -35,6 +114,17 @@ impl Environment {
             .fold(None, |acc: Option<f64>, l| {
                 Some(acc.map_or(l, |a| a.max(l)))
             })?;
+        // A measured quiet machine says more than the 1-minute load, which still carries evo's
+        // own builds before and its own timed runs after.
+        if let Some(q) = &self.quiet {
+            return (!q.quiet).then(|| {
+                format!(
+                    "the machine was not quiet when measuring began: other work used {:.0}% of \
+                     the CPUs (steal {:.0}%) after {:.0} s of waiting",
+                    q.busy_pct, q.steal_pct, q.waited_s
+                )
+            });
+        }
         (worst > half).then(|| {
             format!(
                 "other work competes: 1-minute load {worst:.2} exceeds half of the {} logical cores",
@@ -141,7 +231,17 @@ mod tests {
             },
             load_1m_before: before,
             load_1m_after: after,
+            quiet: None,
         }
+    }
+
+    #[test]
+    fn proc_stat_counts_busy_steal_and_total_ticks() {
+        let t = parse_proc_stat("cpu  10 1 5 100 4 2 3 7 0 0\ncpu0 1 1 1 1 1 1 1 1 0 0\n").unwrap();
+        assert_eq!(t.busy, 10 + 1 + 5 + 2 + 3);
+        assert_eq!(t.steal, 7);
+        assert_eq!(t.total, 10 + 1 + 5 + 100 + 4 + 2 + 3 + 7);
+        assert_eq!(parse_proc_stat("intr 1 2\n"), None);
     }
 
     #[test]
@@ -150,5 +250,18 @@ mod tests {
         let w = env(2, Some(0.5), Some(1.4)).load_warning().unwrap();
         assert!(w.contains("1.40") && w.contains("2 logical cores"), "{w}");
         assert!(env(2, None, None).load_warning().is_none());
+        let mut quiet = env(2, Some(1.9), Some(1.2));
+        quiet.quiet = Some(QuietWait {
+            waited_s: 0.5,
+            busy_pct: 2.0,
+            steal_pct: 0.5,
+            quiet: true,
+        });
+        assert!(
+            quiet.load_warning().is_none(),
+            "evo's own load is not other work"
+        );
+        quiet.quiet.as_mut().unwrap().quiet = false;
+        assert!(quiet.load_warning().unwrap().contains("not quiet"));
     }
 }

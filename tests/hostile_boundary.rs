@@ -557,6 +557,7 @@ fn an_ordinary_user_gets_the_same_boundary() {
         .env("HOME", &home)
         .env("EVO_KEY_DIR", &f.key_dir)
         .env("EVO_TEST_TOKEN", TOKEN)
+        .env("EVO_QUIET_WAIT_S", "0")
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_STATE_HOME")
         .env_remove("EVO_STATE_DIR")

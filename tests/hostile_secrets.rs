@@ -192,6 +192,7 @@ fn clean_result() -> ConfirmResult {
             },
             load_1m_before: Some(0.5),
             load_1m_after: Some(0.5),
+            quiet: None,
         },
         steps,
         artifacts: Vec::new(),

@@ -213,6 +213,7 @@ fn tested_result() -> ConfirmResult {
             },
             load_1m_before: Some(0.5),
             load_1m_after: Some(0.75),
+            quiet: None,
         },
         steps,
         artifacts: vec![

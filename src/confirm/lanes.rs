@@ -129,6 +129,16 @@ impl Run<'_> {
     ) -> Result<[StepOutput; 2], ConfirmError> {
         let helper = self.opts.helper.clone();
         let run_dir = &self.run_dir;
+        if steps::builds(&s.step) {
+            for (label, tree) in trees {
+                let arm = crate::measure::sandbox::Arm::of_tree(label);
+                (self.sandbox.prepare_build(&tree.root, arm)).map_err(|message| {
+                    ConfirmError::Internal(format!(
+                        "cannot prepare the sandbox of {label}: {message}"
+                    ))
+                })?;
+            }
+        }
         let inputs = trees
             .into_iter()
             .map(|tree| s.input(tree, run_dir, &self.sandbox))

@@ -196,6 +196,7 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
             machine: environment::machine(),
             load_1m_before: environment::load_1m(),
             load_1m_after: None,
+            quiet: None,
         },
         steps: Vec::new(),
         artifacts: Vec::new(),
@@ -398,12 +399,30 @@ impl Run<'_> {
         if self.leftover_gate(false) == Flow::Stop {
             return Ok(());
         }
+        self.wait_for_quiet();
         let measure_started = Instant::now();
         self.measure_all()?;
         self.count_instructions()?;
         self.result.timings.measure_s = measure_started.elapsed().as_secs_f64();
         self.leftover_gate(true);
         Ok(())
+    }
+
+    /// Waits (up to `confirm.quiet_wait_s`, or `EVO_QUIET_WAIT_S`) until other work leaves the
+    /// CPUs nearly idle, and records what it found; evo's own builds have finished by now, so
+    /// what is measured is everything else.
+    fn wait_for_quiet(&mut self) {
+        let limit = std::env::var("EVO_QUIET_WAIT_S")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(self.plan.campaign.confirm.quiet_wait_s);
+        if limit == 0 {
+            return;
+        }
+        self.stage("wait for a quiet machine");
+        let limit = std::time::Duration::from_secs(u64::from(limit));
+        let sample = std::time::Duration::from_millis(500);
+        self.result.environment.quiet = crate::environment::wait_for_quiet(limit, sample);
     }
 
     /// Fails when a run of the candidate left processes behind: a background process can work

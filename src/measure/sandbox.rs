@@ -481,12 +481,24 @@ impl SandboxPolicy {
         self.copies.join(format!("{tag}-{index}"))
     }
 
-    /// A fresh copy of cache number `index` for a build of the candidate `tree`, made from the
-    /// real one (`cp -a`, sharing blocks where the file system can): nothing an earlier
-    /// candidate's build wrote is in it.
+    /// Makes the copies a build of `arm` in `tree` will use, now: before a baseline build that
+    /// runs beside it starts changing the real caches under `cp`.
+    pub fn prepare_build(&self, tree: &Path, arm: Arm) -> Result<(), String> {
+        if self.bwrap.is_some() {
+            self.caches(tree, arm)?;
+        }
+        Ok(())
+    }
+
+    /// The copy of cache number `index` for a build of the candidate `tree`: made fresh from the
+    /// real one (`cp -a`, sharing blocks where the file system can) unless `prepare_build` made
+    /// it already; removed after the build (`release`), so nothing an earlier candidate's build
+    /// wrote is in it.
     fn private_copy(&self, tree: &Path, index: usize, cache: &Path) -> Result<PathBuf, String> {
         let copy = self.copy_path(tree, index);
-        let _ = std::fs::remove_dir_all(&copy);
+        if copy.is_dir() {
+            return Ok(copy);
+        }
         std::fs::create_dir_all(&self.copies)
             .map_err(|e| format!("cannot create {}: {e}", self.copies.display()))?;
         let status = Command::new("cp")

@@ -179,6 +179,14 @@ pub struct ConfirmSettings {
     /// a change in memory traffic or parallelism may not show in them).
     #[serde(default)]
     pub counters: Vec<Counter>,
+    /// Before measuring, wait up to this many seconds for other work to leave the CPUs nearly
+    /// idle (`EVO_QUIET_WAIT_S` overrides it); what was found is in the result. 0 does not wait.
+    #[serde(default = "thirty")]
+    pub quiet_wait_s: u32,
+}
+
+fn thirty() -> u32 {
+    30
 }
 
 fn nine() -> ConfirmPairs {
@@ -202,6 +210,7 @@ impl Default for ConfirmSettings {
             min_effect: one_percent(),
             warmup: one(),
             counters: Vec::new(),
+            quiet_wait_s: thirty(),
         }
     }
 }

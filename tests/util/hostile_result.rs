@@ -142,6 +142,7 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
             },
             load_1m_before: Some(0.1),
             load_1m_after: Some(0.1),
+            quiet: None,
         },
         steps: vec![],
         artifacts: vec![],

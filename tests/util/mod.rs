@@ -18,6 +18,8 @@ pub fn evo() -> Command {
     let keys = std::env::temp_dir().join(format!("evo-test-keys-{}", std::process::id()));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_evo"));
     cmd.env("EVO_KEY_DIR", keys);
+    // Tests run beside each other: the machine is never quiet, and waiting for it only slows them.
+    cmd.env("EVO_QUIET_WAIT_S", "0");
     cmd
 }
 
