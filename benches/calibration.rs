@@ -91,6 +91,7 @@ fn bench_once(base: &str, cand: &str, pairs: usize, seed: u64) -> BenchReport {
         candidate: spec(cand),
         settings: BenchSettings {
             pairs,
+            max_pairs: 0,
             aa_pairs: 11,
             warmup: 1,
             min_effect: 0.01,
