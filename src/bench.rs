@@ -14,8 +14,7 @@ use crate::measure::schedule::{
     self, Arms, MeasureError, PairOrder, PairsPlanned, Phase, RunEvent,
 };
 use crate::stats::{
-    self, AaValidity, BenchVerdict, Ci95, Mde, MdeSettings, PairPlan, PlanSettings, Ratios,
-    Thresholds, TrainingGate,
+    self, AaValidity, BenchVerdict, Ci95, Mde, PairPlan, PlanSettings, Ratios, TrainingGate,
 };
 
 /// The knobs of one paired comparison.
@@ -179,49 +178,33 @@ pub fn figures(
     pairs: &[Pair],
 ) -> Result<Figures, stats::StatsError> {
     let aa_ratios = ratios(aa_pairs)?;
-    let sigma = stats::noise_sigma(&aa_ratios);
-    let validity = stats::aa_validity(&aa_ratios);
+    let r = ratios(pairs)?;
+    let c = stats::compare(&aa_ratios, &r, settings.min_effect, settings.mde_seed);
+    let sigma = c.sigma;
     let aa = AaFigures {
         pairs: aa_pairs.len(),
         median: stats::median(&aa_ratios),
         ci95: stats::ci95(&aa_ratios),
         sigma,
-        validity,
+        validity: c.aa_validity,
     };
-    let r = ratios(pairs)?;
-    let median = stats::median(&r);
-    let ci95 = stats::ci95(&r);
     let times = |f: fn(&Pair) -> f64| pairs.iter().map(f).collect::<Vec<f64>>();
     let cov = ArmCov {
         baseline: stats::cov(&times(|p| p.baseline.wall_s)),
         candidate: stats::cov(&times(|p| p.candidate.wall_s)),
     };
-    let mde_settings = MdeSettings::new(pairs.len(), settings.min_effect, settings.mde_seed);
-    let mde = stats::minimum_detectable_effect(&aa_ratios, &mde_settings);
-    let thresholds = Thresholds {
-        min_effect: settings.min_effect,
-        noise_floor: stats::noise_floor(sigma, pairs.len()),
-    };
-    let training_gate = stats::training_gate(
-        &validity,
-        median,
-        ci95.as_ref(),
-        &thresholds,
-        mde.map(|m| m.effect),
-    );
-    let verdict = stats::bench_verdict(&validity, &training_gate, ci95.as_ref());
     let plan = stats::plan_pairs(sigma, &plan_settings(settings));
     Ok(Figures {
         aa,
-        median,
-        ci95,
+        median: c.median,
+        ci95: c.ci95,
         cov,
         noise_floor_pct: 100.0 * stats::noise_floor(sigma, aa_pairs.len()),
-        mde_pct: mde.map(|m| 100.0 * m.effect),
-        mde,
-        training_gate,
-        verdict,
-        pairs_noise_floor_pct: 100.0 * thresholds.noise_floor,
+        mde_pct: c.mde.map(|m| 100.0 * m.effect),
+        mde: c.mde,
+        training_gate: c.gate,
+        verdict: c.verdict,
+        pairs_noise_floor_pct: 100.0 * c.thresholds.noise_floor,
         plan: Some(PlanRecord {
             pairs: settings.pairs,
             max_pairs: settings.max_pairs,

@@ -6,12 +6,14 @@
 //! pair count planned from that noise, the gates that turn figures into verdicts, and the minimum
 //! detectable effect.
 
+mod compare;
 mod gates;
 mod interval;
 mod mde;
 mod noise;
 mod plan;
 
+pub use compare::{Comparison, compare};
 pub use gates::{
     BenchVerdict, HoldoutVerdict, Thresholds, Tier, TrainingGate, bench_verdict, holdout_gate,
     slowdown_shown, speedup_shown, tier, training_gate,
