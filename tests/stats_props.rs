@@ -6,6 +6,8 @@
 //! verdict rule of issue 15: nothing inside the noise floor is accepted, regression mirrors
 //! acceptance, and a seeded simulation of the whole decision keeps null false accepts ≤ 2.5%.
 
+// Shared with the calibration benchmark, which also uses what this test does not.
+#[allow(dead_code)]
 #[path = "../benches/calibration/sim.rs"]
 mod sim;
 
