@@ -50,14 +50,13 @@ pub fn decide(gates: &[Gate], scenarios: &[ScenarioResult]) -> Decision {
     let measured = !training.is_empty();
     let training_passed = measured && training.iter().all(|(_, f)| f.training_gate.passed);
     let aa_biased = training.iter().any(|(_, f)| !f.training_gate.aa_valid);
-    // Significantly slower (by the mirrored acceptance rule) is a rejection even when the A/A
-    // check is off: no bias explains it away.
-    let regression = training.iter().any(|(_, f)| f.training_gate.regression);
+    // Significantly slower is a rejection even when the A/A check is off: no bias explains it away.
+    let regression = training.iter().any(|(_, f)| slower(f));
     // A run that could not resolve the minimum effect and showed nothing either way says nothing
     // about the candidate: inconclusive, with the pairs that would resolve it in the reasons.
     let unresolved = training.iter().any(|(_, f)| {
         let g = &f.training_gate;
-        !g.passed && !g.regression && !g.resolved
+        !g.passed && !slower(f) && !g.resolved
     });
     let holdouts: Vec<HoldoutVerdict> = scenarios
         .iter()
@@ -106,11 +105,26 @@ pub fn decide(gates: &[Gate], scenarios: &[ScenarioResult]) -> Decision {
     }
 }
 
+/// Shown slower: the mirrored acceptance rule (`TrainingGate::regression`), or, in a run that
+/// cannot resolve the minimum effect, a slowdown beyond the minimum effect and the noise floor
+/// with CI95 upper bound below 1 even when it is smaller than the MDE. A rejection accepts
+/// nothing, so it needs no guard against lucky draws; `evo bench` keeps the exact mirror.
+fn slower(f: &crate::bench::Figures) -> bool {
+    let shown = |p: &crate::bench::PlanRecord| {
+        let t = stats::Thresholds {
+            min_effect: p.min_effect,
+            noise_floor: f.pairs_noise_floor_pct / 100.0,
+        };
+        stats::slowdown_shown(f.median, f.ci95.as_ref(), &t)
+    };
+    f.training_gate.regression || f.plan.as_ref().is_some_and(shown)
+}
+
 fn training_reason(name: &str, f: &crate::bench::Figures) -> String {
     let g = &f.training_gate;
     let why = if !g.aa_valid {
         "the A/A check found the setup biased".to_string()
-    } else if g.regression {
+    } else if slower(f) {
         format!(
             "it is slower: median {:.4}×, beyond the minimum effect and the noise floor",
             f.median
@@ -139,7 +153,7 @@ fn training_reason(name: &str, f: &crate::bench::Figures) -> String {
         )
     };
     match resolve_hint(f) {
-        Some(hint) if g.aa_valid && !g.regression => {
+        Some(hint) if g.aa_valid && !slower(f) => {
             format!("training scenario `{name}` did not pass: {why}; {hint}")
         }
         _ => format!("training scenario `{name}` did not pass: {why}"),

@@ -156,9 +156,12 @@ pub fn render_bench(report: &BenchReport) -> String {
         &mut out,
         "threshold",
         format!(
-            "median ≥ {:.4}× (min effect {})",
-            1.0 + s.min_effect,
-            pct(s.min_effect)
+            "median ≥ {:.4}× or ≤ {:.4}× (min effect {}; noise floor ±{:.2}% at {} pairs)",
+            1.0 + s.min_effect.max(f.pairs_noise_floor_pct / 100.0),
+            1.0 / (1.0 + s.min_effect.max(f.pairs_noise_floor_pct / 100.0)),
+            pct(s.min_effect),
+            f.pairs_noise_floor_pct,
+            report.pairs.len()
         ),
     );
     row(&mut out, "verdict", f.verdict.as_str().to_string());
