@@ -11,6 +11,16 @@
 //! - the share of repetitions accepting a true 5% and 2% speedup at 9 and 21 pairs,
 //! - the empirical coverage of CI95 (of 1 under the null; of the pooled true ratio otherwise),
 //! - evo's per-run overhead next to hyperfine timing the same command (when hyperfine is installed).
+//!
+//! `EVO_CALIB_MODE=simulated` runs no process at all: it draws log-ratios from noise models
+//! (`calibration/sim.rs`) and sends them through the full decision (A/A → pair count → verdict)
+//! thousands of times (`EVO_CALIB_SIM_REPS`, default 2000 per power cell and 5× that for the null;
+//! caps in `EVO_CALIB_MAX_PAIRS`, default `9,60`), printing the false-accept and false-regression
+//! rates of a null with exact 95% intervals, the power at true 2/3/5/10% speedups, the pairs chosen
+//! and the inconclusive rate, as Markdown tables.
+
+#[path = "calibration/sim.rs"]
+mod sim;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -91,6 +101,7 @@ fn bench_once(base: &str, cand: &str, pairs: usize, seed: u64) -> BenchReport {
         candidate: spec(cand),
         settings: BenchSettings {
             pairs,
+            max_pairs: 0,
             aa_pairs: 11,
             warmup: 1,
             min_effect: 0.01,
@@ -180,8 +191,100 @@ fn hyperfine_mean(command: &str, runs: usize) -> Option<(f64, f64)> {
     Some((mean, elapsed / (runs + 1) as f64))
 }
 
+fn pct_with_interval(x: usize, n: usize) -> String {
+    let (lo, hi) = sim::clopper_pearson(x, n);
+    format!(
+        "{:.2}% ({:.2}–{:.2}%)",
+        100.0 * x as f64 / n.max(1) as f64,
+        100.0 * lo,
+        100.0 * hi
+    )
+}
+
+fn share(x: usize, n: usize) -> String {
+    format!("{:.1}%", 100.0 * x as f64 / n.max(1) as f64)
+}
+
+/// The simulated calibration: noise models through the real decision, no processes.
+fn simulated_main() {
+    let reps = env_number("EVO_CALIB_SIM_REPS", 2000.0).max(1.0) as usize;
+    let caps: Vec<usize> = std::env::var("EVO_CALIB_MAX_PAIRS")
+        .unwrap_or_else(|_| "9,60".to_string())
+        .split(',')
+        .filter_map(|c| c.trim().parse().ok())
+        .collect();
+    let settings = |max_pairs| sim::SimSettings {
+        pairs: 9,
+        max_pairs,
+        aa_pairs: 11,
+        min_effect: 0.01,
+    };
+    let started = Instant::now();
+    eprintln!(
+        "simulated calibration: pairs 9, A/A pairs 11, min effect 1%, caps {caps:?}; {} null \
+         and {reps} power repetitions per cell",
+        5 * reps
+    );
+    println!(
+        "\nNull (candidate identical to the baseline), {} repetitions per row:\n",
+        5 * reps
+    );
+    println!(
+        "| noise model | max pairs | false accepts (95% CI) | false regressions (95% CI) | \
+         inconclusive | pairs: median (mean) | resolved | old rule: false accepts |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (m, model) in sim::MODELS.iter().enumerate() {
+        for &cap in &caps {
+            let t = sim::run(model.noise, 0.0, &settings(cap), 5 * reps, 1000 + m as u64);
+            println!(
+                "| {} | {cap} | {} | {} | {} | {} ({:.1}) | {} | {} |",
+                model.name,
+                pct_with_interval(t.accepted, t.reps),
+                pct_with_interval(t.regression, t.reps),
+                share(t.inconclusive, t.reps),
+                t.median_pairs(),
+                t.mean_pairs(),
+                share(t.resolved, t.reps),
+                pct_with_interval(t.old_rule_accepted, t.reps)
+            );
+        }
+    }
+    println!("\nPower (candidate truly faster), {reps} repetitions per row:\n");
+    println!(
+        "| noise model | max pairs | true speedup | accepted (95% CI) | inconclusive | \
+         not significant | pairs: median (mean) | old rule, same pairs | observed ≥ MDE always |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (m, model) in sim::MODELS.iter().enumerate() {
+        for &cap in &caps {
+            for (e, effect) in [0.02, 0.03, 0.05, 0.10].into_iter().enumerate() {
+                let seed = 2000 + 100 * m as u64 + 10 * e as u64;
+                let t = sim::run(model.noise, effect, &settings(cap), reps, seed);
+                println!(
+                    "| {} | {cap} | {:.0}% | {} | {} | {} | {} ({:.1}) | {} | {} |",
+                    model.name,
+                    100.0 * effect,
+                    pct_with_interval(t.accepted, t.reps),
+                    share(t.inconclusive, t.reps),
+                    share(t.not_significant, t.reps),
+                    t.median_pairs(),
+                    t.mean_pairs(),
+                    share(t.old_rule_accepted, t.reps),
+                    share(t.always_mde_accepted, t.reps)
+                );
+            }
+        }
+    }
+    eprintln!("done in {:.0} s", started.elapsed().as_secs_f64());
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; this harness takes no arguments of its own.
+    if std::env::var("EVO_CALIB_MODE").is_ok_and(|m| m == "simulated") {
+        simulated_main();
+        return;
+    }
     let reps = env_number("EVO_CALIB_REPS", 100.0).max(1.0) as usize;
     let run_ms = env_number("EVO_CALIB_RUN_MS", 10.0);
     let dir = tempfile::tempdir().expect("temp dir");

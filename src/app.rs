@@ -54,6 +54,7 @@ pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
         candidate: spec(&args.candidate),
         settings: BenchSettings {
             pairs: args.pairs as usize,
+            max_pairs: args.max_pairs.map_or(0, |m| m as usize),
             aa_pairs: args.aa_pairs as usize,
             warmup: args.warmup as usize,
             min_effect: args.min_effect,
@@ -83,6 +84,15 @@ fn progress_bar() -> ProgressBar {
 }
 
 fn show_progress(bar: &ProgressBar, event: RunEvent) {
+    if let Some(plan) = event.plan {
+        let line = terminal::pairs_planned_line(&plan);
+        if bar.is_hidden() {
+            eprintln!("evo: {line}");
+        } else {
+            bar.println(line);
+        }
+        return;
+    }
     let phase = match event.phase {
         Phase::Warmup => "warmup",
         Phase::AaPairs => "A/A pairs",

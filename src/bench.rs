@@ -1,21 +1,31 @@
 //! `evo bench`: one paired comparison of two commands, from runs to verdict.
 //!
 //! `run_bench` measures (warmups, A/A pairs of the baseline against itself in a fixed order, then
-//! the paired comparison in alternating order) and `figures` turns the raw pairs into every statistic; `figures` is pure so a
-//! verifier can recompute the verdict from a saved report.
+//! as many comparison pairs, in alternating order, as the A/A noise says resolve the minimum effect
+//! within the cap) and `figures` turns the raw pairs into every statistic; `figures` is pure so a
+//! verifier can recompute the pair count and the verdict from a saved report.
 
 use serde::{Deserialize, Serialize};
 
 use crate::environment::{self, Environment};
 use crate::measure::record::{Order, Pair, WarmupRun};
 use crate::measure::runner::{RunSpec, Runner};
-use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase, RunEvent};
-use crate::stats::{self, AaValidity, BenchVerdict, Ci95, Mde, MdeSettings, Ratios, TrainingGate};
+use crate::measure::schedule::{
+    self, Arms, MeasureError, PairOrder, PairsPlanned, Phase, RunEvent,
+};
+use crate::stats::{
+    self, AaValidity, BenchVerdict, Ci95, Mde, PairPlan, PlanSettings, Ratios, TrainingGate,
+};
 
 /// The knobs of one paired comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchSettings {
+    /// Comparison pairs: the fewest that run.
     pub pairs: usize,
+    /// The cap on comparison pairs: evo runs as many as resolve the minimum effect, between
+    /// `pairs` and `max(pairs, max_pairs)`; 0 (the default) means exactly `pairs`.
+    #[serde(default)]
+    pub max_pairs: usize,
     pub aa_pairs: usize,
     /// Warmup runs per arm, discarded from the statistics.
     pub warmup: usize,
@@ -75,6 +85,45 @@ pub struct Figures {
     pub mde: Option<Mde>,
     pub training_gate: TrainingGate,
     pub verdict: BenchVerdict,
+    /// The comparison's noise floor at its pair count, in percent: the bar a median must clear
+    /// (the A/A figure above is the same formula at the A/A pair count).
+    #[serde(default)]
+    pub pairs_noise_floor_pct: f64,
+    /// The pair-count decision, re-derivable from the A/A pairs and the configured counts.
+    #[serde(default)]
+    pub plan: Option<PlanRecord>,
+}
+
+/// Configured and reached pair counts, and the pair count chosen from the A/A noise.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PlanRecord {
+    /// Configured: the fewest comparison pairs.
+    pub pairs: usize,
+    /// Configured: the cap on comparison pairs (at most `pairs` means no extension).
+    pub max_pairs: usize,
+    /// Configured: A/A pairs.
+    pub aa_pairs: usize,
+    /// Configured: warmup runs per arm.
+    pub warmups: usize,
+    /// Configured: the minimum effect the plan resolves.
+    pub min_effect: f64,
+    /// Pairs whose noise floor is within the minimum effect.
+    pub needed: usize,
+    /// Pairs chosen from the A/A noise: `needed` within `[pairs, max(pairs, max_pairs)]`.
+    pub planned: usize,
+    /// Reached: A/A pairs measured.
+    pub reached_aa_pairs: usize,
+    /// Reached: comparison pairs measured (equal to `planned` in a complete run).
+    pub reached_pairs: usize,
+    /// Mean wall time of one pair (two runs), from the A/A pairs.
+    pub seconds_per_pair: f64,
+}
+
+impl PlanRecord {
+    /// Estimated minutes of running `pairs` pairs (the runs alone, not evo's own work).
+    pub fn minutes(&self, pairs: usize) -> f64 {
+        pairs as f64 * self.seconds_per_pair / 60.0
+    }
 }
 
 /// Everything `evo bench` observed and concluded; this is the `--json` document.
@@ -97,6 +146,31 @@ fn ratios(pairs: &[Pair]) -> Result<Ratios, stats::StatsError> {
     Ratios::new(pairs.iter().map(|p| p.ratio).collect())
 }
 
+fn plan_settings(s: &BenchSettings) -> PlanSettings {
+    PlanSettings {
+        min_pairs: s.pairs,
+        max_pairs: s.max_pairs,
+        min_effect: s.min_effect,
+    }
+}
+
+fn seconds_per_pair(aa_pairs: &[Pair]) -> f64 {
+    let total: f64 = aa_pairs
+        .iter()
+        .map(|p| p.baseline.wall_s + p.candidate.wall_s)
+        .sum();
+    total / aa_pairs.len().max(1) as f64
+}
+
+/// The pair count chosen from the A/A pairs alone, before any comparison pair runs.
+pub fn pair_plan(
+    settings: &BenchSettings,
+    aa_pairs: &[Pair],
+) -> Result<PairPlan, stats::StatsError> {
+    let sigma = stats::noise_sigma(&ratios(aa_pairs)?);
+    Ok(stats::plan_pairs(sigma, &plan_settings(settings)))
+}
+
 /// Computes every figure from the A/A pairs and the comparison pairs.
 pub fn figures(
     settings: &BenchSettings,
@@ -104,37 +178,45 @@ pub fn figures(
     pairs: &[Pair],
 ) -> Result<Figures, stats::StatsError> {
     let aa_ratios = ratios(aa_pairs)?;
-    let sigma = stats::noise_sigma(&aa_ratios);
-    let validity = stats::aa_validity(&aa_ratios);
+    let r = ratios(pairs)?;
+    let c = stats::compare(&aa_ratios, &r, settings.min_effect, settings.mde_seed);
+    let sigma = c.sigma;
     let aa = AaFigures {
         pairs: aa_pairs.len(),
         median: stats::median(&aa_ratios),
         ci95: stats::ci95(&aa_ratios),
         sigma,
-        validity,
+        validity: c.aa_validity,
     };
-    let r = ratios(pairs)?;
-    let median = stats::median(&r);
-    let ci95 = stats::ci95(&r);
     let times = |f: fn(&Pair) -> f64| pairs.iter().map(f).collect::<Vec<f64>>();
     let cov = ArmCov {
         baseline: stats::cov(&times(|p| p.baseline.wall_s)),
         candidate: stats::cov(&times(|p| p.candidate.wall_s)),
     };
-    let mde_settings = MdeSettings::new(pairs.len(), settings.min_effect, settings.mde_seed);
-    let mde = stats::minimum_detectable_effect(&aa_ratios, &mde_settings);
-    let training_gate = stats::training_gate(&validity, median, ci95.as_ref(), settings.min_effect);
-    let verdict = stats::bench_verdict(&validity, &training_gate, ci95.as_ref());
+    let plan = stats::plan_pairs(sigma, &plan_settings(settings));
     Ok(Figures {
         aa,
-        median,
-        ci95,
+        median: c.median,
+        ci95: c.ci95,
         cov,
         noise_floor_pct: 100.0 * stats::noise_floor(sigma, aa_pairs.len()),
-        mde_pct: mde.map(|m| 100.0 * m.effect),
-        mde,
-        training_gate,
-        verdict,
+        mde_pct: c.mde.map(|m| 100.0 * m.effect),
+        mde: c.mde,
+        training_gate: c.gate,
+        verdict: c.verdict,
+        pairs_noise_floor_pct: 100.0 * c.thresholds.noise_floor,
+        plan: Some(PlanRecord {
+            pairs: settings.pairs,
+            max_pairs: settings.max_pairs,
+            aa_pairs: settings.aa_pairs,
+            warmups: settings.warmup,
+            min_effect: settings.min_effect,
+            needed: plan.needed,
+            planned: plan.planned,
+            reached_aa_pairs: aa_pairs.len(),
+            reached_pairs: pairs.len(),
+            seconds_per_pair: seconds_per_pair(aa_pairs),
+        }),
     })
 }
 
@@ -156,6 +238,21 @@ pub fn figure_warnings(f: &Figures, pairs: usize) -> Vec<String> {
         w.push(format!(
             "only {pairs} pairs: fewer than 6 pairs cannot give a 95% interval; nothing is accepted"
         ));
+    }
+    if let Some(plan) = &f.plan {
+        if !f.training_gate.resolved {
+            w.push(format!(
+                "not resolved: at {pairs} pairs the noise floor is ±{:.2}%, wider than the \
+                 {:.2}% minimum effect; {} pairs (about {:.1} min of runs) would resolve it \
+                 (the cap was {}); until then only an effect of at least the minimum detectable \
+                 effect is accepted",
+                f.pairs_noise_floor_pct,
+                100.0 * plan.min_effect,
+                plan.needed,
+                plan.minutes(plan.needed),
+                plan.max_pairs.max(plan.pairs)
+            ));
+        }
     }
     if let Some(mde) = f.mde {
         let observed = f.median - 1.0;
@@ -189,6 +286,7 @@ pub fn run_bench(
         candidate: &plan.baseline,
     };
     let warmups = schedule::run_warmups(runner, arms, s.warmup, s.first, on_run)?;
+    // The A/A pairs come first: their noise alone fixes how many comparison pairs run.
     // A/A pairs keep a fixed order: the ratio is first run / second run, so drift or an order
     // effect biases it and the A/A check can see it. The comparison alternates to cancel both.
     let aa_order = PairOrder {
@@ -203,11 +301,30 @@ pub fn run_bench(
         Phase::AaPairs,
         on_run,
     )?;
+    let pair_count = pair_plan(s, &aa_pairs)?;
+    let per_pair = seconds_per_pair(&aa_pairs);
+    on_run(RunEvent::announce(
+        PairsPlanned {
+            planned: pair_count.planned,
+            needed: pair_count.needed,
+            sigma: stats::noise_sigma(&ratios(&aa_pairs)?),
+            estimated_s: pair_count.planned as f64 * per_pair,
+            needed_s: pair_count.needed as f64 * per_pair,
+        },
+        s.first.arms()[0],
+    ));
     let order = PairOrder {
         first: s.first,
         alternate: true,
     };
-    let pairs = schedule::run_pairs(runner, arms, s.pairs, order, Phase::Pairs, on_run)?;
+    let pairs = schedule::run_pairs(
+        runner,
+        arms,
+        pair_count.planned,
+        order,
+        Phase::Pairs,
+        on_run,
+    )?;
     let environment = Environment {
         machine,
         load_1m_before,

@@ -54,9 +54,13 @@ pub struct BenchArgs {
     /// Candidate command line (run with `sh -c`).
     #[arg(long)]
     pub candidate: String,
-    /// Number of baseline/candidate pairs.
+    /// Number of baseline/candidate pairs (the fewest; see --max-pairs).
     #[arg(long, default_value_t = 9, value_parser = clap::value_parser!(u32).range(1..))]
     pub pairs: u32,
+    /// Run up to this many pairs when the A/A noise says --pairs cannot resolve --min-effect
+    /// (chosen before the first pair; default: exactly --pairs).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_pairs: Option<u32>,
     /// Number of A/A pairs (baseline against itself) for the noise floor.
     #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(1..))]
     pub aa_pairs: u32,

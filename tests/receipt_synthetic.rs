@@ -84,6 +84,7 @@ fn training_scenario(speedup: f64) -> ScenarioResult {
     let measured = pairs(9, 0.5, speedup, true);
     let settings = BenchSettings {
         pairs: 9,
+        max_pairs: 0,
         aa_pairs: 11,
         warmup: 1,
         min_effect: 0.01,

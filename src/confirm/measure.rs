@@ -1,5 +1,6 @@
-//! The timed part of a confirmation: A/A and candidate-first pairs on each training scenario,
-//! then pairs on each sealed holdout — only after every build has finished.
+//! The timed part of a confirmation: A/A and candidate-first pairs on each training scenario
+//! (as many as the A/A noise says resolve the minimum effect, up to `confirm.max_pairs`), then
+//! pairs on each sealed holdout — only after every build has finished.
 
 use crate::bench::{self, BenchError, BenchPlan, BenchSettings};
 use crate::measure::record::{Arm, Order, WarmupRun};
@@ -174,6 +175,7 @@ impl Run<'_> {
             candidate: c.clone(),
             settings: BenchSettings {
                 pairs: set.pairs.get(),
+                max_pairs: set.max_pairs(),
                 aa_pairs: set.aa_pairs.get(),
                 // Already done above, where a differing timed output can stop early.
                 warmup: 0,
@@ -193,7 +195,12 @@ impl Run<'_> {
         let mut result = scenario_result(s, "training", arms, warmups);
         result.aa_pairs = report.aa_pairs;
         result.pairs = report.pairs;
-        result.training = Some(report.figures);
+        let mut figures = report.figures;
+        if let Some(plan) = figures.plan.as_mut() {
+            // The warmups ran above, outside the bench; record the configured count.
+            plan.warmups = self.plan.settings.warmup.get();
+        }
+        result.training = Some(figures);
         let flow = self.check_timed_output(s, &mut result);
         self.result.scenarios.push(result);
         Ok(flow)

@@ -51,9 +51,13 @@ pub fn decide(gates: &[Gate], scenarios: &[ScenarioResult]) -> Decision {
     let training_passed = measured && training.iter().all(|(_, f)| f.training_gate.passed);
     let aa_biased = training.iter().any(|(_, f)| !f.training_gate.aa_valid);
     // Significantly slower is a rejection even when the A/A check is off: no bias explains it away.
-    let regression = training
-        .iter()
-        .any(|(_, f)| f.ci95.is_some_and(|c| c.upper < 1.0));
+    let regression = training.iter().any(|(_, f)| slower(f));
+    // A run that could not resolve the minimum effect and showed nothing either way says nothing
+    // about the candidate: inconclusive, with the pairs that would resolve it in the reasons.
+    let unresolved = training.iter().any(|(_, f)| {
+        let g = &f.training_gate;
+        !g.passed && !slower(f) && !g.resolved
+    });
     let holdouts: Vec<HoldoutVerdict> = scenarios
         .iter()
         .filter_map(|s| s.holdout.as_ref().map(|h| h.verdict))
@@ -79,7 +83,7 @@ pub fn decide(gates: &[Gate], scenarios: &[ScenarioResult]) -> Decision {
     let verdict = if tier != Tier::Rejected {
         Verdict::Accepted
     } else if checks_green
-        && aa_biased
+        && (aa_biased || unresolved)
         && !regression
         && !holdouts.contains(&HoldoutVerdict::Rejected)
     {
@@ -101,19 +105,74 @@ pub fn decide(gates: &[Gate], scenarios: &[ScenarioResult]) -> Decision {
     }
 }
 
+/// Shown slower: the mirrored acceptance rule (`TrainingGate::regression`), or, in a run that
+/// cannot resolve the minimum effect, a slowdown beyond the minimum effect and the noise floor
+/// with CI95 upper bound below 1 even when it is smaller than the MDE. A rejection accepts
+/// nothing, so it needs no guard against lucky draws; `evo bench` keeps the exact mirror.
+fn slower(f: &crate::bench::Figures) -> bool {
+    let shown = |p: &crate::bench::PlanRecord| {
+        let t = stats::Thresholds {
+            min_effect: p.min_effect,
+            noise_floor: f.pairs_noise_floor_pct / 100.0,
+        };
+        stats::slowdown_shown(f.median, f.ci95.as_ref(), &t)
+    };
+    f.training_gate.regression || f.plan.as_ref().is_some_and(shown)
+}
+
 fn training_reason(name: &str, f: &crate::bench::Figures) -> String {
     let g = &f.training_gate;
     let why = if !g.aa_valid {
         "the A/A check found the setup biased".to_string()
+    } else if slower(f) {
+        format!(
+            "it is slower: median {:.4}×, beyond the minimum effect and the noise floor",
+            f.median
+        )
     } else if !g.ci_lower_above_one {
         match f.ci95 {
             Some(ci) => format!("the CI95 lower bound {:.4}× is not above 1", ci.lower),
             None => "no 95% interval".to_string(),
         }
-    } else {
+    } else if !g.median_meets_min_effect {
         format!("the median {:.4}× is below the minimum effect", f.median)
+    } else if !g.beyond_noise_floor {
+        format!(
+            "the median {:.4}× is inside the noise floor ±{:.2}% of its {} pairs",
+            f.median,
+            f.pairs_noise_floor_pct,
+            f.plan.map_or(0, |p| p.reached_pairs)
+        )
+    } else {
+        format!(
+            "the observed effect {:.2}% is below the minimum detectable effect {} of a run that \
+             cannot resolve the minimum effect",
+            100.0 * (f.median - 1.0),
+            f.mde_pct
+                .map_or_else(|| "(none)".to_string(), |m| format!("{m:.2}%"))
+        )
     };
-    format!("training scenario `{name}` did not pass: {why}")
+    match resolve_hint(f) {
+        Some(hint) if g.aa_valid && !slower(f) => {
+            format!("training scenario `{name}` did not pass: {why}; {hint}")
+        }
+        _ => format!("training scenario `{name}` did not pass: {why}"),
+    }
+}
+
+/// For a run that could not resolve the minimum effect: the pairs, and minutes, that would.
+fn resolve_hint(f: &crate::bench::Figures) -> Option<String> {
+    let p = f.plan.filter(|_| !f.training_gate.resolved)?;
+    Some(format!(
+        "inconclusive at {} pairs (noise floor ±{:.2}%, minimum effect {:.2}%): {} pairs, about \
+         {:.1} min of runs, would resolve it (raise confirm.max_pairs, now {})",
+        p.reached_pairs,
+        f.pairs_noise_floor_pct,
+        100.0 * p.min_effect,
+        p.needed,
+        p.minutes(p.needed),
+        p.max_pairs.max(p.pairs)
+    ))
 }
 
 #[cfg(test)]
@@ -148,6 +207,7 @@ mod tests {
     fn training(aa_ratio: f64, ratio: f64) -> ScenarioResult {
         let settings = BenchSettings {
             pairs: 9,
+            max_pairs: 0,
             aa_pairs: 11,
             warmup: 0,
             min_effect: 0.01,

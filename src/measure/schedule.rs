@@ -41,6 +41,39 @@ pub struct RunEvent {
     pub total: usize,
     pub arm: Arm,
     pub wall_s: f64,
+    /// Set only on the announcement that precedes the comparison pairs, once their number is
+    /// chosen from the A/A noise; no run was made for that event (`done` 0, `wall_s` 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PairsPlanned>,
+}
+
+/// The comparison's pair count, announced before its first run.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct PairsPlanned {
+    /// Pairs that will run.
+    pub planned: usize,
+    /// Pairs that would resolve the minimum effect (more than `planned` when the cap stops it).
+    pub needed: usize,
+    /// The A/A noise per pair (σ of the log-ratios).
+    pub sigma: f64,
+    /// Estimated wall time of the planned pairs, from the A/A run times.
+    pub estimated_s: f64,
+    /// Estimated wall time of the needed pairs.
+    pub needed_s: f64,
+}
+
+impl RunEvent {
+    /// The announcement of `plan` at the start of the comparison (`first` runs first).
+    pub fn announce(plan: PairsPlanned, first: Arm) -> RunEvent {
+        RunEvent {
+            phase: Phase::Pairs,
+            done: 0,
+            total: plan.planned * 2,
+            arm: first,
+            wall_s: 0.0,
+            plan: Some(plan),
+        }
+    }
 }
 
 /// A measurement that could not produce a usable number.
@@ -123,6 +156,7 @@ pub fn run_warmups(
                 total,
                 arm,
                 wall_s: run.wall_s,
+                plan: None,
             });
             warmups.push(WarmupRun {
                 arm,
@@ -166,6 +200,7 @@ pub fn run_pairs(
                 total: count * 2,
                 arm,
                 wall_s: run.wall_s,
+                plan: None,
             });
             match arm {
                 Arm::Baseline => baseline = Some(run),

@@ -170,6 +170,50 @@ fn unusable(path: String, e: stats::StatsError) -> Difference {
     problem(path, "figures", format!("none: {e}"))
 }
 
+/// The settings a training scenario was measured with: the configured counts its plan records
+/// (inputs, like the seed), or, for a result from before pair planning, the counts it holds.
+fn configured_settings(s: &ScenarioResult, r: &ConfirmResult) -> BenchSettings {
+    let plan = s.training.as_ref().and_then(|f| f.plan);
+    BenchSettings {
+        pairs: plan.map_or(s.pairs.len(), |p| p.pairs),
+        max_pairs: plan.map_or(0, |p| p.max_pairs),
+        aa_pairs: plan.map_or(s.aa_pairs.len(), |p| p.aa_pairs),
+        warmup: plan.map_or(s.warmups.len() / 2, |p| p.warmups),
+        min_effect: r.min_effect,
+        first: Order::CandidateFirst,
+        mde_seed: r.seed,
+        timeout_s: 0.0,
+    }
+}
+
+/// The pair count must be the one the A/A runs choose: a run cut short, or extended after
+/// looking at the comparison, does not follow from its own rule.
+fn check_pair_count(path: &str, fresh: &ScenarioResult, out: &mut Vec<Difference>) {
+    let Some(plan) = fresh.training.as_ref().and_then(|f| f.plan) else {
+        return;
+    };
+    if plan.planned != fresh.pairs.len() {
+        out.push(problem(
+            format!("{path}.pairs"),
+            format!("{} pairs", fresh.pairs.len()),
+            format!(
+                "{} pairs, planned from the A/A runs ({} needed, configured {} to {})",
+                plan.planned,
+                plan.needed,
+                plan.pairs,
+                plan.max_pairs.max(plan.pairs)
+            ),
+        ));
+    }
+    if plan.aa_pairs != fresh.aa_pairs.len() {
+        out.push(problem(
+            format!("{path}.aa_pairs"),
+            format!("{} A/A pairs", fresh.aa_pairs.len()),
+            format!("{} A/A pairs, as configured", plan.aa_pairs),
+        ));
+    }
+}
+
 /// Recomputes one scenario; returns it with recomputed figures, appending differences.
 fn recompute_scenario(
     i: usize,
@@ -199,15 +243,7 @@ fn recompute_scenario(
     fresh.pairs = pairs;
     match s.role.as_str() {
         "training" => {
-            let settings = BenchSettings {
-                pairs: fresh.pairs.len(),
-                aa_pairs: fresh.aa_pairs.len(),
-                warmup: s.warmups.len(),
-                min_effect: r.min_effect,
-                first: Order::CandidateFirst,
-                mde_seed: r.seed,
-                timeout_s: 0.0,
-            };
+            let settings = configured_settings(s, r);
             fresh.training = match bench::figures(&settings, &fresh.aa_pairs, &fresh.pairs) {
                 Ok(f) => Some(f),
                 Err(e) => {
@@ -215,6 +251,7 @@ fn recompute_scenario(
                     None
                 }
             };
+            check_pair_count(&path, &fresh, out);
         }
         "holdout" => {
             fresh.holdout = match holdout_figures(&fresh.pairs) {

@@ -6,11 +6,66 @@
 use std::fmt::Write;
 
 use super::markdown::visible;
-use crate::bench::BenchReport;
+use crate::bench::{BenchReport, Figures};
 use crate::measure::record::Order;
+use crate::measure::schedule::PairsPlanned;
 
 fn pct(fraction: f64) -> String {
     format!("{:.1}%", 100.0 * fraction)
+}
+
+fn duration(seconds: f64) -> String {
+    if seconds >= 90.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else {
+        format!("{seconds:.0} s")
+    }
+}
+
+/// The announcement of the comparison's pair count, printed before its first run.
+pub fn pairs_planned_line(p: &PairsPlanned) -> String {
+    let head = format!(
+        "comparison: {} pairs, about {} of runs (A/A noise σ {:.2}% per pair)",
+        p.planned,
+        duration(p.estimated_s),
+        100.0 * p.sigma
+    );
+    if p.needed <= p.planned {
+        head
+    } else {
+        format!(
+            "{head}; the cap stops short of the {} pairs (about {}) that would resolve the \
+             minimum effect",
+            p.needed,
+            duration(p.needed_s)
+        )
+    }
+}
+
+/// How the pair count was chosen: planned, needed and the cap.
+fn plan_sentence(f: &Figures) -> Option<String> {
+    let p = f.plan.as_ref()?;
+    let resolved = if f.training_gate.resolved {
+        format!(
+            "noise floor ±{:.2}% at {} pairs, within the minimum effect",
+            f.pairs_noise_floor_pct, p.reached_pairs
+        )
+    } else {
+        format!(
+            "noise floor ±{:.2}% at {} pairs, wider than the minimum effect: {} pairs (about {}) \
+             would resolve it",
+            f.pairs_noise_floor_pct,
+            p.reached_pairs,
+            p.needed,
+            duration(60.0 * p.minutes(p.needed))
+        )
+    };
+    Some(format!(
+        "{} planned from the A/A noise (configured {}, cap {}); {resolved}",
+        p.planned,
+        p.pairs,
+        p.max_pairs.max(p.pairs)
+    ))
 }
 
 /// The noise-floor sentence in the wording the PR text uses.
@@ -68,6 +123,9 @@ pub fn render_bench(report: &BenchReport) -> String {
         format!("{} / {}", pct(f.cov.baseline), pct(f.cov.candidate)),
     );
     row(&mut out, "noise floor", noise_floor_sentence(report));
+    if let Some(plan) = plan_sentence(f) {
+        row(&mut out, "pair count", plan);
+    }
     let aa = match f.aa.ci95 {
         Some(ci) => format!(
             "median {:.4}×, CI95 {:.4}–{:.4}× ({})",
@@ -102,9 +160,12 @@ pub fn render_bench(report: &BenchReport) -> String {
         &mut out,
         "threshold",
         format!(
-            "median ≥ {:.4}× (min effect {})",
-            1.0 + s.min_effect,
-            pct(s.min_effect)
+            "median ≥ {:.4}× or ≤ {:.4}× (min effect {}; noise floor ±{:.2}% at {} pairs)",
+            1.0 + s.min_effect.max(f.pairs_noise_floor_pct / 100.0),
+            1.0 / (1.0 + s.min_effect.max(f.pairs_noise_floor_pct / 100.0)),
+            pct(s.min_effect),
+            f.pairs_noise_floor_pct,
+            report.pairs.len()
         ),
     );
     row(&mut out, "verdict", f.verdict.as_str().to_string());
@@ -184,6 +245,9 @@ pub fn render_confirm(
                 f.mde_pct
                     .map_or_else(|| "n/a".to_string(), |m| format!("{m:.2}%"))
             );
+            if let Some(plan) = plan_sentence(f) {
+                let _ = writeln!(out, "    pairs: {plan}");
+            }
         }
         if let Some(i) = &s.instructions {
             let _ = writeln!(out, "    {}", instructions_sentence(i));

@@ -162,10 +162,17 @@ pub enum Counter {
 
 /// Confirmation: fresh trees and enough pairs for a 95% interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, try_from = "ConfirmSettingsFile")]
 pub struct ConfirmSettings {
+    /// Comparison pairs per training scenario: the fewest that run, and the holdouts' pairs.
     #[serde(default = "nine")]
     pub pairs: ConfirmPairs,
+    /// The cap on comparison pairs. After the A/A pairs, evo runs as many pairs as its noise
+    /// says resolve the minimum effect (noise floor within `min_effect`), between `pairs` and
+    /// `max_pairs`; when even `max_pairs` cannot, the verdict is inconclusive and says how many
+    /// pairs would. Absent: exactly `pairs`, no extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pairs: Option<ConfirmPairs>,
     #[serde(default = "eleven")]
     pub aa_pairs: ConfirmPairs,
     #[serde(default = "one")]
@@ -189,6 +196,63 @@ fn thirty() -> u32 {
     30
 }
 
+impl ConfirmSettings {
+    /// The cap on comparison pairs: `max_pairs`, or `pairs` when absent.
+    pub fn max_pairs(&self) -> usize {
+        self.max_pairs.map_or(self.pairs.get(), ConfirmPairs::get)
+    }
+}
+
+/// `ConfirmSettings` as written, before the check that relates two of its fields.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ConfirmSettingsFile {
+    #[serde(default = "nine")]
+    pairs: ConfirmPairs,
+    #[serde(default)]
+    max_pairs: Option<ConfirmPairs>,
+    #[serde(default = "eleven")]
+    aa_pairs: ConfirmPairs,
+    #[serde(default = "one")]
+    top: Count,
+    #[serde(default = "one_percent")]
+    min_effect: Fraction,
+    #[serde(default = "one")]
+    warmup: Count,
+    /// `["callgrind"]` adds the deterministic lane (instruction counts of both arms).
+    #[serde(default)]
+    counters: Vec<Counter>,
+    /// Seconds to wait, at most, for a quiet machine before measuring (0: do not wait).
+    #[serde(default = "thirty")]
+    quiet_wait_s: u32,
+}
+
+impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
+    type Error = String;
+    fn try_from(f: ConfirmSettingsFile) -> Result<ConfirmSettings, String> {
+        if let Some(max) = f.max_pairs {
+            if max.get() < f.pairs.get() {
+                return Err(format!(
+                    "max_pairs ({}) is below pairs ({}): the cap must allow at least the \
+                     configured pairs (omit max_pairs for no extension)",
+                    max.get(),
+                    f.pairs.get()
+                ));
+            }
+        }
+        Ok(ConfirmSettings {
+            pairs: f.pairs,
+            max_pairs: f.max_pairs,
+            aa_pairs: f.aa_pairs,
+            top: f.top,
+            min_effect: f.min_effect,
+            warmup: f.warmup,
+            counters: f.counters,
+            quiet_wait_s: f.quiet_wait_s,
+        })
+    }
+}
+
 fn nine() -> ConfirmPairs {
     ConfirmPairs::try_from(9).unwrap_or_else(|_| unreachable!("9 pairs are valid"))
 }
@@ -205,6 +269,7 @@ impl Default for ConfirmSettings {
     fn default() -> ConfirmSettings {
         ConfirmSettings {
             pairs: nine(),
+            max_pairs: None,
             aa_pairs: eleven(),
             top: one(),
             min_effect: one_percent(),
@@ -212,5 +277,30 @@ impl Default for ConfirmSettings {
             counters: Vec::new(),
             quiet_wait_s: thirty(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn confirm(json: &str) -> Result<ConfirmSettings, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    #[test]
+    fn max_pairs_defaults_to_no_extension_and_must_not_be_below_pairs() {
+        let none = confirm(r#"{ "pairs": 9 }"#).unwrap();
+        assert_eq!((none.max_pairs, none.max_pairs()), (None, 9));
+        let capped = confirm(r#"{ "pairs": 9, "max_pairs": 120 }"#).unwrap();
+        assert_eq!(capped.max_pairs(), 120);
+        let err = confirm(r#"{ "pairs": 21, "max_pairs": 9 }"#).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("max_pairs (9) is below pairs (21)"),
+            "{err}"
+        );
+        assert!(confirm(r#"{ "max_pairs": 3 }"#).is_err());
+        assert!(confirm(r#"{ "pairs": 9, "max_pair": 30 }"#).is_err());
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! A confirmation with too few pairs accepts only lucky draws, so whatever it accepts is likely
 //! inflated. Resampling the A/A log-ratios (pure noise, once centred) with an effect added, and
-//! running each draw through the real training gate, gives the power at that effect without
+//! running each draw through the real speedup test (interval, minimum effect and the comparison's
+//! noise floor, all as the training gate applies them), gives the power at that effect without
 //! assuming a noise distribution. Every effect reuses the same draws, so power can only grow with
 //! the effect and the bisection is well defined; the seed makes the answer reproducible.
 
@@ -10,7 +11,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{AaValidity, Ci95, Ratios, order_rank, plain_median, training_gate};
+use super::{
+    Ci95, Ratios, Thresholds, noise_floor, noise_sigma, order_rank, plain_median, speedup_shown,
+};
 
 /// Search starts with this effect and doubles it until the power is reached.
 const FIRST_BRACKET: f64 = 0.01;
@@ -74,7 +77,7 @@ pub struct PowerSimulation {
     draws: Vec<Draw>,
     k: usize,
     even_pairs: bool,
-    min_effect: f64,
+    thresholds: Thresholds,
 }
 
 impl PowerSimulation {
@@ -101,7 +104,10 @@ impl PowerSimulation {
             draws,
             k,
             even_pairs: s.pairs.is_multiple_of(2),
-            min_effect: s.min_effect,
+            thresholds: Thresholds {
+                min_effect: s.min_effect,
+                noise_floor: noise_floor(noise_sigma(aa), s.pairs),
+            },
         })
     }
 
@@ -124,11 +130,11 @@ impl PowerSimulation {
         };
         let ci = Ci95 {
             lower: (d.lower + shift).exp(),
-            upper: f64::INFINITY, // the training gate reads only the lower bound
+            upper: f64::INFINITY, // a speedup test reads only the lower bound
             coverage: 0.0,
             k: self.k,
         };
-        training_gate(&AaValidity::Valid, median, Some(&ci), self.min_effect).passed
+        speedup_shown(median, Some(&ci), &self.thresholds)
     }
 }
 
@@ -290,7 +296,7 @@ mod tests {
 
     #[test]
     fn shortcut_gate_agrees_with_the_full_gate_on_every_draw() {
-        use crate::stats::{ci95, median};
+        use crate::stats::{AaValidity, ci95, median, training_gate};
         for pairs in [6, 9, 12] {
             let s = MdeSettings {
                 resamples: 200,
@@ -307,7 +313,16 @@ mod tests {
                     let r =
                         Ratios::new(sample.iter().map(|x| (x + shift).exp()).collect()).unwrap();
                     let ci = ci95(&r);
-                    let full = training_gate(&AaValidity::Valid, median(&r), ci.as_ref(), 0.01);
+                    let t = Thresholds {
+                        min_effect: 0.01,
+                        noise_floor: noise_floor(noise_sigma(&noisy_aa()), pairs),
+                    };
+                    // A resolved gate: the MDE's own condition plays no part in the simulation.
+                    let t = Thresholds {
+                        min_effect: t.effect_bar(),
+                        ..t
+                    };
+                    let full = training_gate(&AaValidity::Valid, median(&r), ci.as_ref(), &t, None);
                     assert_eq!(sim.accepts(draw, shift), full.passed, "{pairs} {effect}");
                     accepted[i] += usize::from(full.passed);
                 }

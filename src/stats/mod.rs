@@ -3,20 +3,28 @@
 //! Nothing here spawns, prints or reads a clock: every function maps numbers to numbers, so the
 //! receipt verifier can recompute a verdict from raw runs and tests can compare against brute force.
 //! The submodules follow the order of §3: the interval for the median, the A/A noise figures, the
-//! gates that turn figures into verdicts, and the minimum detectable effect.
+//! pair count planned from that noise, the gates that turn figures into verdicts, and the minimum
+//! detectable effect.
 
+mod compare;
 mod gates;
 mod interval;
 mod mde;
 mod noise;
+mod plan;
 
+pub use compare::{Comparison, compare};
 pub use gates::{
-    BenchVerdict, HoldoutVerdict, Tier, TrainingGate, bench_verdict, holdout_gate, tier,
-    training_gate,
+    BenchVerdict, HoldoutVerdict, Thresholds, Tier, TrainingGate, bench_verdict, holdout_gate,
+    slowdown_shown, speedup_shown, tier, training_gate,
 };
 pub use interval::{Ci95, OrderRank, ci95, order_rank};
 pub use mde::{Mde, MdeSettings, PowerSimulation, minimum_detectable_effect};
 pub use noise::{AaValidity, aa_validity, cov, noise_floor, noise_sigma};
+pub use plan::{
+    MAX_PLANNABLE_PAIRS, MIN_INTERVAL_PAIRS, PairPlan, PlanSettings, pairs_to_resolve, plan_pairs,
+    resolves,
+};
 
 /// Per-pair speedup ratios `t_baseline / t_candidate`: at least one, all finite and > 0.
 #[derive(Debug, Clone, PartialEq)]

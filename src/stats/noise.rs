@@ -10,9 +10,9 @@ use super::{Ci95, Ratios, ci95, plain_median};
 /// Scales a MAD to the standard deviation of a normal distribution (1 / Φ⁻¹(3/4)).
 const MAD_TO_SD: f64 = 1.4826;
 /// Two-sided 95% normal quantile.
-const Z_95: f64 = 1.96;
+pub(super) const Z_95: f64 = 1.96;
 /// √(π/2): the standard error of a median relative to that of a mean, for normal noise.
-const MEDIAN_EFFICIENCY: f64 = 1.2533;
+pub(super) const MEDIAN_EFFICIENCY: f64 = 1.2533;
 
 /// sd / mean of one arm's times (sample sd, n - 1); 0 for fewer than two values.
 ///
@@ -41,14 +41,17 @@ pub fn noise_sigma(aa: &Ratios) -> f64 {
     MAD_TO_SD * plain_median(&deviations)
 }
 
-/// Noise floor as a fraction (0.0262 for ±2.62%): `exp(1.96 × 1.2533 × σ / √n_aa) − 1`.
+/// Noise floor as a fraction (0.0262 for ±2.62%): `exp(1.96 × 1.2533 × σ / √n) − 1`, how far
+/// from 1 the median of `n` pairs of pure noise lands by chance (95%, two-sided).
 ///
-/// Infinite when there are no A/A pairs: without them nothing bounds the noise.
-pub fn noise_floor(sigma: f64, n_aa: usize) -> f64 {
-    if n_aa == 0 {
+/// With `n` = the A/A pairs it is the A/A noise floor that `evo bench` prints; with `n` = the
+/// comparison's pairs it is the floor the verdict must clear (see `gates`), which shrinks as pairs
+/// are added. Infinite when `n` is 0: without pairs nothing bounds the noise.
+pub fn noise_floor(sigma: f64, n: usize) -> f64 {
+    if n == 0 {
         return f64::INFINITY;
     }
-    (Z_95 * MEDIAN_EFFICIENCY * sigma / (n_aa as f64).sqrt()).exp_m1()
+    (Z_95 * MEDIAN_EFFICIENCY * sigma / (n as f64).sqrt()).exp_m1()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

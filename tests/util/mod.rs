@@ -160,16 +160,17 @@ pub fn first_result(camp: &Path) -> Option<(PathBuf, serde_json::Value)> {
     Some((dir, serde_json::from_str(&json).ok()?))
 }
 
-/// An honest A/A check flags a biased setup by chance about 1% of the time, which makes a run
-/// inconclusive (never rejected). True when that happened, after checking it was the A/A check.
+/// An honest A/A check flags a biased setup by chance about 1% of the time, and a run on a
+/// machine too noisy to resolve the minimum effect at its pair count shows nothing either way;
+/// both make a run inconclusive (never rejected). True when that happened, after checking it was
+/// one of the two.
 pub fn inconclusive_by_chance(result: &serde_json::Value, out: &Output) -> bool {
     if result["verdict"] != "inconclusive" {
         return false;
     }
     let gate = &result["scenarios"][0]["training"]["training_gate"];
-    assert_eq!(
-        gate["aa_valid"],
-        false,
+    assert!(
+        gate["aa_valid"] == false || gate["resolved"] == false,
         "inconclusive for another reason\n{}",
         text(out)
     );

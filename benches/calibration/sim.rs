@@ -1,0 +1,218 @@
+//! Simulated confirmations: no processes, log-ratios drawn from a noise model and sent through
+//! evo's own pair planning and verdict (`stats::plan_pairs`, `stats::compare`).
+//!
+//! Shared by the calibration benchmark (`EVO_CALIB_MODE=simulated`) and the seeded false-accept
+//! test in `tests/stats_props.rs`, so the figure in the README and the test measure one thing.
+//! Nothing here prints.
+
+use evo::stats::{self, BenchVerdict, PlanSettings, Ratios};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use statrs::distribution::{Beta, ContinuousCDF};
+
+/// How one timed run's log-time deviates from its arm's true value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Noise {
+    /// Normal, with `sigma` the sd of a pair's log-ratio (each run has `sigma / √2`).
+    Normal { sigma: f64 },
+    /// Normal as above, and with probability `p` a run is slowed by `|N(0, outlier)|` (a
+    /// neighbour's burst): heavy-tailed, and only ever slower.
+    Outliers { sigma: f64, p: f64, outlier: f64 },
+    /// Normal as above, and the first run of every pair is slower by `bias` (log): an order
+    /// effect. The A/A pairs keep one order and see it; the comparison alternates.
+    OrderEffect { sigma: f64, bias: f64 },
+}
+
+/// A named noise model, as printed in the tables.
+#[derive(Debug, Clone, Copy)]
+pub struct Model {
+    pub name: &'static str,
+    pub noise: Noise,
+}
+
+/// The models the calibration reports: quiet, ordinary and noisy machines, heavy tails, and an
+/// order effect.
+pub const MODELS: [Model; 5] = [
+    Model {
+        name: "normal σ 1%",
+        noise: Noise::Normal { sigma: 0.01 },
+    },
+    Model {
+        name: "normal σ 3%",
+        noise: Noise::Normal { sigma: 0.03 },
+    },
+    Model {
+        name: "normal σ 8%",
+        noise: Noise::Normal { sigma: 0.08 },
+    },
+    Model {
+        name: "σ 2% + 10% outliers of ~20%",
+        noise: Noise::Outliers {
+            sigma: 0.02,
+            p: 0.10,
+            outlier: 0.20,
+        },
+    },
+    Model {
+        name: "σ 3% + order effect 1%",
+        noise: Noise::OrderEffect {
+            sigma: 0.03,
+            bias: 0.01,
+        },
+    },
+];
+
+/// The configured counts of one simulated confirmation.
+#[derive(Debug, Clone, Copy)]
+pub struct SimSettings {
+    pub pairs: usize,
+    pub max_pairs: usize,
+    pub aa_pairs: usize,
+    pub min_effect: f64,
+}
+
+/// What one simulated confirmation ended with.
+#[derive(Debug, Clone, Copy)]
+pub struct Outcome {
+    pub verdict: BenchVerdict,
+    /// Comparison pairs chosen from the A/A noise.
+    pub pairs: usize,
+    pub resolved: bool,
+    /// What the rule before issue 15 would have said of the same pairs: A/A valid, CI95 lower
+    /// above 1, median at least `1 + min_effect`.
+    pub old_rule_accepts: bool,
+    /// A stricter alternative, for comparison: the new rule plus "observed effect at least the
+    /// MDE" in every run, resolved or not.
+    pub always_mde_accepts: bool,
+}
+
+fn standard_normal(rng: &mut ChaCha8Rng) -> f64 {
+    let u = 1.0 - rng.random::<f64>();
+    let v = rng.random::<f64>();
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
+/// Log-time deviation of one run; `first` is whether it runs first in its pair.
+fn run_noise(noise: Noise, first: bool, rng: &mut ChaCha8Rng) -> f64 {
+    let core = |sigma: f64, rng: &mut ChaCha8Rng| sigma / 2f64.sqrt() * standard_normal(rng);
+    match noise {
+        Noise::Normal { sigma } => core(sigma, rng),
+        Noise::Outliers { sigma, p, outlier } => {
+            let burst = if rng.random::<f64>() < p {
+                (outlier * standard_normal(rng)).abs()
+            } else {
+                0.0
+            };
+            core(sigma, rng) + burst
+        }
+        Noise::OrderEffect { sigma, bias } => core(sigma, rng) + if first { bias } else { 0.0 },
+    }
+}
+
+/// One pair's ratio `t_baseline / t_candidate` for a candidate `speedup` times faster.
+fn pair_ratio(noise: Noise, speedup: f64, baseline_first: bool, rng: &mut ChaCha8Rng) -> f64 {
+    let baseline = run_noise(noise, baseline_first, rng);
+    let candidate = run_noise(noise, !baseline_first, rng) - speedup.ln();
+    (baseline - candidate).exp()
+}
+
+/// A/A pairs (baseline first, always) → pair count → alternating comparison → verdict, for a
+/// candidate whose true speedup is `1 + effect` (negative: slower).
+pub fn simulate_once(noise: Noise, effect: f64, s: &SimSettings, rng: &mut ChaCha8Rng) -> Outcome {
+    let aa: Vec<f64> = (0..s.aa_pairs)
+        .map(|_| pair_ratio(noise, 1.0, true, rng))
+        .collect();
+    let aa = Ratios::new(aa).expect("simulated ratios are positive");
+    let plan = stats::plan_pairs(
+        stats::noise_sigma(&aa),
+        &PlanSettings {
+            min_pairs: s.pairs,
+            max_pairs: s.max_pairs,
+            min_effect: s.min_effect,
+        },
+    );
+    // Confirmation order: candidate first, then alternating.
+    let ab: Vec<f64> = (0..plan.planned)
+        .map(|i| pair_ratio(noise, 1.0 + effect, i % 2 == 1, rng))
+        .collect();
+    let ab = Ratios::new(ab).expect("simulated ratios are positive");
+    let c = stats::compare(&aa, &ab, s.min_effect, rng.random());
+    let g = c.gate;
+    Outcome {
+        verdict: c.verdict,
+        pairs: plan.planned,
+        resolved: g.resolved,
+        old_rule_accepts: g.aa_valid && g.ci_lower_above_one && g.median_meets_min_effect,
+        always_mde_accepts: g.passed && c.mde.is_some_and(|m| c.median - 1.0 >= m.effect),
+    }
+}
+
+/// Counts over many simulated confirmations of one configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Tally {
+    pub reps: usize,
+    pub accepted: usize,
+    pub regression: usize,
+    pub inconclusive: usize,
+    pub not_significant: usize,
+    pub resolved: usize,
+    pub old_rule_accepted: usize,
+    pub always_mde_accepted: usize,
+    pub pairs: Vec<usize>,
+}
+
+impl Tally {
+    pub fn add(&mut self, o: Outcome) {
+        self.reps += 1;
+        match o.verdict {
+            BenchVerdict::Accepted => self.accepted += 1,
+            BenchVerdict::Regression => self.regression += 1,
+            BenchVerdict::Inconclusive => self.inconclusive += 1,
+            BenchVerdict::NotSignificant => self.not_significant += 1,
+        }
+        self.resolved += usize::from(o.resolved);
+        self.old_rule_accepted += usize::from(o.old_rule_accepts);
+        self.always_mde_accepted += usize::from(o.always_mde_accepts);
+        self.pairs.push(o.pairs);
+    }
+
+    /// Median of the chosen pair counts.
+    pub fn median_pairs(&self) -> usize {
+        let mut p = self.pairs.clone();
+        p.sort_unstable();
+        p.get(p.len() / 2).copied().unwrap_or(0)
+    }
+
+    pub fn mean_pairs(&self) -> f64 {
+        self.pairs.iter().sum::<usize>() as f64 / self.reps.max(1) as f64
+    }
+}
+
+/// `reps` seeded simulated confirmations of one configuration.
+pub fn run(noise: Noise, effect: f64, s: &SimSettings, reps: usize, seed: u64) -> Tally {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut t = Tally::default();
+    for _ in 0..reps {
+        t.add(simulate_once(noise, effect, s, &mut rng));
+    }
+    t
+}
+
+/// Exact (Clopper–Pearson) two-sided 95% interval for a binomial proportion `x / n`.
+pub fn clopper_pearson(x: usize, n: usize) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let (xf, nf) = (x as f64, n as f64);
+    let lower = if x == 0 {
+        0.0
+    } else {
+        Beta::new(xf, nf - xf + 1.0).map_or(0.0, |b| b.inverse_cdf(0.025))
+    };
+    let upper = if x == n {
+        1.0
+    } else {
+        Beta::new(xf + 1.0, nf - xf).map_or(1.0, |b| b.inverse_cdf(0.975))
+    };
+    (lower, upper)
+}
