@@ -421,9 +421,21 @@ fn a_candidate_tuned_to_the_search_seed_wins_the_search_and_fails_confirmation()
         "{r:#}\n{}",
         text(&out)
     );
-    assert_eq!(r["status"], "rejected", "{r:#}\n{}", text(&out));
-    assert_eq!(r["confirmation_verdict"], "rejected");
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    // Under the fresh seed it is the baseline: never accepted. Rejected, or inconclusive when
+    // the machine's noise leaves the minimum effect unresolved at these pairs.
+    let verdict = r["confirmation_verdict"].as_str().unwrap();
+    assert!(
+        verdict == "rejected" || verdict == "inconclusive",
+        "{r:#}\n{}",
+        text(&out)
+    );
+    assert_eq!(r["status"], verdict, "{r:#}");
+    assert_eq!(
+        out.status.code(),
+        Some(if verdict == "rejected" { 3 } else { 4 }),
+        "{}",
+        text(&out)
+    );
     // The confirmed figure is kept beside the screening one, and the gap is said.
     let confirmed = r["confirmation_median"].as_f64().unwrap();
     assert!(confirmed < 1.5, "{r:#}");
