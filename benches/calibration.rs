@@ -99,6 +99,7 @@ fn bench_once(base: &str, cand: &str, pairs: usize, seed: u64) -> BenchReport {
     let plan = BenchPlan {
         baseline: spec(base),
         candidate: spec(cand),
+        baseline_again: None,
         settings: BenchSettings {
             pairs,
             max_pairs: 0,

@@ -52,6 +52,7 @@ pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
     BenchPlan {
         baseline: spec(&args.baseline),
         candidate: spec(&args.candidate),
+        baseline_again: None,
         settings: BenchSettings {
             pairs: args.pairs as usize,
             max_pairs: args.max_pairs.map_or(0, |m| m as usize),

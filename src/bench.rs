@@ -43,6 +43,10 @@ pub struct BenchSettings {
 pub struct BenchPlan {
     pub baseline: RunSpec,
     pub candidate: RunSpec,
+    /// The second arm of the A/A pairs: the baseline built a second time in its own tree (laid
+    /// out like the candidate's), so the noise of two builds and two trees shows in the A/A check
+    /// as it would in the comparison. `None`: the baseline against itself (`evo bench`).
+    pub baseline_again: Option<RunSpec>,
     pub settings: BenchSettings,
 }
 
@@ -283,7 +287,7 @@ pub fn run_bench(
     };
     let aa_arms = Arms {
         baseline: &plan.baseline,
-        candidate: &plan.baseline,
+        candidate: plan.baseline_again.as_ref().unwrap_or(&plan.baseline),
     };
     let warmups = schedule::run_warmups(runner, arms, s.warmup, s.first, on_run)?;
     // The A/A pairs come first: their noise alone fixes how many comparison pairs run.

@@ -13,6 +13,7 @@ fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
     BenchPlan {
         baseline: RunSpec::new("base", Duration::from_secs(5)),
         candidate: RunSpec::new("cand", Duration::from_secs(5)),
+        baseline_again: None,
         settings: BenchSettings {
             pairs,
             max_pairs: 0,

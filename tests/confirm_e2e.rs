@@ -499,4 +499,16 @@ fn the_deterministic_lane_counts_instructions_of_both_arms_beside_the_wall_time_
     let (dir, _) = util::first_result(&fx.camp).unwrap();
     let pr = std::fs::read_to_string(dir.join("pr_body.md")).unwrap();
     assert!(pr.contains("Deterministic lane"), "{pr}");
+    // The A/A pairs compared the baseline with a second build of it in its own tree.
+    assert_eq!(r["scenarios"][0]["aa_second_build"], true, "{}", text(&out));
+    assert!(
+        r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["tree"] == "baseline-again" && s["step"] == "build"),
+        "{:#}",
+        r["steps"]
+    );
+    assert!(pr.contains("a second build of the baseline"), "{pr}");
 }

@@ -91,6 +91,7 @@ fn scenario(name: &str, role: &str, command: &str, stderr: &str) -> ScenarioResu
         holdout: None,
         timed_output_consistent: Some(true),
         instructions: None,
+        aa_second_build: false,
     };
     if role == "training" {
         let aa = pairs(11, 1.0, false, stderr);

@@ -105,6 +105,7 @@ fn training_scenario(speedup: f64) -> ScenarioResult {
         holdout: None,
         timed_output_consistent: Some(true),
         instructions: None,
+        aa_second_build: false,
     }
 }
 
@@ -123,6 +124,7 @@ fn holdout_scenario() -> ScenarioResult {
         training: None,
         timed_output_consistent: Some(true),
         instructions: None,
+        aa_second_build: false,
     }
 }
 

@@ -222,8 +222,23 @@ impl Run<'_> {
             return Ok(Flow::Stop);
         }
         self.pass_gate("build", "baseline and candidate built from clean checkouts");
+        self.build_baseline_again()?;
         self.build_config_tree()?;
         self.build_sanitizer_trees()
+    }
+
+    /// Builds the baseline a second time, in its own tree at a path as long as the candidate's:
+    /// the A/A pairs then compare two builds in two trees, as the comparison does, so a
+    /// difference that comes from building or laying out a tree (not from the patch) shows as a
+    /// biased A/A check, which stops acceptance. If the second build fails, the A/A pairs fall
+    /// back to the baseline against itself, and the result says so.
+    fn build_baseline_again(&mut self) -> Result<(), ConfirmError> {
+        self.stage("second baseline build");
+        let t = self.materialize("baseline-again")?;
+        let step = PairStep::build(&self.plan.workload);
+        let out = self.run_single(&step, ("baseline-again", &t))?;
+        self.trees.baseline_again = out.record.succeeded().then_some(t);
+        Ok(())
     }
 
     /// The baseline's build failed while the candidate's ran beside it. A candidate's build can

@@ -170,9 +170,11 @@ impl Run<'_> {
             Err(flow) => return Ok(flow),
         };
         let set = &self.plan.settings;
+        let again = (self.trees.baseline_again.as_ref()).map(|t| spec(t, s, seed, &self.sandbox));
         let plan = BenchPlan {
             baseline: b.clone(),
             candidate: c.clone(),
+            baseline_again: again.clone(),
             settings: BenchSettings {
                 pairs: set.pairs.get(),
                 max_pairs: set.max_pairs(),
@@ -193,6 +195,7 @@ impl Run<'_> {
             Err(BenchError::Stats(e)) => return Err(ConfirmError::Internal(e.to_string())),
         };
         let mut result = scenario_result(s, "training", arms, warmups);
+        result.aa_second_build = again.is_some();
         result.aa_pairs = report.aa_pairs;
         result.pairs = report.pairs;
         let mut figures = report.figures;
@@ -268,5 +271,6 @@ fn scenario_result(
         holdout: None,
         timed_output_consistent: None,
         instructions: None,
+        aa_second_build: false,
     }
 }

@@ -144,6 +144,8 @@ pub(crate) struct Trees {
     candidate_sanitize: Option<Tree>,
     /// Baseline plus the configuration part of the patch (build-configuration lane).
     config_only: Option<Tree>,
+    /// The baseline built a second time, for an A/A check that sees two builds and two trees.
+    baseline_again: Option<Tree>,
 }
 
 /// A confirmation that reached a verdict: the result and where it was written.

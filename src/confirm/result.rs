@@ -199,6 +199,10 @@ pub struct ScenarioResult {
     /// each arm, training scenarios only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<InstructionFigures>,
+    /// The A/A pairs ran the baseline against a second build of it in its own tree (not
+    /// against itself).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aa_second_build: bool,
 }
 
 /// Instructions executed by one run of each arm under callgrind, with the confirmation's seed.

@@ -229,6 +229,7 @@ mod tests {
             holdout: None,
             timed_output_consistent: None,
             instructions: None,
+            aa_second_build: false,
         }
     }
 

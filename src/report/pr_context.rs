@@ -430,8 +430,13 @@ fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
         ),
         None => String::new(),
     };
+    let against = if s.aa_second_build {
+        "a second build of the baseline in its own tree"
+    } else {
+        "itself"
+    };
     Markdown::assembled(format!(
-        "{}: Noise floor ±{:.2}% (A/A: baseline against itself, {} pairs; {mde}). \
+        "{}: Noise floor ±{:.2}% (A/A: baseline against {against}, {} pairs; {mde}). \
          {aa}{instructions}",
         code(&s.name),
         f.noise_floor_pct,

@@ -70,6 +70,7 @@ fn scenario(name: &str, training: bool, h: &str) -> ScenarioResult {
         pairs: measured,
         timed_output_consistent: Some(true),
         instructions: None,
+        aa_second_build: false,
     }
 }
 
