@@ -512,3 +512,54 @@ fn the_deterministic_lane_counts_instructions_of_both_arms_beside_the_wall_time_
     );
     assert!(pr.contains("a second build of the baseline"), "{pr}");
 }
+
+#[test]
+fn a_campaign_may_decide_on_instructions_and_says_so() {
+    let fx = Fixture::new();
+    write(
+        &fx.camp.join("campaign.json"),
+        &CAMPAIGN.replace(
+            r#""aa_pairs": 11 }"#,
+            r#""aa_pairs": 11, "counters": ["callgrind"], "metric": "instructions" }"#,
+        ),
+    );
+    // A slowdown in work: the hash runs twice per value. Fewer instructions it is not.
+    let patch = fx.patch(
+        "slow.patch",
+        &[(
+            "prog.c",
+            HOT_LINE,
+            "        volatile unsigned long sink = slow_hash(v + 1);\n        (void)sink;\n        total += slow_hash(v);",
+        )],
+    );
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
+    assert_eq!(r["metric"], "instructions", "{}", text(&out));
+    assert_eq!(r["verdict"], "rejected", "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("decided on instructions"), "{stdout}");
+    let (dir, _) = util::first_result(&fx.camp).unwrap();
+    let pr = std::fs::read_to_string(dir.join("pr_body.md")).unwrap();
+    assert!(pr.contains("decides on instructions"), "{pr}");
+    // Without the lane the setting is refused before anything runs.
+    write(
+        &fx.camp.join("campaign.json"),
+        &CAMPAIGN.replace(
+            r#""aa_pairs": 11 }"#,
+            r#""aa_pairs": 11, "metric": "instructions" }"#,
+        ),
+    );
+    let out = evo()
+        .arg("confirm")
+        .arg(&patch)
+        .arg("--campaign")
+        .arg(fx.camp.join("campaign.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("callgrind"),
+        "{}",
+        text(&out)
+    );
+}

@@ -184,6 +184,7 @@ fn clean_result() -> ConfirmResult {
         overlay: Vec::new(),
         seed: 7,
         min_effect: 0.01,
+        metric: Default::default(),
         environment: Environment {
             machine: Machine {
                 cpu_model: "Example CPU".into(),

@@ -206,6 +206,7 @@ fn tested_result() -> ConfirmResult {
         }],
         seed: 7,
         min_effect: 0.01,
+        metric: Default::default(),
         environment: Environment {
             machine: Machine {
                 cpu_model: "Example CPU @ 2.0GHz".into(),

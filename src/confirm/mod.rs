@@ -194,6 +194,7 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         overlay: Vec::new(),
         seed: 0,
         min_effect: plan.settings.min_effect.get(),
+        metric: plan.settings.metric,
         environment: Environment {
             machine: environment::machine(),
             load_1m_before: environment::load_1m(),
@@ -524,7 +525,8 @@ impl Run<'_> {
 
     fn finish(mut self, started: Instant) -> Result<Confirmed, ConfirmError> {
         self.result.environment.load_1m_after = environment::load_1m();
-        let d = verdict::decide(&self.result.gates, &self.result.scenarios);
+        let r = &self.result;
+        let d = verdict::decide_by(&r.gates, &r.scenarios, r.metric, r.min_effect);
         self.result.tier = d.tier;
         self.result.verdict = d.verdict;
         self.result.reasons = d.reasons;

@@ -310,6 +310,9 @@ pub struct ConfirmResult {
     /// The fresh `{seed}` used in every check and timed run of this confirmation.
     pub seed: u64,
     pub min_effect: f64,
+    /// What decided the training scenarios (`confirm.metric`); wall time unless said.
+    #[serde(default, skip_serializing_if = "super::verdict::Metric::is_wall_time")]
+    pub metric: super::verdict::Metric,
     pub environment: Environment,
     pub steps: Vec<StepRecord>,
     pub artifacts: Vec<ArtifactDigest>,

@@ -2,6 +2,7 @@
 
 use super::result::{Gate, GateStatus, ScenarioResult, Verdict};
 use crate::stats::{self, HoldoutVerdict, Tier};
+use serde::{Deserialize, Serialize};
 
 /// Names of the gates that must be green before anything is measured, in pipeline order.
 pub const CHECK_GATES: [&str; 8] = [
@@ -37,6 +38,19 @@ fn failed(gates: &[Gate]) -> impl Iterator<Item = &Gate> {
 
 /// Decides from the gates (any failure rejects) and the measured scenarios.
 pub fn decide(gates: &[Gate], scenarios: &[ScenarioResult]) -> Decision {
+    decide_by(gates, scenarios, Metric::WallTime, 0.0)
+}
+
+/// [`decide`] with the campaign's acceptance metric. With [`Metric::Instructions`] a training
+/// scenario passes on its instruction counts (the baseline's at least `1 + min_effect` times the
+/// candidate's, from the deterministic lane) instead of its wall-time interval; a scenario
+/// without counts cannot pass, and makes the run inconclusive. A wall-time slowdown still rejects.
+pub fn decide_by(
+    gates: &[Gate],
+    scenarios: &[ScenarioResult],
+    metric: Metric,
+    min_effect: f64,
+) -> Decision {
     let mut reasons: Vec<String> = failed(gates)
         .map(|g| format!("{} failed: {}", g.name, g.detail))
         .collect();
@@ -48,23 +62,44 @@ pub fn decide(gates: &[Gate], scenarios: &[ScenarioResult]) -> Decision {
         .filter_map(|s| s.training.as_ref().map(|f| (s, f)))
         .collect();
     let measured = !training.is_empty();
-    let training_passed = measured && training.iter().all(|(_, f)| f.training_gate.passed);
-    let aa_biased = training.iter().any(|(_, f)| !f.training_gate.aa_valid);
-    // Significantly slower is a rejection even when the A/A check is off: no bias explains it away.
+    let passes = |s: &ScenarioResult, f: &crate::bench::Figures| match metric {
+        Metric::WallTime => f.training_gate.passed,
+        Metric::Instructions => fewer_instructions(s, min_effect) == Some(true),
+    };
+    // Significantly slower is a rejection even when the A/A check is off (no bias explains it
+    // away), and whatever the metric.
     let regression = training.iter().any(|(_, f)| slower(f));
-    // A run that could not resolve the minimum effect and showed nothing either way says nothing
-    // about the candidate: inconclusive, with the pairs that would resolve it in the reasons.
-    let unresolved = training.iter().any(|(_, f)| {
-        let g = &f.training_gate;
-        !g.passed && !slower(f) && !g.resolved
-    });
+    let training_passed = measured && !regression && training.iter().all(|(s, f)| passes(s, f));
+    let (aa_biased, unresolved) = match metric {
+        Metric::WallTime => (
+            training.iter().any(|(_, f)| !f.training_gate.aa_valid),
+            // A run that could not resolve the minimum effect and showed nothing either way says
+            // nothing about the candidate: inconclusive, with the pairs that would resolve it.
+            training.iter().any(|(_, f)| {
+                let g = &f.training_gate;
+                !g.passed && !slower(f) && !g.resolved
+            }),
+        ),
+        // Exact counts need no A/A check; a scenario without them cannot be decided.
+        Metric::Instructions => (
+            false,
+            (training.iter()).any(|(s, _)| fewer_instructions(s, min_effect).is_none()),
+        ),
+    };
     let holdouts: Vec<HoldoutVerdict> = scenarios
         .iter()
         .filter_map(|s| s.holdout.as_ref().map(|h| h.verdict))
         .collect();
     for (s, f) in &training {
-        if !f.training_gate.passed {
-            reasons.push(training_reason(&s.name, f));
+        match metric {
+            Metric::WallTime if !f.training_gate.passed => {
+                reasons.push(training_reason(&s.name, f));
+            }
+            Metric::Instructions if slower(f) => reasons.push(training_reason(&s.name, f)),
+            Metric::Instructions if !passes(s, f) => {
+                reasons.push(instructions_reason(s, min_effect));
+            }
+            _ => {}
         }
     }
     for s in scenarios {
@@ -102,6 +137,54 @@ pub fn decide(gates: &[Gate], scenarios: &[ScenarioResult]) -> Decision {
         tier,
         verdict,
         reasons,
+    }
+}
+
+/// What decides a training scenario (`confirm.metric`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// The paired wall-time comparison against its noise floor.
+    #[default]
+    WallTime,
+    /// The deterministic lane's instruction counts (needs `counters: ["callgrind"]`). Exact and
+    /// immune to the machine's noise, but instructions are not time: a change in memory traffic,
+    /// cache behaviour or parallelism may not show in them.
+    Instructions,
+}
+
+impl Metric {
+    pub fn is_wall_time(&self) -> bool {
+        *self == Metric::WallTime
+    }
+}
+
+/// Whether the candidate executes at least `min_effect` fewer instructions (baseline /
+/// candidate ≥ 1 + min_effect); `None` without both counts.
+fn fewer_instructions(s: &ScenarioResult, min_effect: f64) -> Option<bool> {
+    let i = s.instructions.as_ref()?;
+    let (b, c) = (i.baseline?, i.candidate?);
+    (c > 0).then(|| b as f64 / c as f64 >= 1.0 + min_effect)
+}
+
+fn instructions_reason(s: &ScenarioResult, min_effect: f64) -> String {
+    let i = s.instructions.as_ref();
+    match i.and_then(|i| i.change_pct) {
+        Some(pct) => format!(
+            "training scenario `{}` did not pass on instructions (the campaign's metric): \
+             {pct:+.2}%, where at least {:.2}% fewer were needed (instructions are not time)",
+            s.name,
+            100.0 * (1.0 - 1.0 / (1.0 + min_effect))
+        ),
+        None => format!(
+            "training scenario `{}` has no instruction count, so the campaign's metric \
+             (instructions) cannot decide it: {}",
+            s.name,
+            i.and_then(|i| i.note.as_deref())
+                .unwrap_or("the deterministic lane did not run (confirm.counters)")
+        ),
     }
 }
 
@@ -268,5 +351,38 @@ mod tests {
     fn no_measurement_is_never_accepted() {
         let d = decide(&green(), &[]);
         assert_eq!(d.verdict, Verdict::Rejected);
+    }
+
+    fn counted(mut s: ScenarioResult, baseline: u64, candidate: u64) -> ScenarioResult {
+        s.instructions = Some(crate::confirm::result::InstructionFigures::of(
+            baseline, candidate,
+        ));
+        s
+    }
+
+    #[test]
+    fn with_the_instructions_metric_the_counts_decide_and_a_slowdown_still_rejects() {
+        let metric = Metric::Instructions;
+        // Wall time shows nothing (ratio 1.0); 3% fewer instructions clear a 1% minimum effect.
+        let flat = counted(training(1.0, 1.0), 1_000_000, 970_000);
+        let d = decide_by(&green(), &[flat], metric, 0.01);
+        assert_eq!(d.verdict, Verdict::Accepted, "{:?}", d.reasons);
+        // 0.5% fewer do not.
+        let small = counted(training(1.0, 1.0), 1_000_000, 995_000);
+        let d = decide_by(&green(), &[small], metric, 0.01);
+        assert_eq!(d.verdict, Verdict::Rejected);
+        assert!(d.reasons[0].contains("on instructions"), "{:?}", d.reasons);
+        // Without counts the metric cannot decide: inconclusive, never accepted.
+        let d = decide_by(&green(), &[training(1.0, 1.0)], metric, 0.01);
+        assert_eq!(d.verdict, Verdict::Inconclusive, "{:?}", d.reasons);
+        // Fewer instructions but clearly slower in wall time: rejected.
+        let slower = counted(training(1.0, 0.7), 1_000_000, 900_000);
+        let d = decide_by(&green(), &[slower], metric, 0.01);
+        assert_eq!(d.verdict, Verdict::Rejected, "{:?}", d.reasons);
+        assert!(d.reasons[0].contains("slower"), "{:?}", d.reasons);
+        // The wall-time metric ignores the counts.
+        let flat = counted(training(1.0, 1.0), 1_000_000, 970_000);
+        let d = decide_by(&green(), &[flat], Metric::WallTime, 0.01);
+        assert_ne!(d.verdict, Verdict::Accepted);
     }
 }

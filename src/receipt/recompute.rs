@@ -341,7 +341,7 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
         ));
     }
     recompute_config_lane(r, &mut out);
-    let d = verdict::decide(&r.gates, &scenarios);
+    let d = verdict::decide_by(&r.gates, &scenarios, r.metric, r.min_effect);
     out.extend(diff_serialized("tier", &r.tier, &d.tier));
     out.extend(diff_serialized("verdict", &r.verdict, &d.verdict));
     out.extend(diff_serialized("reasons", &r.reasons, &d.reasons));

@@ -136,7 +136,16 @@ pub(super) fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<Markdown>
     if !r.sandbox.enabled {
         out.push(
             "The runs were not sandboxed: nothing kept a candidate off the network or away from \
-             the other arm's tree and outputs."
+             the other arm's tree and outputs, or from the signing key and the holdouts."
+                .to_string(),
+        );
+    }
+    if !r.metric.is_wall_time() {
+        out.push(
+            "The campaign decides on instructions (the deterministic lane), not wall time: \
+             instructions are not time, and a change in memory traffic, cache behaviour or \
+             parallelism may not show in them. The wall-time figures above are reported, and a \
+             wall-time slowdown still rejects."
                 .to_string(),
         );
     }

@@ -254,6 +254,13 @@ pub fn render_confirm(
         }
     }
     let _ = writeln!(out, "\nverdict: {:?} (tier {})", r.verdict, r.tier.as_str());
+    if !r.metric.is_wall_time() {
+        let _ = writeln!(
+            out,
+            "  decided on instructions (confirm.metric): instructions are not time; a change in \
+             memory traffic or parallelism may not show in them"
+        );
+    }
     for reason in &r.reasons {
         // The first lines carry the gist (a sanitizer names itself on one line, its report on the
         // next); the full text is in result.json and the gate above.

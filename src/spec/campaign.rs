@@ -190,6 +190,10 @@ pub struct ConfirmSettings {
     /// idle (`EVO_QUIET_WAIT_S` overrides it); what was found is in the result. 0 does not wait.
     #[serde(default = "thirty")]
     pub quiet_wait_s: u32,
+    /// What decides a training scenario: `wall_time` (default) or `instructions` (the
+    /// deterministic lane; needs `counters: ["callgrind"]`; instructions are not time).
+    #[serde(default)]
+    pub metric: crate::confirm::verdict::Metric,
 }
 
 fn thirty() -> u32 {
@@ -225,11 +229,22 @@ struct ConfirmSettingsFile {
     /// Seconds to wait, at most, for a quiet machine before measuring (0: do not wait).
     #[serde(default = "thirty")]
     quiet_wait_s: u32,
+    /// What decides a training scenario: `wall_time` (default) or `instructions` (needs
+    /// `counters: ["callgrind"]`; instructions are not time).
+    #[serde(default)]
+    metric: crate::confirm::verdict::Metric,
 }
 
 impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
     type Error = String;
     fn try_from(f: ConfirmSettingsFile) -> Result<ConfirmSettings, String> {
+        if f.metric == crate::confirm::verdict::Metric::Instructions
+            && !f.counters.contains(&Counter::Callgrind)
+        {
+            return Err("metric \"instructions\" needs the deterministic lane: add \
+                        \"counters\": [\"callgrind\"]"
+                .to_string());
+        }
         if let Some(max) = f.max_pairs {
             if max.get() < f.pairs.get() {
                 return Err(format!(
@@ -249,6 +264,7 @@ impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
             warmup: f.warmup,
             counters: f.counters,
             quiet_wait_s: f.quiet_wait_s,
+            metric: f.metric,
         })
     }
 }
@@ -276,6 +292,7 @@ impl Default for ConfirmSettings {
             warmup: one(),
             counters: Vec::new(),
             quiet_wait_s: thirty(),
+            metric: Default::default(),
         }
     }
 }

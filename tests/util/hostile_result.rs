@@ -134,6 +134,7 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
         }],
         seed: 7,
         min_effect: 0.01,
+        metric: Default::default(),
         environment: Environment {
             machine: Machine {
                 cpu_model: "CPU".into(),
