@@ -178,6 +178,11 @@ impl Fixture {
     }
 
     fn confirm(&self, patch: &Path) -> Output {
+        self.confirm_with(patch, "on")
+    }
+
+    /// `evo confirm PATCH --sandbox MODE`; the repository must be unchanged after it.
+    fn confirm_with(&self, patch: &Path, sandbox: &str) -> Output {
         let before = snapshot(&self.repo);
         let out = self
             .evo()
@@ -185,7 +190,7 @@ impl Fixture {
             .arg(patch)
             .arg("--campaign")
             .arg(self.camp.join("campaign.json"))
-            .args(["--sandbox", "on"])
+            .args(["--sandbox", sandbox])
             .output()
             .unwrap();
         assert_eq!(before, snapshot(&self.repo), "{}", text(&out));
@@ -475,18 +480,7 @@ fn sandbox_on_refuses_to_start_where_the_sandbox_cannot_work() {
 #[test]
 fn the_same_probe_unsandboxed_finds_the_secrets_so_it_can_fail() {
     let f = Fixture::new("");
-    let patch = f.unsandboxed_probe_patch();
-    let before = snapshot(&f.repo);
-    let out = f
-        .evo()
-        .arg("confirm")
-        .arg(patch)
-        .arg("--campaign")
-        .arg(f.camp.join("campaign.json"))
-        .args(["--sandbox", "off"])
-        .output()
-        .unwrap();
-    assert_eq!(before, snapshot(&f.repo), "{}", text(&out));
+    let out = f.confirm_with(&f.unsandboxed_probe_patch(), "off");
     let written = f.everything_written();
     let leaks = leaks(&written);
     for what in [
@@ -496,7 +490,8 @@ fn the_same_probe_unsandboxed_finds_the_secrets_so_it_can_fail() {
     ] {
         assert!(
             leaks.iter().any(|l| l.contains(what)),
-            "{what} not found: {leaks:#?}"
+            "{what} not found: {leaks:#?}\n{}",
+            text(&out)
         );
     }
     // The environment is an allow-list with or without the sandbox.

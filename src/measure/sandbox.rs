@@ -406,10 +406,14 @@ impl SandboxPolicy {
         let Some(bwrap) = self.bwrap.clone() else {
             return Ok(None);
         };
-        let mut binds = self.caches(tree, arm)?;
-        binds.extend(self.read_only.iter().map(|p| Bind::same(p, false)));
-        binds.push(Bind::same(tree, true));
-        Ok(Some(self.sandbox(bwrap, binds, cwd, false)))
+        let caches = self.caches(tree, arm)?;
+        Ok(Some(self.sandbox(
+            bwrap,
+            caches,
+            Bind::same(tree, true),
+            cwd,
+            false,
+        )))
     }
 
     /// The sandbox for a test, check or timed run of the built `tree`: the tree read-only, so no
@@ -419,35 +423,28 @@ impl SandboxPolicy {
     /// when off.
     pub fn for_run(&self, tree: &Path, cwd: Option<&Path>) -> Option<Sandbox> {
         let bwrap = self.bwrap.clone()?;
-        let mut binds: Vec<Bind> = self
-            .read_only
-            .iter()
-            .map(|p| Bind::same(p, false))
-            .collect();
-        binds.push(Bind::same(tree, false));
-        Some(self.sandbox(bwrap, binds, cwd, false))
+        Some(self.sandbox(bwrap, Vec::new(), Bind::same(tree, false), cwd, false))
     }
 
     /// The sandbox for an agent working in `tree`: like a build (the tree writable) but with the
     /// network, and without the caches. `None` when off.
     pub fn for_agent(&self, tree: &Path, cwd: Option<&Path>) -> Option<Sandbox> {
         let bwrap = self.bwrap.clone()?;
-        let mut binds: Vec<Bind> = self
-            .read_only
-            .iter()
-            .map(|p| Bind::same(p, false))
-            .collect();
-        binds.push(Bind::same(tree, true));
-        Some(self.sandbox(bwrap, binds, cwd, true))
+        Some(self.sandbox(bwrap, Vec::new(), Bind::same(tree, true), cwd, true))
     }
 
+    /// A sandbox showing `caches`, the declared read-only folders and `tree`, in that order.
     fn sandbox(
         &self,
         bwrap: PathBuf,
-        binds: Vec<Bind>,
+        caches: Vec<Bind>,
+        tree: Bind,
         cwd: Option<&Path>,
         network: bool,
     ) -> Sandbox {
+        let mut binds = caches;
+        binds.extend(self.read_only.iter().map(|p| Bind::same(p, false)));
+        binds.push(tree);
         Sandbox {
             bwrap,
             view: Arc::clone(&self.view),
