@@ -150,8 +150,10 @@ pub enum Metric {
     #[default]
     WallTime,
     /// The deterministic lane's instruction counts (needs `counters: ["callgrind"]`). Exact and
-    /// immune to the machine's noise, but instructions are not time: a change in memory traffic,
-    /// cache behaviour or parallelism may not show in them.
+    /// immune to the machine's noise, but instructions are not time (a change in memory traffic,
+    /// cache behaviour or parallelism may not show in them), and valgrind writes them inside the
+    /// candidate's sandbox, where a hostile candidate could forge its own: for trusted
+    /// candidates only.
     Instructions,
 }
 

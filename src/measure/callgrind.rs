@@ -6,10 +6,12 @@
 //! starts. Instructions are not time (a change in memory traffic or parallelism may not show),
 //! which every report that uses them says.
 //!
-//! The count is written by valgrind into a folder the run can write, so the run could forge it:
-//! a counting run that leaves processes behind, fails, or prints other bytes than the arm's timed
-//! runs is refused, and under the sandbox nothing outlives the run that could rewrite the file
-//! after valgrind wrote it.
+//! The count is written by valgrind into a folder the counted run can write, so a hostile run can
+//! forge it: a counting run that leaves processes behind, fails, prints other bytes than the
+//! arm's timed runs, or leaves anything in the folder that is not a callgrind dump is refused,
+//! but a run that writes a plausible dump for one of its own processes and keeps valgrind from
+//! overwriting it is not caught. The counts are evidence against honest mistakes, not against an
+//! attacker; wall time stays the metric that holds against one.
 
 use std::path::Path;
 
@@ -66,7 +68,7 @@ pub fn count(
     if run.leftover_processes {
         return Err("the run under callgrind left processes behind".to_string());
     }
-    let instructions = sum_callgrind_totals(out);
+    let instructions = sum_callgrind_totals(out)?;
     if instructions == 0 {
         return Err("callgrind wrote no count".to_string());
     }
@@ -77,21 +79,36 @@ pub fn count(
 }
 
 /// Sum of the `summary:` (or `totals:`) instruction counts of every callgrind file in `dir`.
-pub fn sum_callgrind_totals(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-        .filter_map(|text| {
-            let line = text
-                .lines()
-                .find(|l| l.starts_with("summary:"))
-                .or_else(|| text.lines().find(|l| l.starts_with("totals:")))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .fold(0u64, u64::saturating_add)
+///
+/// The folder is writable by the counted run, so anything in it that valgrind would not have
+/// written (a link redirecting a dump elsewhere, a folder, a file that is not a callgrind dump)
+/// refuses the whole count instead of being skipped: skipping would let a run drop its own work
+/// from the total.
+pub fn sum_callgrind_totals(dir: &Path) -> Result<u64, String> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read the callgrind folder {}: {e}", dir.display()))?;
+    let mut total = 0u64;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("cannot read the callgrind folder: {e}"))?;
+        let path = entry.path();
+        let meta = std::fs::symlink_metadata(&path).map_err(|e| e.to_string())?;
+        let name = entry.file_name();
+        if !meta.file_type().is_file() {
+            return Err(format!(
+                "the callgrind folder holds {:?}, which is not a plain file: not counted",
+                name
+            ));
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+        let line = (text.lines().find(|l| l.starts_with("summary:")))
+            .or_else(|| text.lines().find(|l| l.starts_with("totals:")))
+            .ok_or_else(|| format!("{name:?} in the callgrind folder is not a callgrind dump"))?;
+        let count = (line.split_whitespace().nth(1))
+            .and_then(|n| n.parse::<u64>().ok())
+            .ok_or_else(|| format!("{name:?}: unreadable count `{line}`"))?;
+        total = total.saturating_add(count);
+    }
+    Ok(total)
 }
 
 #[cfg(test)]
@@ -114,7 +131,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("cg.1"), "events: Ir\nsummary: 1200\n").unwrap();
         std::fs::write(dir.path().join("cg.2"), "events: Ir\nfn=main\ntotals: 34\n").unwrap();
+        assert_eq!(sum_callgrind_totals(dir.path()), Ok(1234));
+    }
+
+    #[test]
+    fn anything_valgrind_would_not_write_refuses_the_count() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cg.1"), "events: Ir\nsummary: 1200\n").unwrap();
+        // A link that would send a process's dump out of the folder, so its work is not summed.
+        std::os::unix::fs::symlink("/dev/null", dir.path().join("cg.2")).unwrap();
+        assert!(sum_callgrind_totals(dir.path()).is_err());
+        std::fs::remove_file(dir.path().join("cg.2")).unwrap();
         std::fs::write(dir.path().join("cg.3"), "not a callgrind file\n").unwrap();
-        assert_eq!(sum_callgrind_totals(dir.path()), 1234);
+        assert!(sum_callgrind_totals(dir.path()).is_err());
     }
 }

@@ -144,7 +144,9 @@ pub(super) fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<Markdown>
         out.push(
             "The campaign decides on instructions (the deterministic lane), not wall time: \
              instructions are not time, and a change in memory traffic, cache behaviour or \
-             parallelism may not show in them. The wall-time figures above are reported, and a \
+             parallelism may not show in them. The counts are written inside the candidate's \
+             sandbox, so a hostile candidate could forge its own; they guard against honest \
+             mistakes, not an attacker. The wall-time figures above are reported, and a \
              wall-time slowdown still rejects."
                 .to_string(),
         );
