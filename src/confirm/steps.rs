@@ -117,7 +117,10 @@ pub fn run_step(
         stderr_file: Some(stderr_log.clone()),
     };
     let run = runner.run(&spec);
-    input.sandbox.release(input.tree_root);
+    if builds(&input.step) {
+        // Only a build had private cache copies.
+        input.sandbox.release(input.tree_root);
+    }
     let run = run?;
     let record = StepRecord {
         step: input.step,
