@@ -76,6 +76,17 @@ impl Fixture {
         path
     }
 
+    /// The memo speedup: the slow hash runs once per distinct input.
+    fn memo_patch(&self) -> PathBuf {
+        self.patch(
+            "memo.patch",
+            &[
+                ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
+                ("prog.c", "static unsigned long work(", MEMO),
+            ],
+        )
+    }
+
     /// Leaves the user's work tree dirty: a broken prog.c, a staged file and an untracked one.
     fn dirty_the_user_tree(&self) {
         write(&self.repo.join("staged.txt"), "staged\n");
@@ -126,13 +137,7 @@ fn gate<'a>(result: &'a Value, name: &str) -> &'a Value {
 #[test]
 fn a_real_speedup_is_accepted_with_all_lanes_green() {
     let fx = Fixture::new();
-    let patch = fx.patch(
-        "memo.patch",
-        &[
-            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
-            ("prog.c", "static unsigned long work(", MEMO),
-        ],
-    );
+    let patch = fx.memo_patch();
     let (out, result) = fx.confirm(&patch);
     let r = result.unwrap_or_else(|| panic!("no result.json\n{}", text(&out)));
     let training = &r["scenarios"][0]["training"];
@@ -473,13 +478,7 @@ fn the_deterministic_lane_counts_instructions_of_both_arms_beside_the_wall_time_
         ),
     );
     // A change that only removes work: the memo runs the slow hash once per distinct input.
-    let patch = fx.patch(
-        "memo.patch",
-        &[
-            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
-            ("prog.c", "static unsigned long work(", MEMO),
-        ],
-    );
+    let patch = fx.memo_patch();
     let (out, result) = fx.confirm(&patch);
     let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
     let lane = &r["scenarios"][0]["instructions"];

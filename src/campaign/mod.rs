@@ -30,8 +30,6 @@ use journal::{Entry, Journal, Status};
 use lock::RunLock;
 use state::State;
 
-pub use crate::measure::callgrind::{shell_quote, sum_callgrind_totals};
-
 /// How to run a campaign.
 #[derive(Debug, Clone)]
 pub struct CampaignOptions {
