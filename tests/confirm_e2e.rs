@@ -510,6 +510,23 @@ fn the_deterministic_lane_counts_instructions_of_both_arms_beside_the_wall_time_
         r["steps"]
     );
     assert!(pr.contains("a second build of the baseline"), "{pr}");
+    // The change follows from the counts, and --recompute says so when it does not.
+    let json = std::fs::read_to_string(dir.join("result.json")).unwrap();
+    let mut parsed: evo::confirm::result::ConfirmResult = serde_json::from_str(&json).unwrap();
+    let field = "scenarios[0].instructions.change_pct";
+    let fields = |r: &evo::confirm::result::ConfirmResult| -> Vec<String> {
+        evo::receipt::recompute::recompute(r)
+            .into_iter()
+            .map(|d| d.field)
+            .collect()
+    };
+    assert!(!fields(&parsed).iter().any(|f| f == field));
+    parsed.scenarios[0]
+        .instructions
+        .as_mut()
+        .unwrap()
+        .change_pct = Some(-90.0);
+    assert!(fields(&parsed).iter().any(|f| f == field));
 }
 
 #[test]

@@ -222,6 +222,18 @@ fn recompute_scenario(
     out: &mut Vec<Difference>,
 ) -> ScenarioResult {
     let path = format!("scenarios[{i}]");
+    // The deterministic lane's change follows from its two counts (which decide under the
+    // instructions metric).
+    if let Some(lane) = &s.instructions {
+        if let (Some(b), Some(c)) = (lane.baseline, lane.candidate) {
+            let fresh = crate::confirm::result::InstructionFigures::of(b, c);
+            out.extend(diff_serialized(
+                &format!("{path}.instructions.change_pct"),
+                &lane.change_pct,
+                &fresh.change_pct,
+            ));
+        }
+    }
     let aa = check_pairs(
         &format!("{path}.aa_pairs"),
         &s.aa_pairs,
