@@ -49,8 +49,13 @@ pub fn count(
         // callgrind writes its counts outside the tree.
         sandbox.binds.push(Bind::same(out, true));
     }
+    // The environment pad that spreads timed runs over stack layouts would move the count by
+    // however many bytes the shell copies: a counted run gets an empty one.
+    let mut env = spec.env.clone();
+    env.insert(super::spawn::ENV_PAD.to_string(), String::new());
     let wrapped = RunSpec {
         sandbox,
+        env,
         command: format!(
             "valgrind --tool=callgrind --trace-children=yes --callgrind-out-file={}/cg.%p sh -c {}",
             out.display(),
