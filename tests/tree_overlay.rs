@@ -105,3 +105,34 @@ fn two_files_on_one_path_and_a_missing_file_are_refused() {
         "the first one was copied"
     );
 }
+
+#[test]
+fn a_build_artifact_is_digested_only_as_a_regular_file_inside_its_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("tree");
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    std::fs::write(root.join("bin/prog"), b"binary").unwrap();
+    assert_eq!(
+        evo::tree::digest_tree_file(&root, &root.join("bin/prog")).unwrap(),
+        evo::tree::digest_file(&root.join("bin/prog")).unwrap()
+    );
+    // A link to a secret outside the tree, a link to an endless device, a FIFO no one writes:
+    // each is refused without being read (the FIFO would block for ever).
+    let secret = dir.path().join("signing.key");
+    std::fs::write(&secret, b"secret").unwrap();
+    std::os::unix::fs::symlink(&secret, root.join("bin/outside")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join("bin/zero")).unwrap();
+    let fifo = root.join("bin/fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for name in ["outside", "zero", "fifo"] {
+        let path = root.join("bin").join(name);
+        assert!(
+            evo::tree::digest_tree_file(&root, &path).is_err(),
+            "{name} was digested"
+        );
+    }
+}

@@ -322,7 +322,7 @@ impl Run<'_> {
         for artifact in &self.plan.workload.build.artifacts {
             for (label, t) in [("baseline", bt), ("candidate", ct)] {
                 let path = t.root.join(&cwd).join(artifact);
-                match tree::digest_file(&path) {
+                match tree::digest_tree_file(&t.root, &path) {
                     Ok(sha256) => self.result.artifacts.push(ArtifactDigest {
                         tree: label.to_string(),
                         path: artifact.clone(),

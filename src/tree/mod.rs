@@ -27,7 +27,7 @@ pub use inspect::{
     inspect_patch, read_patch, too_large_message,
 };
 pub use materialize::{COMMITTER_EMAIL, COMMITTER_NAME, dir_name, materialize};
-pub use overlay::{OverlayFile, copy_overlay, digest_file};
+pub use overlay::{OverlayFile, copy_overlay, digest_file, digest_tree_file};
 pub use pin::pin;
 pub use safety::check_patch_safety;
 pub use split::{PatchSplit, split_patch};

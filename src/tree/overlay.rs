@@ -36,6 +36,23 @@ pub fn digest_file(path: &Path) -> Result<String, io::Error> {
     Ok(hex::encode(hasher.finalize()))
 }
 
+/// The sha256 of a file a build left in the tree at `root`: only a regular file inside the tree.
+/// The build is untrusted: an "artifact" that is a link to a secret outside the tree, a FIFO
+/// that would block evo for ever, or `/dev/zero` is refused, never read.
+pub fn digest_tree_file(root: &Path, path: &Path) -> Result<String, io::Error> {
+    let resolved = path.canonicalize()?;
+    if !resolved.starts_with(root.canonicalize()?) {
+        return Err(io::Error::other(format!(
+            "it leads outside the tree (to {})",
+            resolved.display()
+        )));
+    }
+    if !fs::metadata(&resolved)?.is_file() {
+        return Err(io::Error::other("it is not a regular file"));
+    }
+    digest_file(&resolved)
+}
+
 /// Copy `files` (relative ones are relative to `base_dir`) into `tree`; see the module comment
 /// for where each one goes.
 pub fn copy_overlay(
