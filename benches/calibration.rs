@@ -107,6 +107,7 @@ fn bench_once(base: &str, cand: &str, pairs: usize, seed: u64) -> BenchReport {
             warmup: 1,
             min_effect: 0.01,
             first: Order::CandidateFirst,
+            order_seed: None,
             mde_seed: seed,
             timeout_s: 60.0,
         },

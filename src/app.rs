@@ -60,9 +60,11 @@ pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
             warmup: args.warmup as usize,
             min_effect: args.min_effect,
             first: match args.first {
-                FirstArm::Candidate => Order::CandidateFirst,
+                FirstArm::Candidate | FirstArm::Random => Order::CandidateFirst,
                 FirstArm::Baseline => Order::BaselineFirst,
             },
+            order_seed: (args.first == FirstArm::Random)
+                .then(crate::measure::schedule::fresh_order_seed),
             mde_seed: args.seed.unwrap_or_else(default_seed),
             timeout_s: args.timeout,
         },
@@ -109,11 +111,14 @@ fn show_progress(bar: &ProgressBar, event: RunEvent) {
 
 fn bench_command(args: BenchArgs) -> anyhow::Result<i32> {
     let plan = bench_plan(&args);
-    let mut runner = ProcessRunner::new().context("cannot locate the evo executable")?;
+    let mut runner = ProcessRunner::new()
+        .context("cannot locate the evo executable")?
+        .with_affinity(args.affinity);
     let bar = progress_bar();
     let result = bench::run_bench(&plan, &mut runner, &mut |e| show_progress(&bar, e));
     bar.finish_and_clear();
-    let report = result?;
+    let mut report = result?;
+    report.environment.cpus = runner.cpu_split().cloned();
     print!("{}", terminal::render_bench(&report));
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;
@@ -142,13 +147,16 @@ fn repo_lock(repo: &std::path::Path, what: &str) -> Option<crate::campaign::lock
 fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
     use crate::confirm::{self, ConfirmEvent, ConfirmOptions};
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let plan = match crate::plan::confirm_plan(&args.patch, args.campaign.as_deref(), &cwd) {
+    let mut plan = match crate::plan::confirm_plan(&args.patch, args.campaign.as_deref(), &cwd) {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(exit_codes::USAGE_ERROR);
         }
     };
+    if let Some(affinity) = args.affinity {
+        plan.campaign.confirm.affinity = affinity;
+    }
     let what = format!("evo confirm {}", args.patch.display());
     let Some(_repo_lock) = repo_lock(&plan.repo, &what) else {
         return Ok(exit_codes::USAGE_ERROR);
@@ -355,13 +363,16 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
     } else {
         cwd.join(&args.campaign)
     };
-    let plan = match crate::plan::campaign_plan(&file) {
+    let mut plan = match crate::plan::campaign_plan(&file) {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(exit_codes::USAGE_ERROR);
         }
     };
+    if let Some(affinity) = args.affinity {
+        plan.campaign.confirm.affinity = affinity;
+    }
     let what = format!("evo campaign run {}", args.campaign.display());
     let Some(_repo_lock) = repo_lock(&plan.repo, &what) else {
         return Ok(exit_codes::USAGE_ERROR);

@@ -1,9 +1,10 @@
 //! `evo bench`: one paired comparison of two commands, from runs to verdict.
 //!
 //! `run_bench` measures (warmups, A/A pairs of the baseline against itself in a fixed order, then
-//! as many comparison pairs, in alternating order, as the A/A noise says resolve the minimum effect
-//! within the cap) and `figures` turns the raw pairs into every statistic; `figures` is pure so a
-//! verifier can recompute the pair count and the verdict from a saved report.
+//! as many comparison pairs, alternating or in a balanced random order, as the A/A noise says
+//! resolve the minimum effect within the cap) and `figures` turns the raw pairs into every
+//! statistic; `figures` is pure so a verifier can recompute the pair count and the verdict from a
+//! saved report.
 
 use serde::{Deserialize, Serialize};
 
@@ -31,11 +32,25 @@ pub struct BenchSettings {
     pub warmup: usize,
     /// Practical threshold: the median must reach `1 + min_effect`.
     pub min_effect: f64,
-    /// Order of the first pair; later pairs alternate.
+    /// Order of the first pair; later pairs alternate (unless `order_seed` is set).
     pub first: Order,
+    /// The comparison pairs run in a balanced random order drawn from this seed
+    /// ([`PairOrder::Shuffled`]); `None`: alternating from `first`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
     /// Seed of the resampling behind the minimum detectable effect.
     pub mde_seed: u64,
     pub timeout_s: f64,
+}
+
+impl BenchSettings {
+    /// The order of the comparison pairs these settings ask for.
+    pub fn comparison_order(&self) -> PairOrder {
+        match self.order_seed {
+            Some(seed) => PairOrder::Shuffled { seed },
+            None => PairOrder::Alternating(self.first),
+        }
+    }
 }
 
 /// A validated comparison: two commands and the settings.
@@ -293,10 +308,7 @@ pub fn run_bench(
     // The A/A pairs come first: their noise alone fixes how many comparison pairs run.
     // A/A pairs keep a fixed order: the ratio is first run / second run, so drift or an order
     // effect biases it and the A/A check can see it. The comparison alternates to cancel both.
-    let aa_order = PairOrder {
-        first: Order::BaselineFirst,
-        alternate: false,
-    };
+    let aa_order = PairOrder::Fixed(Order::BaselineFirst);
     let aa_pairs = schedule::run_pairs(
         runner,
         aa_arms,
@@ -306,6 +318,7 @@ pub fn run_bench(
         on_run,
     )?;
     let pair_count = pair_plan(s, &aa_pairs)?;
+    let order = s.comparison_order();
     let per_pair = seconds_per_pair(&aa_pairs);
     on_run(RunEvent::announce(
         PairsPlanned {
@@ -315,12 +328,8 @@ pub fn run_bench(
             estimated_s: pair_count.planned as f64 * per_pair,
             needed_s: pair_count.needed as f64 * per_pair,
         },
-        s.first.arms()[0],
+        order.order_of(0).arms()[0],
     ));
-    let order = PairOrder {
-        first: s.first,
-        alternate: true,
-    };
     let pairs = schedule::run_pairs(
         runner,
         arms,
@@ -334,6 +343,7 @@ pub fn run_bench(
         load_1m_before,
         load_1m_after: environment::load_1m(),
         quiet: None,
+        cpus: None,
     };
     let figures = figures(s, &aa_pairs, &pairs)?;
     let mut warnings: Vec<String> = environment.load_warning().into_iter().collect();

@@ -44,6 +44,9 @@ pub enum Command {
 pub enum FirstArm {
     Baseline,
     Candidate,
+    /// A balanced random order: each block of two pairs holds both orders, a secret coin picks
+    /// which comes first (the seed is recorded in the JSON report).
+    Random,
 }
 
 #[derive(Debug, Args)]
@@ -70,12 +73,16 @@ pub struct BenchArgs {
     /// Smallest speedup worth accepting, as `1%` or `0.01`.
     #[arg(long, default_value = "1%", value_parser = parse_fraction)]
     pub min_effect: f64,
-    /// Which arm runs first in the first pair (later pairs alternate).
+    /// Which arm runs first in the first pair (later pairs alternate), or a balanced random order.
     #[arg(long, value_enum, default_value_t = FirstArm::Candidate)]
     pub first: FirstArm,
     /// Timeout of one run, in seconds.
     #[arg(long, default_value_t = 600.0, value_parser = parse_positive_seconds)]
     pub timeout: f64,
+    /// `split` keeps evo on one CPU and both commands on the others (with two or more CPUs);
+    /// `off` pins nothing.
+    #[arg(long, value_enum, default_value = "split", value_name = "MODE")]
+    pub affinity: crate::measure::cpus::Affinity,
     /// Seed for the minimum-detectable-effect resampling (default: random, and recorded).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -106,6 +113,10 @@ pub struct CampaignRunArgs {
     /// Overrides the campaign's `sandbox.mode`: `on` refuses to start without a working sandbox.
     #[arg(long, value_enum, value_name = "MODE")]
     pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
+    /// Overrides the campaign's `confirm.affinity`: `split` keeps evo on one CPU and the timed
+    /// commands on the others, `off` pins nothing.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub affinity: Option<crate::measure::cpus::Affinity>,
 }
 
 #[derive(Debug, Args)]
@@ -121,6 +132,10 @@ pub struct ConfirmArgs {
     /// Overrides the campaign's `sandbox.mode`: `on` refuses to start without a working sandbox.
     #[arg(long, value_enum, value_name = "MODE")]
     pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
+    /// Overrides the campaign's `confirm.affinity`: `split` keeps evo on one CPU and the timed
+    /// commands on the others, `off` pins nothing.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub affinity: Option<crate::measure::cpus::Affinity>,
 }
 
 #[derive(Debug, Args)]

@@ -26,6 +26,9 @@ pub struct Environment {
     /// What waiting for a quiet machine before measuring found (`evo confirm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet: Option<QuietWait>,
+    /// The CPUs of evo and of the timed commands while measuring, when they were split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<crate::measure::cpus::CpuSplit>,
 }
 
 /// The machine's CPU use just before measuring, from `/proc/stat`: evo waits (up to a limit)
@@ -232,6 +235,7 @@ mod tests {
             load_1m_before: before,
             load_1m_after: after,
             quiet: None,
+            cpus: None,
         }
     }
 

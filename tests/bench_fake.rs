@@ -21,6 +21,7 @@ fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
             warmup: 1,
             min_effect: 0.01,
             first: Order::CandidateFirst,
+            order_seed: None,
             mde_seed: 42,
             timeout_s: 5.0,
         },

@@ -151,7 +151,19 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
     assert_eq!(r["patch"]["applier"], "libgit2");
     assert!(training["median"].as_f64().unwrap() > 3.0, "{training:#}");
     assert_eq!(training["ci95"]["k"], 2);
-    assert_eq!(r["scenarios"][0]["pairs"][0]["order"], "candidate_first");
+    // The comparison pairs ran in a balanced random order: each block of two holds both orders.
+    assert!(
+        r["scenarios"][0]["order_seed"].is_u64(),
+        "{:#}",
+        r["scenarios"][0]
+    );
+    let orders: Vec<&str> = r["scenarios"][0]["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["order"].as_str().unwrap())
+        .collect();
+    assert!(orders.chunks_exact(2).all(|b| b[0] != b[1]), "{orders:?}");
     assert_eq!(r["scenarios"][1]["holdout"]["verdict"], "no_regression");
     assert_eq!(r["sanitizer_lane_ran"], true);
     for name in [

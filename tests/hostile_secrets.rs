@@ -49,6 +49,7 @@ fn run(wall_s: f64, stderr: &str) -> RunRecord {
         stdout_sha256: "5".repeat(64),
         stdout_bytes: 24,
         stderr_tail: stderr.to_string(),
+        steal_s: None,
     }
 }
 
@@ -92,6 +93,7 @@ fn scenario(name: &str, role: &str, command: &str, stderr: &str) -> ScenarioResu
         timed_output_consistent: Some(true),
         instructions: None,
         aa_second_build: false,
+        order_seed: None,
     };
     if role == "training" {
         let aa = pairs(11, 1.0, false, stderr);
@@ -102,6 +104,7 @@ fn scenario(name: &str, role: &str, command: &str, stderr: &str) -> ScenarioResu
             warmup: 1,
             min_effect: 0.01,
             first: Order::CandidateFirst,
+            order_seed: None,
             mde_seed: 7,
             timeout_s: 20.0,
         };
@@ -196,6 +199,7 @@ fn clean_result() -> ConfirmResult {
             load_1m_before: Some(0.5),
             load_1m_after: Some(0.5),
             quiet: None,
+            cpus: None,
         },
         steps,
         artifacts: Vec::new(),

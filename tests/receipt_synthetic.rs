@@ -49,6 +49,7 @@ fn run(wall_s: f64) -> RunRecord {
         stdout_sha256: "5".repeat(64),
         stdout_bytes: 24,
         stderr_tail: String::new(),
+        steal_s: None,
     }
 }
 
@@ -89,6 +90,7 @@ fn training_scenario(speedup: f64) -> ScenarioResult {
         warmup: 1,
         min_effect: 0.01,
         first: Order::CandidateFirst,
+        order_seed: None,
         mde_seed: 7,
         timeout_s: 20.0,
     };
@@ -106,6 +108,7 @@ fn training_scenario(speedup: f64) -> ScenarioResult {
         timed_output_consistent: Some(true),
         instructions: None,
         aa_second_build: false,
+        order_seed: None,
     }
 }
 
@@ -125,6 +128,7 @@ fn holdout_scenario() -> ScenarioResult {
         timed_output_consistent: Some(true),
         instructions: None,
         aa_second_build: false,
+        order_seed: None,
     }
 }
 
@@ -218,6 +222,7 @@ fn tested_result() -> ConfirmResult {
             load_1m_before: Some(0.5),
             load_1m_after: Some(0.75),
             quiet: None,
+            cpus: None,
         },
         steps,
         artifacts: vec![
@@ -568,6 +573,38 @@ fn recompute_names_the_figures_a_changed_wall_time_contradicts() {
         fields.contains(&"scenarios[0].training.cov.baseline".to_string()),
         "{fields:?}"
     );
+}
+
+#[test]
+fn recompute_checks_the_balanced_random_order_against_its_recorded_seed() {
+    let mut r = tested_result();
+    for s in &mut r.scenarios {
+        s.order_seed = Some(0x5eed);
+        let scheme = s.comparison_order();
+        for (i, p) in s.pairs.iter_mut().enumerate() {
+            p.order = scheme.order_of(i);
+        }
+    }
+    assert_eq!(
+        receipt::recompute::recompute(&r),
+        vec![],
+        "a faithful record recomputes"
+    );
+    // A record whose seed does not give its orders (edited, or not the seed that ran) is named.
+    let s = &mut r.scenarios[0];
+    s.order_seed = Some(0x5eed + 1);
+    let differs: Vec<usize> = (0..s.pairs.len())
+        .filter(|&i| s.comparison_order().order_of(i) != s.pairs[i].order)
+        .collect();
+    assert!(!differs.is_empty(), "another seed gives another order");
+    let fields: Vec<String> = receipt::recompute::recompute(&r)
+        .into_iter()
+        .map(|d| d.field)
+        .collect();
+    for i in differs {
+        let field = format!("scenarios[0].pairs[{i}].order");
+        assert!(fields.contains(&field), "{field} not in {fields:?}");
+    }
 }
 
 /// The body with the receipt's digest redacted: it changes with any field added to the predicate.

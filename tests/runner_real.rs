@@ -361,3 +361,75 @@ fn a_sandboxed_run_writes_only_its_tree_and_its_leftovers_are_still_caught() {
     );
     assert!(!tree.join("answers").exists());
 }
+
+/// The CPUs a process may run on, from its `/proc/<pid>/status` text.
+fn cpus_allowed(status: &str) -> String {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_split_runner_keeps_evo_and_the_command_on_different_cpus_until_dropped() {
+    use evo::measure::cpus::{self, Affinity};
+    // On a thread of its own: the pin is per thread, and the test harness's threads are shared.
+    std::thread::spawn(|| {
+        let all = cpus::allowed().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("status");
+        let mut runner = runner().with_affinity(Affinity::Split);
+        let Some(split) = runner.cpu_split().cloned() else {
+            assert!(all.len() < 2, "{all:?} can be split");
+            return;
+        };
+        assert_eq!(
+            cpus::allowed().unwrap(),
+            split.evo,
+            "evo's thread is pinned"
+        );
+        let record = runner
+            .run(&RunSpec {
+                stdout_file: Some(out.clone()),
+                ..spec("cat /proc/self/status")
+            })
+            .unwrap();
+        assert!(record.succeeded());
+        let status = std::fs::read_to_string(&out).unwrap();
+        let list: Vec<String> = split.command.iter().map(|c| c.to_string()).collect();
+        // The kernel writes ranges ("1-3"); compare with the same CPUs read back as a list.
+        let seen = cpus_allowed(&status);
+        let expanded: Vec<String> = seen
+            .split(',')
+            .flat_map(|part| match part.split_once('-') {
+                Some((a, b)) => (a.parse::<usize>().unwrap()..=b.parse().unwrap())
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>(),
+                None => vec![part.to_string()],
+            })
+            .collect();
+        assert_eq!(expanded, list, "the command runs on the other CPUs: {seen}");
+        assert!(!split.command.contains(&split.evo[0]));
+        drop(runner);
+        assert_eq!(
+            cpus::allowed().unwrap(),
+            all,
+            "dropping the runner frees evo again"
+        );
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn steal_time_is_recorded_where_the_kernel_reports_it() {
+    let record = run(&spec("true"));
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let has_steal = stat
+        .lines()
+        .next()
+        .is_some_and(|l| l.split_whitespace().count() > 8);
+    assert_eq!(record.steal_s.is_some(), has_steal, "{:?}", record.steal_s);
+    assert!(record.steal_s.unwrap_or(0.0) >= 0.0);
+}

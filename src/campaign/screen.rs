@@ -136,15 +136,8 @@ impl CampaignRun<'_> {
             }
         }
         for i in done..want {
-            let first = if i % 2 == 0 {
-                Order::CandidateFirst
-            } else {
-                Order::BaselineFirst
-            };
-            let order = PairOrder {
-                first,
-                alternate: false,
-            };
+            // One pair at a time (a resumed screening continues where it stopped), alternating.
+            let order = PairOrder::Fixed(PairOrder::Alternating(Order::CandidateFirst).order_of(i));
             let measured = {
                 let on_event = &mut *self.on_event;
                 let mut emit = |e| on_event(CampaignEvent::Run(e));

@@ -114,11 +114,9 @@ impl Run<'_> {
             baseline: &b,
             candidate: &c,
         };
-        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
-        let order = PairOrder {
-            first: Order::CandidateFirst,
-            alternate: true,
-        };
+        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone())
+            .with_affinity(self.plan.campaign.confirm.affinity);
+        let order = PairOrder::Alternating(Order::CandidateFirst);
         let n = self.plan.settings.pairs.get();
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));

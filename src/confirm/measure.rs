@@ -1,6 +1,7 @@
-//! The timed part of a confirmation: A/A and candidate-first pairs on each training scenario
-//! (as many as the A/A noise says resolve the minimum effect, up to `confirm.max_pairs`), then
-//! pairs on each sealed holdout — only after every build has finished.
+//! The timed part of a confirmation: A/A and comparison pairs on each training scenario (as many
+//! as the A/A noise says resolve the minimum effect, up to `confirm.max_pairs`), then pairs on
+//! each sealed holdout — only after every build has finished. Comparison and holdout pairs run in
+//! a balanced random order whose seed is recorded with the scenario.
 
 use crate::bench::{self, BenchError, BenchPlan, BenchSettings};
 use crate::measure::record::{Arm, Order, WarmupRun};
@@ -37,7 +38,11 @@ impl Run<'_> {
                 "the trees were not prepared".to_string(),
             ));
         };
-        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
+        // Pinned while it lives: dropped before the configuration lane, whose build must not
+        // inherit evo's single CPU.
+        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone())
+            .with_affinity(self.plan.campaign.confirm.affinity);
+        self.result.environment.cpus = runner.cpu_split().cloned();
         let training: Vec<Scenario> = self
             .plan
             .workload
@@ -72,6 +77,7 @@ impl Run<'_> {
                 return Ok(());
             }
         }
+        drop(runner);
         self.finish_timed_output_gate();
         self.measure_config_lane()
     }
@@ -183,6 +189,7 @@ impl Run<'_> {
                 warmup: 0,
                 min_effect: set.min_effect.get(),
                 first: Order::CandidateFirst,
+                order_seed: Some(schedule::fresh_order_seed()),
                 mde_seed: seed,
                 timeout_s: s.timeout_s.get(),
             },
@@ -196,6 +203,7 @@ impl Run<'_> {
         };
         let mut result = scenario_result(s, "training", arms, warmups);
         result.aa_second_build = again.is_some();
+        result.order_seed = plan.settings.order_seed;
         result.aa_pairs = report.aa_pairs;
         result.pairs = report.pairs;
         let mut figures = report.figures;
@@ -229,10 +237,8 @@ impl Run<'_> {
             Ok(w) => w,
             Err(flow) => return Ok(flow),
         };
-        let order = PairOrder {
-            first: Order::CandidateFirst,
-            alternate: true,
-        };
+        let order_seed = schedule::fresh_order_seed();
+        let order = PairOrder::Shuffled { seed: order_seed };
         let pairs_n = self.plan.settings.pairs.get();
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
@@ -245,6 +251,7 @@ impl Run<'_> {
         result.holdout =
             Some(holdout_figures(&pairs).map_err(|e| ConfirmError::Internal(e.to_string()))?);
         result.pairs = pairs;
+        result.order_seed = Some(order_seed);
         let flow = self.check_timed_output(s, &mut result);
         self.result.scenarios.push(result);
         Ok(flow)
@@ -272,5 +279,6 @@ fn scenario_result(
         timed_output_consistent: None,
         instructions: None,
         aa_second_build: false,
+        order_seed: None,
     }
 }

@@ -200,6 +200,7 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
             load_1m_before: environment::load_1m(),
             load_1m_after: None,
             quiet: None,
+            cpus: None,
         },
         steps: Vec::new(),
         artifacts: Vec::new(),

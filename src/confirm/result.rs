@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::{ArmCov, Figures};
 use crate::environment::Environment;
-use crate::measure::record::{ExitStatus, Pair, WarmupRun};
+use crate::measure::record::{ExitStatus, Order, Pair, WarmupRun};
+use crate::measure::schedule::PairOrder;
 use crate::stats::{self, Ci95, HoldoutVerdict, Ratios, Tier};
 
 /// The decision, as scripts see it (and as the exit code says).
@@ -203,6 +204,21 @@ pub struct ScenarioResult {
     /// against itself).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aa_second_build: bool,
+    /// The comparison pairs ran in the balanced random order drawn from this seed
+    /// (`PairOrder::Shuffled`, drawn when the pairs started and recorded after); absent: they
+    /// alternated, candidate first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
+}
+
+impl ScenarioResult {
+    /// The order its comparison pairs ran in, re-derivable from the record alone.
+    pub fn comparison_order(&self) -> PairOrder {
+        match self.order_seed {
+            Some(seed) => PairOrder::Shuffled { seed },
+            None => PairOrder::Alternating(Order::CandidateFirst),
+        }
+    }
 }
 
 /// Instructions executed by one run of each arm under callgrind, with the confirmation's seed.

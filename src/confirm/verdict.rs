@@ -276,6 +276,7 @@ mod tests {
             stdout_sha256: String::new(),
             stdout_bytes: 0,
             stderr_tail: String::new(),
+            steal_s: None,
         }
     }
 
@@ -297,6 +298,7 @@ mod tests {
             warmup: 0,
             min_effect: 0.01,
             first: Order::CandidateFirst,
+            order_seed: None,
             mde_seed: 1,
             timeout_s: 1.0,
         };
@@ -315,6 +317,7 @@ mod tests {
             timed_output_consistent: None,
             instructions: None,
             aa_second_build: false,
+            order_seed: None,
         }
     }
 

@@ -70,6 +70,7 @@ fn record(wall_s: f64, status: ExitStatus, stdout: &[u8], stderr: &str) -> RunRe
         stdout_sha256: hex::encode(Sha256::digest(stdout)),
         stdout_bytes: stdout.len() as u64,
         stderr_tail: stderr.to_string(),
+        steal_s: None,
     }
 }
 

@@ -4,6 +4,7 @@
 //! tests); `schedule` decides the order of runs; `record` holds what they leave behind.
 
 pub mod callgrind;
+pub mod cpus;
 pub mod fake;
 pub mod helper;
 pub mod init;

@@ -90,6 +90,11 @@ pub struct RunRecord {
     pub stdout_bytes: u64,
     /// The last lines of stderr (capped), kept so a failure can be explained.
     pub stderr_tail: String,
+    /// Seconds the hypervisor gave to other guests during the run, on the CPUs the command could
+    /// use (`/proc/stat` steal): wall time that was no work of either arm. Absent where the kernel
+    /// does not report it (and in records from before evo read it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_s: Option<f64>,
 }
 
 impl RunRecord {

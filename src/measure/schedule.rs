@@ -1,7 +1,9 @@
-//! The order of runs: warmups first, then pairs whose order alternates pair by pair.
+//! The order of runs: warmups first, then pairs in a fixed, alternating or balanced random order.
 //!
-//! Alternation spreads slow drift and first-run effects evenly over both arms; the first pair's
-//! order is a parameter because confirmation starts with the candidate (DESIGN §2 step 6).
+//! Alternation spreads slow drift and first-run effects evenly over both arms; a balanced random
+//! order does the same and also keeps the order unknown to the code being timed (confirmations
+//! use it for their comparison pairs). A/A checks keep a fixed order so a bias can show
+//! (DESIGN §2 step 6).
 
 use super::record::{Arm, ExitStatus, Order, Pair, Purpose, RunRecord, WarmupRun};
 use super::runner::{RunSpec, Runner, RunnerError};
@@ -169,13 +171,69 @@ pub fn run_warmups(
     Ok(warmups)
 }
 
-/// How the order of runs within pairs evolves from pair to pair.
+/// How the order of the two runs within each pair is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PairOrder {
-    pub first: Order,
-    /// Flip the order after every pair (comparisons); `false` keeps it fixed (A/A checks, so a
-    /// drift or an order effect shows up as a bias instead of cancelling out).
-    pub alternate: bool,
+pub enum PairOrder {
+    /// Every pair in this order (A/A checks: a drift or an order effect shows up as a bias
+    /// instead of cancelling out).
+    Fixed(Order),
+    /// This order first, then flipped after every pair.
+    Alternating(Order),
+    /// Balanced random order: pairs come in blocks of two with opposite orders, and a coin drawn
+    /// from `seed` and the block's index picks which order the block starts with. Each order runs
+    /// equally often (up to one pair), so an order effect cancels as under alternation, but
+    /// neither arm can know in advance whether it runs first; the seed is drawn by evo when the
+    /// measurement starts, never shown to code under test, and recorded afterwards.
+    Shuffled { seed: u64 },
+}
+
+impl PairOrder {
+    /// The order of pair `index` (0-based); pure, so a verifier re-derives it from the record.
+    pub fn order_of(self, index: usize) -> Order {
+        match self {
+            PairOrder::Fixed(order) => order,
+            PairOrder::Alternating(first) if index.is_multiple_of(2) => first,
+            PairOrder::Alternating(first) => first.flipped(),
+            PairOrder::Shuffled { seed } => {
+                let block = (index / 2) as u64;
+                let start = if mix(seed ^ block.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 1 == 0 {
+                    Order::CandidateFirst
+                } else {
+                    Order::BaselineFirst
+                };
+                if index.is_multiple_of(2) {
+                    start
+                } else {
+                    start.flipped()
+                }
+            }
+        }
+    }
+}
+
+/// A seed for [`PairOrder::Shuffled`] that code under test cannot predict: read from the kernel's
+/// random source (the clock and process id are only a fallback where it is unreadable).
+pub fn fresh_order_seed() -> u64 {
+    use std::io::Read;
+    let mut bytes = [0u8; 8];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    match read {
+        Ok(()) => u64::from_le_bytes(bytes),
+        Err(_) => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            mix(nanos ^ u64::from(std::process::id()))
+        }
+    }
+}
+
+/// SplitMix64's output function: a fixed, well-spread 64-bit mix (Steele, Lea and Flood, 2014).
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// Runs `count` pairs, back to back, ordered as `order` says.
@@ -188,8 +246,8 @@ pub fn run_pairs(
     on_run: &mut dyn FnMut(RunEvent),
 ) -> Result<Vec<Pair>, MeasureError> {
     let mut pairs = Vec::with_capacity(count);
-    let mut order = pair_order.first;
     for index in 0..count {
+        let order = pair_order.order_of(index);
         let mut baseline = None;
         let mut candidate = None;
         for (slot, arm) in order.arms().into_iter().enumerate() {
@@ -209,9 +267,6 @@ pub fn run_pairs(
         }
         if let (Some(b), Some(c)) = (baseline, candidate) {
             pairs.push(Pair::new(index, order, b, c));
-        }
-        if pair_order.alternate {
-            order = order.flipped();
         }
     }
     Ok(pairs)
@@ -245,10 +300,7 @@ mod tests {
             &mut runner,
             arms,
             3,
-            PairOrder {
-                first: Order::CandidateFirst,
-                alternate: true,
-            },
+            PairOrder::Alternating(Order::CandidateFirst),
             Phase::Pairs,
             &mut |_| {},
         )
@@ -271,6 +323,61 @@ mod tests {
     }
 
     #[test]
+    fn shuffled_order_is_balanced_per_block_and_follows_its_seed() {
+        let orders = |seed: u64, n: usize| -> Vec<Order> {
+            (0..n)
+                .map(|i| PairOrder::Shuffled { seed }.order_of(i))
+                .collect()
+        };
+        for seed in [0, 1, 42, u64::MAX] {
+            let o = orders(seed, 40);
+            // Every block of two holds both orders, so each arm runs first equally often.
+            assert!(o.chunks(2).all(|b| b[0] == b[1].flipped()), "{o:?}");
+            assert_eq!(o, orders(seed, 40), "the same seed gives the same order");
+        }
+        // Across seeds, the first pair starts with either arm: it is not alternation in disguise.
+        let starts: Vec<Order> = (0..64).map(|seed| orders(seed, 1)[0]).collect();
+        let candidate_first = starts
+            .iter()
+            .filter(|o| **o == Order::CandidateFirst)
+            .count();
+        assert!(
+            (16..=48).contains(&candidate_first),
+            "{candidate_first} of 64"
+        );
+        // Within one seed, blocks do not all start alike.
+        let o = orders(7, 64);
+        let block_starts: Vec<Order> = o.iter().step_by(2).copied().collect();
+        assert!(block_starts.contains(&Order::CandidateFirst));
+        assert!(block_starts.contains(&Order::BaselineFirst));
+        assert_ne!(orders(1, 64), orders(2, 64));
+    }
+
+    #[test]
+    fn run_pairs_runs_the_shuffled_order_it_records() {
+        let (b, c) = specs();
+        let mut runner = FakeRunner::new(1)
+            .with("base", FakeBehavior::Times(vec![2.0]))
+            .with("cand", FakeBehavior::Times(vec![1.0]));
+        let arms = Arms {
+            baseline: &b,
+            candidate: &c,
+        };
+        let scheme = PairOrder::Shuffled { seed: 99 };
+        let pairs = run_pairs(&mut runner, arms, 6, scheme, Phase::Pairs, &mut |_| {}).unwrap();
+        let expected_calls: Vec<&str> = (0..6)
+            .flat_map(|i| match scheme.order_of(i) {
+                Order::CandidateFirst => ["cand", "base"],
+                Order::BaselineFirst => ["base", "cand"],
+            })
+            .collect();
+        assert_eq!(runner.calls, expected_calls);
+        for (i, p) in pairs.iter().enumerate() {
+            assert_eq!(p.order, scheme.order_of(i));
+        }
+    }
+
+    #[test]
     fn fixed_order_never_flips() {
         let (b, _) = specs();
         let mut runner = FakeRunner::new(1).with("base", FakeBehavior::Times(vec![1.0, 2.0]));
@@ -278,10 +385,7 @@ mod tests {
             baseline: &b,
             candidate: &b,
         };
-        let fixed = PairOrder {
-            first: Order::BaselineFirst,
-            alternate: false,
-        };
+        let fixed = PairOrder::Fixed(Order::BaselineFirst);
         let pairs = run_pairs(&mut runner, arms, 3, fixed, Phase::AaPairs, &mut |_| {}).unwrap();
         // First run of each pair takes 1.0, second 2.0: the position effect survives as ratio 0.5.
         assert!(
@@ -332,10 +436,7 @@ mod tests {
             &mut runner,
             arms,
             2,
-            PairOrder {
-                first: Order::BaselineFirst,
-                alternate: true,
-            },
+            PairOrder::Alternating(Order::BaselineFirst),
             Phase::Pairs,
             &mut |_| {},
         )

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
+use super::cpus::{self, Affinity, CpuSplit};
 use super::helper::{HELPER_FAILURE_CODE, HelperArgs, HelperReport, REPORT_FD, REPORT_FD_PATH};
 use super::record::RunRecord;
 use super::runner::{LOG_CAP_BYTES, RunSpec, Runner, RunnerError};
@@ -39,6 +40,10 @@ pub struct ProcessRunner {
     grace: Duration,
     /// Draws each run's environment padding (see [`ENV_PAD`]).
     pad: rand_chacha::ChaCha8Rng,
+    /// The CPUs of evo and of the commands, when split (see [`ProcessRunner::with_affinity`]).
+    split: Option<CpuSplit>,
+    /// The calling thread's CPUs before the split, given back when the runner is dropped.
+    restore: Option<Vec<usize>>,
 }
 
 /// A variable of random length (0 to 4095 bytes) added to every run of code under test: the size
@@ -63,7 +68,34 @@ impl ProcessRunner {
             helper,
             grace: DEFAULT_GRACE,
             pad: rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+            split: None,
+            restore: None,
         }
+    }
+
+    /// With [`Affinity::Split`] and two or more CPUs allowed, pins the calling thread (evo's
+    /// main thread, and the threads it starts from now on) to the first CPU and every command to
+    /// the others, until the runner is dropped. Where the CPUs cannot be read or set, nothing is
+    /// pinned and [`ProcessRunner::cpu_split`] says so.
+    pub fn with_affinity(mut self, affinity: Affinity) -> ProcessRunner {
+        if affinity == Affinity::Off || self.split.is_some() {
+            return self;
+        }
+        let Ok(allowed) = cpus::allowed() else {
+            return self;
+        };
+        if let Some(split) = CpuSplit::of(&allowed) {
+            if cpus::pin_current_thread(&split.evo).is_ok() {
+                self.split = Some(split);
+                self.restore = Some(allowed);
+            }
+        }
+        self
+    }
+
+    /// The CPU split in force, if any.
+    pub fn cpu_split(&self) -> Option<&CpuSplit> {
+        self.split.as_ref()
     }
 
     /// Sets the time between TERM and KILL for commands that time out.
@@ -111,7 +143,9 @@ impl ProcessRunner {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let report_fd = report.as_raw_fd();
-        // SAFETY: only dup2 and fcntl run between fork and exec, both async-signal-safe. dup2
+        let command_cpus = self.split.as_ref().map(|s| s.command.clone());
+        // SAFETY: only dup2, fcntl and sched_setaffinity run between fork and exec, all
+        // async-signal-safe system calls (the CPU list was allocated before the fork). dup2
         // leaves fd 3 without close-on-exec, so the helper gets the pipe's write end there; when
         // the pipe already is fd 3, dup2 does nothing and the flag is cleared by hand.
         unsafe {
@@ -123,6 +157,9 @@ impl ProcessRunner {
                 };
                 if rc == -1 {
                     return Err(io::Error::last_os_error());
+                }
+                if let Some(cpus) = &command_cpus {
+                    cpus::pin_current_thread(cpus)?;
                 }
                 Ok(())
             });
@@ -144,6 +181,8 @@ impl Runner for ProcessRunner {
         let stdout_log = CappedLog::create(spec.stdout_file.as_deref()).map_err(io_error)?;
         let stderr_log = CappedLog::create(spec.stderr_file.as_deref()).map_err(io_error)?;
         let pad = rand::Rng::random_range(&mut self.pad, 0..4096);
+        let steal_cpus = self.split.as_ref().map(|s| s.command.as_slice());
+        let steal_before = cpus::steal_ticks(steal_cpus);
         let spawned = self
             .helper_command(spec, &report_writer, pad)
             .and_then(|mut command| command.spawn());
@@ -161,6 +200,9 @@ impl Runner for ProcessRunner {
             }
         };
         let helper_status = child.wait().map_err(io_error)?;
+        let steal_s = steal_before
+            .zip(cpus::steal_ticks(steal_cpus))
+            .map(|(before, after)| cpus::ticks_to_seconds(after.saturating_sub(before)));
         let output = readers.finish(READER_GRACE);
         // Stopped on the user's request: whatever it printed or however it ended is no result.
         if crate::interrupt::requested() {
@@ -188,7 +230,17 @@ impl Runner for ProcessRunner {
             stdout_sha256: output.stdout_sha256,
             stdout_bytes: output.stdout_bytes,
             stderr_tail: output.stderr_tail,
+            steal_s,
         })
+    }
+}
+
+impl Drop for ProcessRunner {
+    fn drop(&mut self) {
+        if let Some(all) = self.restore.take() {
+            // Later work of evo (builds, signing) gets every CPU again.
+            let _ = cpus::pin_current_thread(&all);
+        }
     }
 }
 

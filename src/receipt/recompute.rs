@@ -12,6 +12,7 @@ use crate::bench::{self, BenchSettings};
 use crate::confirm::result::{ConfirmResult, GateStatus, ScenarioResult};
 use crate::confirm::verdict;
 use crate::measure::record::{Order, Pair};
+use crate::measure::schedule::PairOrder;
 use crate::stats;
 
 /// Numbers agree when they differ by at most this, relative to the larger (JSON round trips and
@@ -157,15 +158,6 @@ fn check_pairs(
 
 pub use crate::confirm::result::{holdout_figures, outputs_consistent};
 
-/// Alternating order, the first pair candidate first (DESIGN §3, confirmation).
-fn confirmation_order(i: usize) -> Order {
-    if i.is_multiple_of(2) {
-        Order::CandidateFirst
-    } else {
-        Order::BaselineFirst
-    }
-}
-
 fn unusable(path: String, e: stats::StatsError) -> Difference {
     problem(path, "figures", format!("none: {e}"))
 }
@@ -181,6 +173,7 @@ fn configured_settings(s: &ScenarioResult, r: &ConfirmResult) -> BenchSettings {
         warmup: plan.map_or(s.warmups.len() / 2, |p| p.warmups),
         min_effect: r.min_effect,
         first: Order::CandidateFirst,
+        order_seed: s.order_seed,
         mde_seed: r.seed,
         timeout_s: 0.0,
     }
@@ -240,7 +233,13 @@ fn recompute_scenario(
         |_| Order::BaselineFirst,
         out,
     );
-    let pairs = check_pairs(&format!("{path}.pairs"), &s.pairs, confirmation_order, out);
+    let order = s.comparison_order();
+    let pairs = check_pairs(
+        &format!("{path}.pairs"),
+        &s.pairs,
+        |i| order.order_of(i),
+        out,
+    );
     for (j, w) in s.warmups.iter().enumerate() {
         if !w.run.succeeded() {
             out.push(problem(
@@ -312,7 +311,9 @@ fn recompute_config_lane(r: &ConfirmResult, out: &mut Vec<Difference>) {
     if !lane.ran {
         return;
     }
-    let pairs = check_pairs("config_lane.pairs", &lane.pairs, confirmation_order, out);
+    // The build-configuration lane alternates, candidate first (DESIGN §3, confirmation).
+    let order = PairOrder::Alternating(Order::CandidateFirst);
+    let pairs = check_pairs("config_lane.pairs", &lane.pairs, |i| order.order_of(i), out);
     match holdout_figures(&pairs) {
         Ok(f) => {
             out.extend(diff_serialized(

@@ -88,9 +88,10 @@ pub fn noise_floor_sentence(report: &BenchReport) -> String {
 pub fn render_bench(report: &BenchReport) -> String {
     let f = &report.figures;
     let s = &report.settings;
-    let first = match s.first {
-        Order::CandidateFirst => "candidate first",
-        Order::BaselineFirst => "baseline first",
+    let first = match (s.order_seed, s.first) {
+        (Some(_), _) => "balanced random",
+        (None, Order::CandidateFirst) => "candidate first",
+        (None, Order::BaselineFirst) => "baseline first",
     };
     let mut out = String::new();
     let _ = writeln!(out, "baseline:  {}", report.baseline_command);

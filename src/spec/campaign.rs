@@ -194,6 +194,11 @@ pub struct ConfirmSettings {
     /// deterministic lane; needs `counters: ["callgrind"]`; instructions are not time).
     #[serde(default)]
     pub metric: crate::confirm::verdict::Metric,
+    /// `split` (default): while measuring, evo's own threads stay on the first CPU it may use
+    /// and the timed commands run on the others (with two or more); `off`: everything on every
+    /// CPU. The split gives a multi-threaded command one CPU fewer.
+    #[serde(default)]
+    pub affinity: crate::measure::cpus::Affinity,
 }
 
 fn thirty() -> u32 {
@@ -233,6 +238,9 @@ struct ConfirmSettingsFile {
     /// `counters: ["callgrind"]`; instructions are not time).
     #[serde(default)]
     metric: crate::confirm::verdict::Metric,
+    /// `split` (default): evo on one CPU, the timed commands on the others; `off`: no pinning.
+    #[serde(default)]
+    affinity: crate::measure::cpus::Affinity,
 }
 
 impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
@@ -265,6 +273,7 @@ impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
             counters: f.counters,
             quiet_wait_s: f.quiet_wait_s,
             metric: f.metric,
+            affinity: f.affinity,
         })
     }
 }
@@ -293,6 +302,7 @@ impl Default for ConfirmSettings {
             counters: Vec::new(),
             quiet_wait_s: thirty(),
             metric: Default::default(),
+            affinity: Default::default(),
         }
     }
 }

@@ -25,6 +25,7 @@ fn run(wall_s: f64, stderr_tail: &str) -> RunRecord {
         stdout_sha256: "5".repeat(64),
         stdout_bytes: 1,
         stderr_tail: stderr_tail.to_string(),
+        steal_s: None,
     }
 }
 
@@ -54,6 +55,7 @@ fn scenario(name: &str, training: bool, h: &str) -> ScenarioResult {
         warmup: 1,
         min_effect: 0.01,
         first: Order::CandidateFirst,
+        order_seed: None,
         mde_seed: 7,
         timeout_s: 20.0,
     };
@@ -71,6 +73,7 @@ fn scenario(name: &str, training: bool, h: &str) -> ScenarioResult {
         timed_output_consistent: Some(true),
         instructions: None,
         aa_second_build: false,
+        order_seed: None,
     }
 }
 
@@ -146,6 +149,7 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
             load_1m_before: Some(0.1),
             load_1m_after: Some(0.1),
             quiet: None,
+            cpus: None,
         },
         steps: vec![],
         artifacts: vec![],
