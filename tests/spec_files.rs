@@ -1,5 +1,5 @@
-//! Input files: the sketches of DESIGN §1 parse, and every kind of mistake is reported at its
-//! file, line, column and field.
+//! Input files: the example files of docs/design.md §2.1 parse, and every kind of mistake is
+//! reported at its file, line, column and field.
 
 use std::path::Path;
 

@@ -1,10 +1,11 @@
 //! Property tests of `evo::stats` against brute force and against what the numbers must mean.
 //!
-//! The unit tests pin the DESIGN examples; these check the definitions for every n and for random
-//! data: the rank against exact integer binomial tails, the interval against sort-and-index, the
-//! symmetries a speedup ratio must have, and the interval's real coverage by simulation; and the
-//! verdict rule of issue 15: nothing inside the noise floor is accepted, regression mirrors
-//! acceptance, and a seeded simulation of the whole decision keeps null false accepts ≤ 2.5%.
+//! The unit tests pin the worked examples of docs/design.md §3; these check the definitions for
+//! every n and for random data: the rank against exact integer binomial tails, the interval against
+//! sort-and-index, the symmetries a speedup ratio must have, and the interval's real coverage by
+//! simulation; and the verdict rule of issue 15: nothing inside the noise floor is accepted,
+//! regression mirrors acceptance, and a seeded simulation of the whole decision keeps null false
+//! accepts ≤ 2.5%.
 
 // Shared with the calibration benchmark, which also uses what this test does not.
 #[allow(dead_code)]

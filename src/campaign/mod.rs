@@ -1,5 +1,5 @@
 //! `evo campaign run`: many candidates in, one confirmed and signed result out, and a status and
-//! reason for every other candidate (DESIGN §2).
+//! reason for every other candidate (docs/design.md §2.3).
 //!
 //! The stages: collect candidates (patch files, agent runs) → build, test and check the baseline
 //! once → check each candidate (safety, apply, build, tests, differential) → screen the survivors

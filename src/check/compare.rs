@@ -1,4 +1,4 @@
-//! The differential verdict on one check command (DESIGN §1 "comparison rule", §2 steps 3 and 6):
+//! The differential verdict on one check command (docs/design.md §4.1–§4.2, §2.2.6):
 //! do the baseline's and the candidate's outputs agree under the scenario's rule, and if not,
 //! where is the first disagreement and what does it look like.
 //!

@@ -1,4 +1,4 @@
-//! Judging what check commands print (DESIGN §2 steps 3 and 6): the differential comparison of a
+//! Judging what check commands print (docs/design.md §4): the differential comparison of a
 //! candidate's output with the baseline's, sanitizer reports on stderr, and the `{seed}` that
 //! makes the inputs unknown to the candidate.
 //!

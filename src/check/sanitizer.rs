@@ -1,5 +1,5 @@
-//! Finds the report a sanitizer or a Rust overflow check left on stderr (DESIGN §1 `sanitize`,
-//! §2 step 6), so the sanitizer lane can reject a candidate by name even when the sanitized
+//! Finds the report a sanitizer or a Rust overflow check left on stderr (docs/design.md §4.4,
+//! §2.2.7), so the sanitizer lane can reject a candidate by name even when the sanitized
 //! program's output still matches, and the receipt can quote the first lines of the report.
 //!
 //! Recognized, in the order they appear on stderr (the first one wins):

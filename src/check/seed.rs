@@ -1,6 +1,6 @@
-//! The `{seed}` placeholder of check and run commands (DESIGN §1): in confirmation evo fills it
-//! with a fresh random seed, the same for both arms, so a patch that memoizes the benchmark's
-//! known inputs fails the differential.
+//! The `{seed}` placeholder of check and run commands (docs/design.md §4.5): in confirmation evo
+//! fills it with a fresh random seed, the same for both arms, so a patch that memoizes the
+//! benchmark's known inputs fails the differential.
 //!
 //! Every `{seed}` is replaced; there is no escaping, and other braces (`${HOME}`, `{}`,
 //! `{ seed }`) are left alone.

@@ -1,4 +1,4 @@
-//! The build-configuration lane (DESIGN §2 step 7). When a patch touches the workload's
+//! The build-configuration lane (docs/design.md §2.2.11). When a patch touches the workload's
 //! `config_files`, evo also builds the baseline with only the configuration part of the patch and
 //! measures it against the baseline, so the receipt says how much of the gain flags alone give and
 //! how much the code change gives. When the lane does not run, the result says why.

@@ -1,5 +1,5 @@
 //! `evo confirm`: the fresh confirmation of one candidate patch against a pinned baseline
-//! (DESIGN §2 steps 1–3 and 6).
+//! (docs/design.md §2.2).
 //!
 //! The stages run in order and stop at the first failed gate, so a rejected candidate costs no
 //! more than it must: pin → trees and patch → builds (in parallel; nothing is measured while

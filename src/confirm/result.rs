@@ -31,7 +31,7 @@ impl Verdict {
     }
 }
 
-/// One gate of DESIGN §3, in the order the pipeline meets them.
+/// One gate (docs/design.md §3.11), in the order the pipeline meets them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Gate {
     pub name: String,
@@ -254,7 +254,7 @@ impl InstructionFigures {
     }
 }
 
-/// The build-configuration lane (DESIGN §2 step 7): when a patch touches `config_files`, the
+/// The build-configuration lane (docs/design.md §2.2.11): when a patch touches `config_files`, the
 /// baseline plus the configuration part alone is measured too, so the gain can be attributed.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ConfigLane {

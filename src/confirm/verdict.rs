@@ -1,4 +1,4 @@
-//! From gates to tier and verdict (DESIGN §3), as pure functions over a finished result.
+//! From gates to tier and verdict (docs/design.md §3.11), as pure functions over a finished result.
 
 use super::result::{Gate, GateStatus, ScenarioResult, Verdict};
 use crate::stats::{self, HoldoutVerdict, Tier};

@@ -1,6 +1,6 @@
-//! Signed validation receipts (DESIGN §4): an in-toto Statement v1 about the patch, the baseline
-//! and the built artifacts, whose predicate is the confirmation's result, in a DSSE envelope signed
-//! with Ed25519.
+//! Signed validation receipts (docs/design.md §5.5–§5.10): an in-toto Statement v1 about the
+//! patch, the baseline and the built artifacts, whose predicate is the confirmation's result, in a
+//! DSSE envelope signed with Ed25519.
 //!
 //! Building and checking are pure (bytes in, bytes out); the callers read and write the files.
 //! `keys` stores and finds keys, `dsse` signs and opens envelopes, `statement` builds the statement,

@@ -1,6 +1,6 @@
 //! What the PR template sees: the predicate as is (`result`) plus every sentence and table row of
-//! DESIGN §4 already worded, so the default template is mostly layout and an edited template can
-//! still reach any raw figure.
+//! the PR text (docs/design.md §5.11) already worded, so the default template is mostly layout and
+//! an edited template can still reach any raw figure.
 //!
 //! Built from the *sealed* predicate, never from the unsealed result, so `evo pr render` on a
 //! receipt gives byte for byte the `pr_body.md` that `evo confirm` wrote.
@@ -170,7 +170,7 @@ pub(super) fn training(r: &ConfirmResult) -> impl Iterator<Item = (&ScenarioResu
         .filter_map(|s| s.training.as_ref().map(|f| (s, f)))
 }
 
-/// The DESIGN §4 headline of the first training scenario.
+/// The headline of the PR text (docs/design.md §5.11) for the first training scenario.
 pub fn headline(s: &ScenarioResult, f: &Figures) -> String {
     let n = s.pairs.len();
     let ci = match f.ci95 {

@@ -1,5 +1,5 @@
 //! The campaign file: which repository and baseline, which workload, which candidates, and how
-//! hard to search and confirm (DESIGN §1). Paths are relative to the campaign file.
+//! hard to search and confirm (docs/design.md §2.1). Paths are relative to the campaign file.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

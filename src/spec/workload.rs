@@ -1,4 +1,4 @@
-//! The workload file: how to build, test, check and time a target (DESIGN §1).
+//! The workload file: how to build, test, check and time a target (docs/design.md §2.1).
 //!
 //! These types mirror the JSON one to one; unknown keys are refused. Paths stay as written here;
 //! resolving them against the file's directory happens when a plan is built from them.

@@ -1,4 +1,4 @@
-//! The gates of DESIGN §3: the only place where figures become verdicts.
+//! The gates (docs/design.md §3.8–§3.11): the only place where figures become verdicts.
 //!
 //! Keeping every threshold here, as small pure functions over already-computed figures, lets the
 //! receipt verifier re-derive a verdict from a receipt and lets the tests walk the whole truth table.

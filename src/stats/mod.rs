@@ -1,10 +1,11 @@
-//! Pure statistics of paired measurements, exactly as DESIGN §3 defines them.
+//! Pure statistics of paired measurements; docs/design.md §3 gives each formula as computed here.
 //!
 //! Nothing here spawns, prints or reads a clock: every function maps numbers to numbers, so the
 //! receipt verifier can recompute a verdict from raw runs and tests can compare against brute force.
-//! The submodules follow the order of §3: the interval for the median, the A/A noise figures, the
-//! pair count planned from that noise, the gates that turn figures into verdicts, and the minimum
-//! detectable effect.
+//! The submodules, in the order of that section: the interval for the median (§3.3), the A/A
+//! noise figures (§3.5), the pair count planned from that noise (§3.6), the minimum detectable
+//! effect (§3.7), the gates that turn figures into verdicts (§3.8–§3.11), and `compare`, the one
+//! path from ratios to a verdict.
 
 mod compare;
 mod gates;
