@@ -3,7 +3,7 @@
 //! Alternation spreads slow drift and first-run effects evenly over both arms; a balanced random
 //! order does the same and also keeps the order unknown to the code being timed (confirmations
 //! use it for their comparison pairs). A/A checks keep a fixed order so a bias can show
-//! (DESIGN §2 step 6).
+//! (docs/design.md §3.1).
 
 use super::record::{Arm, ExitStatus, Order, Pair, Purpose, RunRecord, WarmupRun};
 use super::runner::{RunSpec, Runner, RunnerError};

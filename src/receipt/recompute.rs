@@ -311,7 +311,7 @@ fn recompute_config_lane(r: &ConfirmResult, out: &mut Vec<Difference>) {
     if !lane.ran {
         return;
     }
-    // The build-configuration lane alternates, candidate first (DESIGN §3, confirmation).
+    // The build-configuration lane alternates, candidate first (docs/design.md §3.1).
     let order = PairOrder::Alternating(Order::CandidateFirst);
     let pairs = check_pairs("config_lane.pairs", &lane.pairs, |i| order.order_of(i), out);
     match holdout_figures(&pairs) {
