@@ -275,9 +275,9 @@ fn verify_command(args: VerifyArgs) -> anyhow::Result<i32> {
         println!("  subject {} {}", s.name, digests.join(" "));
     }
     println!(
-        "  run {}: verdict {:?}, tier {}",
+        "  run {}: verdict {}, tier {}",
         p.run_id,
-        p.verdict,
+        p.verdict.as_str(),
         p.tier.as_str()
     );
     if !args.recompute {

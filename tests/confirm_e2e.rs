@@ -193,7 +193,7 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
         assert!(run_dir.join(file).is_file(), "missing {file}");
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("verdict: Accepted"), "{stdout}");
+    assert!(stdout.contains("verdict: accepted"), "{stdout}");
 }
 
 #[test]

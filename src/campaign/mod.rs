@@ -390,7 +390,7 @@ impl CampaignRun<'_> {
             };
             match confirm::run_confirm(&plan, &opts, &mut forward) {
                 Ok(done) => {
-                    let verdict = format!("{:?}", done.result.verdict).to_lowercase();
+                    let verdict = done.result.verdict.as_str().to_string();
                     let status = match done.result.verdict {
                         confirm::result::Verdict::Accepted => Status::Confirmed,
                         confirm::result::Verdict::Rejected => Status::Rejected,

@@ -253,7 +253,12 @@ pub fn render_confirm(
             let _ = writeln!(out, "    {}", instructions_sentence(i));
         }
     }
-    let _ = writeln!(out, "\nverdict: {:?} (tier {})", r.verdict, r.tier.as_str());
+    let _ = writeln!(
+        out,
+        "\nverdict: {} (tier {})",
+        r.verdict.as_str(),
+        r.tier.as_str()
+    );
     if !r.metric.is_wall_time() {
         let _ = writeln!(
             out,

@@ -94,6 +94,16 @@ pub enum Role {
     Holdout,
 }
 
+impl Role {
+    /// The role in words, the same word as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Training => "training",
+            Role::Holdout => "holdout",
+        }
+    }
+}
+
 /// How check outputs of baseline and candidate are compared.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
