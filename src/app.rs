@@ -16,6 +16,7 @@ use crate::measure::record::Order;
 use crate::measure::runner::RunSpec;
 use crate::measure::schedule::{Phase, RunEvent};
 use crate::measure::spawn::ProcessRunner;
+use crate::report::path::shown;
 use crate::report::terminal;
 use crate::stats::BenchVerdict;
 
@@ -185,16 +186,17 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
 }
 
 fn print_receipt(r: &crate::confirm::SignedReceipt) {
-    println!("receipt: {} (sha256 {})", r.path.display(), r.sha256);
-    println!("signed with key {} ({})", r.key_id, r.key_path.display());
+    println!("receipt: {} (sha256 {})", shown(&r.path), r.sha256);
+    println!("signed with key {} ({})", r.key_id, shown(&r.key_path));
     if r.key_created {
         println!(
             "evo created this default signing key on first use: keep {} private; give {} to \
              whoever verifies receipts",
-            r.key_path.display(),
-            r.key_path
-                .with_file_name(crate::receipt::keys::PUBLIC_KEY_FILE)
-                .display()
+            shown(&r.key_path),
+            shown(
+                &r.key_path
+                    .with_file_name(crate::receipt::keys::PUBLIC_KEY_FILE)
+            )
         );
     }
 }
@@ -215,11 +217,11 @@ fn keygen_command(args: KeygenArgs) -> anyhow::Result<i32> {
         Ok((key, files)) => {
             println!(
                 "private key: {} (mode 0600; keep it secret)",
-                files.private.display()
+                shown(&files.private)
             );
             println!(
                 "public key:  {} (SPKI PEM; give it to whoever verifies receipts)",
-                files.public.display()
+                shown(&files.public)
             );
             println!("key id:      {}", keys::key_id(&key.verifying_key()));
             Ok(exit_codes::ACCEPTED)

@@ -9,6 +9,7 @@ use super::markdown::visible;
 use crate::bench::{BenchReport, Figures};
 use crate::measure::record::Order;
 use crate::measure::schedule::PairsPlanned;
+use crate::report::path::shown;
 
 fn pct(fraction: f64) -> String {
     format!("{:.1}%", 100.0 * fraction)
@@ -294,7 +295,7 @@ pub fn render_confirm(
             }
         }
     }
-    let _ = writeln!(out, "evidence: {}", run_dir.display());
+    let _ = writeln!(out, "evidence: {}", shown(run_dir));
     out
 }
 
@@ -374,16 +375,14 @@ pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::pat
                 r.index,
                 r.name,
                 r.confirmation_tier.as_deref().unwrap_or("?"),
-                run_dir
-                    .join(r.confirmation_run_dir.as_deref().unwrap_or(""))
-                    .display()
+                shown(&run_dir.join(r.confirmation_run_dir.as_deref().unwrap_or("")))
             );
         }
         None => {
             let _ = writeln!(
                 out,
                 "no candidate was accepted; run directory {}",
-                run_dir.display()
+                shown(run_dir)
             );
         }
     }
@@ -401,5 +400,28 @@ pub fn instructions_sentence(i: &crate::confirm::result::InstructionFigures) -> 
             "instructions not counted: {}",
             visible(i.note.as_deref().unwrap_or("no count"))
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_campaign_table_shows_the_run_directory_without_dot_dot() {
+        let summary = crate::campaign::summary::Summary {
+            run_id: "r1".into(),
+            candidates_tried: 0,
+            rows: Vec::new(),
+            build_s: 0.0,
+            screening_run_s: 0.0,
+            total_s: 0.0,
+            accepted: None,
+        };
+        let text = render_campaign(
+            &summary,
+            std::path::Path::new("/w/campaigns/../receipts/r1"),
+        );
+        assert!(text.contains("run directory /w/receipts/r1\n"), "{text}");
     }
 }
