@@ -176,6 +176,11 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
         Ok(done) => {
             print!("{}", terminal::render_confirm(&done.result, &done.run_dir));
             print_receipt(&done.receipt);
+            let key = crate::receipt::keys::verify_flag_for(&done.receipt.key_path);
+            print!(
+                "{}",
+                terminal::next_commands(&done.receipt.path, key.as_deref())
+            );
             Ok(done.result.verdict.exit_code())
         }
         Err(e) => {
@@ -417,7 +422,14 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     match outcome {
         Ok(done) => {
-            let table = terminal::render_campaign(&done.summary, &done.run_dir);
+            let mut table = terminal::render_campaign(&done.summary, &done.run_dir);
+            if let Some(receipt) = campaign_receipt(&done.summary, &done.run_dir) {
+                let key = campaign_key(&plan);
+                let key = key
+                    .as_deref()
+                    .and_then(crate::receipt::keys::verify_flag_for);
+                table.push_str(&terminal::next_commands(&receipt, key.as_deref()));
+            }
             if json {
                 eprint!("{table}");
             } else {
@@ -429,5 +441,32 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
             eprintln!("error: {e}");
             Ok(e.exit_code())
         }
+    }
+}
+
+/// The receipt a campaign run leaves for review: the accepted candidate's, else the last
+/// confirmation's; `None` when nothing was confirmed.
+fn campaign_receipt(
+    summary: &crate::campaign::summary::Summary,
+    run_dir: &std::path::Path,
+) -> Option<std::path::PathBuf> {
+    let confirmed = |r: &&crate::campaign::summary::Row| r.confirmation_run_dir.is_some();
+    let row = match summary.accepted {
+        Some(i) => summary.rows.iter().find(|r| r.index == i),
+        None => summary.rows.iter().rev().find(confirmed),
+    }?;
+    let receipt = run_dir
+        .join(row.confirmation_run_dir.as_deref()?)
+        .join(crate::receipt::RECEIPT_FILE);
+    receipt.is_file().then_some(receipt)
+}
+
+/// The private key a campaign signs with: the one it names, else the per-user default.
+fn campaign_key(plan: &crate::plan::CampaignPlan) -> Option<std::path::PathBuf> {
+    match plan.campaign.key.as_deref() {
+        Some(key) => Some(crate::plan::resolve_in(&plan.campaign_file, key)),
+        None => crate::receipt::keys::default_dir()
+            .ok()
+            .map(|d| crate::receipt::keys::KeyFiles::in_dir(&d).private),
     }
 }

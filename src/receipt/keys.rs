@@ -247,6 +247,30 @@ pub fn verifying_key_for(explicit: Option<&Path>) -> Result<(VerifyingKey, PathB
     Ok((load_verifying_key(&path)?, path))
 }
 
+/// The key directories `evo receipt verify` searches when no key is named.
+pub fn known_key_dirs() -> Vec<PathBuf> {
+    default_dir().into_iter().collect()
+}
+
+/// The file `--key` must name to verify what `private` signed, or `None` when verification finds
+/// that key by itself. Its public key beside it is named when it is its pair (a reviewer needs
+/// only that one), else the private key file, whose public half evo derives.
+pub fn verify_flag_for(private: &Path) -> Option<PathBuf> {
+    let shown = crate::report::path::normalized;
+    let known = known_key_dirs()
+        .iter()
+        .any(|dir| shown(&KeyFiles::in_dir(dir).private) == shown(private));
+    if known {
+        return None;
+    }
+    let public = private.with_file_name(PUBLIC_KEY_FILE);
+    let pair = match (load_verifying_key(&public), load_verifying_key(private)) {
+        (Ok(p), Ok(k)) => p == k,
+        _ => false,
+    };
+    Some(if pair { public } else { private.to_path_buf() })
+}
+
 /// A signing key ready for use, and where it came from (evo says so to the user).
 #[derive(Debug, Clone)]
 pub struct Signer {
@@ -320,6 +344,15 @@ impl Signer {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_key_outside_the_key_directories_is_named_by_its_public_half_when_it_has_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, files) = write_new_pair(dir.path()).unwrap();
+        assert_eq!(verify_flag_for(&files.private), Some(files.public.clone()));
+        std::fs::remove_file(&files.public).unwrap();
+        assert_eq!(verify_flag_for(&files.private), Some(files.private.clone()));
+    }
 
     #[test]
     fn keygen_writes_a_private_key_only_its_owner_reads_and_refuses_to_overwrite() {

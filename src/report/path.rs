@@ -34,9 +34,28 @@ pub fn shown(path: &Path) -> String {
     normalized(path).display().to_string()
 }
 
+/// [`shown`] as one shell word: quoted when it holds anything but plain path characters, so a
+/// printed command can be pasted as it is.
+pub fn shell_word(path: &Path) -> String {
+    let text = shown(path);
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:,=@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_with_spaces_or_quotes_is_one_shell_word() {
+        assert_eq!(shell_word(Path::new("/w/./r1/x.json")), "/w/r1/x.json");
+        assert_eq!(shell_word(Path::new("/my runs/x")), "'/my runs/x'");
+        assert_eq!(shell_word(Path::new("/it's/$x")), r"'/it'\''s/$x'");
+    }
 
     fn n(text: &str) -> String {
         shown(Path::new(text))

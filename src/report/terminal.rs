@@ -4,12 +4,13 @@
 //! their control characters are shown (`␍`, `␛`), never sent to the terminal.
 
 use std::fmt::Write;
+use std::path::Path;
 
 use super::markdown::visible;
 use crate::bench::{BenchReport, Figures};
 use crate::measure::record::Order;
 use crate::measure::schedule::PairsPlanned;
-use crate::report::path::shown;
+use crate::report::path::{shell_word, shown};
 
 fn pct(fraction: f64) -> String {
     format!("{:.1}%", 100.0 * fraction)
@@ -389,6 +390,16 @@ pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::pat
     out
 }
 
+/// The commands that check and render the receipt evo just wrote, ready to paste; `key` is the
+/// file `--key` must name when verification would not find the signing key by itself.
+pub fn next_commands(receipt: &Path, key: Option<&Path>) -> String {
+    let receipt = shell_word(receipt);
+    let key = key.map_or_else(String::new, |k| format!(" --key {}", shell_word(k)));
+    format!(
+        "next:\n  evo receipt verify {receipt}{key} --recompute\n  evo pr render {receipt}{key} > pr.md\n"
+    )
+}
+
 /// The deterministic lane's figure in one line, with its caveat.
 pub fn instructions_sentence(i: &crate::confirm::result::InstructionFigures) -> String {
     match (i.baseline, i.candidate, i.change_pct) {
@@ -423,5 +434,24 @@ mod tests {
             std::path::Path::new("/w/campaigns/../receipts/r1"),
         );
         assert!(text.contains("run directory /w/receipts/r1\n"), "{text}");
+    }
+
+    #[test]
+    fn the_next_commands_name_the_receipt_and_only_a_key_verification_would_not_find() {
+        let receipt = Path::new("/w/c/../receipts/r 1/validation_receipt.json");
+        let text = next_commands(receipt, None);
+        assert!(
+            text.contains(
+                "\n  evo receipt verify '/w/receipts/r 1/validation_receipt.json' --recompute\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  evo pr render '/w/receipts/r 1/validation_receipt.json' > pr.md\n"),
+            "{text}"
+        );
+        let text = next_commands(receipt, Some(Path::new("/k/team.key")));
+        assert!(text.contains("' --key /k/team.key --recompute\n"), "{text}");
+        assert!(text.contains("' --key /k/team.key > pr.md\n"), "{text}");
     }
 }
