@@ -239,30 +239,70 @@ fn keygen_command(args: KeygenArgs) -> anyhow::Result<i32> {
     }
 }
 
-/// Reads a receipt and checks it against the given or default key; `Err` is the exit code.
+/// Reads a receipt and checks it against the given key, else the known key with the id the
+/// receipt names; `Err` is the exit code.
 fn open_receipt(
     file: &std::path::Path,
     key: Option<&std::path::Path>,
 ) -> Result<crate::receipt::Verified, i32> {
     use crate::receipt::keys;
-    let (key, key_path) = keys::verifying_key_for(key).map_err(|e| {
+    // The receipt first: a wrong path is the likelier mistake, and says nothing about keys.
+    let bytes = std::fs::read(file).map_err(|e| {
+        eprintln!("error: cannot read the receipt {}: {e}", shown(file));
+        exit_codes::USAGE_ERROR
+    })?;
+    let no_key = |e: &dyn std::fmt::Display| {
         eprintln!("error: {e}");
         eprintln!("  pass the signer's public key with --key FILE");
         exit_codes::USAGE_ERROR
-    })?;
-    let bytes = std::fs::read(file).map_err(|e| {
-        eprintln!("error: cannot read {}: {e}", file.display());
-        exit_codes::USAGE_ERROR
-    })?;
+    };
+    let found = match key {
+        Some(path) => keys::FoundKey {
+            key: keys::load_verifying_key(path).map_err(|e| no_key(&e))?,
+            path: path.to_path_buf(),
+        },
+        None => pick_key(&crate::receipt::dsse::named_key_ids(&bytes)).map_err(|e| no_key(&e))?,
+    };
     eprintln!(
         "evo: checking with key {} ({})",
-        keys::key_id(&key),
-        key_path.display()
+        keys::key_id(&found.key),
+        shown(&found.path)
     );
-    crate::receipt::verify(&bytes, &key).map_err(|e| {
-        eprintln!("error: {} does not verify: {e}", file.display());
+    crate::receipt::verify(&bytes, &found.key).map_err(|e| {
+        eprintln!("error: {} does not verify: {e}", shown(file));
+        if key.is_none() {
+            eprintln!("  if another key signed it, pass its public key with --key FILE");
+        }
         exit_codes::VERIFICATION_FAILED
     })
+}
+
+/// The known key with an id in `wanted`; else, after saying where evo looked, the first key
+/// found, so that the check explains the difference (another key, or an altered key id).
+fn pick_key(wanted: &[String]) -> Result<crate::receipt::keys::FoundKey, String> {
+    use crate::receipt::keys::{self, KeyLookup};
+    let (looked, fallback) = match keys::find_verifying_key(wanted).map_err(|e| e.to_string())? {
+        KeyLookup::Matched(found) => return Ok(found),
+        KeyLookup::Unmatched { looked, fallback } => (looked, fallback),
+    };
+    let places: Vec<String> = looked.iter().map(|d| shown(d)).collect();
+    let wanted = match wanted {
+        [] => "no key id (it is not a signed receipt)".to_string(),
+        ids => format!("key id {}", ids.join(", ")),
+    };
+    let sentence = format!(
+        "no key evo knows matches: the receipt names {wanted}; evo looked for {} (else {}) in {}",
+        keys::PUBLIC_KEY_FILE,
+        keys::PRIVATE_KEY_FILE,
+        places.join(", ")
+    );
+    match fallback {
+        Some(found) => {
+            eprintln!("evo: {sentence}");
+            Ok(found)
+        }
+        None => Err(sentence),
+    }
 }
 
 fn verify_command(args: VerifyArgs) -> anyhow::Result<i32> {

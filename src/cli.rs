@@ -141,7 +141,8 @@ pub enum ReceiptCommand {
 pub struct VerifyArgs {
     /// The `validation_receipt.json` file.
     pub file: PathBuf,
-    /// Public key (SPKI PEM, or the private key file); default: the per-user default key.
+    /// Public key (SPKI PEM, or the private key file); default: the key with the receipt's key id
+    /// in $EVO_KEY_DIR, else in $XDG_CONFIG_HOME/evo or ~/.config/evo.
     #[arg(long)]
     pub key: Option<PathBuf>,
     /// Recompute every statistic, gate, tier and verdict from the raw runs in the receipt.
@@ -162,7 +163,8 @@ pub struct PrRenderArgs {
     /// A minijinja template to use instead of evo's `templates/pr_body.md`.
     #[arg(long)]
     pub template: Option<PathBuf>,
-    /// Public key (SPKI PEM, or the private key file); default: the per-user default key.
+    /// Public key (SPKI PEM, or the private key file); default: the key with the receipt's key id
+    /// in $EVO_KEY_DIR, else in $XDG_CONFIG_HOME/evo or ~/.config/evo.
     #[arg(long)]
     pub key: Option<PathBuf>,
     /// Write the text here instead of standard output.
