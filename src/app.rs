@@ -248,7 +248,8 @@ fn open_receipt(
     use crate::receipt::keys;
     // The receipt first: a wrong path is the likelier mistake, and says nothing about keys.
     let bytes = std::fs::read(file).map_err(|e| {
-        eprintln!("error: cannot read the receipt {}: {e}", shown(file));
+        // The path as the user typed it: tidying a path evo did not write could name another file.
+        eprintln!("error: cannot read the receipt {}: {e}", file.display());
         exit_codes::USAGE_ERROR
     })?;
     let no_key = |e: &dyn std::fmt::Display| {
@@ -269,7 +270,7 @@ fn open_receipt(
         shown(&found.path)
     );
     crate::receipt::verify(&bytes, &found.key).map_err(|e| {
-        eprintln!("error: {} does not verify: {e}", shown(file));
+        eprintln!("error: {} does not verify: {e}", file.display());
         if key.is_none() {
             eprintln!("  if another key signed it, pass its public key with --key FILE");
         }
