@@ -16,6 +16,7 @@ use crate::measure::record::Order;
 use crate::measure::runner::RunSpec;
 use crate::measure::schedule::{Phase, RunEvent};
 use crate::measure::spawn::ProcessRunner;
+use crate::report::path::shown;
 use crate::report::terminal;
 use crate::stats::BenchVerdict;
 
@@ -183,6 +184,11 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
         Ok(done) => {
             print!("{}", terminal::render_confirm(&done.result, &done.run_dir));
             print_receipt(&done.receipt);
+            let key = crate::receipt::keys::verify_flag_for(&done.receipt.key_path);
+            print!(
+                "{}",
+                terminal::next_commands(&done.receipt.path, key.as_deref())
+            );
             Ok(done.result.verdict.exit_code())
         }
         Err(e) => {
@@ -193,16 +199,17 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
 }
 
 fn print_receipt(r: &crate::confirm::SignedReceipt) {
-    println!("receipt: {} (sha256 {})", r.path.display(), r.sha256);
-    println!("signed with key {} ({})", r.key_id, r.key_path.display());
+    println!("receipt: {} (sha256 {})", shown(&r.path), r.sha256);
+    println!("signed with key {} ({})", r.key_id, shown(&r.key_path));
     if r.key_created {
         println!(
             "evo created this default signing key on first use: keep {} private; give {} to \
              whoever verifies receipts",
-            r.key_path.display(),
-            r.key_path
-                .with_file_name(crate::receipt::keys::PUBLIC_KEY_FILE)
-                .display()
+            shown(&r.key_path),
+            shown(
+                &r.key_path
+                    .with_file_name(crate::receipt::keys::PUBLIC_KEY_FILE)
+            )
         );
     }
 }
@@ -223,11 +230,11 @@ fn keygen_command(args: KeygenArgs) -> anyhow::Result<i32> {
         Ok((key, files)) => {
             println!(
                 "private key: {} (mode 0600; keep it secret)",
-                files.private.display()
+                shown(&files.private)
             );
             println!(
                 "public key:  {} (SPKI PEM; give it to whoever verifies receipts)",
-                files.public.display()
+                shown(&files.public)
             );
             println!("key id:      {}", keys::key_id(&key.verifying_key()));
             Ok(exit_codes::ACCEPTED)
@@ -240,30 +247,71 @@ fn keygen_command(args: KeygenArgs) -> anyhow::Result<i32> {
     }
 }
 
-/// Reads a receipt and checks it against the given or default key; `Err` is the exit code.
+/// Reads a receipt and checks it against the given key, else the known key with the id the
+/// receipt names; `Err` is the exit code.
 fn open_receipt(
     file: &std::path::Path,
     key: Option<&std::path::Path>,
 ) -> Result<crate::receipt::Verified, i32> {
     use crate::receipt::keys;
-    let (key, key_path) = keys::verifying_key_for(key).map_err(|e| {
+    // The receipt first: a wrong path is the likelier mistake, and says nothing about keys.
+    let bytes = std::fs::read(file).map_err(|e| {
+        // The path as the user typed it: tidying a path evo did not write could name another file.
+        eprintln!("error: cannot read the receipt {}: {e}", file.display());
+        exit_codes::USAGE_ERROR
+    })?;
+    let no_key = |e: &dyn std::fmt::Display| {
         eprintln!("error: {e}");
         eprintln!("  pass the signer's public key with --key FILE");
         exit_codes::USAGE_ERROR
-    })?;
-    let bytes = std::fs::read(file).map_err(|e| {
-        eprintln!("error: cannot read {}: {e}", file.display());
-        exit_codes::USAGE_ERROR
-    })?;
+    };
+    let found = match key {
+        Some(path) => keys::FoundKey {
+            key: keys::load_verifying_key(path).map_err(|e| no_key(&e))?,
+            path: path.to_path_buf(),
+        },
+        None => pick_key(&crate::receipt::dsse::named_key_ids(&bytes)).map_err(|e| no_key(&e))?,
+    };
     eprintln!(
         "evo: checking with key {} ({})",
-        keys::key_id(&key),
-        key_path.display()
+        keys::key_id(&found.key),
+        shown(&found.path)
     );
-    crate::receipt::verify(&bytes, &key).map_err(|e| {
+    crate::receipt::verify(&bytes, &found.key).map_err(|e| {
         eprintln!("error: {} does not verify: {e}", file.display());
+        if key.is_none() {
+            eprintln!("  if another key signed it, pass its public key with --key FILE");
+        }
         exit_codes::VERIFICATION_FAILED
     })
+}
+
+/// The known key with an id in `wanted`; else, after saying where evo looked, the first key
+/// found, so that the check explains the difference (another key, or an altered key id).
+fn pick_key(wanted: &[String]) -> Result<crate::receipt::keys::FoundKey, String> {
+    use crate::receipt::keys::{self, KeyLookup};
+    let (looked, fallback) = match keys::find_verifying_key(wanted).map_err(|e| e.to_string())? {
+        KeyLookup::Matched(found) => return Ok(found),
+        KeyLookup::Unmatched { looked, fallback } => (looked, fallback),
+    };
+    let places: Vec<String> = looked.iter().map(|d| shown(d)).collect();
+    let wanted = match wanted {
+        [] => "no key id (it is not a signed receipt)".to_string(),
+        ids => format!("key id {}", ids.join(", ")),
+    };
+    let sentence = format!(
+        "no key evo knows matches: the receipt names {wanted}; evo looked for {} (else {}) in {}",
+        keys::PUBLIC_KEY_FILE,
+        keys::PRIVATE_KEY_FILE,
+        places.join(", ")
+    );
+    match fallback {
+        Some(found) => {
+            eprintln!("evo: {sentence}");
+            Ok(found)
+        }
+        None => Err(sentence),
+    }
 }
 
 fn verify_command(args: VerifyArgs) -> anyhow::Result<i32> {
@@ -283,9 +331,9 @@ fn verify_command(args: VerifyArgs) -> anyhow::Result<i32> {
         println!("  subject {} {}", s.name, digests.join(" "));
     }
     println!(
-        "  run {}: verdict {:?}, tier {}",
+        "  run {}: verdict {}, tier {}",
         p.run_id,
-        p.verdict,
+        p.verdict.as_str(),
         p.tier.as_str()
     );
     if !args.recompute {
@@ -426,7 +474,14 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     match outcome {
         Ok(done) => {
-            let table = terminal::render_campaign(&done.summary, &done.run_dir);
+            let mut table = terminal::render_campaign(&done.summary, &done.run_dir);
+            if let Some(receipt) = campaign_receipt(&done.summary, &done.run_dir) {
+                let key = campaign_key(&plan);
+                let key = key
+                    .as_deref()
+                    .and_then(crate::receipt::keys::verify_flag_for);
+                table.push_str(&terminal::next_commands(&receipt, key.as_deref()));
+            }
             if json {
                 eprint!("{table}");
             } else {
@@ -438,5 +493,32 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
             eprintln!("error: {e}");
             Ok(e.exit_code())
         }
+    }
+}
+
+/// The receipt a campaign run leaves for review: the accepted candidate's, else the last
+/// confirmation's; `None` when nothing was confirmed.
+fn campaign_receipt(
+    summary: &crate::campaign::summary::Summary,
+    run_dir: &std::path::Path,
+) -> Option<std::path::PathBuf> {
+    let confirmed = |r: &&crate::campaign::summary::Row| r.confirmation_run_dir.is_some();
+    let row = match summary.accepted {
+        Some(i) => summary.rows.iter().find(|r| r.index == i),
+        None => summary.rows.iter().rev().find(confirmed),
+    }?;
+    let receipt = run_dir
+        .join(row.confirmation_run_dir.as_deref()?)
+        .join(crate::receipt::RECEIPT_FILE);
+    receipt.is_file().then_some(receipt)
+}
+
+/// The private key a campaign signs with: the one it names, else the per-user default.
+fn campaign_key(plan: &crate::plan::CampaignPlan) -> Option<std::path::PathBuf> {
+    match plan.campaign.key.as_deref() {
+        Some(key) => Some(crate::plan::resolve_in(&plan.campaign_file, key)),
+        None => crate::receipt::keys::default_dir()
+            .ok()
+            .map(|d| crate::receipt::keys::KeyFiles::in_dir(&d).private),
     }
 }

@@ -8,7 +8,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[command(
     name = "evo",
     version,
-    about = "Checks, with evidence, whether a patch makes a program faster without changing what it computes"
+    about = "Checks, with evidence, whether a patch makes a program faster without changing what it computes",
+    after_help = crate::exit_codes::help()
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -18,11 +19,13 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Paired comparison of two commands: A/A noise floor, then alternating pairs, then a verdict.
+    #[command(after_help = crate::exit_codes::help())]
     Bench(BenchArgs),
     /// Campaigns: many candidates screened, the best confirmed.
     #[command(subcommand)]
     Campaign(CampaignCommand),
     /// Fresh confirmation of one candidate patch against the campaign's pinned baseline.
+    #[command(after_help = crate::exit_codes::help())]
     Confirm(ConfirmArgs),
     /// Write a new Ed25519 key pair for signing receipts (never overwrites a key).
     Keygen(KeygenArgs),
@@ -97,6 +100,7 @@ pub struct BenchArgs {
 #[derive(Debug, Subcommand)]
 pub enum CampaignCommand {
     /// Run (or resume) a campaign: collect, check, screen, confirm.
+    #[command(after_help = crate::exit_codes::help())]
     Run(CampaignRunArgs),
 }
 
@@ -149,6 +153,7 @@ pub struct KeygenArgs {
 #[derive(Debug, Subcommand)]
 pub enum ReceiptCommand {
     /// Check a receipt's signature, key id and layout; with --recompute also its figures.
+    #[command(after_help = crate::exit_codes::help())]
     Verify(VerifyArgs),
 }
 
@@ -156,7 +161,8 @@ pub enum ReceiptCommand {
 pub struct VerifyArgs {
     /// The `validation_receipt.json` file.
     pub file: PathBuf,
-    /// Public key (SPKI PEM, or the private key file); default: the per-user default key.
+    /// Public key (SPKI PEM, or the private key file); default: the key with the receipt's key id
+    /// in $EVO_KEY_DIR, else in $XDG_CONFIG_HOME/evo or ~/.config/evo.
     #[arg(long)]
     pub key: Option<PathBuf>,
     /// Recompute every statistic, gate, tier and verdict from the raw runs in the receipt.
@@ -167,6 +173,7 @@ pub struct VerifyArgs {
 #[derive(Debug, Subcommand)]
 pub enum PrCommand {
     /// Render the PR description from a receipt, after verifying it.
+    #[command(after_help = crate::exit_codes::help())]
     Render(PrRenderArgs),
 }
 
@@ -177,7 +184,8 @@ pub struct PrRenderArgs {
     /// A minijinja template to use instead of evo's `templates/pr_body.md`.
     #[arg(long)]
     pub template: Option<PathBuf>,
-    /// Public key (SPKI PEM, or the private key file); default: the per-user default key.
+    /// Public key (SPKI PEM, or the private key file); default: the key with the receipt's key id
+    /// in $EVO_KEY_DIR, else in $XDG_CONFIG_HOME/evo or ~/.config/evo.
     #[arg(long)]
     pub key: Option<PathBuf>,
     /// Write the text here instead of standard output.
@@ -221,6 +229,33 @@ mod tests {
         assert!(parse_fraction("-1%").is_err());
         assert!(parse_fraction("100%").is_err());
         assert!(parse_fraction("abc").is_err());
+    }
+
+    #[test]
+    fn the_help_of_evo_and_of_each_deciding_subcommand_lists_every_exit_code() {
+        use clap::CommandFactory;
+        let path: [&[&str]; 6] = [
+            &[],
+            &["bench"],
+            &["confirm"],
+            &["campaign", "run"],
+            &["receipt", "verify"],
+            &["pr", "render"],
+        ];
+        for names in path {
+            let mut cmd = Cli::command();
+            for name in names {
+                cmd = cmd.find_subcommand(name).unwrap().clone();
+            }
+            let help = cmd.render_long_help().to_string();
+            for d in crate::exit_codes::ALL {
+                let line = format!("  {:>3}  {}", d.code, d.meaning);
+                assert!(
+                    help.contains(&line),
+                    "evo {names:?} --help lacks {line}:\n{help}"
+                );
+            }
+        }
     }
 
     #[test]

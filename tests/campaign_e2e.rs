@@ -208,6 +208,15 @@ fn every_candidate_gets_a_status_and_the_best_is_confirmed() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(s["accepted"], agent["index"]);
     let run_dir = fx.run_dir();
+    // The command printed last verifies the accepted receipt when pasted.
+    let receipt = run_dir
+        .join(agent["confirmation_run_dir"].as_str().unwrap())
+        .join(evo::receipt::RECEIPT_FILE);
+    let verify = format!("evo receipt verify {} --recompute", receipt.display());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("\n  {verify}\n")), "{stdout}");
+    let pasted = util::shell(&fx.camp, &verify);
+    assert_eq!(pasted.status.code(), Some(0), "{}", text(&pasted));
     let patch = run_dir.join(agent["patch_file"].as_str().unwrap());
     let patch_text = std::fs::read_to_string(&patch).unwrap();
     assert!(patch_text.contains("cached_hash") && !patch_text.contains("EVO_EXPLANATION"));

@@ -205,7 +205,22 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
         assert!(run_dir.join(file).is_file(), "missing {file}");
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("verdict: Accepted"), "{stdout}");
+    assert!(stdout.contains("verdict: accepted"), "{stdout}");
+    // The commands printed last work when pasted: the receipt verifies and renders.
+    let receipt = run_dir.join(evo::receipt::RECEIPT_FILE);
+    let verify = format!("evo receipt verify {} --recompute", receipt.display());
+    let render = format!("evo pr render {} > pr.md", receipt.display());
+    for command in [&verify, &render] {
+        assert!(stdout.contains(&format!("\n  {command}\n")), "{stdout}");
+        let pasted = util::shell(&fx.camp, command);
+        assert_eq!(
+            pasted.status.code(),
+            Some(0),
+            "{command}\n{}",
+            text(&pasted)
+        );
+    }
+    assert!(fx.camp.join("pr.md").is_file());
 }
 
 #[test]

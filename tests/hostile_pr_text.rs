@@ -386,7 +386,7 @@ fn the_terminal_summary_shows_control_characters_instead_of_obeying_them() {
             .find(|&c| c.is_control() && c != '\n' && c != '\t');
         assert_eq!(bad, None, "{h:?}:\n{text}");
         assert!(
-            text.contains("\nverdict: Rejected (tier rejected)\n"),
+            text.contains("\nverdict: rejected (tier rejected)\n"),
             "{text}"
         );
     }

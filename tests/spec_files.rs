@@ -145,3 +145,33 @@ fn the_sandbox_setting_defaults_to_auto_and_names_a_bad_mode() {
     assert_eq!(field, "sandbox.mode");
     assert!(message.contains("unknown variant `sometimes`"), "{message}");
 }
+
+#[test]
+fn an_editor_schema_key_is_accepted_and_changes_nothing() {
+    let with = |text: &str| text.replacen('{', "{ \"$schema\": \"./campaign.schema.json\",", 1);
+    let w: Workload = parse_json(Path::new("w.json"), &with(WORKLOAD)).unwrap();
+    let plain: Workload = parse_json(Path::new("w.json"), WORKLOAD).unwrap();
+    assert_eq!(
+        serde_json::to_value(&w).unwrap(),
+        serde_json::to_value(&plain).unwrap()
+    );
+    let c: Campaign = parse_json(Path::new("c.json"), &with(CAMPAIGN)).unwrap();
+    let plain: Campaign = parse_json(Path::new("c.json"), CAMPAIGN).unwrap();
+    assert_eq!(
+        serde_json::to_value(&c).unwrap(),
+        serde_json::to_value(&plain).unwrap()
+    );
+    let holdouts = r#"{ "scenarios": [] }"#;
+    let h: evo::spec::Holdouts = parse_json(Path::new("h.json"), &with(holdouts)).unwrap();
+    let plain: evo::spec::Holdouts = parse_json(Path::new("h.json"), holdouts).unwrap();
+    assert_eq!(
+        evo::plan::canonical_digest(&h),
+        evo::plan::canonical_digest(&plain)
+    );
+    // It is still a string, and other unknown keys are still refused.
+    let (_, _, field, _) = invalid::<Campaign>(&CAMPAIGN.replacen('{', "{ \"$schema\": 3,", 1));
+    assert_eq!(field, "$schema");
+    let (_, _, _, message) =
+        invalid::<Campaign>(&CAMPAIGN.replacen('{', "{ \"$schemas\": \"x\",", 1));
+    assert!(message.contains("unknown field"), "{message}");
+}

@@ -25,6 +25,7 @@ use crate::confirm::{self, ConfirmEvent, ConfirmOptions};
 use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::RunEvent;
 use crate::plan::{CampaignPlan, RUN_MANIFEST, RunManifest};
+use crate::report::path::shown;
 use crate::tree::{self, Pinned};
 use journal::{Entry, Journal, Status};
 use lock::RunLock;
@@ -390,7 +391,7 @@ impl CampaignRun<'_> {
             };
             match confirm::run_confirm(&plan, &opts, &mut forward) {
                 Ok(done) => {
-                    let verdict = format!("{:?}", done.result.verdict).to_lowercase();
+                    let verdict = done.result.verdict.as_str().to_string();
                     let status = match done.result.verdict {
                         confirm::result::Verdict::Accepted => Status::Confirmed,
                         confirm::result::Verdict::Rejected => Status::Rejected,
@@ -449,8 +450,8 @@ impl CampaignRun<'_> {
             "{}.\nEverything finished before the stop is in {}{journal_note}; continue with: evo \
              campaign run {} --resume {}",
             crate::interrupt::MESSAGE,
-            self.run_dir.path.join(journal::JOURNAL).display(),
-            self.plan.campaign_file.display(),
+            shown(&self.run_dir.path.join(journal::JOURNAL)),
+            shown(&self.plan.campaign_file),
             self.run_dir.id
         ))
     }

@@ -521,7 +521,7 @@ impl Run<'_> {
         });
         self.result.differential.push(DifferentialRecord {
             scenario: s.name.clone(),
-            role: format!("{:?}", s.role).to_lowercase(),
+            role: s.role.as_str().to_string(),
             lane: lane.to_string(),
             rule: rule_name(&s.compare),
             baseline_sha256: base.run.stdout_sha256.clone(),

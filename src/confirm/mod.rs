@@ -22,6 +22,7 @@ use crate::environment::{self, Environment};
 use crate::measure::schedule::RunEvent;
 use crate::plan::ConfirmPlan;
 use crate::receipt::{self, keys::Signer};
+use crate::report::path::shown;
 use crate::stats::Tier;
 use crate::tree::{self, Pinned, Tree};
 use result::{ConfirmResult, GateStatus, PatchFileChange, PatchInfo, Timings, Verdict};
@@ -86,10 +87,10 @@ impl ConfirmError {
     /// The same error, pointing at the run directory that holds the logs.
     fn with_logs(self, dir: &Path, unsaved: Option<std::io::Error>) -> ConfirmError {
         let note = match unsaved {
-            None => format!("\n(logs and error.txt are in {})", dir.display()),
+            None => format!("\n(logs and error.txt are in {})", shown(dir)),
             Some(e) => format!(
                 "\n(logs are in {}; error.txt could not be written: {e})",
-                dir.display()
+                shown(dir)
             ),
         };
         match self {

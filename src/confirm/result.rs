@@ -29,6 +29,15 @@ impl Verdict {
             Verdict::Inconclusive => crate::exit_codes::INCONCLUSIVE,
         }
     }
+
+    /// The verdict in words, as the terminal and the PR text show it (the same word as in JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Accepted => "accepted",
+            Verdict::Rejected => "rejected",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
 }
 
 /// One gate (docs/design.md §3.11), in the order the pipeline meets them.
@@ -386,5 +395,26 @@ pub fn outputs_consistent(warmups: &[WarmupRun], aa: &[Pair], pairs: &[Pair]) ->
     match hashes.next() {
         Some(first) => hashes.all(|h| h == first),
         None => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verdict_in_words_is_the_word_scripts_read_in_json() {
+        for v in [Verdict::Accepted, Verdict::Rejected, Verdict::Inconclusive] {
+            let json = serde_json::to_string(&v).unwrap();
+            assert_eq!(json, format!("\"{}\"", v.as_str()));
+            assert_eq!(v.as_str(), v.as_str().to_lowercase());
+        }
+        use crate::spec::workload::Role;
+        for r in [Role::Training, Role::Holdout] {
+            assert_eq!(
+                serde_json::to_string(&r).unwrap(),
+                format!("\"{}\"", r.as_str())
+            );
+        }
     }
 }

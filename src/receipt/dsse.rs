@@ -125,6 +125,14 @@ fn check_signature(
         .is_ok())
 }
 
+/// The key ids an envelope names, unchecked: only for choosing which trusted key to check it
+/// with (a forged id can only pick a key that then fails). Empty when `file` is no envelope.
+pub fn named_key_ids(file: &[u8]) -> Vec<String> {
+    serde_json::from_slice::<Envelope>(file)
+        .map(|e| e.signatures.into_iter().map(|s| s.keyid).collect())
+        .unwrap_or_default()
+}
+
 /// Checks `file` against `key` and returns the exact signed payload bytes.
 ///
 /// The checks run from the inside out so the reason is the most specific one: payload type,

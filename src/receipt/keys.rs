@@ -232,19 +232,89 @@ pub fn default_dir() -> Result<PathBuf, KeyError> {
         .ok_or(KeyError::NoHome)
 }
 
-/// The key a verifier uses: `explicit` when given, else the default public key (or, when only
-/// the default private key exists, its public half). Returns the key and the file it came from.
-pub fn verifying_key_for(explicit: Option<&Path>) -> Result<(VerifyingKey, PathBuf), KeyError> {
-    if let Some(path) = explicit {
-        return Ok((load_verifying_key(path)?, path.to_path_buf()));
+/// The key directories `evo receipt verify` searches when no key is named: `$EVO_KEY_DIR` alone
+/// when set, else `$XDG_CONFIG_HOME/evo` and `~/.config/evo`. Only places the user controls: a
+/// key found beside a receipt, or in the repository a candidate patches, would prove nothing.
+pub fn known_key_dirs() -> Vec<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var(KEY_DIR_ENV) {
+        return vec![PathBuf::from(dir)];
     }
-    let files = KeyFiles::in_dir(&default_dir()?);
-    let path = if files.public.exists() || !files.private.exists() {
-        files.public
-    } else {
-        files.private
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let xdg = var("XDG_CONFIG_HOME").map(|c| PathBuf::from(c).join("evo"));
+    let home = var("HOME").map(|h| PathBuf::from(h).join(".config").join("evo"));
+    for dir in [xdg, home].into_iter().flatten() {
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
+/// A public key and the file it was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundKey {
+    pub key: VerifyingKey,
+    pub path: PathBuf,
+}
+
+/// What a search of the key directories found for a receipt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyLookup {
+    /// A key with an id the receipt names.
+    Matched(FoundKey),
+    /// None of the keys has an id the receipt names. `fallback` is the first key found: checking
+    /// the receipt with it says how the key differs (another key, or an altered key id).
+    Unmatched {
+        looked: Vec<PathBuf>,
+        fallback: Option<FoundKey>,
+    },
+}
+
+/// Searches [`known_key_dirs`] for the key whose id is one of `wanted` (the ids a receipt names).
+/// In each directory the public key is read, or the private key when there is no public one.
+pub fn find_verifying_key(wanted: &[String]) -> Result<KeyLookup, KeyError> {
+    let looked = known_key_dirs();
+    if looked.is_empty() {
+        return Err(KeyError::NoHome);
+    }
+    let mut fallback = None;
+    for dir in &looked {
+        let files = KeyFiles::in_dir(dir);
+        let path = match (files.public.exists(), files.private.exists()) {
+            (true, _) => files.public,
+            (false, true) => files.private,
+            (false, false) => continue,
+        };
+        let found = FoundKey {
+            key: load_verifying_key(&path)?,
+            path,
+        };
+        if wanted.contains(&key_id(&found.key)) {
+            return Ok(KeyLookup::Matched(found));
+        }
+        fallback.get_or_insert(found);
+    }
+    Ok(KeyLookup::Unmatched { looked, fallback })
+}
+
+/// The file `--key` must name to verify what `private` signed, or `None` when verification finds
+/// that key by itself. Its public key beside it is named when it is its pair (a reviewer needs
+/// only that one), else the private key file, whose public half evo derives.
+pub fn verify_flag_for(private: &Path) -> Option<PathBuf> {
+    let shown = crate::report::path::normalized;
+    let known = known_key_dirs()
+        .iter()
+        .any(|dir| shown(&KeyFiles::in_dir(dir).private) == shown(private));
+    if known {
+        return None;
+    }
+    let public = private.with_file_name(PUBLIC_KEY_FILE);
+    let pair = match (load_verifying_key(&public), load_verifying_key(private)) {
+        (Ok(p), Ok(k)) => p == k,
+        _ => false,
     };
-    Ok((load_verifying_key(&path)?, path))
+    Some(if pair { public } else { private.to_path_buf() })
 }
 
 /// A signing key ready for use, and where it came from (evo says so to the user).
@@ -320,6 +390,15 @@ impl Signer {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_key_outside_the_key_directories_is_named_by_its_public_half_when_it_has_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, files) = write_new_pair(dir.path()).unwrap();
+        assert_eq!(verify_flag_for(&files.private), Some(files.public.clone()));
+        std::fs::remove_file(&files.public).unwrap();
+        assert_eq!(verify_flag_for(&files.private), Some(files.private.clone()));
+    }
 
     #[test]
     fn keygen_writes_a_private_key_only_its_owner_reads_and_refuses_to_overwrite() {

@@ -2,6 +2,7 @@
 
 pub mod markdown;
 pub mod pairs_svg;
+pub mod path;
 pub mod pr_body;
 pub mod pr_context;
 mod pr_sections;

@@ -209,7 +209,7 @@ fn summary(r: &ConfirmResult) -> Summary {
         patch_sha256: r.patch.sha256.clone(),
         baseline: r.baseline_commitish.clone(),
         baseline_sha: r.baseline_sha.clone(),
-        verdict: format!("{:?}", r.verdict).to_lowercase(),
+        verdict: r.verdict.as_str().to_string(),
         tier: r.tier.as_str().to_string(),
     }
 }

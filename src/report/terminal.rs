@@ -4,11 +4,13 @@
 //! their control characters are shown (`␍`, `␛`), never sent to the terminal.
 
 use std::fmt::Write;
+use std::path::Path;
 
 use super::markdown::visible;
 use crate::bench::{BenchReport, Figures};
 use crate::measure::record::Order;
 use crate::measure::schedule::PairsPlanned;
+use crate::report::path::{shell_word, shown};
 
 fn pct(fraction: f64) -> String {
     format!("{:.1}%", 100.0 * fraction)
@@ -254,7 +256,12 @@ pub fn render_confirm(
             let _ = writeln!(out, "    {}", instructions_sentence(i));
         }
     }
-    let _ = writeln!(out, "\nverdict: {:?} (tier {})", r.verdict, r.tier.as_str());
+    let _ = writeln!(
+        out,
+        "\nverdict: {} (tier {})",
+        r.verdict.as_str(),
+        r.tier.as_str()
+    );
     if !r.metric.is_wall_time() {
         let _ = writeln!(
             out,
@@ -290,7 +297,7 @@ pub fn render_confirm(
             }
         }
     }
-    let _ = writeln!(out, "evidence: {}", run_dir.display());
+    let _ = writeln!(out, "evidence: {}", shown(run_dir));
     out
 }
 
@@ -370,20 +377,28 @@ pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::pat
                 r.index,
                 r.name,
                 r.confirmation_tier.as_deref().unwrap_or("?"),
-                run_dir
-                    .join(r.confirmation_run_dir.as_deref().unwrap_or(""))
-                    .display()
+                shown(&run_dir.join(r.confirmation_run_dir.as_deref().unwrap_or("")))
             );
         }
         None => {
             let _ = writeln!(
                 out,
                 "no candidate was accepted; run directory {}",
-                run_dir.display()
+                shown(run_dir)
             );
         }
     }
     out
+}
+
+/// The commands that check and render the receipt evo just wrote, ready to paste; `key` is the
+/// file `--key` must name when verification would not find the signing key by itself.
+pub fn next_commands(receipt: &Path, key: Option<&Path>) -> String {
+    let receipt = shell_word(receipt);
+    let key = key.map_or_else(String::new, |k| format!(" --key {}", shell_word(k)));
+    format!(
+        "next:\n  evo receipt verify {receipt}{key} --recompute\n  evo pr render {receipt}{key} > pr.md\n"
+    )
 }
 
 /// The deterministic lane's figure in one line, with its caveat.
@@ -397,5 +412,47 @@ pub fn instructions_sentence(i: &crate::confirm::result::InstructionFigures) -> 
             "instructions not counted: {}",
             visible(i.note.as_deref().unwrap_or("no count"))
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_campaign_table_shows_the_run_directory_without_dot_dot() {
+        let summary = crate::campaign::summary::Summary {
+            run_id: "r1".into(),
+            candidates_tried: 0,
+            rows: Vec::new(),
+            build_s: 0.0,
+            screening_run_s: 0.0,
+            total_s: 0.0,
+            accepted: None,
+        };
+        let text = render_campaign(
+            &summary,
+            std::path::Path::new("/w/campaigns/../receipts/r1"),
+        );
+        assert!(text.contains("run directory /w/receipts/r1\n"), "{text}");
+    }
+
+    #[test]
+    fn the_next_commands_name_the_receipt_and_only_a_key_verification_would_not_find() {
+        let receipt = Path::new("/w/c/../receipts/r 1/validation_receipt.json");
+        let text = next_commands(receipt, None);
+        assert!(
+            text.contains(
+                "\n  evo receipt verify '/w/receipts/r 1/validation_receipt.json' --recompute\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  evo pr render '/w/receipts/r 1/validation_receipt.json' > pr.md\n"),
+            "{text}"
+        );
+        let text = next_commands(receipt, Some(Path::new("/k/team.key")));
+        assert!(text.contains("' --key /k/team.key --recompute\n"), "{text}");
+        assert!(text.contains("' --key /k/team.key > pr.md\n"), "{text}");
     }
 }

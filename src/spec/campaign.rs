@@ -10,6 +10,10 @@ use super::values::{ConfirmPairs, Count, Fraction, Seconds};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Campaign {
+    /// The JSON Schema this file follows (`evo schema ...`), for editors; evo ignores it.
+    // Never serialized, so no digest or record depends on it.
+    #[serde(rename = "$schema", default, skip_serializing)]
+    pub schema: Option<String>,
     pub name: String,
     /// Path of the target git repository.
     pub repo: String,

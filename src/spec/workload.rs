@@ -22,6 +22,10 @@ fn default_run_timeout() -> Seconds {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
+    /// The JSON Schema this file follows (`evo schema ...`), for editors; evo ignores it.
+    // Never serialized, so no digest or record depends on it.
+    #[serde(rename = "$schema", default, skip_serializing)]
+    pub schema: Option<String>,
     pub name: String,
     pub build: BuildStep,
     pub test: TestStep,
@@ -94,6 +98,16 @@ pub enum Role {
     Holdout,
 }
 
+impl Role {
+    /// The role in words, the same word as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Training => "training",
+            Role::Holdout => "holdout",
+        }
+    }
+}
+
 /// How check outputs of baseline and candidate are compared.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -146,5 +160,9 @@ pub struct SanitizeStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Holdouts {
+    /// The JSON Schema this file follows (`evo schema ...`), for editors; evo ignores it.
+    // Never serialized, so no digest or record depends on it.
+    #[serde(rename = "$schema", default, skip_serializing)]
+    pub schema: Option<String>,
     pub scenarios: Vec<Scenario>,
 }

@@ -23,6 +23,29 @@ pub fn evo() -> Command {
     cmd
 }
 
+/// Runs `command` in `sh` in `dir` as a user pastes it, with the `evo` under test first on the
+/// PATH and the same key directory as [`evo`].
+pub fn shell(dir: &Path, command: &str) -> Output {
+    let bin = Path::new(env!("CARGO_BIN_EXE_evo")).parent().unwrap();
+    let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let probe = evo();
+    let keys = probe
+        .get_envs()
+        .find(|(k, _)| *k == "EVO_KEY_DIR")
+        .and_then(|(_, v)| v)
+        .unwrap();
+    Command::new("sh")
+        .args(["-c", command])
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("EVO_KEY_DIR", keys)
+        .output()
+        .unwrap()
+}
+
 /// Runs git in `dir` with a fixed identity; panics with git's stderr on failure.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
