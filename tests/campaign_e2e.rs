@@ -212,10 +212,13 @@ fn every_candidate_gets_a_status_and_the_best_is_confirmed() {
     let receipt = run_dir
         .join(agent["confirmation_run_dir"].as_str().unwrap())
         .join(evo::receipt::RECEIPT_FILE);
-    let verify = format!("evo receipt verify {} --recompute", receipt.display());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains(&format!("\n  {verify}\n")), "{stdout}");
-    let pasted = util::shell(&fx.camp, &verify);
+    let commands = util::next_commands(&stdout);
+    let verify = commands.first().expect("a verify command");
+    let expected = format!("evo receipt verify {} --key ", receipt.display());
+    assert!(verify.starts_with(&expected), "{stdout}");
+    assert!(verify.ends_with(" --recompute"), "{stdout}");
+    let pasted = util::shell(&fx.camp, verify);
     assert_eq!(pasted.status.code(), Some(0), "{}", text(&pasted));
     let patch = run_dir.join(agent["patch_file"].as_str().unwrap());
     let patch_text = std::fs::read_to_string(&patch).unwrap();

@@ -207,11 +207,17 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("verdict: accepted"), "{stdout}");
     // The commands printed last work when pasted: the receipt verifies and renders.
+    // The key came through `EVO_KEY_DIR`, which a fresh shell lacks: the commands name it.
     let receipt = run_dir.join(evo::receipt::RECEIPT_FILE);
-    let verify = format!("evo receipt verify {} --recompute", receipt.display());
-    let render = format!("evo pr render {} > pr.md", receipt.display());
-    for command in [&verify, &render] {
-        assert!(stdout.contains(&format!("\n  {command}\n")), "{stdout}");
+    let commands = util::next_commands(&stdout);
+    assert_eq!(commands.len(), 2, "{stdout}");
+    let verify = format!("evo receipt verify {} --key ", receipt.display());
+    let render = format!("evo pr render {} --key ", receipt.display());
+    assert!(commands[0].starts_with(&verify), "{stdout}");
+    assert!(commands[0].ends_with(" --recompute"), "{stdout}");
+    assert!(commands[1].starts_with(&render), "{stdout}");
+    assert!(commands[1].ends_with(" > pr.md"), "{stdout}");
+    for command in &commands {
         let pasted = util::shell(&fx.camp, command);
         assert_eq!(
             pasted.status.code(),

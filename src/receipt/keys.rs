@@ -300,12 +300,16 @@ pub fn find_verifying_key(wanted: &[String]) -> Result<KeyLookup, KeyError> {
 
 /// The file `--key` must name to verify what `private` signed, or `None` when verification finds
 /// that key by itself. Its public key beside it is named when it is its pair (a reviewer needs
-/// only that one), else the private key file, whose public half evo derives.
+/// only that one), else the private key file, whose public half evo derives. A key found through
+/// `$EVO_KEY_DIR` is always named: the shell the commands are pasted into may not have the
+/// variable (`scripts/run-campaign` sets it for evo alone).
 pub fn verify_flag_for(private: &Path) -> Option<PathBuf> {
     let shown = crate::report::path::normalized;
-    let known = known_key_dirs()
-        .iter()
-        .any(|dir| shown(&KeyFiles::in_dir(dir).private) == shown(private));
+    let from_env = std::env::var_os(KEY_DIR_ENV).is_some_and(|v| !v.is_empty());
+    let known = !from_env
+        && known_key_dirs()
+            .iter()
+            .any(|dir| shown(&KeyFiles::in_dir(dir).private) == shown(private));
     if known {
         return None;
     }

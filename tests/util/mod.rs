@@ -23,25 +23,37 @@ pub fn evo() -> Command {
     cmd
 }
 
+/// The commands evo printed under `next:` at the end of its output.
+pub fn next_commands(stdout: &str) -> Vec<String> {
+    stdout
+        .split("\nnext:\n")
+        .nth(1)
+        .unwrap_or_default()
+        .lines()
+        .map_while(|l| l.strip_prefix("  "))
+        .map(str::to_string)
+        .collect()
+}
+
 /// Runs `command` in `sh` in `dir` as a user pastes it, with the `evo` under test first on the
-/// PATH and the same key directory as [`evo`].
+/// PATH, in a shell without `EVO_KEY_DIR` and with an empty home.
 pub fn shell(dir: &Path, command: &str) -> Output {
     let bin = Path::new(env!("CARGO_BIN_EXE_evo")).parent().unwrap();
     let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))
     .unwrap();
-    let probe = evo();
-    let keys = probe
-        .get_envs()
-        .find(|(k, _)| *k == "EVO_KEY_DIR")
-        .and_then(|(_, v)| v)
-        .unwrap();
+    // A fresh shell of someone who never set `EVO_KEY_DIR` (as after `scripts/run-campaign`,
+    // which sets it for evo alone) and has no key of their own: the pasted commands must carry
+    // everything they need.
+    let home = tempfile::tempdir().unwrap();
     Command::new("sh")
         .args(["-c", command])
         .current_dir(dir)
         .env("PATH", path)
-        .env("EVO_KEY_DIR", keys)
+        .env_remove("EVO_KEY_DIR")
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
         .output()
         .unwrap()
 }
