@@ -14,6 +14,7 @@ use ed25519_dalek::SigningKey;
 use ed25519_dalek::pkcs8::EncodePrivateKey;
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
 
 use evo::bench::{self, BenchSettings};
 use evo::confirm::result::*;
@@ -510,12 +511,12 @@ const CAMPAIGN: &str = r#"{
 /// The real pipeline: a candidate whose program prints the private key (which it got somehow:
 /// here the patch carries it) on stderr. Its timed runs' stderr tails would carry the key into the
 /// receipt; evo refuses to sign and writes nothing but `error.txt`.
-#[test]
-fn a_candidate_printing_the_key_gets_no_receipt_and_exit_1() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
+/// A campaign folder whose one candidate prints the campaign's private key on stderr; returns
+/// the folder and the key in hex.
+fn leak_campaign(dir: &Path) -> (PathBuf, String) {
+    let repo = dir.join("repo");
     util::fixture_repo("cpairs", &repo);
-    let camp = dir.path().join("camp");
+    let camp = dir.join("camp");
     let keys = camp.join("keys");
     let keygen = util::evo()
         .args(["keygen", "--out"])
@@ -530,12 +531,27 @@ fn a_candidate_printing_the_key_gets_no_receipt_and_exit_1() {
     let print_key = format!(
         "    fprintf(stderr, \"cache warm, token %s\\n\", \"{hex}\");\n    long n = atol(argv[1]);"
     );
+    // Also much faster (memoized), so a campaign screens it well and confirms it.
     let diff = util::patch_by_editing(
         &repo,
-        &[("prog.c", "    long n = atol(argv[1]);", &print_key)],
+        &[
+            ("prog.c", "    long n = atol(argv[1]);", &print_key),
+            (
+                "prog.c",
+                util::cpairs::HOT_LINE,
+                "        total += cached_hash(v);",
+            ),
+            ("prog.c", "static unsigned long work(", util::cpairs::MEMO),
+        ],
     );
     util::write(&camp.join("leak.patch"), &diff);
+    (camp, hex)
+}
 
+#[test]
+fn a_candidate_printing_the_key_gets_no_receipt_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let (camp, hex) = leak_campaign(dir.path());
     let out = util::evo()
         .arg("confirm")
         .arg(camp.join("leak.patch"))
@@ -570,5 +586,40 @@ fn a_candidate_printing_the_key_gets_no_receipt_and_exit_1() {
     assert!(
         error.contains("exfiltrate") && !error.contains(&hex),
         "{error}"
+    );
+}
+
+/// In a campaign the same candidate is `rejected` (not merely inconclusive), and the campaign
+/// stops: a key a candidate holds can sign nothing that proves anything.
+#[test]
+fn a_campaign_rejects_a_candidate_printing_the_key_and_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let (camp, hex) = leak_campaign(dir.path());
+    let out = util::evo()
+        .args(["campaign", "run"])
+        .arg(camp.join("campaign.json"))
+        .output()
+        .unwrap();
+    let text = util::text(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("compromised"), "{text}");
+    assert!(!text.contains(&hex), "the key is never printed");
+    let files = util::files_under(&camp.join("receipts"));
+    let journal = files
+        .iter()
+        .find(|f| f.ends_with("journal.jsonl"))
+        .expect("journal.jsonl");
+    let journal = std::fs::read_to_string(journal).unwrap();
+    let last_status = journal
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .rfind(|e| e["entry"] == "status" && e["index"] == 1)
+        .expect("a status for the candidate");
+    assert_eq!(last_status["status"], "rejected", "{journal}");
+    assert!(
+        !files
+            .iter()
+            .any(|f| f.ends_with(receipt::RECEIPT_FILE) || f.ends_with("pr_body.md")),
+        "{files:?}"
     );
 }

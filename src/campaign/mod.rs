@@ -79,6 +79,13 @@ pub enum CampaignError {
     /// Stopped by Ctrl-C or a stop signal; the journal keeps everything finished before.
     #[error("{0}")]
     Interrupted(String),
+    /// A candidate got the private signing key into its records: it is rejected, and the campaign
+    /// stops, since anything signed with a key a candidate holds proves nothing.
+    #[error(
+        "{0}\nthe campaign stopped: treat the signing key as compromised, make a new one (evo \
+         keygen) and confirm again"
+    )]
+    KeyLeak(String),
 }
 
 impl CampaignError {
@@ -427,6 +434,12 @@ impl CampaignRun<'_> {
                         }
                         confirm::ConfirmError::Interrupted(m) => {
                             return Err(CampaignError::Interrupted(m.clone()));
+                        }
+                        confirm::ConfirmError::KeyLeak(m) => {
+                            let why = "its records carried the private signing key; nothing was \
+                                       signed";
+                            self.set_status(index, Status::Rejected, why.to_string())?;
+                            return Err(CampaignError::KeyLeak(m.clone()));
                         }
                         _ => Status::Inconclusive,
                     };
