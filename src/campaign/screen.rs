@@ -175,12 +175,17 @@ impl CampaignRun<'_> {
     }
 
     fn screening_failure(&mut self, index: usize, e: MeasureError) -> Result<(), CampaignError> {
+        use crate::measure::record::Arm;
+        // Only the candidate's own failure is the candidate's: a baseline run that times out or
+        // fails is the baseline's, whichever way it failed.
         match e {
             MeasureError::RunFailed {
-                timed_out: true, ..
+                arm: Arm::Candidate,
+                timed_out: true,
+                ..
             } => self.set_status(index, Status::TimedOut, e.to_string()),
             MeasureError::RunFailed {
-                arm: crate::measure::record::Arm::Candidate,
+                arm: Arm::Candidate,
                 ..
             } => self.set_status(index, Status::Rejected, e.to_string()),
             other => Err(CampaignError::Baseline(other.to_string())),
