@@ -56,12 +56,8 @@ impl Run<'_> {
                 return Ok(());
             }
         }
-        let all_passed = self
-            .result
-            .scenarios
-            .iter()
-            .all(|s| s.training.as_ref().is_some_and(|f| f.training_gate.passed));
-        if !all_passed {
+        let metric = self.plan.campaign.confirm.metric;
+        if !super::verdict::holdouts_can_matter(metric, &self.result.scenarios) {
             // The verdict is already "not accepted"; holdouts cannot change it, so spare their runs.
             self.finish_timed_output_gate();
             return Ok(());

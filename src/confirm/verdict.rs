@@ -140,6 +140,24 @@ pub fn decide_by(
     }
 }
 
+/// Whether the holdouts can still change the verdict once the training scenarios are measured:
+/// under wall time, only when every training scenario passed its gate; under instructions (whose
+/// counts come after the timed runs), whenever none is a significant wall-time slowdown, so a
+/// candidate that passes on instructions is never accepted with its holdouts unmeasured.
+pub fn holdouts_can_matter(metric: Metric, scenarios: &[ScenarioResult]) -> bool {
+    let training: Vec<&crate::bench::Figures> = scenarios
+        .iter()
+        .filter_map(|s| s.training.as_ref())
+        .collect();
+    if training.is_empty() {
+        return false;
+    }
+    match metric {
+        Metric::WallTime => training.iter().all(|f| f.training_gate.passed),
+        Metric::Instructions => !training.iter().any(|f| slower(f)),
+    }
+}
+
 /// What decides a training scenario (`confirm.metric`).
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
@@ -356,6 +374,32 @@ mod tests {
     fn no_measurement_is_never_accepted() {
         let d = decide(&green(), &[]);
         assert_eq!(d.verdict, Verdict::Rejected);
+    }
+
+    #[test]
+    fn holdouts_are_measured_whenever_the_metric_could_still_accept() {
+        // Flat in wall time (not passed, not slower): only the instructions metric can accept it.
+        let flat = training(1.0, 1.0);
+        assert!(!flat.training.as_ref().unwrap().training_gate.passed);
+        assert!(!holdouts_can_matter(
+            Metric::WallTime,
+            std::slice::from_ref(&flat)
+        ));
+        assert!(holdouts_can_matter(Metric::Instructions, &[flat]));
+        let fast = training(1.0, 1.3);
+        assert!(holdouts_can_matter(
+            Metric::WallTime,
+            std::slice::from_ref(&fast)
+        ));
+        assert!(holdouts_can_matter(Metric::Instructions, &[fast]));
+        // A significant slowdown rejects under either metric: holdouts cannot help.
+        let slow = training(1.0, 0.7);
+        assert!(!holdouts_can_matter(
+            Metric::WallTime,
+            std::slice::from_ref(&slow)
+        ));
+        assert!(!holdouts_can_matter(Metric::Instructions, &[slow]));
+        assert!(!holdouts_can_matter(Metric::Instructions, &[]));
     }
 
     fn counted(mut s: ScenarioResult, baseline: u64, candidate: u64) -> ScenarioResult {
