@@ -718,7 +718,16 @@ fn runs_csv_has_one_row_per_run_in_run_order() {
 
 #[test]
 fn pairs_svg_draws_a_panel_per_measured_scenario() {
-    let svg = evo::report::pairs_svg::render(&tested_result());
+    let r = tested_result();
+    let svg = evo::report::pairs_svg::render(&r);
+    // The band is the bar the verdict used: the noise floor at the comparison's pair count.
+    let floor = r.scenarios[0]
+        .training
+        .as_ref()
+        .unwrap()
+        .pairs_noise_floor_pct;
+    let band = format!("noise ±{floor:.2}% at 9 pairs");
+    assert!(svg.contains(&band), "missing {band:?}");
     assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
     assert!(svg.trim_end().ends_with("</svg>"));
     assert_eq!(

@@ -26,7 +26,8 @@ struct Panel<'a> {
     s: &'a ScenarioResult,
     median: f64,
     ci95: Option<Ci95>,
-    /// Noise floor as a fraction, for training scenarios (holdouts have no A/A pairs).
+    /// Noise floor as a fraction, at the comparison's pair count (the bar the median must clear),
+    /// for training scenarios (holdouts have no A/A pairs).
     noise: Option<f64>,
 }
 
@@ -39,7 +40,13 @@ fn panels(r: &ConfirmResult) -> Vec<Panel<'_>> {
                 s,
                 median: f.median,
                 ci95: f.ci95,
-                noise: Some(f.noise_floor_pct / 100.0).filter(|n| n.is_finite()),
+                // Records from before the pair count's own floor was kept hold only the A/A one.
+                noise: Some(if f.pairs_noise_floor_pct > 0.0 {
+                    f.pairs_noise_floor_pct / 100.0
+                } else {
+                    f.noise_floor_pct / 100.0
+                })
+                .filter(|n| n.is_finite()),
             }),
             (None, Some(h)) => Some(Panel {
                 s,
@@ -248,7 +255,7 @@ fn legend(out: &mut String, p: &Panel<'_>, x: f64, top: f64) {
                 colour: "#bbb",
                 opacity: 0.35,
             },
-            format!("noise ±{:.2}%", 100.0 * nf),
+            format!("noise ±{:.2}% at {} pairs", 100.0 * nf, p.s.pairs.len()),
         ));
     }
     entries.push((
