@@ -83,8 +83,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 600.0, value_parser = parse_positive_seconds)]
     pub timeout: f64,
     /// `split` keeps evo on one CPU and both commands on the others (with two or more CPUs);
-    /// `off` pins nothing.
-    #[arg(long, value_enum, default_value = "split", value_name = "MODE")]
+    /// `off` pins nothing; `auto` splits with four CPUs or more.
+    #[arg(long, value_enum, default_value = "auto", value_name = "MODE")]
     pub affinity: crate::measure::cpus::Affinity,
     /// Seed for the minimum-detectable-effect resampling (default: random, and recorded).
     #[arg(long)]
@@ -118,7 +118,7 @@ pub struct CampaignRunArgs {
     #[arg(long, value_enum, value_name = "MODE")]
     pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
     /// Overrides the campaign's `confirm.affinity`: `split` keeps evo on one CPU and the timed
-    /// commands on the others, `off` pins nothing.
+    /// commands on the others, `off` pins nothing, `auto` splits with four CPUs or more.
     #[arg(long, value_enum, value_name = "MODE")]
     pub affinity: Option<crate::measure::cpus::Affinity>,
 }
@@ -137,7 +137,7 @@ pub struct ConfirmArgs {
     #[arg(long, value_enum, value_name = "MODE")]
     pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
     /// Overrides the campaign's `confirm.affinity`: `split` keeps evo on one CPU and the timed
-    /// commands on the others, `off` pins nothing.
+    /// commands on the others, `off` pins nothing, `auto` splits with four CPUs or more.
     #[arg(long, value_enum, value_name = "MODE")]
     pub affinity: Option<crate::measure::cpus::Affinity>,
 }

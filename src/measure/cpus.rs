@@ -12,6 +12,10 @@ use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
 use serde::{Deserialize, Serialize};
 
 /// Whether evo keeps its own work off the timed command's CPUs.
+///
+/// `auto` splits only with four or more CPUs: on the 2-core machine kind this project measured
+/// (`scripts/noise-measures`, README), the split did not lower the trainer's per-pair noise,
+/// quiet or loaded, while it halves what a multi-threaded command may use.
 #[derive(
     Debug,
     Clone,
@@ -26,11 +30,27 @@ use serde::{Deserialize, Serialize};
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Affinity {
+    /// `split` with four or more CPUs, else `off`.
+    #[default]
+    Auto,
     /// Everything may run on every CPU evo may use.
     Off,
     /// evo on the first CPU it may use, the timed command on all the others (needs two or more).
-    #[default]
     Split,
+}
+
+/// The fewest CPUs with which `auto` splits.
+pub const AUTO_SPLIT_MIN_CPUS: usize = 4;
+
+impl Affinity {
+    /// Whether to split `allowed` CPUs.
+    pub fn splits(self, allowed: usize) -> bool {
+        match self {
+            Affinity::Off => false,
+            Affinity::Split => allowed >= 2,
+            Affinity::Auto => allowed >= AUTO_SPLIT_MIN_CPUS,
+        }
+    }
 }
 
 /// The CPUs of each side when the split is in force; recorded with the environment.
@@ -118,6 +138,16 @@ mod tests {
         // A CPU the file does not list, or a kernel without the column: no figure, never 0.
         assert_eq!(steal_in(STAT, Some(&[2])), None);
         assert_eq!(steal_in("cpu  1 2 3 4 5 6 7\n", None), None);
+    }
+
+    #[test]
+    fn auto_splits_only_machines_with_four_cpus_or_more() {
+        assert!(!Affinity::Auto.splits(2));
+        assert!(!Affinity::Auto.splits(3));
+        assert!(Affinity::Auto.splits(4));
+        assert!(Affinity::Split.splits(2));
+        assert!(!Affinity::Split.splits(1));
+        assert!(!Affinity::Off.splits(64));
     }
 
     #[test]

@@ -73,17 +73,20 @@ impl ProcessRunner {
         }
     }
 
-    /// With [`Affinity::Split`] and two or more CPUs allowed, pins the calling thread (evo's
+    /// When `affinity` splits the CPUs evo may use ([`Affinity::splits`]), pins the calling thread (evo's
     /// main thread, and the threads it starts from now on) to the first CPU and every command to
     /// the others, until the runner is dropped. Where the CPUs cannot be read or set, nothing is
     /// pinned and [`ProcessRunner::cpu_split`] says so.
     pub fn with_affinity(mut self, affinity: Affinity) -> ProcessRunner {
-        if affinity == Affinity::Off || self.split.is_some() {
+        if self.split.is_some() {
             return self;
         }
         let Ok(allowed) = cpus::allowed() else {
             return self;
         };
+        if !affinity.splits(allowed.len()) {
+            return self;
+        }
         if let Some(split) = CpuSplit::of(&allowed) {
             if cpus::pin_current_thread(&split.evo).is_ok() {
                 self.split = Some(split);

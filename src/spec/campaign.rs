@@ -198,9 +198,10 @@ pub struct ConfirmSettings {
     /// deterministic lane; needs `counters: ["callgrind"]`; instructions are not time).
     #[serde(default)]
     pub metric: crate::confirm::verdict::Metric,
-    /// `split` (default): while measuring, evo's own threads stay on the first CPU it may use
-    /// and the timed commands run on the others (with two or more); `off`: everything on every
-    /// CPU. The split gives a multi-threaded command one CPU fewer.
+    /// `split`: while measuring, evo's own threads stay on the first CPU it may use and the
+    /// timed commands run on the others (with two or more); `off`: everything on every CPU;
+    /// `auto` (default): `split` with four CPUs or more. The split gives a multi-threaded
+    /// command one CPU fewer.
     #[serde(default)]
     pub affinity: crate::measure::cpus::Affinity,
 }
@@ -242,7 +243,8 @@ struct ConfirmSettingsFile {
     /// `counters: ["callgrind"]`; instructions are not time).
     #[serde(default)]
     metric: crate::confirm::verdict::Metric,
-    /// `split` (default): evo on one CPU, the timed commands on the others; `off`: no pinning.
+    /// `split`: evo on one CPU, the timed commands on the others; `off`: no pinning; `auto`
+    /// (default): `split` with four CPUs or more.
     #[serde(default)]
     affinity: crate::measure::cpus::Affinity,
 }
