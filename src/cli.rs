@@ -40,6 +40,22 @@ pub enum Command {
         #[arg(value_enum)]
         kind: crate::spec::SchemaKind,
     },
+    /// Print a shell completion script for evo (for bash:
+    /// `evo completions bash > ~/.local/share/bash-completion/completions/evo`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print evo's man page (roff; `evo man | man -l -`), or write one page per subcommand.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `evo.1` and one page per subcommand (`evo-confirm.1`, ...) into this directory
+    /// instead of printing `evo.1`.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Which arm runs first in the first pair.
