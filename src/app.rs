@@ -208,7 +208,10 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     match outcome {
         Ok(done) => {
-            print!("{}", terminal::render_confirm(&done.result, &done.run_dir));
+            print!(
+                "{}",
+                terminal::render_confirm(&done.result, &done.run_dir, args.verbose)
+            );
             print_receipt(&done.receipt);
             let key = crate::receipt::keys::verify_flag_for(&done.receipt.key_path);
             print!(

@@ -156,6 +156,10 @@ pub struct ConfirmArgs {
     /// commands on the others, `off` pins nothing.
     #[arg(long, value_enum, value_name = "MODE")]
     pub affinity: Option<crate::measure::cpus::Affinity>,
+    /// Also show the statistics under each scenario: CI95 and its ranks, noise floor, A/A
+    /// check, minimum detectable effect, pair count and CoV.
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args)]
