@@ -1,6 +1,6 @@
 //! What each subcommand does, between parsed arguments and an exit code.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::bench::{self, BenchPlan, BenchSettings};
 use crate::cli::{
     BenchArgs, CampaignCommand, CampaignRunArgs, Cli, Command, ConfirmArgs, FirstArm, KeygenArgs,
-    PrCommand, PrRenderArgs, ReceiptCommand, VerifyArgs,
+    ManArgs, PrCommand, PrRenderArgs, ReceiptCommand, VerifyArgs,
 };
 use crate::exit_codes;
 use crate::measure::record::Order;
@@ -33,7 +33,33 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             println!("{}", crate::spec::schema(kind));
             Ok(exit_codes::ACCEPTED)
         }
+        Command::Completions { shell } => {
+            std::io::stdout()
+                .write_all(&crate::cli_docs::completion_script(shell))
+                .context("cannot write the completion script")?;
+            Ok(exit_codes::ACCEPTED)
+        }
+        Command::Man(args) => man_command(args),
     }
+}
+
+fn man_command(args: ManArgs) -> anyhow::Result<i32> {
+    match &args.out {
+        None => {
+            let page = crate::cli_docs::man_page().context("cannot render the man page")?;
+            std::io::stdout()
+                .write_all(&page)
+                .context("cannot write the man page")?;
+        }
+        Some(dir) => {
+            let pages = crate::cli_docs::write_man_pages(dir)
+                .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
+            for page in pages {
+                println!("{}: {}", page.command, shown(&page.file));
+            }
+        }
+    }
+    Ok(exit_codes::ACCEPTED)
 }
 
 fn default_seed() -> u64 {
@@ -182,7 +208,10 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     match outcome {
         Ok(done) => {
-            print!("{}", terminal::render_confirm(&done.result, &done.run_dir));
+            print!(
+                "{}",
+                terminal::render_confirm(&done.result, &done.run_dir, args.verbose)
+            );
             print_receipt(&done.receipt);
             let key = crate::receipt::keys::verify_flag_for(&done.receipt.key_path);
             print!(

@@ -40,6 +40,22 @@ pub enum Command {
         #[arg(value_enum)]
         kind: crate::spec::SchemaKind,
     },
+    /// Print a shell completion script for evo (for bash:
+    /// `evo completions bash > ~/.local/share/bash-completion/completions/evo`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print evo's man page (roff; `evo man | man -l -`), or write one page per subcommand.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `evo.1` and one page per subcommand (`evo-confirm.1`, ...) into this directory
+    /// instead of printing `evo.1`.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Which arm runs first in the first pair.
@@ -140,6 +156,10 @@ pub struct ConfirmArgs {
     /// commands on the others, `off` pins nothing, `auto` splits with four CPUs or more.
     #[arg(long, value_enum, value_name = "MODE")]
     pub affinity: Option<crate::measure::cpus::Affinity>,
+    /// Also show the statistics under each scenario: CI95 and its ranks, noise floor, A/A
+    /// check, minimum detectable effect, pair count and CoV.
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod campaign;
 pub mod check;
 pub mod cli;
+pub mod cli_docs;
 pub mod confirm;
 pub mod environment;
 pub mod exit_codes;

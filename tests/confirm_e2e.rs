@@ -206,6 +206,11 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("verdict: accepted"), "{stdout}");
+    // What each arm took, from the real runs' rusage, comes first; the statistics only with
+    // --verbose.
+    assert!(stdout.contains("wall time (median ± ½IQR)"), "{stdout}");
+    assert!(stdout.contains(" MiB\n    candidate  "), "{stdout}");
+    assert!(!stdout.contains("A/A check"), "{stdout}");
     // The commands printed last work when pasted: the receipt verifies and renders.
     // The key came through `EVO_KEY_DIR`, which a fresh shell lacks: the commands name it.
     let receipt = run_dir.join(evo::receipt::RECEIPT_FILE);

@@ -380,7 +380,7 @@ fn evo_pr_render_of_a_hostile_receipt_is_inert_and_matches_the_library() {
 #[test]
 fn the_terminal_summary_shows_control_characters_instead_of_obeying_them() {
     for h in hostile_strings() {
-        let text = terminal::render_confirm(&hostile_result(&h, true), Path::new("/run"));
+        let text = terminal::render_confirm(&hostile_result(&h, true), Path::new("/run"), true);
         let bad = text
             .chars()
             .find(|&c| c.is_control() && c != '\n' && c != '\t');

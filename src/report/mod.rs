@@ -7,4 +7,5 @@ pub mod pr_body;
 pub mod pr_context;
 mod pr_sections;
 pub mod runs_csv;
+pub mod scenario_summary;
 pub mod terminal;

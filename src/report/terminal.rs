@@ -1,4 +1,4 @@
-//! The human-readable summary `evo bench` prints.
+//! The human-readable summaries `evo bench`, `evo confirm` and `evo campaign run` print.
 //!
 //! The summaries of `evo confirm` and `evo campaign run` quote a candidate's output and names;
 //! their control characters are shown (`␍`, `␛`), never sent to the terminal.
@@ -45,7 +45,7 @@ pub fn pairs_planned_line(p: &PairsPlanned) -> String {
 }
 
 /// How the pair count was chosen: planned, needed and the cap.
-fn plan_sentence(f: &Figures) -> Option<String> {
+pub(super) fn plan_sentence(f: &Figures) -> Option<String> {
     let p = f.plan.as_ref()?;
     let resolved = if f.training_gate.resolved {
         format!(
@@ -181,10 +181,12 @@ pub fn render_bench(report: &BenchReport) -> String {
     out
 }
 
-/// The summary `evo confirm` prints: verdict, gates, figures, where the evidence is.
+/// The summary `evo confirm` prints: gates, what each arm of each scenario took, the verdict,
+/// where the evidence is; `verbose` adds the statistics behind each scenario's verdict.
 pub fn render_confirm(
     r: &crate::confirm::result::ConfirmResult,
     run_dir: &std::path::Path,
+    verbose: bool,
 ) -> String {
     use crate::confirm::result::GateStatus;
     let mut out = String::new();
@@ -223,38 +225,7 @@ pub fn render_confirm(
         }
     }
     for s in &r.scenarios {
-        let (median, ci) = match (&s.training, &s.holdout) {
-            (Some(f), _) => (f.median, f.ci95),
-            (None, Some(h)) => (h.median, h.ci95),
-            _ => continue,
-        };
-        let ci = ci.map_or_else(
-            || "no CI95".to_string(),
-            |c| format!("CI95 {:.4}–{:.4}×", c.lower, c.upper),
-        );
-        let _ = writeln!(
-            out,
-            "  {} ({}): median {median:.4}× over {} pairs, {ci}",
-            visible(&s.name),
-            s.role,
-            s.pairs.len()
-        );
-        if let Some(f) = &s.training {
-            let _ = writeln!(
-                out,
-                "    noise floor ±{:.2}% ({} A/A pairs), minimum detectable effect {}",
-                f.noise_floor_pct,
-                f.aa.pairs,
-                f.mde_pct
-                    .map_or_else(|| "n/a".to_string(), |m| format!("{m:.2}%"))
-            );
-            if let Some(plan) = plan_sentence(f) {
-                let _ = writeln!(out, "    pairs: {plan}");
-            }
-        }
-        if let Some(i) = &s.instructions {
-            let _ = writeln!(out, "    {}", instructions_sentence(i));
-        }
+        out.push_str(&super::scenario_summary::render_scenario(s, verbose));
     }
     let _ = writeln!(
         out,
