@@ -158,6 +158,13 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
     if let Some(affinity) = args.affinity {
         plan.campaign.confirm.affinity = affinity;
     }
+    if let Some(baseline) = &args.baseline {
+        plan.campaign.baseline = baseline.clone();
+    }
+    if let Some(dir) = &args.out_dir {
+        plan.output_dir = std::path::absolute(dir)
+            .with_context(|| format!("cannot resolve --out-dir {}", dir.display()))?;
+    }
     let what = format!("evo confirm {}", args.patch.display());
     let Some(_repo_lock) = repo_lock(&plan.repo, &what) else {
         return Ok(exit_codes::USAGE_ERROR);

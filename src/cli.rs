@@ -140,6 +140,13 @@ pub struct ConfirmArgs {
     /// commands on the others, `off` pins nothing.
     #[arg(long, value_enum, value_name = "MODE")]
     pub affinity: Option<crate::measure::cpus::Affinity>,
+    /// Overrides the campaign's `baseline` commit-ish (in CI, the pull request's base:
+    /// `origin/main`).
+    #[arg(long, value_name = "COMMIT")]
+    pub baseline: Option<String>,
+    /// Write the run directory under DIR instead of the campaign's `output` folder.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
