@@ -191,11 +191,9 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
         Ok(done) => {
             print!("{}", terminal::render_confirm(&done.result, &done.run_dir));
             print_receipt(&done.receipt);
-            let key = crate::receipt::keys::verify_flag_for(&done.receipt.key_path);
-            print!(
-                "{}",
-                terminal::next_commands(&done.receipt.path, key.as_deref())
-            );
+            let r = &done.receipt;
+            let key = r.key_source.verify_with(&r.key_id);
+            print!("{}", terminal::next_commands(&r.path, &key));
             Ok(done.result.verdict.exit_code())
         }
         Err(e) => {
@@ -207,16 +205,13 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
 
 fn print_receipt(r: &crate::confirm::SignedReceipt) {
     println!("receipt: {} (sha256 {})", shown(&r.path), r.sha256);
-    println!("signed with key {} ({})", r.key_id, shown(&r.key_path));
-    if r.key_created {
+    println!("signed with key {} ({})", r.key_id, r.key_source.describe());
+    if let (true, crate::receipt::keys::KeySource::File(private)) = (r.key_created, &r.key_source) {
         println!(
             "evo created this default signing key on first use: keep {} private; give {} to \
              whoever verifies receipts",
-            shown(&r.key_path),
-            shown(
-                &r.key_path
-                    .with_file_name(crate::receipt::keys::PUBLIC_KEY_FILE)
-            )
+            shown(private),
+            shown(&private.with_file_name(crate::receipt::keys::PUBLIC_KEY_FILE))
         );
     }
 }
@@ -483,11 +478,8 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
         Ok(done) => {
             let mut table = terminal::render_campaign(&done.summary, &done.run_dir);
             if let Some(receipt) = campaign_receipt(&done.summary, &done.run_dir) {
-                let key = campaign_key(&plan);
-                let key = key
-                    .as_deref()
-                    .and_then(crate::receipt::keys::verify_flag_for);
-                table.push_str(&terminal::next_commands(&receipt, key.as_deref()));
+                let key = campaign_key(&plan, &receipt);
+                table.push_str(&terminal::next_commands(&receipt, &key));
             }
             if json {
                 eprint!("{table}");
@@ -520,12 +512,31 @@ fn campaign_receipt(
     receipt.is_file().then_some(receipt)
 }
 
-/// The private key a campaign signs with: the one it names, else the per-user default.
-fn campaign_key(plan: &crate::plan::CampaignPlan) -> Option<std::path::PathBuf> {
-    match plan.campaign.key.as_deref() {
-        Some(key) => Some(crate::plan::resolve_in(&plan.campaign_file, key)),
-        None => crate::receipt::keys::default_dir()
+/// What `--key` must name to verify the campaign's `receipt`: the signer's public key when
+/// `$EVO_SIGNING_KEY` signed it, else the key file the campaign names, else none when it is the
+/// per-user default.
+fn campaign_key(
+    plan: &crate::plan::CampaignPlan,
+    receipt: &std::path::Path,
+) -> crate::receipt::keys::VerifyWith {
+    use crate::receipt::keys::{self, VerifyWith};
+    if std::env::var_os(keys::SIGNING_KEY_ENV).is_some() {
+        let id = std::fs::read(receipt)
             .ok()
-            .map(|d| crate::receipt::keys::KeyFiles::in_dir(&d).private),
+            .and_then(|bytes| {
+                crate::receipt::dsse::named_key_ids(&bytes)
+                    .into_iter()
+                    .next()
+            })
+            .unwrap_or_else(|| "the signing key".to_string());
+        return VerifyWith::PublicKeyOf(id);
     }
+    let private = match plan.campaign.key.as_deref() {
+        Some(key) => crate::plan::resolve_in(&plan.campaign_file, key),
+        None => match keys::default_dir() {
+            Ok(dir) => keys::KeyFiles::in_dir(&dir).private,
+            Err(_) => return VerifyWith::Found,
+        },
+    };
+    keys::verify_flag_for(&private).map_or(VerifyWith::Found, VerifyWith::File)
 }

@@ -25,6 +25,10 @@ pub enum Command {
     #[command(subcommand)]
     Campaign(CampaignCommand),
     /// Fresh confirmation of one candidate patch against the campaign's pinned baseline.
+    ///
+    /// The receipt is signed with the private key in $EVO_SIGNING_KEY (its PKCS#8 PEM text, as a
+    /// CI secret holds it) when that is set, else the campaign's `key`, else the per-user default
+    /// key.
     #[command(after_help = crate::exit_codes::help())]
     Confirm(ConfirmArgs),
     /// Write a new Ed25519 key pair for signing receipts (never overwrites a key).
@@ -100,6 +104,9 @@ pub struct BenchArgs {
 #[derive(Debug, Subcommand)]
 pub enum CampaignCommand {
     /// Run (or resume) a campaign: collect, check, screen, confirm.
+    ///
+    /// Confirmations are signed with the private key in $EVO_SIGNING_KEY (its PKCS#8 PEM text)
+    /// when that is set, else the campaign's `key`, else the per-user default key.
     #[command(after_help = crate::exit_codes::help())]
     Run(CampaignRunArgs),
 }
