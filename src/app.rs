@@ -194,7 +194,11 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
             let r = &done.receipt;
             let key = r.key_source.verify_with(&r.key_id);
             print!("{}", terminal::next_commands(&r.path, &key));
-            Ok(done.result.verdict.exit_code())
+            Ok(fail_on(
+                done.result.verdict.exit_code(),
+                done.result.verdict.as_str(),
+                &args.fail_on,
+            ))
         }
         Err(e) => {
             eprintln!("error: {e}");
@@ -214,6 +218,16 @@ fn print_receipt(r: &crate::confirm::SignedReceipt) {
             shown(&private.with_file_name(crate::receipt::keys::PUBLIC_KEY_FILE))
         );
     }
+}
+
+/// The exit code under `--fail-on`; says so when a verdict's code is not kept, so a CI log shows
+/// why a rejection passed.
+fn fail_on(code: i32, verdict: &str, kept: &[exit_codes::FailOn]) -> i32 {
+    let exit = exit_codes::under_fail_on(code, kept);
+    if exit != code {
+        eprintln!("evo: exit code {exit} for a verdict of {verdict}: --fail-on does not list it");
+    }
+    exit
 }
 
 fn keygen_command(args: KeygenArgs) -> anyhow::Result<i32> {
@@ -486,7 +500,12 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
             } else {
                 print!("{table}");
             }
-            Ok(done.summary.exit_code())
+            let code = done.summary.exit_code();
+            let verdict = match code {
+                exit_codes::REJECTED => "rejected",
+                _ => "inconclusive",
+            };
+            Ok(fail_on(code, verdict, &args.fail_on))
         }
         Err(e) => {
             eprintln!("error: {e}");

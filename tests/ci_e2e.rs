@@ -1,6 +1,6 @@
 //! evo as a CI job runs it (examples/github/evo.yml): the signing key from `$EVO_SIGNING_KEY`,
-//! never written anywhere nor seen by the code under test, and the baseline and output folder
-//! given on the command line.
+//! never written anywhere nor seen by the code under test, and `--fail-on` choosing which
+//! verdicts fail the job.
 
 mod util;
 
@@ -26,6 +26,12 @@ const WORKLOAD: &str = r#"{
 }"#;
 
 const RUN: &str = "./bench/run.sh 100000 {seed}";
+
+/// A timed command that is slower in the second baseline build's tree: the A/A check is then
+/// biased whatever the machine does, and the verdict inconclusive (never rejected: the
+/// candidate is not slower than the baseline).
+const RUN_BIASED_AA: &str =
+    "case $(pwd) in *baseline-again*) sleep 0.05;; esac; exec ./bench/run.sh 100000 {seed}";
 
 /// Printed by every build and run of the probing candidate, so a test can tell it ran.
 const PROBE: &str = "ENV-PROBE";
@@ -342,6 +348,84 @@ fn a_campaign_that_passes_the_signing_key_variable_on_is_refused_where_it_says_s
             text(&out)
         );
     }
+}
+
+#[test]
+fn fail_on_rejected_lets_an_inconclusive_confirmation_pass_and_keeps_3_for_a_rejection() {
+    let fx = Fixture::new(RUN_BIASED_AA, "");
+    let out_dir = fx.root.join("evo-out");
+    let out = fx
+        .confirm(&fx.memo_patch(), &["--fail-on", "rejected", "--out-dir"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let dir = run_dir(&out_dir, &out);
+    assert_eq!(verdict(&dir), "inconclusive", "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("exit code 0 for a verdict of inconclusive: --fail-on does not list it"),
+        "{}",
+        text(&out)
+    );
+
+    let broken = fx.broken_patch();
+    let rejected = |fail_on: Option<&str>| {
+        let out_dir = tempfile::tempdir_in(&fx.root).unwrap();
+        let mut cmd = fx.confirm(&broken, &["--out-dir"]);
+        cmd.arg(out_dir.path());
+        if let Some(list) = fail_on {
+            cmd.args(["--fail-on", list]);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(
+            verdict(&run_dir(out_dir.path(), &out)),
+            "rejected",
+            "{}",
+            text(&out)
+        );
+        out
+    };
+    for list in [None, Some("rejected"), Some("inconclusive,rejected")] {
+        let out = rejected(list);
+        assert_eq!(out.status.code(), Some(3), "{list:?}\n{}", text(&out));
+    }
+    let out = rejected(Some("inconclusive"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
+fn fail_on_applies_to_a_campaign_and_never_hides_an_error() {
+    let fx = Fixture::new(
+        RUN,
+        r#", "candidates": [ { "name": "broken", "patch": "broken.patch" } ]"#,
+    );
+    fx.broken_patch();
+    let campaign = |fail_on: &str| {
+        fx.evo()
+            .args(["campaign", "run"])
+            .arg(fx.camp.join("campaign.json"))
+            .args(["--fail-on", fail_on])
+            .output()
+            .unwrap()
+    };
+    let out = campaign("rejected");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let out = campaign("inconclusive");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // An error keeps its code whatever --fail-on lists: here, a campaign file that is not there.
+    let out = fx
+        .evo()
+        .args([
+            "campaign",
+            "run",
+            "no-such-campaign.json",
+            "--fail-on",
+            "inconclusive",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
 
 #[test]
