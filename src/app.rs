@@ -184,6 +184,13 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
     if let Some(affinity) = args.affinity {
         plan.campaign.confirm.affinity = affinity;
     }
+    if let Some(baseline) = &args.baseline {
+        plan.campaign.baseline = baseline.clone();
+    }
+    if let Some(dir) = &args.out_dir {
+        plan.output_dir = std::path::absolute(dir)
+            .with_context(|| format!("cannot resolve --out-dir {}", dir.display()))?;
+    }
     let what = format!("evo confirm {}", args.patch.display());
     let Some(_repo_lock) = repo_lock(&plan.repo, &what) else {
         return Ok(exit_codes::USAGE_ERROR);
@@ -213,12 +220,14 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
                 terminal::render_confirm(&done.result, &done.run_dir, args.verbose)
             );
             print_receipt(&done.receipt);
-            let key = crate::receipt::keys::verify_flag_for(&done.receipt.key_path);
-            print!(
-                "{}",
-                terminal::next_commands(&done.receipt.path, key.as_deref())
-            );
-            Ok(done.result.verdict.exit_code())
+            let r = &done.receipt;
+            let key = r.key_source.verify_with(&r.key_id);
+            print!("{}", terminal::next_commands(&r.path, &key));
+            Ok(fail_on(
+                done.result.verdict.exit_code(),
+                done.result.verdict.as_str(),
+                &args.fail_on,
+            ))
         }
         Err(e) => {
             eprintln!("error: {e}");
@@ -229,18 +238,25 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
 
 fn print_receipt(r: &crate::confirm::SignedReceipt) {
     println!("receipt: {} (sha256 {})", shown(&r.path), r.sha256);
-    println!("signed with key {} ({})", r.key_id, shown(&r.key_path));
-    if r.key_created {
+    println!("signed with key {} ({})", r.key_id, r.key_source.describe());
+    if let (true, crate::receipt::keys::KeySource::File(private)) = (r.key_created, &r.key_source) {
         println!(
             "evo created this default signing key on first use: keep {} private; give {} to \
              whoever verifies receipts",
-            shown(&r.key_path),
-            shown(
-                &r.key_path
-                    .with_file_name(crate::receipt::keys::PUBLIC_KEY_FILE)
-            )
+            shown(private),
+            shown(&private.with_file_name(crate::receipt::keys::PUBLIC_KEY_FILE))
         );
     }
+}
+
+/// The exit code under `--fail-on`; says so when a verdict's code is not kept, so a CI log shows
+/// why a rejection passed.
+fn fail_on(code: i32, verdict: &str, kept: &[exit_codes::FailOn]) -> i32 {
+    let exit = exit_codes::under_fail_on(code, kept);
+    if exit != code {
+        eprintln!("evo: exit code {exit} for a verdict of {verdict}: --fail-on does not list it");
+    }
+    exit
 }
 
 fn keygen_command(args: KeygenArgs) -> anyhow::Result<i32> {
@@ -505,18 +521,20 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
         Ok(done) => {
             let mut table = terminal::render_campaign(&done.summary, &done.run_dir);
             if let Some(receipt) = campaign_receipt(&done.summary, &done.run_dir) {
-                let key = campaign_key(&plan);
-                let key = key
-                    .as_deref()
-                    .and_then(crate::receipt::keys::verify_flag_for);
-                table.push_str(&terminal::next_commands(&receipt, key.as_deref()));
+                let key = campaign_key(&plan, &receipt);
+                table.push_str(&terminal::next_commands(&receipt, &key));
             }
             if json {
                 eprint!("{table}");
             } else {
                 print!("{table}");
             }
-            Ok(done.summary.exit_code())
+            let code = done.summary.exit_code();
+            let verdict = match code {
+                exit_codes::REJECTED => "rejected",
+                _ => "inconclusive",
+            };
+            Ok(fail_on(code, verdict, &args.fail_on))
         }
         Err(e) => {
             eprintln!("error: {e}");
@@ -542,12 +560,31 @@ fn campaign_receipt(
     receipt.is_file().then_some(receipt)
 }
 
-/// The private key a campaign signs with: the one it names, else the per-user default.
-fn campaign_key(plan: &crate::plan::CampaignPlan) -> Option<std::path::PathBuf> {
-    match plan.campaign.key.as_deref() {
-        Some(key) => Some(crate::plan::resolve_in(&plan.campaign_file, key)),
-        None => crate::receipt::keys::default_dir()
+/// What `--key` must name to verify the campaign's `receipt`: the signer's public key when
+/// `$EVO_SIGNING_KEY` signed it, else the key file the campaign names, else none when it is the
+/// per-user default.
+fn campaign_key(
+    plan: &crate::plan::CampaignPlan,
+    receipt: &std::path::Path,
+) -> crate::receipt::keys::VerifyWith {
+    use crate::receipt::keys::{self, VerifyWith};
+    if std::env::var_os(keys::SIGNING_KEY_ENV).is_some() {
+        let id = std::fs::read(receipt)
             .ok()
-            .map(|d| crate::receipt::keys::KeyFiles::in_dir(&d).private),
+            .and_then(|bytes| {
+                crate::receipt::dsse::named_key_ids(&bytes)
+                    .into_iter()
+                    .next()
+            })
+            .unwrap_or_else(|| "the signing key".to_string());
+        return VerifyWith::PublicKeyOf(id);
     }
+    let private = match plan.campaign.key.as_deref() {
+        Some(key) => crate::plan::resolve_in(&plan.campaign_file, key),
+        None => match keys::default_dir() {
+            Ok(dir) => keys::KeyFiles::in_dir(&dir).private,
+            Err(_) => return VerifyWith::Found,
+        },
+    };
+    keys::verify_flag_for(&private).map_or(VerifyWith::Found, VerifyWith::File)
 }

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::exit_codes::FailOn;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "evo",
@@ -25,7 +27,11 @@ pub enum Command {
     #[command(subcommand)]
     Campaign(CampaignCommand),
     /// Fresh confirmation of one candidate patch against the campaign's pinned baseline.
-    #[command(after_help = crate::exit_codes::help())]
+    ///
+    /// The receipt is signed with the private key in $EVO_SIGNING_KEY (its PKCS#8 PEM text, as a
+    /// CI secret holds it) when that is set, else the campaign's `key`, else the per-user default
+    /// key.
+    #[command(after_help = crate::exit_codes::help_with_fail_on())]
     Confirm(ConfirmArgs),
     /// Write a new Ed25519 key pair for signing receipts (never overwrites a key).
     Keygen(KeygenArgs),
@@ -116,7 +122,10 @@ pub struct BenchArgs {
 #[derive(Debug, Subcommand)]
 pub enum CampaignCommand {
     /// Run (or resume) a campaign: collect, check, screen, confirm.
-    #[command(after_help = crate::exit_codes::help())]
+    ///
+    /// Confirmations are signed with the private key in $EVO_SIGNING_KEY (its PKCS#8 PEM text)
+    /// when that is set, else the campaign's `key`, else the per-user default key.
+    #[command(after_help = crate::exit_codes::help_with_fail_on())]
     Run(CampaignRunArgs),
 }
 
@@ -137,6 +146,16 @@ pub struct CampaignRunArgs {
     /// commands on the others, `off` pins nothing, `auto` splits with four CPUs or more.
     #[arg(long, value_enum, value_name = "MODE")]
     pub affinity: Option<crate::measure::cpus::Affinity>,
+    /// Verdicts that exit with their own code (3 rejected, 4 inconclusive), comma-separated; a
+    /// verdict not listed exits 0. Errors (1, 2, 130) always keep theirs.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "VERDICTS",
+        default_values_t = [FailOn::Rejected, FailOn::Inconclusive]
+    )]
+    pub fail_on: Vec<FailOn>,
 }
 
 #[derive(Debug, Args)]
@@ -160,6 +179,23 @@ pub struct ConfirmArgs {
     /// check, minimum detectable effect, pair count and CoV.
     #[arg(long)]
     pub verbose: bool,
+    /// Verdicts that exit with their own code (3 rejected, 4 inconclusive), comma-separated; a
+    /// verdict not listed exits 0. Errors (1, 2, 130) always keep theirs.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "VERDICTS",
+        default_values_t = [FailOn::Rejected, FailOn::Inconclusive]
+    )]
+    pub fail_on: Vec<FailOn>,
+    /// Overrides the campaign's `baseline` commit-ish (in CI, the pull request's base:
+    /// `origin/main`).
+    #[arg(long, value_name = "COMMIT")]
+    pub baseline: Option<String>,
+    /// Write the run directory under DIR instead of the campaign's `output` folder.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -268,6 +304,12 @@ mod tests {
                 cmd = cmd.find_subcommand(name).unwrap().clone();
             }
             let help = cmd.render_long_help().to_string();
+            let takes_fail_on = matches!(names, ["confirm"] | ["campaign", "run"]);
+            assert_eq!(
+                help.contains("--fail-on <VERDICTS>") && help.contains("With --fail-on, a verdict"),
+                takes_fail_on,
+                "evo {names:?} --help:\n{help}"
+            );
             for d in crate::exit_codes::ALL {
                 let line = format!("  {:>3}  {}", d.code, d.meaning);
                 assert!(
@@ -276,6 +318,40 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn fail_on_takes_a_comma_separated_list_and_defaults_to_both_verdicts() {
+        let parse = |args: &[&str]| match Cli::try_parse_from(args) {
+            Ok(Cli {
+                command: Command::Confirm(a),
+            }) => Ok(a.fail_on),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e.to_string()),
+        };
+        use FailOn::*;
+        assert_eq!(
+            parse(&["evo", "confirm", "p.patch"]),
+            Ok(vec![Rejected, Inconclusive])
+        );
+        assert_eq!(
+            parse(&["evo", "confirm", "p.patch", "--fail-on", "rejected"]),
+            Ok(vec![Rejected])
+        );
+        assert_eq!(
+            parse(&[
+                "evo",
+                "confirm",
+                "p.patch",
+                "--fail-on=inconclusive,rejected"
+            ]),
+            Ok(vec![Inconclusive, Rejected])
+        );
+        let err = parse(&["evo", "confirm", "p.patch", "--fail-on", "accepted"]).unwrap_err();
+        assert!(
+            err.contains("rejected") && err.contains("inconclusive"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -67,6 +67,40 @@ pub fn help() -> String {
     text
 }
 
+/// The exit codes section of the commands that take `--fail-on`.
+pub fn help_with_fail_on() -> String {
+    help()
+        + "\nWith --fail-on, a verdict it does not list exits 0 (say `--fail-on rejected` in CI, so \
+           that only a rejection fails the check); 1, 2 and 130 are always kept.\n"
+}
+
+/// A verdict `--fail-on` can name: its exit code is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Rejected,
+    Inconclusive,
+}
+
+impl FailOn {
+    pub fn code(self) -> i32 {
+        match self {
+            FailOn::Rejected => REJECTED,
+            FailOn::Inconclusive => INCONCLUSIVE,
+        }
+    }
+}
+
+/// The exit code of a command that ended with `code`, under `--fail-on`: a verdict's code
+/// (rejected, inconclusive) that `fail_on` does not list becomes 0; every other code is kept.
+pub fn under_fail_on(code: i32, fail_on: &[FailOn]) -> i32 {
+    let verdict = code == REJECTED || code == INCONCLUSIVE;
+    if verdict && !fail_on.iter().any(|f| f.code() == code) {
+        ACCEPTED
+    } else {
+        code
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +116,34 @@ mod tests {
                 (name.to_string(), value)
             })
             .collect()
+    }
+
+    #[test]
+    fn fail_on_keeps_the_listed_verdicts_and_every_error() {
+        use FailOn::*;
+        let both = [Rejected, Inconclusive];
+        for code in [
+            ACCEPTED,
+            INTERNAL_ERROR,
+            USAGE_ERROR,
+            REJECTED,
+            INCONCLUSIVE,
+            INTERRUPTED,
+        ] {
+            assert_eq!(under_fail_on(code, &both), code);
+        }
+        assert_eq!(under_fail_on(REJECTED, &[Rejected]), REJECTED);
+        assert_eq!(under_fail_on(INCONCLUSIVE, &[Rejected]), ACCEPTED);
+        assert_eq!(under_fail_on(REJECTED, &[Inconclusive]), ACCEPTED);
+        assert_eq!(under_fail_on(INCONCLUSIVE, &[Inconclusive]), INCONCLUSIVE);
+        for code in [
+            INTERNAL_ERROR,
+            USAGE_ERROR,
+            INTERRUPTED,
+            VERIFICATION_FAILED,
+        ] {
+            assert_eq!(under_fail_on(code, &[]), code);
+        }
     }
 
     #[test]

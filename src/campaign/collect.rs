@@ -151,7 +151,8 @@ impl CampaignRun<'_> {
             // Confined like a build (its tree writable, nothing of evo's visible) but with the
             // network; its own variables on top of the allow-list.
             let mut env = self.sandbox.environment().clone();
-            for name in &agent.pass_env {
+            let passed = agent.pass_env.iter();
+            for name in passed.filter(|n| !crate::measure::sandbox::never_passed(n)) {
                 if let Some(value) = std::env::var_os(name).and_then(|v| v.into_string().ok()) {
                     env.insert(name.clone(), value);
                 }

@@ -170,11 +170,10 @@ pub fn run_campaign(
     let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
         .map_err(|e| CampaignError::Usage(e.to_string()))?;
     // A configured key that cannot be used is found now, not after the whole search.
-    if let Some(key) = plan.campaign.key.as_deref() {
-        let key_file = crate::plan::resolve_in(&plan.campaign_file, key);
-        crate::receipt::keys::Signer::for_campaign(Some(&key_file))
-            .map_err(|e| CampaignError::Usage(format!("cannot use the signing key: {e}")))?;
-    }
+    let key_file =
+        (plan.campaign.key.as_deref()).map(|key| crate::plan::resolve_in(&plan.campaign_file, key));
+    crate::receipt::keys::Signer::check_configured(key_file.as_deref())
+        .map_err(|e| CampaignError::Usage(format!("cannot use the signing key: {e}")))?;
     crate::plan::check_output_dir(&plan.output_dir).map_err(CampaignError::Usage)?;
     // The work folder of every run lies in the output folder: hiding that hides all trees.
     let sandbox = crate::plan::sandbox_policy(

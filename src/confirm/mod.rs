@@ -163,7 +163,7 @@ pub struct SignedReceipt {
     pub path: PathBuf,
     pub sha256: String,
     pub key_id: String,
-    pub key_path: PathBuf,
+    pub key_source: crate::receipt::keys::KeySource,
     /// The per-user default key was created for this run.
     pub key_created: bool,
 }
@@ -596,7 +596,7 @@ impl Run<'_> {
             path,
             sha256: signed.sha256,
             key_id: signed.key_id,
-            key_path: self.signer.path.clone(),
+            key_source: self.signer.source.clone(),
             key_created: self.signer.created,
         })
     }

@@ -290,23 +290,43 @@ const PASSED_ENV: &[&str] = &[
     "EVO_CACHE_DIR",
 ];
 
+/// Variables of evo's that no program evo runs ever gets, whatever a campaign's `pass_env` says
+/// (the campaign loader refuses to name them; this holds for plans built another way too).
+const NEVER_PASSED: &[&str] = &[crate::receipt::keys::SIGNING_KEY_ENV];
+
+/// Whether `name` is one of evo's variables that no program evo runs may get.
+pub fn never_passed(name: &str) -> bool {
+    NEVER_PASSED.contains(&name)
+}
+
 /// The environment code under test starts from: the allow-list above and `pass` taken from
 /// evo's environment (values that are not UTF-8 are left out), and `TMPDIR` (`/tmp` inside the
 /// sandbox, where evo's own temp folder is not visible).
 pub fn run_environment(sandboxed: bool, pass: &[String]) -> BTreeMap<String, String> {
+    let var = |name: &str| std::env::var_os(name).and_then(|v| v.into_string().ok());
+    environment_from(sandboxed, pass, &var)
+}
+
+/// [`run_environment`] with the variables read through `var`.
+fn environment_from(
+    sandboxed: bool,
+    pass: &[String],
+    var: &dyn Fn(&str) -> Option<String>,
+) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
     let names = PASSED_ENV
         .iter()
         .copied()
-        .chain(pass.iter().map(String::as_str));
+        .chain(pass.iter().map(String::as_str))
+        .filter(|name| !never_passed(name));
     for name in names {
-        if let Some(value) = std::env::var_os(name).and_then(|v| v.into_string().ok()) {
+        if let Some(value) = var(name) {
             env.insert(name.to_string(), value);
         }
     }
     if sandboxed {
         env.insert("TMPDIR".into(), "/tmp".into());
-    } else if let Some(tmp) = std::env::var_os("TMPDIR").and_then(|v| v.into_string().ok()) {
+    } else if let Some(tmp) = var("TMPDIR") {
         env.insert("TMPDIR".into(), tmp);
     }
     env
@@ -692,6 +712,18 @@ mod tests {
         assert_eq!(policy.for_build(t, None, Arm::Candidate), Ok(None));
         assert_eq!(policy.for_run(t, None), None);
         assert_eq!(policy.for_agent(t, None), None);
+    }
+
+    #[test]
+    fn the_signing_key_variable_is_never_passed_even_when_asked_for() {
+        let pass = ["EVO_SIGNING_KEY".to_string(), "API_TOKEN".to_string()];
+        let every_variable_is_set = |_: &str| Some("value".to_string());
+        for sandboxed in [true, false] {
+            let env = environment_from(sandboxed, &pass, &every_variable_is_set);
+            assert!(!env.contains_key("EVO_SIGNING_KEY"), "{env:?}");
+            assert!(env.contains_key("API_TOKEN"), "{env:?}");
+            assert!(env.contains_key("PATH"), "{env:?}");
+        }
     }
 
     #[test]

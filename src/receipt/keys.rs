@@ -5,6 +5,10 @@
 //! `openssl pkeyutl -verify -pubin -rawin` accepts as is. Files are published with a hard link
 //! from a fully written temporary file, which never replaces an existing key and lets two evo
 //! processes that create the default key at once agree on one of them.
+//!
+//! In CI the private key is a secret, which reaches a job as an environment variable:
+//! `$EVO_SIGNING_KEY` holds the PKCS#8 PEM text, and evo signs with it without writing it
+//! anywhere (it is not on the sandbox's environment allow-list, and a campaign may not pass it on).
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -15,12 +19,17 @@ use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, 
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 
+pub use super::signer::{KeySource, Signer, VerifyWith};
+
 /// File name of the private key in a key directory.
 pub const PRIVATE_KEY_FILE: &str = "signing.key";
 /// File name of the public key (SPKI PEM) in a key directory.
 pub const PUBLIC_KEY_FILE: &str = "signing.pub.pem";
 /// Overrides the default key directory (tests set it so they never touch the real home).
 pub const KEY_DIR_ENV: &str = "EVO_KEY_DIR";
+/// Holds the private key's PKCS#8 PEM text (a CI secret); when set, it signs, whatever the
+/// campaign's `key` says.
+pub const SIGNING_KEY_ENV: &str = "EVO_SIGNING_KEY";
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
@@ -54,6 +63,9 @@ pub enum KeyError {
          in the campaign (\"key\")"
     )]
     NoHome,
+    /// The variable is set but unusable. `reason` never quotes its value.
+    #[error("${SIGNING_KEY_ENV} does not hold a usable Ed25519 private key: {reason}")]
+    Env { reason: String },
 }
 
 fn io(context: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> KeyError {
@@ -98,7 +110,7 @@ pub fn generate() -> Result<SigningKey, KeyError> {
     Ok(SigningKey::from_bytes(&seed))
 }
 
-fn private_pem(key: &SigningKey, path: &Path) -> Result<String, KeyError> {
+pub(super) fn private_pem(key: &SigningKey, path: &Path) -> Result<String, KeyError> {
     key.to_pkcs8_pem(LineEnding::LF)
         .map(|pem| pem.to_string())
         .map_err(|e| KeyError::Format {
@@ -117,7 +129,7 @@ pub fn public_pem(key: &VerifyingKey) -> String {
 /// Writes `bytes` to `dest` with `mode`, failing with `AlreadyExists` if `dest` exists.
 ///
 /// The bytes go to a temporary file first, so `dest` never exists half-written.
-fn publish(dest: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+pub(super) fn publish(dest: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     let dir = dest.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
@@ -140,7 +152,7 @@ fn publish(dest: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     written
 }
 
-fn create_dir(dir: &Path) -> Result<(), KeyError> {
+pub(super) fn create_dir(dir: &Path) -> Result<(), KeyError> {
     std::fs::create_dir_all(dir).map_err(io("cannot create the key directory", dir))?;
     Ok(())
 }
@@ -169,7 +181,7 @@ pub fn write_new_pair(dir: &Path) -> Result<(SigningKey, KeyFiles), KeyError> {
 }
 
 /// Writes the public key beside its private key, or checks the one already there.
-fn write_public(key: &SigningKey, files: &KeyFiles) -> Result<(), KeyError> {
+pub(super) fn write_public(key: &SigningKey, files: &KeyFiles) -> Result<(), KeyError> {
     let pem = public_pem(&key.verifying_key());
     match publish(&files.public, pem.as_bytes(), 0o644) {
         Ok(()) => Ok(()),
@@ -321,75 +333,6 @@ pub fn verify_flag_for(private: &Path) -> Option<PathBuf> {
     Some(if pair { public } else { private.to_path_buf() })
 }
 
-/// A signing key ready for use, and where it came from (evo says so to the user).
-#[derive(Debug, Clone)]
-pub struct Signer {
-    pub key: SigningKey,
-    pub key_id: String,
-    /// The private key file.
-    pub path: PathBuf,
-    /// The default key was created by this call.
-    pub created: bool,
-}
-
-impl Signer {
-    fn new(key: SigningKey, path: PathBuf, created: bool) -> Signer {
-        Signer {
-            key_id: key_id(&key.verifying_key()),
-            key,
-            path,
-            created,
-        }
-    }
-
-    /// The key the campaign names; it must exist (evo creates only the default key).
-    pub fn from_file(path: &Path) -> Result<Signer, KeyError> {
-        Ok(Signer::new(
-            load_signing_key(path)?,
-            path.to_path_buf(),
-            false,
-        ))
-    }
-
-    /// The campaign's key when it names one, else the per-user default key (created if needed).
-    pub fn for_campaign(key: Option<&Path>) -> Result<Signer, KeyError> {
-        match key {
-            Some(path) => Signer::from_file(path),
-            None => Signer::default_in(&default_dir()?),
-        }
-    }
-
-    /// The per-user default key in `dir`, created (with its public key) if it does not exist.
-    pub fn default_in(dir: &Path) -> Result<Signer, KeyError> {
-        let files = KeyFiles::in_dir(dir);
-        if files.private.exists() {
-            let key = load_signing_key(&files.private)?;
-            write_public(&key, &files)?;
-            return Ok(Signer::new(key, files.private, false));
-        }
-        create_dir(dir)?;
-        let key = generate()?;
-        let pem = private_pem(&key, &files.private)?;
-        match publish(&files.private, pem.as_bytes(), 0o600) {
-            Ok(()) => {
-                write_public(&key, &files)?;
-                Ok(Signer::new(key, files.private, true))
-            }
-            // Another evo created it first: use that one.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let key = load_signing_key(&files.private)?;
-                write_public(&key, &files)?;
-                Ok(Signer::new(key, files.private, false))
-            }
-            Err(e) => Err(KeyError::Io {
-                context: "cannot write",
-                path: files.private,
-                source: e,
-            }),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -435,18 +378,6 @@ mod tests {
     }
 
     #[test]
-    fn the_default_key_is_created_once_and_then_reused() {
-        let dir = tempfile::tempdir().unwrap();
-        let keys = dir.path().join("nested/evo");
-        let first = Signer::default_in(&keys).unwrap();
-        assert!(first.created);
-        let second = Signer::default_in(&keys).unwrap();
-        assert!(!second.created);
-        assert_eq!(first.key_id, second.key_id);
-        assert_eq!(second.path, keys.join(PRIVATE_KEY_FILE));
-    }
-
-    #[test]
     fn key_id_is_the_sha256_of_the_raw_public_key() {
         let key = SigningKey::from_bytes(&[7u8; 32]);
         let raw = key.verifying_key().to_bytes();
@@ -454,21 +385,5 @@ mod tests {
             key_id(&key.verifying_key()),
             format!("sha256:{}", hex::encode(Sha256::digest(raw)))
         );
-    }
-
-    #[test]
-    fn a_stale_public_key_is_reported() {
-        let dir = tempfile::tempdir().unwrap();
-        Signer::default_in(dir.path()).unwrap();
-        let other = generate().unwrap();
-        std::fs::write(
-            dir.path().join(PUBLIC_KEY_FILE),
-            public_pem(&other.verifying_key()),
-        )
-        .unwrap();
-        assert!(matches!(
-            Signer::default_in(dir.path()),
-            Err(KeyError::Mismatch { .. })
-        ));
     }
 }

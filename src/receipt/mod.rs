@@ -3,7 +3,7 @@
 //! DSSE envelope signed with Ed25519.
 //!
 //! Building and checking are pure (bytes in, bytes out); the callers read and write the files.
-//! `keys` stores and finds keys, `dsse` signs and opens envelopes, `statement` builds the statement,
+//! `keys` stores and finds keys, `signer` picks the key that signs, `dsse` signs and opens envelopes, `statement` builds the statement,
 //! `seal` seals the holdouts in it, `keyscan` refuses to sign anything holding the private key, and
 //! `recompute` re-derives the verdict from the raw runs.
 
@@ -12,6 +12,7 @@ pub mod keys;
 pub mod keyscan;
 pub mod recompute;
 pub mod seal;
+pub mod signer;
 pub mod statement;
 
 use ed25519_dalek::{SigningKey, VerifyingKey};

@@ -10,6 +10,7 @@ use super::markdown::visible;
 use crate::bench::{BenchReport, Figures};
 use crate::measure::record::Order;
 use crate::measure::schedule::PairsPlanned;
+use crate::receipt::keys::{PUBLIC_KEY_FILE, SIGNING_KEY_ENV, VerifyWith};
 use crate::report::path::{shell_word, shown};
 
 fn pct(fraction: f64) -> String {
@@ -362,14 +363,26 @@ pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::pat
     out
 }
 
-/// The commands that check and render the receipt evo just wrote, ready to paste; `key` is the
-/// file `--key` must name when verification would not find the signing key by itself.
-pub fn next_commands(receipt: &Path, key: Option<&Path>) -> String {
+/// The commands that check and render the receipt evo just wrote, ready to paste, with the key
+/// `--key` must name when verification would not find the signing key by itself.
+pub fn next_commands(receipt: &Path, key: &VerifyWith) -> String {
     let receipt = shell_word(receipt);
-    let key = key.map_or_else(String::new, |k| format!(" --key {}", shell_word(k)));
-    format!(
-        "next:\n  evo receipt verify {receipt}{key} --recompute\n  evo pr render {receipt}{key} > pr.md\n"
-    )
+    let flag = match key {
+        VerifyWith::Found => String::new(),
+        VerifyWith::File(file) => format!(" --key {}", shell_word(file)),
+        VerifyWith::PublicKeyOf(_) => format!(" --key {PUBLIC_KEY_FILE}"),
+    };
+    let mut out = format!(
+        "next:\n  evo receipt verify {receipt}{flag} --recompute\n  evo pr render {receipt}{flag} > pr.md\n"
+    );
+    if let VerifyWith::PublicKeyOf(id) = key {
+        let _ = writeln!(
+            out,
+            "  ({PUBLIC_KEY_FILE}: the public key of {id}, the pair of the private key in \
+             ${SIGNING_KEY_ENV})"
+        );
+    }
+    out
 }
 
 /// The deterministic lane's figure in one line, with its caveat.
@@ -411,7 +424,7 @@ mod tests {
     #[test]
     fn the_next_commands_name_the_receipt_and_only_a_key_verification_would_not_find() {
         let receipt = Path::new("/w/c/../receipts/r 1/validation_receipt.json");
-        let text = next_commands(receipt, None);
+        let text = next_commands(receipt, &VerifyWith::Found);
         assert!(
             text.contains(
                 "\n  evo receipt verify '/w/receipts/r 1/validation_receipt.json' --recompute\n"
@@ -422,8 +435,20 @@ mod tests {
             text.contains("\n  evo pr render '/w/receipts/r 1/validation_receipt.json' > pr.md\n"),
             "{text}"
         );
-        let text = next_commands(receipt, Some(Path::new("/k/team.key")));
+        let text = next_commands(receipt, &VerifyWith::File("/k/team.key".into()));
         assert!(text.contains("' --key /k/team.key --recompute\n"), "{text}");
         assert!(text.contains("' --key /k/team.key > pr.md\n"), "{text}");
+    }
+
+    #[test]
+    fn a_key_from_the_environment_is_verified_with_its_public_key_named_by_id() {
+        let receipt = Path::new("/w/receipts/r1/validation_receipt.json");
+        let text = next_commands(receipt, &VerifyWith::PublicKeyOf("sha256:ab12".into()));
+        assert!(
+            text.contains(" --key signing.pub.pem --recompute\n")
+                && text.contains("the public key of sha256:ab12")
+                && text.contains("$EVO_SIGNING_KEY"),
+            "{text}"
+        );
     }
 }

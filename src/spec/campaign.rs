@@ -78,8 +78,10 @@ pub struct SandboxSettings {
     #[serde(default)]
     pub read_only: Vec<String>,
     /// Names of environment variables passed to code under test besides evo's allow-list
-    /// (`PATH`, `HOME`, locale, Cargo's and rustup's homes, `CC`, `CXX`, …).
-    #[serde(default)]
+    /// (`PATH`, `HOME`, locale, Cargo's and rustup's homes, `CC`, `CXX`, …); never
+    /// `EVO_SIGNING_KEY`.
+    #[serde(default, deserialize_with = "super::values::passed_env_names")]
+    #[schemars(with = "Vec<String>")]
     pub pass_env: Vec<String>,
 }
 
@@ -107,8 +109,10 @@ pub struct AgentSpec {
     #[serde(default = "agent_timeout")]
     pub timeout_s: Seconds,
     /// Names of environment variables the agent gets besides evo's allow-list (its API token,
-    /// say). Only the agent gets them, never the builds and runs of what it writes.
-    #[serde(default)]
+    /// say). Only the agent gets them, never the builds and runs of what it writes. Never
+    /// `EVO_SIGNING_KEY`.
+    #[serde(default, deserialize_with = "super::values::passed_env_names")]
+    #[schemars(with = "Vec<String>")]
     pub pass_env: Vec<String>,
 }
 

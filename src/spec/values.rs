@@ -210,3 +210,21 @@ pub fn plain_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, 
         None => Ok(name),
     }
 }
+
+/// Deserializes the names of variables passed from evo's environment (`pass_env`): evo's signing
+/// key, `$EVO_SIGNING_KEY`, is never passed to code under test or an agent, and naming it is an
+/// error at its own line and column.
+pub fn passed_env_names<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<String>, D::Error> {
+    let names = Vec::<String>::deserialize(deserializer)?;
+    match names
+        .iter()
+        .find(|n| crate::measure::sandbox::never_passed(n))
+    {
+        Some(name) => Err(serde::de::Error::custom(format!(
+            "{name} holds evo's signing key, which is never passed to the programs evo runs"
+        ))),
+        None => Ok(names),
+    }
+}

@@ -13,11 +13,13 @@ use std::process::{Command, Output};
 use sha2::{Digest, Sha256};
 
 /// The `evo` binary under test, with its default signing key kept in a temp dir, never in the
-/// real home.
+/// real home, and no `$EVO_SIGNING_KEY`.
 pub fn evo() -> Command {
     let keys = std::env::temp_dir().join(format!("evo-test-keys-{}", std::process::id()));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_evo"));
     cmd.env("EVO_KEY_DIR", keys);
+    // A key exported in the shell that runs the tests would sign in place of the test's own.
+    cmd.env_remove("EVO_SIGNING_KEY");
     // Tests run beside each other: the machine is never quiet, and waiting for it only slows them.
     cmd.env("EVO_QUIET_WAIT_S", "0");
     cmd
@@ -52,6 +54,7 @@ pub fn shell(dir: &Path, command: &str) -> Output {
         .current_dir(dir)
         .env("PATH", path)
         .env_remove("EVO_KEY_DIR")
+        .env_remove("EVO_SIGNING_KEY")
         .env("HOME", home.path())
         .env("XDG_CONFIG_HOME", home.path().join("config"))
         .output()
