@@ -180,7 +180,7 @@ fn a_cargo_project_gets_its_release_binary_timed_and_a_plan_that_loads() {
     let w = &plan.workload;
     assert_eq!(w.build.command, "cargo build --release");
     assert_eq!(w.build.artifacts, ["target/release/tiny-sum"]);
-    assert_eq!(w.test.command.as_slice(), ["cargo test --release"]);
+    assert!(w.test.command.as_slice()[0].contains("cargo test --release"));
     assert_eq!(w.scenarios[0].run, "./target/release/tiny-sum");
     assert_eq!(w.scenarios[0].check, w.scenarios[0].run);
     assert!(w.scenarios[0].deterministic_output);

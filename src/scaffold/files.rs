@@ -117,6 +117,11 @@ struct Steps {
 /// otherwise move the binary away from where the timed command looks for it.
 const CARGO_ENV: [(&str, &str); 1] = [("CARGO_TARGET_DIR", "target")];
 
+/// `cargo test` writes its target folder, and a test sees its tree read only: it builds in a
+/// temporary folder of its own (private to the run under the sandbox, unique without it).
+const CARGO_TEST: &str = "t=$(mktemp -d) && CARGO_TARGET_DIR=\"$t\" cargo test --release; \
+                          s=$?; rm -rf \"$t\"; exit $s";
+
 fn steps(kind: &ProjectKind) -> Steps {
     let step = |command: &str, timeout_s| StepFile {
         command: command.to_string(),
@@ -134,9 +139,10 @@ fn steps(kind: &ProjectKind) -> Steps {
                  where the timed command runs it whatever your Cargo configuration says; \
                  artifacts: that binary, whose sha256 goes in the receipt."
                     .to_string(),
-                "test: `cargo test --release` must pass on both trees. Sandboxed builds and tests \
-                 have no network: run `cargo fetch` once before `evo confirm` if the project has \
-                 dependencies."
+                "test: `cargo test --release` must pass on both trees. Tests see their tree read \
+                 only (no run may leave files for the next), so it compiles into a temporary \
+                 target folder, removed afterwards. Sandboxed builds and tests have no network: \
+                 run `cargo fetch` once before `evo confirm` if the project has dependencies."
                     .to_string(),
             ];
             if binary.is_none() {
@@ -152,10 +158,7 @@ fn steps(kind: &ProjectKind) -> Steps {
                     artifacts: binary.clone().map(|b| vec![b]),
                     ..step("cargo build --release", 1800)
                 },
-                test: StepFile {
-                    env: CARGO_ENV.into_iter().collect(),
-                    ..step("cargo test --release", 1800)
-                },
+                test: step(CARGO_TEST, 1800),
                 run: binary.map(|b| format!("./{b}")),
                 config_files: vec!["**/Cargo.toml", ".cargo/config.toml"],
                 notes,
