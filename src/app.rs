@@ -8,8 +8,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::bench::{self, BenchPlan, BenchSettings};
 use crate::cli::{
-    BenchArgs, CampaignCommand, CampaignRunArgs, Cli, Command, ConfirmArgs, FirstArm, KeygenArgs,
-    ManArgs, PrCommand, PrRenderArgs, ReceiptCommand, VerifyArgs,
+    BenchArgs, CampaignCommand, CampaignRunArgs, Cli, Command, ConfirmArgs, FirstArm, InitArgs,
+    KeygenArgs, ManArgs, PrCommand, PrRenderArgs, ReceiptCommand, VerifyArgs,
 };
 use crate::exit_codes;
 use crate::measure::record::Order;
@@ -26,6 +26,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Bench(args) => bench_command(args),
         Command::Confirm(args) => confirm_command(args),
         Command::Campaign(CampaignCommand::Run(args)) => campaign_command(args),
+        Command::Init(args) => init_command(args),
         Command::Keygen(args) => keygen_command(args),
         Command::Receipt(ReceiptCommand::Verify(args)) => verify_command(args),
         Command::Pr(PrCommand::Render(args)) => pr_render_command(args),
@@ -257,6 +258,25 @@ fn fail_on(code: i32, verdict: &str, kept: &[exit_codes::FailOn]) -> i32 {
         eprintln!("evo: exit code {exit} for a verdict of {verdict}: --fail-on does not list it");
     }
     exit
+}
+
+fn init_command(args: InitArgs) -> anyhow::Result<i32> {
+    use crate::scaffold::{self, InitOptions};
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let options = InitOptions {
+        run: args.run,
+        check: args.check,
+        force: args.force,
+    };
+    let done = match scaffold::init(&cwd, &options) {
+        Ok(done) => done,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(e.exit_code());
+        }
+    };
+    print!("{}", terminal::render_init(&done));
+    Ok(exit_codes::ACCEPTED)
 }
 
 fn keygen_command(args: KeygenArgs) -> anyhow::Result<i32> {

@@ -33,6 +33,9 @@ pub enum Command {
     /// key.
     #[command(after_help = crate::exit_codes::help_with_fail_on())]
     Confirm(ConfirmArgs),
+    /// Write starting campaign, workload and holdout files for the git repository here.
+    #[command(after_help = crate::exit_codes::help_for(&crate::exit_codes::INIT))]
+    Init(InitArgs),
     /// Write a new Ed25519 key pair for signing receipts (never overwrites a key).
     Keygen(KeygenArgs),
     /// Check signed validation receipts.
@@ -196,6 +199,21 @@ pub struct ConfirmArgs {
     /// Write the run directory under DIR instead of the campaign's `output` folder.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The command to time, run with `sh -c` from the repository root (default: the release
+    /// binary of a Cargo package, else a placeholder that fails and says what to edit).
+    #[arg(long, value_name = "CMD")]
+    pub run: Option<String>,
+    /// The command whose output must match between baseline and candidate (default: the timed
+    /// command itself).
+    #[arg(long, value_name = "CMD")]
+    pub check: Option<String>,
+    /// Replace evo.json, evo/workload.json and evo/holdouts.json if they exist.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

@@ -58,10 +58,18 @@ pub const ALL: [Described; 7] = [
     },
 ];
 
+/// The codes `evo init` can end with: it decides nothing.
+pub const INIT: [i32; 3] = [ACCEPTED, INTERNAL_ERROR, USAGE_ERROR];
+
 /// The exit codes section of `--help`.
 pub fn help() -> String {
+    help_for(&ALL.map(|d| d.code))
+}
+
+/// The exit codes section of `--help` for a command that ends with `codes` only.
+pub fn help_for(codes: &[i32]) -> String {
     let mut text = String::from("Exit codes:\n");
-    for d in ALL {
+    for d in ALL.iter().filter(|d| codes.contains(&d.code)) {
         text.push_str(&format!("  {:>3}  {}\n", d.code, d.meaning));
     }
     text

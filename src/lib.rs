@@ -19,6 +19,7 @@ pub mod measure;
 pub mod plan;
 pub mod receipt;
 pub mod report;
+pub mod scaffold;
 pub mod spec;
 pub mod stats;
 pub mod tree;

@@ -385,6 +385,65 @@ pub fn next_commands(receipt: &Path, key: &VerifyWith) -> String {
     out
 }
 
+/// What `evo init` wrote and what comes next.
+pub fn render_init(done: &crate::scaffold::Initialized) -> String {
+    use crate::scaffold::{CAMPAIGN_FILE, HOLDOUTS_FILE, OUTPUT_DIR, WORKLOAD_FILE};
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "evo init: {} at {}",
+        done.kind.describe(),
+        shown(&done.root)
+    );
+    let _ = writeln!(
+        out,
+        "baseline: {} (the commit checked out, pinned){}",
+        done.baseline,
+        if done.dirty {
+            "; your uncommitted changes are not part of it"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(out, "wrote:");
+    for (file, what) in [
+        (
+            CAMPAIGN_FILE,
+            "the campaign; evo confirm reads it from the repository root",
+        ),
+        (
+            WORKLOAD_FILE,
+            "how to build, test, check and time the program",
+        ),
+        (HOLDOUTS_FILE, "sealed holdout scenarios, empty for now"),
+    ] {
+        let _ = writeln!(out, "  {file:<18} {what}");
+    }
+    let _ = writeln!(
+        out,
+        "each file's \"$comment\" says what its fields mean and what to edit"
+    );
+    if !done.todo.is_empty() {
+        let _ = writeln!(out, "to do:");
+        for item in &done.todo {
+            let _ = writeln!(out, "  - {item}");
+        }
+    }
+    if done.output_not_ignored {
+        let _ = writeln!(
+            out,
+            "hint: receipts go to {OUTPUT_DIR}: add `.evo/` to .gitignore"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "a candidate is a patch against the baseline (`git diff > my.patch`); run evo confirm \
+         at the repository root"
+    );
+    let _ = writeln!(out, "next:\n  evo confirm <patch>");
+    out
+}
+
 /// The deterministic lane's figure in one line, with its caveat.
 pub fn instructions_sentence(i: &crate::confirm::result::InstructionFigures) -> String {
     match (i.baseline, i.candidate, i.change_pct) {

@@ -14,6 +14,9 @@ pub struct Campaign {
     // Never serialized, so no digest or record depends on it.
     #[serde(rename = "$schema", default, skip_serializing)]
     pub schema: Option<String>,
+    /// Notes for the people who edit this file, a string or a list of lines; evo ignores it.
+    #[serde(rename = "$comment", default, skip_serializing)]
+    pub comment: Option<super::values::Comment>,
     pub name: String,
     /// Path of the target git repository.
     pub repo: String,

@@ -196,6 +196,43 @@ pub fn escape_controls(text: &str) -> String {
     out
 }
 
+/// A top-level `$comment`: notes for the people who edit the file (JSON has no comments), one
+/// string or a list of lines. evo ignores it, like `$schema`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Comment {
+    One(String),
+    Lines(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for Comment {
+    // By hand rather than derived: an untagged enum's error ("did not match any variant") would
+    // not say what the field wants.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Comment, D::Error> {
+        struct Lines;
+        impl<'de> serde::de::Visitor<'de> for Lines {
+            type Value = Comment;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a list of strings")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Comment, E> {
+                Ok(Comment::One(s.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Comment, A::Error> {
+                let mut lines = Vec::new();
+                while let Some(line) = seq.next_element::<String>()? {
+                    lines.push(line);
+                }
+                Ok(Comment::Lines(lines))
+            }
+        }
+        deserializer.deserialize_any(Lines)
+    }
+}
+
 /// Deserializes a name that evo shows to people (a candidate's): any text without control or
 /// bidi characters, refused at its own line and column.
 pub fn plain_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {

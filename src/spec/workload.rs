@@ -26,6 +26,9 @@ pub struct Workload {
     // Never serialized, so no digest or record depends on it.
     #[serde(rename = "$schema", default, skip_serializing)]
     pub schema: Option<String>,
+    /// Notes for the people who edit this file, a string or a list of lines; evo ignores it.
+    #[serde(rename = "$comment", default, skip_serializing)]
+    pub comment: Option<super::values::Comment>,
     pub name: String,
     pub build: BuildStep,
     pub test: TestStep,
@@ -164,5 +167,8 @@ pub struct Holdouts {
     // Never serialized, so no digest or record depends on it.
     #[serde(rename = "$schema", default, skip_serializing)]
     pub schema: Option<String>,
+    /// Notes for the people who edit this file, a string or a list of lines; evo ignores it.
+    #[serde(rename = "$comment", default, skip_serializing)]
+    pub comment: Option<super::values::Comment>,
     pub scenarios: Vec<Scenario>,
 }
