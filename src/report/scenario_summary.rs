@@ -231,21 +231,7 @@ fn statistics(s: &ScenarioResult) -> String {
             f.noise_floor_pct, f.aa.pairs, f.pairs_noise_floor_pct
         ),
     );
-    let aa = match f.aa.ci95 {
-        Some(c) => format!(
-            "median {:.4}×, CI95 {:.4}–{:.4}× ({})",
-            f.aa.median,
-            c.lower,
-            c.upper,
-            if f.training_gate.aa_valid {
-                "contains 1: valid"
-            } else {
-                "excludes 1: biased"
-            }
-        ),
-        None => format!("median {:.4}×, too few pairs to check", f.aa.median),
-    };
-    row(&mut out, "A/A check", aa);
+    row(&mut out, "A/A check", super::terminal::aa_check(f));
     let mde = match f.mde {
         Some(m) => format!(
             "{:.2}% at {} pairs (power {:.0}%, {} resamples, seed {})",

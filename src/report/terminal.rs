@@ -87,6 +87,24 @@ pub fn noise_floor_sentence(report: &BenchReport) -> String {
     )
 }
 
+/// The A/A check in one line: its median, its interval and whether that interval contains 1.
+pub fn aa_check(f: &crate::bench::Figures) -> String {
+    match f.aa.ci95 {
+        Some(ci) => format!(
+            "median {:.4}×, CI95 {:.4}–{:.4}× ({})",
+            f.aa.median,
+            ci.lower,
+            ci.upper,
+            if f.training_gate.aa_valid {
+                "contains 1: valid"
+            } else {
+                "excludes 1: biased"
+            }
+        ),
+        None => format!("median {:.4}×, too few pairs to check", f.aa.median),
+    }
+}
+
 /// The summary table plus warnings, as printed to stdout.
 pub fn render_bench(report: &BenchReport) -> String {
     let f = &report.figures;
@@ -130,21 +148,7 @@ pub fn render_bench(report: &BenchReport) -> String {
     if let Some(plan) = plan_sentence(f) {
         row(&mut out, "pair count", plan);
     }
-    let aa = match f.aa.ci95 {
-        Some(ci) => format!(
-            "median {:.4}×, CI95 {:.4}–{:.4}× ({})",
-            f.aa.median,
-            ci.lower,
-            ci.upper,
-            if f.training_gate.aa_valid {
-                "contains 1: valid"
-            } else {
-                "excludes 1: biased"
-            }
-        ),
-        None => format!("median {:.4}×, too few pairs to check", f.aa.median),
-    };
-    row(&mut out, "A/A check", aa);
+    row(&mut out, "A/A check", aa_check(f));
     row(
         &mut out,
         "min. detectable",
