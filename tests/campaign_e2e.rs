@@ -411,6 +411,61 @@ fn screening_counts_instructions_with_callgrind_when_enabled() {
     assert!(row(&s, "memo")["screening_max_rss_kib"].as_f64().unwrap() > 0.0);
 }
 
+/// A candidate that fails only under valgrind (it looks for valgrind's preload library) is
+/// rejected for it; the campaign goes on and screens the other candidate.
+#[test]
+fn a_candidate_failing_only_under_callgrind_is_rejected_and_the_campaign_goes_on() {
+    if std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: valgrind is not installed");
+        return;
+    }
+    let fx = Fixture::new();
+    let dodge = fx.patch(
+        "dodge.patch",
+        &[(
+            "prog.c",
+            "    long n = atol(argv[1]);",
+            "    const char *pre = getenv(\"LD_PRELOAD\");\n    if (pre && strstr(pre, \"vgpreload\")) return 1;\n    long n = atol(argv[1]);",
+        )],
+    );
+    let memo = fx.patch(
+        "memo.patch",
+        &[
+            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
+            ("prog.c", "static unsigned long work(", MEMO),
+        ],
+    );
+    let file = campaign(&format!("{dodge}, {memo}"), None, 5).replace(
+        r#""search": { "pairs": 5 }"#,
+        r#""search": { "pairs": 5, "counters": ["rusage", "callgrind"] }"#,
+    );
+    write(&fx.camp.join("campaign.json"), &file);
+    let out = fx.run(&[]);
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(3) | Some(4)),
+        "{}",
+        text(&out)
+    );
+    let s = fx.summary();
+    let dodge = row(&s, "dodge");
+    assert_eq!(dodge["status"], "rejected", "{}", text(&out));
+    assert!(
+        dodge["reason"]
+            .as_str()
+            .unwrap()
+            .contains("under callgrind"),
+        "{dodge:#}"
+    );
+    assert!(
+        row(&s, "memo")["instructions"][1].as_u64().is_some(),
+        "{s:#}"
+    );
+}
+
 #[test]
 fn a_candidate_tuned_to_the_search_seed_wins_the_search_and_fails_confirmation() {
     // Answers the benchmark's known input (search seed 1) from a table: the fastest candidate

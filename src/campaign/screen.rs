@@ -151,14 +151,14 @@ impl CampaignRun<'_> {
             pair.index = i;
             self.record(Entry::ScreeningPair { index, pair })?;
         }
-        if self
+        let counted = self
             .plan
             .campaign
             .search
             .counters
-            .contains(&Counter::Callgrind)
-        {
-            self.count_instructions(index, &b, &c)?;
+            .contains(&Counter::Callgrind);
+        if counted && !self.count_instructions(index, &b, &c)? {
+            return Ok(());
         }
         let ratios: Vec<f64> = self
             .state
@@ -192,26 +192,37 @@ impl CampaignRun<'_> {
         }
     }
 
-    /// Instruction counts of one run of each arm under callgrind (children traced).
+    /// Instruction counts of one run of each arm under callgrind (children traced). `false`
+    /// when the candidate's counted run failed: the candidate is rejected for it (a run that
+    /// fails only under callgrind must not stop the whole campaign). A baseline that cannot be
+    /// counted is the campaign's problem, as before.
     fn count_instructions(
         &mut self,
         index: usize,
         b: &RunSpec,
         c: &RunSpec,
-    ) -> Result<(), CampaignError> {
+    ) -> Result<bool, CampaignError> {
         let dir = self.work.join(format!("callgrind-{index}"));
         let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
-        let mut count = |label: &str, spec: &RunSpec| {
-            callgrind::count(&mut runner, spec, &dir.join(label))
-                .map(|c| c.instructions)
-                .map_err(CampaignError::Usage)
-        };
-        let (baseline, candidate) = (count("baseline", b)?, count("candidate", c)?);
+        let baseline = callgrind::count(&mut runner, b, &dir.join("baseline"))
+            .map(|c| c.instructions)
+            .map_err(CampaignError::Usage)?;
+        let candidate = callgrind::count(&mut runner, c, &dir.join("candidate"));
         let _ = std::fs::remove_dir_all(&dir);
-        self.record(Entry::Instructions {
-            index,
-            baseline,
-            candidate,
-        })
+        match candidate {
+            Ok(counted) => {
+                self.record(Entry::Instructions {
+                    index,
+                    baseline,
+                    candidate: counted.instructions,
+                })?;
+                Ok(true)
+            }
+            Err(e) => {
+                let why = format!("its run under callgrind could not be counted: {e}");
+                self.set_status(index, Status::Rejected, why)?;
+                Ok(false)
+            }
+        }
     }
 }
