@@ -145,8 +145,7 @@ fn bench_command(args: BenchArgs) -> anyhow::Result<i32> {
     let bar = progress_bar();
     let result = bench::run_bench(&plan, &mut runner, &mut |e| show_progress(&bar, e));
     bar.finish_and_clear();
-    let mut report = result?;
-    report.environment.cpus = runner.cpu_split().cloned();
+    let report = result?;
     print!("{}", terminal::render_bench(&report));
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;

@@ -109,3 +109,41 @@ fn a_halved_sleep_measures_about_twice_as_fast_with_all_figures() {
         .unwrap();
     assert!(rss > 0 && rss < 16 * 1024, "max RSS {rss} KiB");
 }
+
+/// With `--affinity split` the report records which CPUs evo and the commands ran on (that the
+/// commands really run there is `runner_real`'s test); `off` records nothing.
+#[test]
+fn the_cpu_split_is_recorded_in_the_report() {
+    let cpus = evo::measure::cpus::allowed().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let report = |affinity: &str| -> serde_json::Value {
+        let json = dir.path().join(format!("{affinity}.json"));
+        let out = evo()
+            .args(["bench", "--baseline", "true", "--candidate", "true"])
+            .args(["--pairs", "6", "--aa-pairs", "6", "--warmup", "0"])
+            .args(["--affinity", affinity, "--json"])
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert!(json.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    };
+    let off = report("off");
+    assert!(
+        off["environment"].get("cpus").is_none(),
+        "{}",
+        off["environment"]
+    );
+    let split = report("split");
+    if cpus.len() < 2 {
+        assert!(split["environment"].get("cpus").is_none());
+        return;
+    }
+    let recorded = &split["environment"]["cpus"];
+    assert_eq!(recorded["evo"], serde_json::json!([cpus[0]]), "{recorded}");
+    assert_eq!(
+        recorded["command"],
+        serde_json::json!(cpus[1..]),
+        "{recorded}"
+    );
+}

@@ -5,7 +5,7 @@
 
 use crate::bench::{self, BenchError, BenchPlan, BenchSettings};
 use crate::measure::record::{Arm, Order, WarmupRun};
-use crate::measure::runner::RunSpec;
+use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
 use crate::measure::spawn::ProcessRunner;

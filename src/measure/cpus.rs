@@ -61,6 +61,13 @@ pub struct CpuSplit {
 }
 
 impl CpuSplit {
+    /// Every CPU of the split: what evo may use again once it ends.
+    pub fn all(&self) -> Vec<usize> {
+        let mut all = [self.evo.as_slice(), self.command.as_slice()].concat();
+        all.sort_unstable();
+        all
+    }
+
     /// The split of `allowed` (ascending CPU numbers): evo takes the first, the command the rest;
     /// `None` with fewer than two, where there is nothing to split.
     pub fn of(allowed: &[usize]) -> Option<CpuSplit> {
@@ -168,6 +175,7 @@ mod tests {
                 command: vec![5, 7]
             })
         );
+        assert_eq!(CpuSplit::of(&[2, 5, 7]).unwrap().all(), [2, 5, 7]);
     }
 
     #[test]

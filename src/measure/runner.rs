@@ -81,4 +81,10 @@ pub enum RunnerError {
 /// status says so. Callers decide whether that is fatal.
 pub trait Runner {
     fn run(&mut self, spec: &RunSpec) -> Result<RunRecord, RunnerError>;
+
+    /// The CPUs of evo and of the commands while this runner lives, when they are split (only
+    /// the real runner splits them); recorded with the environment.
+    fn cpu_split(&self) -> Option<&super::cpus::CpuSplit> {
+        None
+    }
 }

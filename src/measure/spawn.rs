@@ -40,10 +40,9 @@ pub struct ProcessRunner {
     grace: Duration,
     /// Draws each run's environment padding (see [`ENV_PAD`]).
     pad: rand_chacha::ChaCha8Rng,
-    /// The CPUs of evo and of the commands, when split (see [`ProcessRunner::with_affinity`]).
+    /// The CPUs of evo and of the commands, when split (see [`ProcessRunner::with_affinity`]);
+    /// together they are the calling thread's CPUs before the split, given back on drop.
     split: Option<CpuSplit>,
-    /// The calling thread's CPUs before the split, given back when the runner is dropped.
-    restore: Option<Vec<usize>>,
 }
 
 /// A variable of random length (0 to 4095 bytes) added to every run of code under test: the size
@@ -69,7 +68,6 @@ impl ProcessRunner {
             grace: DEFAULT_GRACE,
             pad: rand_chacha::ChaCha8Rng::seed_from_u64(seed),
             split: None,
-            restore: None,
         }
     }
 
@@ -87,18 +85,8 @@ impl ProcessRunner {
         if !affinity.splits(allowed.len()) {
             return self;
         }
-        if let Some(split) = CpuSplit::of(&allowed) {
-            if cpus::pin_current_thread(&split.evo).is_ok() {
-                self.split = Some(split);
-                self.restore = Some(allowed);
-            }
-        }
+        self.split = CpuSplit::of(&allowed).filter(|s| cpus::pin_current_thread(&s.evo).is_ok());
         self
-    }
-
-    /// The CPU split in force, if any.
-    pub fn cpu_split(&self) -> Option<&CpuSplit> {
-        self.split.as_ref()
     }
 
     /// Sets the time between TERM and KILL for commands that time out.
@@ -236,13 +224,17 @@ impl Runner for ProcessRunner {
             steal_s,
         })
     }
+
+    fn cpu_split(&self) -> Option<&CpuSplit> {
+        self.split.as_ref()
+    }
 }
 
 impl Drop for ProcessRunner {
     fn drop(&mut self) {
-        if let Some(all) = self.restore.take() {
+        if let Some(split) = self.split.take() {
             // Later work of evo (builds, signing) gets every CPU again.
-            let _ = cpus::pin_current_thread(&all);
+            let _ = cpus::pin_current_thread(&split.all());
         }
     }
 }
