@@ -579,31 +579,26 @@ fn campaign_receipt(
     receipt.is_file().then_some(receipt)
 }
 
-/// What `--key` must name to verify the campaign's `receipt`: the signer's public key when
-/// `$EVO_SIGNING_KEY` signed it, else the key file the campaign names, else none when it is the
-/// per-user default.
+/// What `--key` must name to verify the campaign's `receipt`, from the same decision that chose
+/// the key its confirmations signed with ([`KeySource::for_campaign`]).
+///
+/// [`KeySource::for_campaign`]: crate::receipt::keys::KeySource::for_campaign
 fn campaign_key(
     plan: &crate::plan::CampaignPlan,
     receipt: &std::path::Path,
 ) -> crate::receipt::keys::VerifyWith {
-    use crate::receipt::keys::{self, VerifyWith};
-    if std::env::var_os(keys::SIGNING_KEY_ENV).is_some() {
-        let id = std::fs::read(receipt)
-            .ok()
-            .and_then(|bytes| {
-                crate::receipt::dsse::named_key_ids(&bytes)
-                    .into_iter()
-                    .next()
-            })
-            .unwrap_or_else(|| "the signing key".to_string());
-        return VerifyWith::PublicKeyOf(id);
-    }
-    let private = match plan.campaign.key.as_deref() {
-        Some(key) => crate::plan::resolve_in(&plan.campaign_file, key),
-        None => match keys::default_dir() {
-            Ok(dir) => keys::KeyFiles::in_dir(&dir).private,
-            Err(_) => return VerifyWith::Found,
-        },
+    use crate::receipt::keys::{KeySource, VerifyWith};
+    let key_file = crate::plan::key_file(&plan.campaign_file, &plan.campaign);
+    let Ok(source) = KeySource::for_campaign(key_file.as_deref()) else {
+        return VerifyWith::Found;
     };
-    keys::verify_flag_for(&private).map_or(VerifyWith::Found, VerifyWith::File)
+    let id = std::fs::read(receipt)
+        .ok()
+        .and_then(|bytes| {
+            crate::receipt::dsse::named_key_ids(&bytes)
+                .into_iter()
+                .next()
+        })
+        .unwrap_or_else(|| "the signing key".to_string());
+    source.verify_with(&id)
 }

@@ -103,6 +103,11 @@ pub fn resolve_in(file: &Path, raw: &str) -> PathBuf {
     absolute(Path::new(raw), &dir_of(file))
 }
 
+/// The private key file the campaign names (`"key"`), resolved against the campaign file.
+pub fn key_file(campaign_file: &Path, campaign: &Campaign) -> Option<PathBuf> {
+    (campaign.key.as_deref()).map(|key| resolve_in(campaign_file, key))
+}
+
 /// Finds the campaign for `patch`: `--campaign`, else the run manifest beside the patch, else
 /// `evo.json` in `cwd`.
 pub fn locate_campaign(

@@ -170,8 +170,7 @@ pub fn run_campaign(
     let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
         .map_err(|e| CampaignError::Usage(e.to_string()))?;
     // A configured key that cannot be used is found now, not after the whole search.
-    let key_file =
-        (plan.campaign.key.as_deref()).map(|key| crate::plan::resolve_in(&plan.campaign_file, key));
+    let key_file = crate::plan::key_file(&plan.campaign_file, &plan.campaign);
     crate::receipt::keys::Signer::check_configured(key_file.as_deref())
         .map_err(|e| CampaignError::Usage(format!("cannot use the signing key: {e}")))?;
     crate::plan::check_output_dir(&plan.output_dir).map_err(CampaignError::Usage)?;

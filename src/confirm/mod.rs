@@ -252,8 +252,7 @@ pub fn run_confirm(
     let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
         .map_err(|e| ConfirmError::Usage(e.to_string()))?;
     // The key is settled before anything runs, so a bad key costs no measurement.
-    let key_file =
-        (plan.campaign.key.as_deref()).map(|k| crate::plan::resolve_in(&plan.campaign_file, k));
+    let key_file = crate::plan::key_file(&plan.campaign_file, &plan.campaign);
     let signer = Signer::for_campaign(key_file.as_deref())
         .map_err(|e| ConfirmError::Usage(format!("cannot use the signing key: {e}")))?;
     crate::plan::check_output_dir(&plan.output_dir).map_err(ConfirmError::Usage)?;

@@ -38,6 +38,22 @@ pub enum VerifyWith {
 }
 
 impl KeySource {
+    /// Where [`Signer::for_campaign`] takes its key from, decided without reading any key:
+    /// `$EVO_SIGNING_KEY` when it is set, else the campaign's key file when it names one, else
+    /// the per-user default key. The variable wins because it is the choice of whoever runs evo
+    /// (a CI job's secret), while the campaign file may come from the change being judged.
+    pub fn for_campaign(key: Option<&Path>) -> Result<KeySource, KeyError> {
+        if std::env::var_os(SIGNING_KEY_ENV).is_some() {
+            return Ok(KeySource::Env {
+                instead_of: key.map(Path::to_path_buf),
+            });
+        }
+        Ok(KeySource::File(match key {
+            Some(path) => path.to_path_buf(),
+            None => KeyFiles::in_dir(&default_dir()?).private,
+        }))
+    }
+
     /// The source as evo names it to the user.
     pub fn describe(&self) -> String {
         match self {
@@ -97,17 +113,16 @@ impl Signer {
         ))
     }
 
-    /// `$EVO_SIGNING_KEY` when it is set, else the campaign's key when it names one, else the
-    /// per-user default key (created if needed). The variable wins because it is the choice of
-    /// whoever runs evo (a CI job's secret), while the campaign file may come from the change
-    /// being judged.
+    /// The key from [`KeySource::for_campaign`]: the variable's, the campaign's key file, or the
+    /// per-user default key (created if needed).
     pub fn for_campaign(key: Option<&Path>) -> Result<Signer, KeyError> {
-        if let Some(value) = std::env::var_os(SIGNING_KEY_ENV) {
-            return Signer::from_env_value(&value, key);
-        }
-        match key {
-            Some(path) => Signer::from_file(path),
-            None => Signer::default_in(&default_dir()?),
+        match (KeySource::for_campaign(key)?, key) {
+            (KeySource::Env { .. }, _) => {
+                let value = std::env::var_os(SIGNING_KEY_ENV).unwrap_or_default();
+                Signer::from_env_value(&value, key)
+            }
+            (KeySource::File(path), Some(_)) => Signer::from_file(&path),
+            (KeySource::File(_), None) => Signer::default_in(&default_dir()?),
         }
     }
 
