@@ -181,7 +181,7 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
             return Ok(exit_codes::USAGE_ERROR);
         }
     };
-    if let Some(affinity) = args.affinity {
+    if let Some(affinity) = args.run.affinity {
         plan.campaign.confirm.affinity = affinity;
     }
     if let Some(baseline) = &args.baseline {
@@ -199,7 +199,7 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,
         work_dir: args.work_dir.clone(),
         search: None,
-        sandbox: args.sandbox,
+        sandbox: args.run.sandbox,
     };
     let bar = progress_bar();
     let mut on_event = |e: ConfirmEvent| match e {
@@ -226,7 +226,7 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
             Ok(fail_on(
                 done.result.verdict.exit_code(),
                 done.result.verdict.as_str(),
-                &args.fail_on,
+                &args.run.fail_on,
             ))
         }
         Err(e) => {
@@ -482,7 +482,7 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
             return Ok(exit_codes::USAGE_ERROR);
         }
     };
-    if let Some(affinity) = args.affinity {
+    if let Some(affinity) = args.run.affinity {
         plan.campaign.confirm.affinity = affinity;
     }
     let what = format!("evo campaign run {}", args.campaign.display());
@@ -492,7 +492,7 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
     let opts = CampaignOptions {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,
         resume: args.resume.clone(),
-        sandbox: args.sandbox,
+        sandbox: args.run.sandbox,
     };
     let bar = progress_bar();
     let json = args.json;
@@ -553,7 +553,7 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
                 exit_codes::REJECTED => "rejected",
                 _ => "inconclusive",
             };
-            Ok(fail_on(code, verdict, &args.fail_on))
+            Ok(fail_on(code, verdict, &args.run.fail_on))
         }
         Err(e) => {
             eprintln!("error: {e}");

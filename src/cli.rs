@@ -142,6 +142,14 @@ pub struct CampaignRunArgs {
     /// Stream progress as JSON events, one per line, on stdout (the summary table goes to stderr).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub run: RunOptions,
+}
+
+/// What `evo confirm` and `evo campaign run` both take: overrides of the campaign's sandbox and
+/// CPU settings, and which verdicts fail the command.
+#[derive(Debug, Args)]
+pub struct RunOptions {
     /// Overrides the campaign's `sandbox.mode`: `on` refuses to start without a working sandbox.
     #[arg(long, value_enum, value_name = "MODE")]
     pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
@@ -171,27 +179,12 @@ pub struct ConfirmArgs {
     /// Build the trees here instead of a temporary directory (kept afterwards).
     #[arg(long)]
     pub work_dir: Option<PathBuf>,
-    /// Overrides the campaign's `sandbox.mode`: `on` refuses to start without a working sandbox.
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
-    /// Overrides the campaign's `confirm.affinity`: `split` keeps evo on one CPU and the timed
-    /// commands on the others, `off` pins nothing, `auto` splits with four CPUs or more.
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub affinity: Option<crate::measure::cpus::Affinity>,
+    #[command(flatten)]
+    pub run: RunOptions,
     /// Also show the statistics under each scenario: CI95 and its ranks, noise floor, A/A
     /// check, minimum detectable effect, pair count and CoV.
     #[arg(long)]
     pub verbose: bool,
-    /// Verdicts that exit with their own code (3 rejected, 4 inconclusive), comma-separated; a
-    /// verdict not listed exits 0. Errors (1, 2, 130) always keep theirs.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        value_name = "VERDICTS",
-        default_values_t = [FailOn::Rejected, FailOn::Inconclusive]
-    )]
-    pub fail_on: Vec<FailOn>,
     /// Overrides the campaign's `baseline` commit-ish (in CI, the pull request's base:
     /// `origin/main`).
     #[arg(long, value_name = "COMMIT")]
@@ -343,7 +336,7 @@ mod tests {
         let parse = |args: &[&str]| match Cli::try_parse_from(args) {
             Ok(Cli {
                 command: Command::Confirm(a),
-            }) => Ok(a.fail_on),
+            }) => Ok(a.run.fail_on),
             Ok(other) => panic!("{other:?}"),
             Err(e) => Err(e.to_string()),
         };
