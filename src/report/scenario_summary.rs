@@ -10,6 +10,7 @@ use std::fmt::Write;
 use super::markdown::visible;
 use crate::confirm::result::ScenarioResult;
 use crate::measure::record::{Pair, RunRecord};
+use crate::stats;
 
 /// A candidate that uses this much more CPU time than the baseline is flagged (when the extra CPU
 /// time also exceeds the wall time it saves), so that rusage jitter on a program whose CPU and
@@ -30,21 +31,12 @@ impl Spread {
         if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
             return None;
         }
-        let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
+        let sorted = stats::sorted(values);
         Some(Spread {
-            median: quantile(&sorted, 0.5),
-            half_iqr: (quantile(&sorted, 0.75) - quantile(&sorted, 0.25)) / 2.0,
+            median: stats::quantile(&sorted, 0.5),
+            half_iqr: (stats::quantile(&sorted, 0.75) - stats::quantile(&sorted, 0.25)) / 2.0,
         })
     }
-}
-
-/// The `q` quantile of sorted, non-empty values: linear between the closest order statistics.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let position = q * (sorted.len() - 1) as f64;
-    let below = position.floor() as usize;
-    let above = position.ceil() as usize;
-    sorted[below] + (position - below as f64) * (sorted[above] - sorted[below])
 }
 
 /// What one arm's measured runs took, as medians over the comparison pairs.
@@ -232,18 +224,7 @@ fn statistics(s: &ScenarioResult) -> String {
         ),
     );
     row(&mut out, "A/A check", super::terminal::aa_check(f));
-    let mde = match f.mde {
-        Some(m) => format!(
-            "{:.2}% at {} pairs (power {:.0}%, {} resamples, seed {})",
-            100.0 * m.effect,
-            m.pairs,
-            100.0 * m.power,
-            m.resamples,
-            m.seed
-        ),
-        None => "not available below 6 pairs".to_string(),
-    };
-    row(&mut out, "min. detectable", mde);
+    row(&mut out, "min. detectable", super::terminal::mde_detail(f));
     if let Some(plan) = super::terminal::plan_sentence(f) {
         row(&mut out, "pair count", plan);
     }

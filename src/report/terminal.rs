@@ -105,6 +105,21 @@ pub fn aa_check(f: &crate::bench::Figures) -> String {
     }
 }
 
+/// The minimum detectable effect with how it was found (pairs, power, resamples, seed).
+pub fn mde_detail(f: &crate::bench::Figures) -> String {
+    match f.mde {
+        Some(m) => format!(
+            "{:.2}% at {} pairs (power {:.0}%, {} resamples, seed {})",
+            100.0 * m.effect,
+            m.pairs,
+            100.0 * m.power,
+            m.resamples,
+            m.seed
+        ),
+        None => "not available below 6 pairs".to_string(),
+    }
+}
+
 /// The summary table plus warnings, as printed to stdout.
 pub fn render_bench(report: &BenchReport) -> String {
     let f = &report.figures;
@@ -149,21 +164,7 @@ pub fn render_bench(report: &BenchReport) -> String {
         row(&mut out, "pair count", plan);
     }
     row(&mut out, "A/A check", aa_check(f));
-    row(
-        &mut out,
-        "min. detectable",
-        match f.mde {
-            Some(m) => format!(
-                "{:.2}% at {} pairs (power {:.0}%, {} resamples, seed {})",
-                100.0 * m.effect,
-                m.pairs,
-                100.0 * m.power,
-                m.resamples,
-                m.seed
-            ),
-            None => "not available below 6 pairs".to_string(),
-        },
-    );
+    row(&mut out, "min. detectable", mde_detail(f));
     row(
         &mut out,
         "threshold",

@@ -104,6 +104,15 @@ pub(crate) fn plain_median(values: &[f64]) -> f64 {
     }
 }
 
+/// The `q` quantile of sorted, non-empty values: linear between the closest order statistics
+/// (`q` 0.5 is [`plain_median`]).
+pub(crate) fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let position = q * (sorted.len() - 1) as f64;
+    let below = position.floor() as usize;
+    let above = position.ceil() as usize;
+    sorted[below] + (position - below as f64) * (sorted[above] - sorted[below])
+}
+
 pub(crate) fn sorted(values: &[f64]) -> Vec<f64> {
     let mut s = values.to_vec();
     s.sort_by(f64::total_cmp);
@@ -151,6 +160,7 @@ mod tests {
     #[test]
     fn plain_median_uses_the_arithmetic_midpoint() {
         assert_eq!(plain_median(&[4.0, 1.0, 9.0, 0.0]), 2.5);
+        assert_eq!(quantile(&sorted(&[4.0, 1.0, 9.0, 0.0]), 0.5), 2.5);
         assert_eq!(plain_median(&[-1.0, 5.0, 2.0]), 2.0);
         assert!(plain_median(&[]).is_nan());
     }
