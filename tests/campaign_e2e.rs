@@ -371,14 +371,22 @@ fn a_gigabyte_candidate_is_refused_from_its_size_and_the_others_go_on() {
     assert_eq!(row(&s, "numerics")["status"], "differential_mismatch");
 }
 
-#[test]
-fn screening_counts_instructions_with_callgrind_when_enabled() {
-    if std::process::Command::new("valgrind")
+/// Says so when valgrind is not installed (this project's machines have it: the `c_kernels`
+/// campaign in `.ci/run` counts instructions with it too).
+fn valgrind_missing() -> bool {
+    let missing = std::process::Command::new("valgrind")
         .arg("--version")
         .output()
-        .is_err()
-    {
+        .is_err();
+    if missing {
         eprintln!("skipped: valgrind is not installed");
+    }
+    missing
+}
+
+#[test]
+fn screening_counts_instructions_with_callgrind_when_enabled() {
+    if valgrind_missing() {
         return;
     }
     let fx = Fixture::new();
@@ -415,12 +423,7 @@ fn screening_counts_instructions_with_callgrind_when_enabled() {
 /// rejected for it; the campaign goes on and screens the other candidate.
 #[test]
 fn a_candidate_failing_only_under_callgrind_is_rejected_and_the_campaign_goes_on() {
-    if std::process::Command::new("valgrind")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: valgrind is not installed");
+    if valgrind_missing() {
         return;
     }
     let fx = Fixture::new();
@@ -432,13 +435,7 @@ fn a_candidate_failing_only_under_callgrind_is_rejected_and_the_campaign_goes_on
             "    const char *pre = getenv(\"LD_PRELOAD\");\n    if (pre && strstr(pre, \"vgpreload\")) return 1;\n    long n = atol(argv[1]);",
         )],
     );
-    let memo = fx.patch(
-        "memo.patch",
-        &[
-            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
-            ("prog.c", "static unsigned long work(", MEMO),
-        ],
-    );
+    let memo = fx.patch("memo.patch", &util::cpairs::MEMO_EDITS);
     let file = campaign(&format!("{dodge}, {memo}"), None, 5).replace(
         r#""search": { "pairs": 5 }"#,
         r#""search": { "pairs": 5, "counters": ["rusage", "callgrind"] }"#,

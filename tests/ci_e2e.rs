@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
-use util::cpairs::{HOT_LINE, MEMO};
+use util::cpairs::HOT_LINE;
 use util::{evo, fixture_repo, patch_by_editing, text, write};
 
 /// The cpairs fixture without the sanitizer lane or holdouts, to keep these runs short. `@RUN@`
@@ -76,13 +76,7 @@ impl Fixture {
     }
 
     fn memo_patch(&self) -> PathBuf {
-        self.patch(
-            "memo.patch",
-            &[
-                ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
-                ("prog.c", "static unsigned long work(", MEMO),
-            ],
-        )
+        self.patch("memo.patch", &util::cpairs::MEMO_EDITS)
     }
 
     /// The memo speedup, whose build prints its whole environment and whose program prints
@@ -96,8 +90,8 @@ impl Fixture {
         self.patch(
             "probing.patch",
             &[
-                ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
-                ("prog.c", "static unsigned long work(", MEMO),
+                util::cpairs::MEMO_EDITS[0],
+                util::cpairs::MEMO_EDITS[1],
                 ("prog.c", "int main(int argc, char **argv) {\n", &print),
                 (
                     "Makefile",

@@ -536,12 +536,8 @@ fn leak_campaign(dir: &Path) -> (PathBuf, String) {
         &repo,
         &[
             ("prog.c", "    long n = atol(argv[1]);", &print_key),
-            (
-                "prog.c",
-                util::cpairs::HOT_LINE,
-                "        total += cached_hash(v);",
-            ),
-            ("prog.c", "static unsigned long work(", util::cpairs::MEMO),
+            util::cpairs::MEMO_EDITS[0],
+            util::cpairs::MEMO_EDITS[1],
         ],
     );
     util::write(&camp.join("leak.patch"), &diff);

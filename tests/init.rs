@@ -217,15 +217,10 @@ fn a_make_project_confirms_a_real_speedup_with_the_files_as_written() {
     // The fixture's Makefile has no `test:` rule.
     assert_eq!(plan.workload.test.command.as_slice(), ["true"]);
     let patch = dir.path().join("memo.patch");
-    let edits = [
-        (
-            "prog.c",
-            util::cpairs::HOT_LINE,
-            "        total += cached_hash(v);",
-        ),
-        ("prog.c", "static unsigned long work(", util::cpairs::MEMO),
-    ];
-    write(&patch, &util::patch_by_editing(&repo, &edits));
+    write(
+        &patch,
+        &util::patch_by_editing(&repo, &util::cpairs::MEMO_EDITS),
+    );
     let out = evo()
         .arg("confirm")
         .arg(&patch)

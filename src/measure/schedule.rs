@@ -279,6 +279,13 @@ mod tests {
     use super::*;
     use crate::measure::fake::{FakeBehavior, FakeRunner};
 
+    /// A baseline of 2 s and a candidate of 1 s, always.
+    fn two_speeds() -> FakeRunner {
+        FakeRunner::new(1)
+            .with("base", FakeBehavior::Times(vec![2.0]))
+            .with("cand", FakeBehavior::Times(vec![1.0]))
+    }
+
     fn specs() -> (RunSpec, RunSpec) {
         (
             RunSpec::new("base", Duration::from_secs(1)),
@@ -289,9 +296,7 @@ mod tests {
     #[test]
     fn pairs_alternate_starting_with_the_requested_arm() {
         let (b, c) = specs();
-        let mut runner = FakeRunner::new(1)
-            .with("base", FakeBehavior::Times(vec![2.0]))
-            .with("cand", FakeBehavior::Times(vec![1.0]));
+        let mut runner = two_speeds();
         let arms = Arms {
             baseline: &b,
             candidate: &c,
@@ -356,9 +361,7 @@ mod tests {
     #[test]
     fn run_pairs_runs_the_shuffled_order_it_records() {
         let (b, c) = specs();
-        let mut runner = FakeRunner::new(1)
-            .with("base", FakeBehavior::Times(vec![2.0]))
-            .with("cand", FakeBehavior::Times(vec![1.0]));
+        let mut runner = two_speeds();
         let arms = Arms {
             baseline: &b,
             candidate: &c,
@@ -398,9 +401,7 @@ mod tests {
     #[test]
     fn warmups_are_marked_and_cover_both_arms() {
         let (b, c) = specs();
-        let mut runner = FakeRunner::new(1)
-            .with("base", FakeBehavior::Times(vec![2.0]))
-            .with("cand", FakeBehavior::Times(vec![1.0]));
+        let mut runner = two_speeds();
         let arms = Arms {
             baseline: &b,
             candidate: &c,

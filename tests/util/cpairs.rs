@@ -19,6 +19,12 @@ pub const MEMO: &str = "static unsigned long cached_hash(unsigned long v) {
 static unsigned long work(";
 
 /// The same memo with an off-by-one heap write that only the sanitizer lane sees.
+/// The memo speedup as `patch_by_editing` edits of `prog.c`.
+pub const MEMO_EDITS: [(&str, &str, &str); 2] = [
+    ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
+    ("prog.c", "static unsigned long work(", MEMO),
+];
+
 pub const MEMO_OOB: &str = "static unsigned long *cache;
 
 static unsigned long cached_hash(unsigned long v) {
