@@ -548,12 +548,12 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
             } else {
                 print!("{table}");
             }
-            let code = done.summary.exit_code();
-            let verdict = match code {
-                exit_codes::REJECTED => "rejected",
-                _ => "inconclusive",
-            };
-            Ok(fail_on(code, verdict, &args.run.fail_on))
+            let verdict = done.summary.verdict();
+            Ok(fail_on(
+                verdict.exit_code(),
+                verdict.as_str(),
+                &args.run.fail_on,
+            ))
         }
         Err(e) => {
             eprintln!("error: {e}");

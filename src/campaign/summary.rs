@@ -138,13 +138,16 @@ impl Summary {
 
     /// Accepted if a candidate was confirmed; inconclusive if the best one could not be decided;
     /// rejected otherwise.
-    pub fn exit_code(&self) -> i32 {
+    /// The campaign's verdict: accepted when a candidate was, inconclusive when none was but
+    /// one ended inconclusive, else rejected.
+    pub fn verdict(&self) -> crate::confirm::result::Verdict {
+        use crate::confirm::result::Verdict;
         if self.accepted.is_some() {
-            crate::exit_codes::ACCEPTED
+            Verdict::Accepted
         } else if self.rows.iter().any(|r| r.status == Status::Inconclusive) {
-            crate::exit_codes::INCONCLUSIVE
+            Verdict::Inconclusive
         } else {
-            crate::exit_codes::REJECTED
+            Verdict::Rejected
         }
     }
 }
