@@ -108,7 +108,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 600.0, value_parser = parse_positive_seconds)]
     pub timeout: f64,
     /// `split` keeps evo on one CPU and both commands on the others (with two or more CPUs);
-    /// `off` pins nothing; `auto` splits with four CPUs or more.
+    /// `off` pins nothing, nor does `auto` (a command can widen its own CPU mask, so `split` is
+    /// for trusted commands).
     #[arg(long, value_enum, default_value = "auto", value_name = "MODE")]
     pub affinity: crate::measure::cpus::Affinity,
     /// Seed for the minimum-detectable-effect resampling (default: random, and recorded).
@@ -154,7 +155,8 @@ pub struct RunOptions {
     #[arg(long, value_enum, value_name = "MODE")]
     pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
     /// Overrides the campaign's `confirm.affinity`: `split` keeps evo on one CPU and the timed
-    /// commands on the others, `off` pins nothing, `auto` splits with four CPUs or more.
+    /// commands on the others (trusted candidates only: a command can widen its own CPU mask),
+    /// `off` and `auto` pin nothing.
     #[arg(long, value_enum, value_name = "MODE")]
     pub affinity: Option<crate::measure::cpus::Affinity>,
     /// Verdicts that exit with their own code (3 rejected, 4 inconclusive), comma-separated; a

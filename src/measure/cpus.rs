@@ -13,9 +13,12 @@ use serde::{Deserialize, Serialize};
 
 /// Whether evo keeps its own work off the timed command's CPUs.
 ///
-/// `auto` splits only with four or more CPUs: on the 2-core machine kind this project measured
-/// (`scripts/noise-measures`, README), the split did not lower the trainer's per-pair noise,
-/// quiet or loaded, while it halves what a multi-threaded command may use.
+/// `auto` does not split. The split is not enforced on the command: any process may widen its own
+/// CPU mask (`sched_setaffinity` needs no privilege), so a hostile candidate could take evo's CPU
+/// back and run on one CPU more than the baseline, which keeps to the split. Until the sandbox
+/// enforces the mask, the split is for trusted candidates only (`split`), and it bought nothing
+/// measurable anyway: on the 2-core machine kind this project measured (`scripts/noise-measures`,
+/// README) it did not lower the trainer's per-pair noise, quiet or loaded.
 #[derive(
     Debug,
     Clone,
@@ -30,7 +33,7 @@ use serde::{Deserialize, Serialize};
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Affinity {
-    /// `split` with four or more CPUs, else `off`.
+    /// `off`, until the sandbox can hold a command to its CPUs (see above).
     #[default]
     Auto,
     /// Everything may run on every CPU evo may use.
@@ -39,16 +42,12 @@ pub enum Affinity {
     Split,
 }
 
-/// The fewest CPUs with which `auto` splits.
-pub const AUTO_SPLIT_MIN_CPUS: usize = 4;
-
 impl Affinity {
     /// Whether to split `allowed` CPUs.
     pub fn splits(self, allowed: usize) -> bool {
         match self {
-            Affinity::Off => false,
+            Affinity::Off | Affinity::Auto => false,
             Affinity::Split => allowed >= 2,
-            Affinity::Auto => allowed >= AUTO_SPLIT_MIN_CPUS,
         }
     }
 }
@@ -148,10 +147,9 @@ mod tests {
     }
 
     #[test]
-    fn auto_splits_only_machines_with_four_cpus_or_more() {
+    fn auto_never_splits_since_a_candidate_could_undo_it() {
         assert!(!Affinity::Auto.splits(2));
-        assert!(!Affinity::Auto.splits(3));
-        assert!(Affinity::Auto.splits(4));
+        assert!(!Affinity::Auto.splits(64));
         assert!(Affinity::Split.splits(2));
         assert!(!Affinity::Split.splits(1));
         assert!(!Affinity::Off.splits(64));

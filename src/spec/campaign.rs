@@ -207,7 +207,8 @@ pub struct ConfirmSettings {
     pub metric: crate::confirm::verdict::Metric,
     /// `split`: while measuring, evo's own threads stay on the first CPU it may use and the
     /// timed commands run on the others (with two or more); `off`: everything on every CPU;
-    /// `auto` (default): `split` with four CPUs or more. The split gives a multi-threaded
+    /// `auto` (default): `off` (a candidate could widen its own CPU mask, so `split` is for
+    /// trusted candidates). The split gives a multi-threaded
     /// command one CPU fewer.
     #[serde(default)]
     pub affinity: crate::measure::cpus::Affinity,
@@ -251,7 +252,7 @@ struct ConfirmSettingsFile {
     #[serde(default)]
     metric: crate::confirm::verdict::Metric,
     /// `split`: evo on one CPU, the timed commands on the others; `off`: no pinning; `auto`
-    /// (default): `split` with four CPUs or more.
+    /// (default): `off`; `split` is for trusted candidates.
     #[serde(default)]
     affinity: crate::measure::cpus::Affinity,
 }
