@@ -1,21 +1,21 @@
 //! What each subcommand does, between parsed arguments and an exit code.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::bench::{self, BenchPlan, BenchSettings};
 use crate::cli::{
     BenchArgs, CampaignCommand, CampaignRunArgs, Cli, Command, ConfirmArgs, FirstArm, InitArgs,
-    KeygenArgs, ManArgs, PrCommand, PrRenderArgs, ReceiptCommand, VerifyArgs,
+    KeygenArgs, ManArgs, PrCommand, PrRenderArgs, ReceiptCommand, SchemaArg, VerifyArgs,
 };
 use crate::exit_codes;
+use crate::live::Live;
 use crate::measure::record::Order;
 use crate::measure::runner::RunSpec;
-use crate::measure::schedule::{Phase, RunEvent};
 use crate::measure::spawn::ProcessRunner;
+use crate::report::events::{Final, Source};
 use crate::report::path::shown;
 use crate::report::terminal;
 use crate::stats::BenchVerdict;
@@ -31,7 +31,14 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Receipt(ReceiptCommand::Verify(args)) => verify_command(args),
         Command::Pr(PrCommand::Render(args)) => pr_render_command(args),
         Command::Schema { kind } => {
-            println!("{}", crate::spec::schema(kind));
+            use crate::spec::SchemaKind;
+            let text = match kind {
+                SchemaArg::Workload => crate::spec::schema(SchemaKind::Workload),
+                SchemaArg::Campaign => crate::spec::schema(SchemaKind::Campaign),
+                SchemaArg::Holdouts => crate::spec::schema(SchemaKind::Holdouts),
+                SchemaArg::Events => crate::report::events::schema(),
+            };
+            println!("{text}");
             Ok(exit_codes::ACCEPTED)
         }
         Command::Completions { shell } => {
@@ -99,87 +106,114 @@ pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
     }
 }
 
-fn progress_bar() -> ProgressBar {
-    let target = if std::io::stderr().is_terminal() {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let bar = ProgressBar::with_draw_target(Some(0), target);
-    bar.set_style(
-        ProgressStyle::with_template("{msg:>12} [{bar:30}] {pos}/{len} runs, {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar
-}
-
-fn show_progress(bar: &ProgressBar, event: RunEvent) {
-    if let Some(plan) = event.plan {
-        let line = terminal::pairs_planned_line(&plan);
-        if bar.is_hidden() {
-            eprintln!("evo: {line}");
-        } else {
-            bar.println(line);
-        }
-        return;
-    }
-    let phase = match event.phase {
-        Phase::Warmup => "warmup",
-        Phase::AaPairs => "A/A pairs",
-        Phase::Pairs => "pairs",
-    };
-    if event.done == 0 {
-        bar.set_message(phase);
-        bar.set_length(event.total as u64);
-        bar.set_position(0);
-    }
-    bar.set_position(event.done as u64 + 1);
-}
-
 fn bench_command(args: BenchArgs) -> anyhow::Result<i32> {
     let plan = bench_plan(&args);
     let mut runner = ProcessRunner::new()
         .context("cannot locate the evo executable")?
         .with_affinity(args.affinity);
-    let bar = progress_bar();
-    let result = bench::run_bench(&plan, &mut runner, &mut |e| show_progress(&bar, e));
-    bar.finish_and_clear();
-    let report = result?;
-    print!("{}", terminal::render_bench(&report));
-    if let Some(path) = &args.json {
+    let mut live = Live::new(args.json, Source::Bench);
+    if let Live::Json(stream) = &mut live {
+        // A bench has no run directory or commit: its id is the time it started.
+        let id = crate::confirm::rundir::run_id(std::time::SystemTime::now(), "bench", "");
+        stream.run_id = Some(id.trim_end_matches('-').to_string());
+    }
+    live.stage("measure", None);
+    live.expect_runs(2 * (plan.settings.warmup + plan.settings.aa_pairs + plan.settings.pairs));
+    let result = bench::run_bench(&plan, &mut runner, &mut |e| live.run(e));
+    let report = match result {
+        Ok(report) => report,
+        Err(e) => {
+            live.finish(Final {
+                exit_code: exit_codes::INTERNAL_ERROR,
+                error: Some(e.to_string()),
+                ..Final::default()
+            });
+            return Err(e.into());
+        }
+    };
+    let table = terminal::render_bench(&report);
+    if let Some(path) = &args.export_json {
         let text = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, text + "\n")
             .with_context(|| format!("cannot write the JSON report to {}", path.display()))?;
     }
-    Ok(match report.figures.verdict {
+    let code = match report.figures.verdict {
         BenchVerdict::Accepted => exit_codes::ACCEPTED,
         BenchVerdict::Regression => exit_codes::REJECTED,
         BenchVerdict::NotSignificant | BenchVerdict::Inconclusive => exit_codes::INCONCLUSIVE,
-    })
+    };
+    live.finish(Final {
+        verdict: Some(report.figures.verdict.as_str().to_string()),
+        exit_code: code,
+        result: args.export_json.as_deref().map(shown),
+        ..Final::default()
+    });
+    if live.is_json() {
+        eprint!("{table}");
+    } else {
+        print!("{table}");
+    }
+    Ok(code)
 }
 
-/// The repository's lock for this evo (`what` is shown to a second one); `None` after saying
-/// who holds it.
-fn repo_lock(repo: &std::path::Path, what: &str) -> Option<crate::campaign::lock::RepoLock> {
-    match crate::campaign::lock::RepoLock::acquire(repo, what) {
-        Ok(lock) => Some(lock),
+/// Human output: stdout, or stderr when stdout carries the `--json` stream.
+fn say(live: &Live, text: &str) {
+    if live.is_json() {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+}
+
+/// A command stopped before a verdict: says why on stderr and in the final event.
+fn stopped(code: i32, error: impl std::fmt::Display) -> Final {
+    eprintln!("error: {error}");
+    Final {
+        exit_code: code,
+        error: Some(error.to_string()),
+        ..Final::default()
+    }
+}
+
+/// Runs `inner`, then closes the reporter with its outcome (the `final` line of `--json`), also
+/// when `inner` fails with an error of evo's own.
+fn reported(
+    mut live: Live,
+    inner: impl FnOnce(&mut Live) -> anyhow::Result<Final>,
+) -> anyhow::Result<i32> {
+    match inner(&mut live) {
+        Ok(outcome) => {
+            let code = outcome.exit_code;
+            live.finish(outcome);
+            Ok(code)
+        }
         Err(e) => {
-            eprintln!("error: {e}");
-            None
+            live.finish(Final {
+                exit_code: exit_codes::INTERNAL_ERROR,
+                error: Some(format!("{e:#}")),
+                ..Final::default()
+            });
+            Err(e)
         }
     }
 }
 
 fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
-    use crate::confirm::{self, ConfirmEvent, ConfirmOptions};
+    let mut live = Live::new(args.run.json, Source::Confirm);
+    let label = args
+        .patch
+        .file_stem()
+        .map_or_else(|| "patch".into(), |s| s.to_string_lossy().into_owned());
+    live.set_candidate(&label);
+    reported(live, |live| confirm_with(&args, live))
+}
+
+fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> anyhow::Result<Final> {
+    use crate::confirm::{self, ConfirmOptions};
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let mut plan = match crate::plan::confirm_plan(&args.patch, args.campaign.as_deref(), &cwd) {
         Ok(plan) => plan,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(exit_codes::USAGE_ERROR);
-        }
+        Err(e) => return Ok(stopped(exit_codes::USAGE_ERROR, e)),
     };
     if let Some(affinity) = args.run.affinity {
         plan.campaign.confirm.affinity = affinity;
@@ -192,8 +226,9 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
             .with_context(|| format!("cannot resolve --out-dir {}", dir.display()))?;
     }
     let what = format!("evo confirm {}", args.patch.display());
-    let Some(_repo_lock) = repo_lock(&plan.repo, &what) else {
-        return Ok(exit_codes::USAGE_ERROR);
+    let _repo_lock = match crate::campaign::lock::RepoLock::acquire(&plan.repo, &what) {
+        Ok(lock) => lock,
+        Err(e) => return Ok(stopped(exit_codes::USAGE_ERROR, e)),
     };
     let opts = ConfirmOptions {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,
@@ -201,52 +236,51 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
         search: None,
         sandbox: args.run.sandbox,
     };
-    let bar = progress_bar();
-    let mut on_event = |e: ConfirmEvent| match e {
-        ConfirmEvent::Stage(name) => {
-            bar.set_message(name.clone());
-            if bar.is_hidden() {
-                eprintln!("evo: {name}");
-            }
-        }
-        ConfirmEvent::Run(run) => show_progress(&bar, run),
+    let outcome = confirm::run_confirm(&plan, &opts, &mut |e| live.confirm(e, false));
+    live.finish_progress();
+    let done = match outcome {
+        Ok(done) => done,
+        Err(e) => return Ok(stopped(e.exit_code(), e)),
     };
-    let outcome = confirm::run_confirm(&plan, &opts, &mut on_event);
-    bar.finish_and_clear();
-    match outcome {
-        Ok(done) => {
-            print!(
-                "{}",
-                terminal::render_confirm(&done.result, &done.run_dir, args.verbose)
-            );
-            print_receipt(&done.receipt);
-            let r = &done.receipt;
-            let key = r.key_source.verify_with(&r.key_id);
-            print!("{}", terminal::next_commands(&r.path, &key));
-            Ok(fail_on(
-                done.result.verdict.exit_code(),
-                done.result.verdict.as_str(),
-                &args.run.fail_on,
-            ))
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            Ok(e.exit_code())
-        }
-    }
+    say(
+        live,
+        &terminal::render_confirm(&done.result, &done.run_dir, args.verbose),
+    );
+    say(live, &receipt_lines(&done.receipt));
+    let r = &done.receipt;
+    let key = r.key_source.verify_with(&r.key_id);
+    say(live, &terminal::next_commands(&r.path, &key));
+    let verdict = done.result.verdict.as_str();
+    let beside = |name: &str| Some(shown(&done.run_dir.join(name)));
+    Ok(Final {
+        verdict: Some(verdict.to_string()),
+        tier: Some(done.result.tier.as_str().to_string()),
+        exit_code: fail_on(done.result.verdict.exit_code(), verdict, &args.run.fail_on),
+        error: None,
+        run_dir: Some(shown(&done.run_dir)),
+        receipt: Some(shown(&r.path)),
+        pr_body: beside("pr_body.md"),
+        result: beside("result.json"),
+    })
 }
 
-fn print_receipt(r: &crate::confirm::SignedReceipt) {
-    println!("receipt: {} (sha256 {})", shown(&r.path), r.sha256);
-    println!("signed with key {} ({})", r.key_id, r.key_source.describe());
+/// Where the receipt went and which key signed it (and, the first time, where that key is).
+fn receipt_lines(r: &crate::confirm::SignedReceipt) -> String {
+    let mut text = format!("receipt: {} (sha256 {})\n", shown(&r.path), r.sha256);
+    text += &format!(
+        "signed with key {} ({})\n",
+        r.key_id,
+        r.key_source.describe()
+    );
     if let (true, crate::receipt::keys::KeySource::File(private)) = (r.key_created, &r.key_source) {
-        println!(
+        text += &format!(
             "evo created this default signing key on first use: keep {} private; give {} to \
-             whoever verifies receipts",
+             whoever verifies receipts\n",
             shown(private),
             shown(&private.with_file_name(crate::receipt::keys::PUBLIC_KEY_FILE))
         );
     }
+    text
 }
 
 /// The exit code under `--fail-on`; says so when a verdict's code is not kept, so a CI log shows
@@ -468,7 +502,12 @@ fn pr_render_command(args: PrRenderArgs) -> anyhow::Result<i32> {
 }
 
 fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
-    use crate::campaign::{self, CampaignEvent, CampaignOptions};
+    let live = Live::new(args.run.json, Source::Campaign);
+    reported(live, |live| campaign_with(&args, live))
+}
+
+fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> anyhow::Result<Final> {
+    use crate::campaign::{self, CampaignOptions};
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let file = if args.campaign.is_absolute() {
         args.campaign.clone()
@@ -477,89 +516,51 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
     };
     let mut plan = match crate::plan::campaign_plan(&file) {
         Ok(plan) => plan,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(exit_codes::USAGE_ERROR);
-        }
+        Err(e) => return Ok(stopped(exit_codes::USAGE_ERROR, e)),
     };
     if let Some(affinity) = args.run.affinity {
         plan.campaign.confirm.affinity = affinity;
     }
     let what = format!("evo campaign run {}", args.campaign.display());
-    let Some(_repo_lock) = repo_lock(&plan.repo, &what) else {
-        return Ok(exit_codes::USAGE_ERROR);
+    let _repo_lock = match crate::campaign::lock::RepoLock::acquire(&plan.repo, &what) {
+        Ok(lock) => lock,
+        Err(e) => return Ok(stopped(exit_codes::USAGE_ERROR, e)),
     };
     let opts = CampaignOptions {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,
         resume: args.resume.clone(),
         sandbox: args.run.sandbox,
     };
-    let bar = progress_bar();
-    let json = args.json;
-    let mut on_event = |e: CampaignEvent| {
-        if json {
-            if let Ok(line) = serde_json::to_string(&e) {
-                println!("{line}");
-            }
-            return;
-        }
-        match e {
-            CampaignEvent::Stage { name } => {
-                bar.set_message(name.clone());
-                if bar.is_hidden() {
-                    eprintln!("evo: {name}");
-                }
-            }
-            CampaignEvent::Candidate {
-                index,
-                name,
-                status,
-                reason,
-            } => {
-                let line = format!("candidate {index} ({name}): {status} — {reason}");
-                if bar.is_hidden() {
-                    eprintln!("{line}");
-                } else {
-                    bar.println(line);
-                }
-            }
-            CampaignEvent::Run(run) => show_progress(&bar, run),
-            CampaignEvent::Warning { message } => {
-                let line = format!("warning: {message}");
-                if bar.is_hidden() {
-                    eprintln!("{line}");
-                } else {
-                    bar.println(line);
-                }
-            }
-        }
+    let outcome = campaign::run_campaign(&plan, &opts, &mut |e| live.campaign(e));
+    live.finish_progress();
+    let done = match outcome {
+        Ok(done) => done,
+        Err(e) => return Ok(stopped(e.exit_code(), e)),
     };
-    let outcome = campaign::run_campaign(&plan, &opts, &mut on_event);
-    bar.finish_and_clear();
-    match outcome {
-        Ok(done) => {
-            let mut table = terminal::render_campaign(&done.summary, &done.run_dir);
-            if let Some(receipt) = campaign_receipt(&done.summary, &done.run_dir) {
-                let key = campaign_key(&plan, &receipt);
-                table.push_str(&terminal::next_commands(&receipt, &key));
-            }
-            if json {
-                eprint!("{table}");
-            } else {
-                print!("{table}");
-            }
-            let verdict = done.summary.verdict();
-            Ok(fail_on(
-                verdict.exit_code(),
-                verdict.as_str(),
-                &args.run.fail_on,
-            ))
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            Ok(e.exit_code())
-        }
+    let mut table = terminal::render_campaign(&done.summary, &done.run_dir);
+    let receipt = campaign_receipt(&done.summary, &done.run_dir);
+    if let Some(receipt) = &receipt {
+        let key = campaign_key(&plan, receipt);
+        table.push_str(&terminal::next_commands(receipt, &key));
     }
+    say(live, &table);
+    let verdict = done.summary.verdict();
+    let tier = (done.summary.accepted)
+        .and_then(|i| done.summary.rows.iter().find(|r| r.index == i))
+        .and_then(|r| r.confirmation_tier.clone());
+    Ok(Final {
+        verdict: Some(verdict.as_str().to_string()),
+        tier,
+        exit_code: fail_on(verdict.exit_code(), verdict.as_str(), &args.run.fail_on),
+        error: None,
+        run_dir: Some(shown(&done.run_dir)),
+        pr_body: (receipt.as_ref())
+            .map(|r| r.with_file_name("pr_body.md"))
+            .filter(|p| p.is_file())
+            .map(|p| shown(&p)),
+        receipt: receipt.as_deref().map(shown),
+        result: Some(shown(&done.run_dir.join("summary.json"))),
+    })
 }
 
 /// The receipt a campaign run leaves for review: the accepted candidate's, else the last

@@ -323,6 +323,7 @@ pub fn run_bench(
     on_run(RunEvent::announce(
         PairsPlanned {
             planned: pair_count.planned,
+            configured: s.pairs,
             needed: pair_count.needed,
             sigma: stats::noise_sigma(&ratios(&aa_pairs)?),
             estimated_s: pair_count.planned as f64 * per_pair,

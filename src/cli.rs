@@ -44,10 +44,11 @@ pub enum Command {
     /// Pull-request text from a verified receipt.
     #[command(subcommand)]
     Pr(PrCommand),
-    /// Print the JSON Schema of an input file (workload, campaign or holdouts).
+    /// Print the JSON Schema of an input file (workload, campaign, holdouts) or of what evo
+    /// writes (events: one line of the `--json` stream).
     Schema {
         #[arg(value_enum)]
-        kind: crate::spec::SchemaKind,
+        kind: SchemaArg,
     },
     /// Print a shell completion script for evo (for bash:
     /// `evo completions bash > ~/.local/share/bash-completion/completions/evo`).
@@ -75,6 +76,16 @@ pub enum FirstArm {
     /// A balanced random order: each block of two pairs holds both orders, a secret coin picks
     /// which comes first (the seed is recorded in the JSON report).
     Random,
+}
+
+/// What `evo schema` describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaArg {
+    Workload,
+    Campaign,
+    Holdouts,
+    /// One line of the `--json` event stream.
+    Events,
 }
 
 #[derive(Debug, Args)]
@@ -118,9 +129,13 @@ pub struct BenchArgs {
     /// Working directory for both commands.
     #[arg(long)]
     pub cwd: Option<PathBuf>,
-    /// Also write every figure and raw run to this JSON file.
+    /// Write every figure and raw run to this JSON file.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Stream progress as JSON events, one per line, on stdout, ending with a `final` event
+    /// (verdict, exit code); the report table goes to stderr. See `evo schema events`.
     #[arg(long)]
-    pub json: Option<PathBuf>,
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -140,9 +155,6 @@ pub struct CampaignRunArgs {
     /// Continue an interrupted run: its id under the output folder, or `latest`.
     #[arg(long, value_name = "RUN_ID")]
     pub resume: Option<String>,
-    /// Stream progress as JSON events, one per line, on stdout (the summary table goes to stderr).
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
     pub run: RunOptions,
 }
@@ -169,6 +181,11 @@ pub struct RunOptions {
         default_values_t = [FailOn::Rejected, FailOn::Inconclusive]
     )]
     pub fail_on: Vec<FailOn>,
+    /// Stream progress as JSON events, one per line, on stdout, ending with a `final` event
+    /// (verdict, tier, exit code, receipt and PR text paths); the human summary goes to stderr.
+    /// See `evo schema events`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

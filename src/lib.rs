@@ -15,6 +15,7 @@ pub mod confirm;
 pub mod environment;
 pub mod exit_codes;
 pub mod interrupt;
+pub mod live;
 pub mod measure;
 pub mod plan;
 pub mod receipt;

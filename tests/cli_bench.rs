@@ -75,7 +75,7 @@ fn a_halved_sleep_measures_about_twice_as_fast_with_all_figures() {
             "--seed",
             "5",
         ])
-        .arg("--json")
+        .arg("--export-json")
         .arg(&json)
         .output()
         .unwrap();
@@ -121,7 +121,7 @@ fn the_cpu_split_is_recorded_in_the_report() {
         let out = evo()
             .args(["bench", "--baseline", "true", "--candidate", "true"])
             .args(["--pairs", "6", "--aa-pairs", "6", "--warmup", "0"])
-            .args(["--affinity", affinity, "--json"])
+            .args(["--affinity", affinity, "--export-json"])
             .arg(&json)
             .output()
             .unwrap();

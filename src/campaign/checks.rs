@@ -201,7 +201,7 @@ impl CampaignRun<'_> {
         let bytes = std::fs::read(&patch_path)
             .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
         let label = format!("candidate-{index}");
-        self.stage(&format!("check {label}"));
+        self.candidate_stage(&format!("check {label}"), index);
         match self.candidate_lane(&label, &bytes, baseline)? {
             // The built tree stays for screening, which comes next.
             Ok(()) => self.set_status(

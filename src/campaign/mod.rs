@@ -18,8 +18,6 @@ pub mod summary;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
-use serde::Serialize;
-
 use crate::confirm::rundir::{self, RunDir};
 use crate::confirm::{self, ConfirmEvent, ConfirmOptions};
 use crate::measure::sandbox::SandboxPolicy;
@@ -43,11 +41,21 @@ pub struct CampaignOptions {
 }
 
 /// Progress for a reporter (terminal or `--json` lines); the pipeline never prints.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum CampaignEvent {
+    /// The run directory exists (new or resumed); everything after belongs to this run.
+    Started {
+        run_id: String,
+        run_dir: PathBuf,
+    },
+    /// A stage begins (and the previous one has ended), for one candidate or for the campaign.
     Stage {
         name: String,
+        candidate: Option<CandidateRef>,
+    },
+    /// How many runs the current stage will make.
+    Expect {
+        runs: usize,
     },
     Candidate {
         index: usize,
@@ -56,10 +64,19 @@ pub enum CampaignEvent {
         reason: String,
     },
     Run(RunEvent),
+    /// An event of the confirmation of the candidate the current stage names.
+    Confirm(ConfirmEvent),
     /// Something the user must see before trusting the outcome (runs not sandboxed).
     Warning {
         message: String,
     },
+}
+
+/// Which candidate a stage works on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CandidateRef {
+    pub index: usize,
+    pub name: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -240,6 +257,10 @@ pub fn run_campaign(
         build_s: 0.0,
         sandbox,
     };
+    (run.on_event)(CampaignEvent::Started {
+        run_id: run.run_dir.id.clone(),
+        run_dir: run.run_dir.path.clone(),
+    });
     if run.state.run_id.is_none() {
         run.record(Entry::Started {
             run_id: run.run_dir.id.clone(),
@@ -267,6 +288,20 @@ impl CampaignRun<'_> {
     fn stage(&mut self, name: &str) {
         (self.on_event)(CampaignEvent::Stage {
             name: name.to_string(),
+            candidate: None,
+        });
+    }
+
+    /// A stage that works on candidate `index`.
+    fn candidate_stage(&mut self, name: &str, index: usize) {
+        let candidate =
+            (self.state.candidates.iter().find(|c| c.index == index)).map(|c| CandidateRef {
+                index,
+                name: c.name.clone(),
+            });
+        (self.on_event)(CampaignEvent::Stage {
+            name: name.to_string(),
+            candidate,
         });
     }
 
@@ -371,7 +406,7 @@ impl CampaignRun<'_> {
                 continue;
             }
             self.discard_interrupted_confirmation(index)?;
-            self.stage(&format!("confirm candidate {index}"));
+            self.candidate_stage(&format!("confirm candidate {index}"), index);
             self.record(Entry::ConfirmationStarted { index })?;
             let patch_file = self
                 .state
@@ -388,12 +423,7 @@ impl CampaignRun<'_> {
                 sandbox: self.opts.sandbox,
             };
             let on_event = &mut *self.on_event;
-            let mut forward = |e: ConfirmEvent| match e {
-                ConfirmEvent::Stage(name) => on_event(CampaignEvent::Stage {
-                    name: format!("confirm: {name}"),
-                }),
-                ConfirmEvent::Run(r) => on_event(CampaignEvent::Run(r)),
-            };
+            let mut forward = |e: ConfirmEvent| on_event(CampaignEvent::Confirm(e));
             match confirm::run_confirm(&plan, &opts, &mut forward) {
                 Ok(done) => {
                     let verdict = done.result.verdict.as_str().to_string();

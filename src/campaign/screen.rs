@@ -42,7 +42,7 @@ impl CampaignRun<'_> {
             .ok_or_else(|| CampaignError::Internal(format!("candidate {index} is unknown")))?;
         let bytes = std::fs::read(&patch)
             .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
-        self.stage(&format!("screen {label}"));
+        self.candidate_stage(&format!("screen {label}"), index);
         let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
         let t = match self.built_tree(&label) {
             Some(t) => t,
@@ -124,6 +124,10 @@ impl CampaignRun<'_> {
             .state
             .candidate_mut(index)
             .map_or((0, false), |c| (c.pairs.len(), !c.warmups.is_empty()));
+        let warmup_runs = if done == 0 && !warmed { 2 } else { 0 };
+        (self.on_event)(CampaignEvent::Expect {
+            runs: warmup_runs + 2 * want.saturating_sub(done),
+        });
         if done == 0 && !warmed {
             let measured = {
                 let on_event = &mut *self.on_event;

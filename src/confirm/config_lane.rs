@@ -118,6 +118,8 @@ impl Run<'_> {
             .with_affinity(self.plan.campaign.confirm.affinity);
         let order = PairOrder::Alternating(Order::CandidateFirst);
         let n = self.plan.settings.pairs.get();
+        (self.on_event)(ConfirmEvent::Expect { runs: 2 + 2 * n });
+        (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
         let measured =

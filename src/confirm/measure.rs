@@ -51,6 +51,9 @@ impl Run<'_> {
             .filter(|s| s.role == Role::Training)
             .cloned()
             .collect();
+        let holdout_count = (self.plan.holdouts.as_ref()).map_or(0, |h| h.holdouts.scenarios.len());
+        let runs = self.expected_runs(training.len(), holdout_count);
+        (self.on_event)(ConfirmEvent::Expect { runs });
         for s in &training {
             if self.measure_training(&mut runner, s, &bt, &ct)? == Flow::Stop {
                 return Ok(());
@@ -76,6 +79,15 @@ impl Run<'_> {
         drop(runner);
         self.finish_timed_output_gate();
         self.measure_config_lane()
+    }
+
+    /// The runs of the measuring stage at the configured pair counts (the A/A runs may plan more
+    /// comparison pairs; the announcement says so): warmups, A/A and comparison pairs of each
+    /// training scenario, warmups and pairs of each holdout.
+    fn expected_runs(&self, training: usize, holdouts: usize) -> usize {
+        let set = &self.plan.settings;
+        let (warmup, aa, pairs) = (set.warmup.get(), set.aa_pairs.get(), set.pairs.get());
+        2 * (training * (warmup + aa + pairs) + holdouts * (warmup + pairs))
     }
 
     fn finish_timed_output_gate(&mut self) {
@@ -134,6 +146,7 @@ impl Run<'_> {
         arms: Arms<'_>,
         role: &str,
     ) -> Result<Result<Vec<WarmupRun>, Flow>, ConfirmError> {
+        (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
         let warmup = self.plan.settings.warmup.get();
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));

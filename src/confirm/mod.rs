@@ -54,7 +54,20 @@ pub struct SearchContext {
 /// Progress, for a reporter to show; the pipeline never prints.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ConfirmEvent {
+    /// A stage begins (and the previous one has ended).
     Stage(String),
+    /// The run directory exists; everything after belongs to this run.
+    Started {
+        run_id: String,
+        run_dir: PathBuf,
+    },
+    /// How many runs the current stage will make, as far as is known at its start (a pair plan
+    /// announced later may change it).
+    Expect {
+        runs: usize,
+    },
+    /// The runs that follow measure this scenario.
+    Scenario(String),
     Run(RunEvent),
 }
 
@@ -288,6 +301,10 @@ pub fn run_confirm(
     run_dir
         .write("candidate.patch", &plan.patch)
         .map_err(io_err("cannot copy the patch into the run directory"))?;
+    on_event(ConfirmEvent::Started {
+        run_id: run_dir.id.clone(),
+        run_dir: run_dir.path.clone(),
+    });
     let mut result = skeleton(plan, &pinned, &run_dir.id);
     result.sandbox = sandbox.record.clone();
     if let Some(search) = &opts.search {

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Which side of a comparison a run belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Arm {
     Baseline,

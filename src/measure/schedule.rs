@@ -25,7 +25,7 @@ impl Arms<'_> {
 }
 
 /// Which stretch of a measurement a run belongs to, for progress reporting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     Warmup,
@@ -54,6 +54,9 @@ pub struct RunEvent {
 pub struct PairsPlanned {
     /// Pairs that will run.
     pub planned: usize,
+    /// The configured pair count (the least that runs), which progress reports counted on
+    /// before the plan.
+    pub configured: usize,
     /// Pairs that would resolve the minimum effect (more than `planned` when the cap stops it).
     pub needed: usize,
     /// The A/A noise per pair (σ of the log-ratios).

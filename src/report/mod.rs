@@ -1,11 +1,13 @@
 //! Renderers: they turn results into text and never decide or measure anything.
 
+pub mod events;
 pub mod markdown;
 pub mod pairs_svg;
 pub mod path;
 pub mod pr_body;
 pub mod pr_context;
 mod pr_sections;
+pub mod progress;
 pub mod runs_csv;
 pub mod scenario_summary;
 pub mod terminal;

@@ -1,0 +1,221 @@
+//! What a running command shows while it works: the pipelines' events turned into the terminal's
+//! progress bars or the `--json` event stream (one line per event, a `final` line last).
+//!
+//! This sits between the pipelines (`bench`, `confirm`, `campaign`), which only emit events,
+//! and the reporters in `report` (`progress`, `events`), which know nothing of the pipelines.
+
+use crate::campaign::{CampaignEvent, CandidateRef};
+use crate::confirm::ConfirmEvent;
+use crate::measure::schedule::RunEvent;
+use crate::report::events::{Body, CandidateName, Final, Source, Stream};
+use crate::report::path::shown;
+use crate::report::progress::Progress;
+use crate::report::terminal;
+
+/// The reporter of one command.
+pub enum Live {
+    Terminal(Progress),
+    Json(Stream),
+}
+
+fn candidate_name(c: CandidateRef) -> CandidateName {
+    CandidateName {
+        index: Some(c.index),
+        name: c.name,
+    }
+}
+
+impl Live {
+    /// The `--json` stream when `json`, else the terminal's bars.
+    pub fn new(json: bool, command: Source) -> Live {
+        if json {
+            Live::Json(Stream::new(command))
+        } else {
+            Live::Terminal(Progress::new())
+        }
+    }
+
+    pub fn is_json(&self) -> bool {
+        matches!(self, Live::Json(_))
+    }
+
+    /// The candidate every following event concerns (a lone `evo confirm`'s patch).
+    pub fn set_candidate(&mut self, name: &str) {
+        let name = CandidateName {
+            index: None,
+            name: name.to_string(),
+        };
+        match self {
+            Live::Terminal(_) => {}
+            Live::Json(s) => s.candidate = Some(name),
+        }
+    }
+
+    /// A stage begins; `candidate` replaces the current one when given.
+    pub fn stage(&mut self, name: &str, candidate: Option<CandidateName>) {
+        match self {
+            Live::Terminal(p) => {
+                let label = candidate.as_ref().map(|c| c.name.clone());
+                p.stage(name, label);
+            }
+            Live::Json(s) => {
+                if candidate.is_some() {
+                    s.candidate = candidate;
+                }
+                s.new_stage();
+                s.emit(Body::Stage {
+                    name: name.to_string(),
+                });
+            }
+        }
+    }
+
+    /// The current stage will make `runs` timed runs.
+    pub fn expect_runs(&mut self, runs: usize) {
+        match self {
+            Live::Terminal(p) => p.expect(runs),
+            Live::Json(s) => s.runs_expected(runs),
+        }
+    }
+
+    fn scenario(&mut self, name: &str) {
+        match self {
+            Live::Terminal(p) => p.scenario(name),
+            Live::Json(s) => s.scenario = Some(name.to_string()),
+        }
+    }
+
+    /// One run finished, or (with a plan) the comparison's pair count was chosen.
+    pub fn run(&mut self, event: RunEvent) {
+        if let Some(plan) = event.plan {
+            let delta = 2 * (plan.planned as isize - plan.configured as isize);
+            match self {
+                Live::Terminal(p) => {
+                    p.adjust(delta);
+                    p.line(&format!("evo: {}", terminal::pairs_planned_line(&plan)));
+                }
+                Live::Json(s) => {
+                    s.runs_adjust(delta);
+                    s.emit(Body::PairsPlanned {
+                        planned: plan.planned,
+                        configured: plan.configured,
+                        needed: plan.needed,
+                        sigma: plan.sigma,
+                        estimated_s: plan.estimated_s,
+                        needed_s: plan.needed_s,
+                    });
+                }
+            }
+            return;
+        }
+        match self {
+            Live::Terminal(p) => p.run(),
+            Live::Json(s) => {
+                let (done, total) = s.run_done();
+                s.emit(Body::Run {
+                    phase: event.phase,
+                    arm: event.arm,
+                    wall_s: event.wall_s,
+                    done,
+                    total,
+                });
+            }
+        }
+    }
+
+    /// Something to see before trusting the outcome.
+    pub fn warning(&mut self, message: &str) {
+        match self {
+            Live::Terminal(p) => p.line(&format!("warning: {message}")),
+            Live::Json(s) => s.emit(Body::Warning {
+                message: message.to_string(),
+            }),
+        }
+    }
+
+    /// An event of `evo confirm`'s pipeline; `nested` inside a campaign, whose run id and
+    /// candidate stay.
+    pub fn confirm(&mut self, event: ConfirmEvent, nested: bool) {
+        match event {
+            ConfirmEvent::Stage(name) if nested => self.stage(&format!("confirm: {name}"), None),
+            ConfirmEvent::Stage(name) => self.stage(&name, None),
+            ConfirmEvent::Started { run_id, run_dir } => match self {
+                Live::Terminal(_) => {}
+                Live::Json(s) if nested => s.emit(Body::ConfirmationStarted {
+                    confirmation_id: run_id,
+                    run_dir: shown(&run_dir),
+                }),
+                Live::Json(s) => {
+                    s.run_id = Some(run_id);
+                    s.emit(Body::Started {
+                        run_dir: shown(&run_dir),
+                    });
+                }
+            },
+            ConfirmEvent::Expect { runs } => self.expect_runs(runs),
+            ConfirmEvent::Scenario(name) => self.scenario(&name),
+            ConfirmEvent::Run(run) => self.run(run),
+        }
+    }
+
+    /// An event of `evo campaign run`'s pipeline.
+    pub fn campaign(&mut self, event: CampaignEvent) {
+        match event {
+            CampaignEvent::Started { run_id, run_dir } => match self {
+                Live::Terminal(_) => {}
+                Live::Json(s) => {
+                    s.run_id = Some(run_id);
+                    s.emit(Body::Started {
+                        run_dir: shown(&run_dir),
+                    });
+                }
+            },
+            CampaignEvent::Stage { name, candidate } => {
+                let campaign_wide = candidate.is_none();
+                self.stage(&name, candidate.map(candidate_name));
+                if campaign_wide {
+                    if let Live::Json(s) = self {
+                        s.candidate = None;
+                    }
+                }
+            }
+            CampaignEvent::Expect { runs } => self.expect_runs(runs),
+            CampaignEvent::Candidate {
+                index,
+                name,
+                status,
+                reason,
+            } => match self {
+                Live::Terminal(p) => {
+                    p.line(&format!("candidate {index} ({name}): {status} — {reason}"))
+                }
+                Live::Json(s) => {
+                    let before = s.candidate.replace(CandidateName {
+                        index: Some(index),
+                        name,
+                    });
+                    s.emit(Body::Candidate { status, reason });
+                    s.candidate = before;
+                }
+            },
+            CampaignEvent::Run(run) => self.run(run),
+            CampaignEvent::Confirm(e) => self.confirm(e, true),
+            CampaignEvent::Warning { message } => self.warning(&message),
+        }
+    }
+
+    /// Clears the bars (before the outcome is printed); the stream goes on to its `final` line.
+    pub fn finish_progress(&mut self) {
+        if let Live::Terminal(p) = self {
+            p.finish();
+        }
+    }
+
+    /// Clears the bars, or writes the `final` line.
+    pub fn finish(&mut self, outcome: Final) {
+        match self {
+            Live::Terminal(p) => p.finish(),
+            Live::Json(s) => s.emit(Body::Final(outcome)),
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! Progress on the terminal: one bar per stage, counting the stage's runs against its total
+//! (all scenarios' pairs, not a count that restarts with each pair), with the candidate and
+//! scenario being measured and an ETA from the runs so far. A stage that makes no timed runs
+//! (a build, the tests) shows a spinner and its elapsed time instead of an empty `0/0` bar; a
+//! finished stage leaves one line with its duration. When stderr is not a terminal the bars are
+//! hidden and each stage is one `evo: <stage>` line.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// The stage being shown.
+struct Stage {
+    name: String,
+    started: Instant,
+    runs: usize,
+}
+
+/// The terminal reporter's bar and what it knows about the current stage.
+pub struct Progress {
+    bar: ProgressBar,
+    stage: Option<Stage>,
+    /// Shown after the stage name: the candidate and the scenario being measured.
+    candidate: Option<String>,
+    scenario: Option<String>,
+}
+
+const BAR: &str = "{spinner} {msg} [{bar:24}] {pos}/{len} runs, {elapsed}, ETA {eta}";
+const SPINNER: &str = "{spinner} {msg} {elapsed}";
+
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ")
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Progress::new()
+    }
+}
+
+impl Progress {
+    /// Draws on stderr when it is a terminal; hidden otherwise.
+    pub fn new() -> Progress {
+        let target = if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        Progress::with_target(target)
+    }
+
+    fn with_target(target: ProgressDrawTarget) -> Progress {
+        let bar = ProgressBar::with_draw_target(None, target);
+        bar.set_style(style(SPINNER));
+        Progress {
+            bar,
+            stage: None,
+            candidate: None,
+            scenario: None,
+        }
+    }
+
+    fn hidden(&self) -> bool {
+        self.bar.is_hidden()
+    }
+
+    /// A line above the bar (or on stderr when there is no bar).
+    pub fn line(&self, text: &str) {
+        if self.hidden() {
+            eprintln!("{text}");
+        } else {
+            self.bar.println(text);
+        }
+    }
+
+    /// Ends the current stage (one line with its duration) and starts `name`, with no total yet.
+    pub fn stage(&mut self, name: &str, candidate: Option<String>) {
+        self.end_stage();
+        self.candidate = candidate;
+        self.scenario = None;
+        self.stage = Some(Stage {
+            name: name.to_string(),
+            started: Instant::now(),
+            runs: 0,
+        });
+        if self.hidden() {
+            eprintln!("evo: {}", self.label());
+        }
+        self.bar.reset();
+        self.bar.set_length(0);
+        self.bar.set_style(style(SPINNER));
+        self.bar.set_message(self.label());
+        // A build or test stage can take minutes with no event: tick so it does not look stuck.
+        self.bar.enable_steady_tick(Duration::from_secs(1));
+    }
+
+    /// The current stage will make `runs` timed runs: it becomes a bar.
+    pub fn expect(&mut self, runs: usize) {
+        if runs == 0 {
+            return;
+        }
+        // Timed runs are under way: redraw only when one finishes, so that evo's own drawing
+        // does not take CPU time from them.
+        self.bar.disable_steady_tick();
+        self.bar.set_style(style(BAR));
+        self.bar.set_length(runs as u64);
+        self.bar
+            .set_position(self.stage.as_ref().map_or(0, |s| s.runs) as u64);
+    }
+
+    /// The stage's total changes by `delta` runs (a pair plan above or below the configured
+    /// count).
+    pub fn adjust(&mut self, delta: isize) {
+        let len = self.bar.length().unwrap_or(0) as isize;
+        let len = (len + delta).max(self.bar.position() as isize).max(0) as u64;
+        self.bar.set_length(len);
+    }
+
+    pub fn scenario(&mut self, name: &str) {
+        self.scenario = Some(name.to_string());
+        self.bar.set_message(self.label());
+    }
+
+    /// One timed run finished.
+    pub fn run(&mut self) {
+        if let Some(s) = &mut self.stage {
+            s.runs += 1;
+        }
+        self.bar.inc(1);
+        if self.bar.position() > self.bar.length().unwrap_or(0) {
+            self.bar.set_length(self.bar.position());
+        }
+    }
+
+    /// Clears the bar, leaving the last stage's line; call before printing the outcome.
+    pub fn finish(&mut self) {
+        self.end_stage();
+        self.bar.finish_and_clear();
+    }
+
+    fn label(&self) -> String {
+        let mut label = self
+            .stage
+            .as_ref()
+            .map_or_else(String::new, |s| s.name.clone());
+        if let Some(c) = &self.candidate {
+            if !label.contains(c.as_str()) {
+                label.push_str(&format!(" ({c})"));
+            }
+        }
+        if let Some(s) = &self.scenario {
+            label.push_str(&format!(" · {s}"));
+        }
+        label
+    }
+
+    fn end_stage(&mut self) {
+        let Some(stage) = self.stage.take() else {
+            return;
+        };
+        if self.hidden() {
+            return;
+        }
+        let took = stage.started.elapsed().as_secs_f64();
+        let runs = match stage.runs {
+            0 => String::new(),
+            1 => ", 1 run".to_string(),
+            n => format!(", {n} runs"),
+        };
+        self.bar
+            .println(format!("  {} ({took:.1} s{runs})", stage.name));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn visible() -> Progress {
+        // Drawn nowhere, but not "hidden": the bar keeps its state as on a terminal.
+        Progress::with_target(ProgressDrawTarget::term_like(Box::new(NullTerm)))
+    }
+
+    #[derive(Debug)]
+    struct NullTerm;
+
+    impl indicatif::TermLike for NullTerm {
+        fn width(&self) -> u16 {
+            80
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, _: &str) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_str(&self, _: &str) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_stage_counts_all_its_runs_against_one_total() {
+        let mut p = visible();
+        p.stage("measure", None);
+        p.expect(10);
+        p.scenario("a");
+        for _ in 0..4 {
+            p.run();
+        }
+        p.scenario("b");
+        for _ in 0..3 {
+            p.run();
+        }
+        assert_eq!(p.bar.position(), 7, "no restart per scenario or pair");
+        assert_eq!(p.bar.length(), Some(10));
+        // The A/A runs planned two pairs more than configured.
+        p.adjust(4);
+        assert_eq!(p.bar.length(), Some(14));
+    }
+
+    #[test]
+    fn a_new_stage_starts_from_zero_without_a_total() {
+        let mut p = visible();
+        p.stage("measure", None);
+        p.expect(4);
+        p.run();
+        p.stage("sign receipt", None);
+        assert_eq!(p.bar.position(), 0);
+        assert_eq!(
+            p.bar.length(),
+            Some(0),
+            "no stale total from the previous stage"
+        );
+        assert!(p.label().starts_with("sign receipt"));
+    }
+
+    #[test]
+    fn the_label_names_the_candidate_and_the_scenario() {
+        let mut p = visible();
+        p.stage("screen candidate-3", Some("fused-grad-accum".into()));
+        p.scenario("train-small");
+        assert_eq!(
+            p.label(),
+            "screen candidate-3 (fused-grad-accum) · train-small"
+        );
+    }
+
+    #[test]
+    fn more_runs_than_expected_stretch_the_total() {
+        let mut p = visible();
+        p.stage("screen", None);
+        p.expect(2);
+        for _ in 0..3 {
+            p.run();
+        }
+        assert_eq!(p.bar.length(), Some(3));
+    }
+}
