@@ -36,19 +36,36 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
                 SchemaArg::Workload => crate::spec::schema(SchemaKind::Workload),
                 SchemaArg::Campaign => crate::spec::schema(SchemaKind::Campaign),
                 SchemaArg::Holdouts => crate::spec::schema(SchemaKind::Holdouts),
+                SchemaArg::Result => {
+                    output_schema(schemars::schema_for!(crate::confirm::result::ConfirmResult))
+                }
+                SchemaArg::Summary => {
+                    output_schema(schemars::schema_for!(crate::campaign::summary::Summary))
+                }
+                SchemaArg::Bench => output_schema(schemars::schema_for!(bench::BenchReport)),
                 SchemaArg::Events => crate::report::events::schema(),
             };
-            println!("{text}");
-            Ok(exit_codes::ACCEPTED)
+            print_all(&(text + "\n"))
         }
-        Command::Completions { shell } => {
-            std::io::stdout()
-                .write_all(&crate::cli_docs::completion_script(shell))
-                .context("cannot write the completion script")?;
-            Ok(exit_codes::ACCEPTED)
-        }
+        Command::Completions { shell } => print_all(&String::from_utf8_lossy(
+            &crate::cli_docs::completion_script(shell),
+        )),
         Command::Man(args) => man_command(args),
     }
+}
+
+/// Writes a whole document to stdout; a reader that stopped early (`| head`) is not an error.
+fn print_all(text: &str) -> anyhow::Result<i32> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("cannot write to stdout"))
+        }
+        _ => Ok(exit_codes::ACCEPTED),
+    }
+}
+
+fn output_schema(schema: schemars::Schema) -> String {
+    serde_json::to_string_pretty(&schema).unwrap_or_default()
 }
 
 fn man_command(args: ManArgs) -> anyhow::Result<i32> {

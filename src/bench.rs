@@ -19,7 +19,7 @@ use crate::stats::{
 };
 
 /// The knobs of one paired comparison.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BenchSettings {
     /// Comparison pairs: the fewest that run.
     pub pairs: usize,
@@ -74,7 +74,7 @@ pub enum BenchError {
 }
 
 /// What the A/A pairs (baseline against itself) say about the setup.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AaFigures {
     pub pairs: usize,
     pub median: f64,
@@ -85,14 +85,14 @@ pub struct AaFigures {
 }
 
 /// Coefficient of variation of each arm's wall times.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArmCov {
     pub baseline: f64,
     pub candidate: f64,
 }
 
 /// Every statistic of a comparison, computed from the raw pairs alone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Figures {
     pub aa: AaFigures,
     pub median: f64,
@@ -114,7 +114,7 @@ pub struct Figures {
 }
 
 /// Configured and reached pair counts, and the pair count chosen from the A/A noise.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlanRecord {
     /// Configured: the fewest comparison pairs.
     pub pairs: usize,
@@ -146,7 +146,7 @@ impl PlanRecord {
 }
 
 /// Everything `evo bench` observed and concluded; this is the `--json` document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BenchReport {
     pub evo_version: String,
     pub baseline_command: String,

@@ -45,7 +45,7 @@ pub enum Command {
     #[command(subcommand)]
     Pr(PrCommand),
     /// Print the JSON Schema of an input file (workload, campaign, holdouts) or of what evo
-    /// writes (events: one line of the `--json` stream).
+    /// writes (result, summary, bench, events: one line of the `--json` stream).
     Schema {
         #[arg(value_enum)]
         kind: SchemaArg,
@@ -84,6 +84,12 @@ pub enum SchemaArg {
     Workload,
     Campaign,
     Holdouts,
+    /// `result.json` of a confirmation (also the receipt's predicate).
+    Result,
+    /// `summary.json` of a campaign run.
+    Summary,
+    /// The file `evo bench --export-json` writes.
+    Bench,
     /// One line of the `--json` event stream.
     Events,
 }

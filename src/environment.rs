@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The machine, as far as `/proc` tells.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Machine {
     pub cpu_model: String,
     pub logical_cores: usize,
@@ -17,7 +17,7 @@ pub struct Machine {
 }
 
 /// The machine plus the load around a measurement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Environment {
     #[serde(flatten)]
     pub machine: Machine,
@@ -33,7 +33,7 @@ pub struct Environment {
 
 /// The machine's CPU use just before measuring, from `/proc/stat`: evo waits (up to a limit)
 /// until other work leaves the CPUs nearly idle, and records what it found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QuietWait {
     /// Seconds spent waiting.
     pub waited_s: f64,

@@ -25,6 +25,14 @@ fn candidate_name(c: CandidateRef) -> CandidateName {
     }
 }
 
+/// A value's name as its JSON says it (`differential_mismatch`), for the stream.
+fn wire_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
+
 impl Live {
     /// The `--json` stream when `json`, else the terminal's bars.
     pub fn new(json: bool, command: Source) -> Live {
@@ -186,15 +194,19 @@ impl Live {
                 status,
                 reason,
             } => match self {
-                Live::Terminal(p) => {
-                    p.line(&format!("candidate {index} ({name}): {status} — {reason}"))
-                }
+                Live::Terminal(p) => p.line(&format!(
+                    "candidate {index} ({name}): {} — {reason}",
+                    status.as_str()
+                )),
                 Live::Json(s) => {
                     let before = s.candidate.replace(CandidateName {
                         index: Some(index),
                         name,
                     });
-                    s.emit(Body::Candidate { status, reason });
+                    s.emit(Body::Candidate {
+                        status: wire_name(&status),
+                        reason,
+                    });
                     s.candidate = before;
                 }
             },

@@ -17,7 +17,7 @@ use crate::measure::record::{Pair, WarmupRun};
 pub const JOURNAL: &str = "journal.jsonl";
 
 /// Where a candidate came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     Patch,
@@ -25,7 +25,7 @@ pub enum Source {
 }
 
 /// What became of a candidate; the last status journaled is its status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Collected, not yet checked.

@@ -57,10 +57,11 @@ pub enum CampaignEvent {
     Expect {
         runs: usize,
     },
+    /// A candidate reached a status (`reason`: the first line of why).
     Candidate {
         index: usize,
         name: String,
-        status: String,
+        status: Status,
         reason: String,
     },
     Run(RunEvent),
@@ -333,7 +334,7 @@ impl CampaignRun<'_> {
         (self.on_event)(CampaignEvent::Candidate {
             index,
             name,
-            status: status.as_str().to_string(),
+            status,
             reason: reason.lines().next().unwrap_or_default().to_string(),
         });
         self.record(Entry::Status {

@@ -8,7 +8,7 @@ use super::state::{Candidate, State};
 use crate::stats::{self, Ratios};
 
 /// One row of the summary.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Row {
     pub index: usize,
     pub name: String,
@@ -31,7 +31,7 @@ pub struct Row {
 }
 
 /// The whole campaign, for `summary.json` and the terminal.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub run_id: String,
     pub candidates_tried: usize,

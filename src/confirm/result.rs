@@ -13,7 +13,7 @@ use crate::measure::schedule::PairOrder;
 use crate::stats::{self, Ci95, HoldoutVerdict, Ratios, Tier};
 
 /// The decision, as scripts see it (and as the exit code says).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Accepted,
@@ -41,14 +41,14 @@ impl Verdict {
 }
 
 /// One gate (docs/design.md §3.11), in the order the pipeline meets them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Gate {
     pub name: String,
     pub status: GateStatus,
     pub detail: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GateStatus {
     Passed,
@@ -58,7 +58,7 @@ pub enum GateStatus {
 }
 
 /// A build, test or check command that ran in one tree.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepRecord {
     /// e.g. `build`, `test`, `check:pairs-30000`, `sanitize-build`.
     pub step: String,
@@ -117,21 +117,21 @@ impl ConfirmResult {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileDigest {
     pub path: String,
     pub sha256: String,
 }
 
 /// A built artifact of one arm.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArtifactDigest {
     pub tree: String,
     pub path: String,
     pub sha256: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PatchFileChange {
     pub path: String,
     pub status: String,
@@ -139,7 +139,7 @@ pub struct PatchFileChange {
     pub removed: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PatchInfo {
     /// The original file the user named.
     pub source: String,
@@ -154,7 +154,7 @@ pub struct PatchInfo {
 }
 
 /// The differential evidence for one scenario.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DifferentialRecord {
     pub scenario: String,
     pub role: String,
@@ -169,7 +169,7 @@ pub struct DifferentialRecord {
 }
 
 /// A sanitizer report found in a check's stderr.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SanitizerFinding {
     pub tree: String,
     pub step: String,
@@ -178,7 +178,7 @@ pub struct SanitizerFinding {
 }
 
 /// Figures of a holdout scenario: paired runs, no A/A, the holdout gate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HoldoutFigures {
     pub median: f64,
     pub ci95: Option<Ci95>,
@@ -187,7 +187,7 @@ pub struct HoldoutFigures {
 }
 
 /// The measurement of one scenario (training: with A/A and the training gate; holdout: pairs).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScenarioResult {
     pub name: String,
     pub role: String,
@@ -232,7 +232,7 @@ impl ScenarioResult {
 
 /// Instructions executed by one run of each arm under callgrind, with the confirmation's seed.
 /// Exact for a deterministic program, whatever the machine's noise; not time.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InstructionFigures {
     pub baseline: Option<u64>,
     pub candidate: Option<u64>,
@@ -265,7 +265,7 @@ impl InstructionFigures {
 
 /// The build-configuration lane (docs/design.md §2.2.11): when a patch touches `config_files`, the
 /// baseline plus the configuration part alone is measured too, so the gain can be attributed.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConfigLane {
     pub ran: bool,
     /// Why it ran or did not.
@@ -285,7 +285,7 @@ pub struct ConfigLane {
 }
 
 /// Seconds spent building versus measuring, so cost is visible.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Timings {
     pub prepare_s: f64,
     pub build_s: f64,
@@ -296,7 +296,7 @@ pub struct Timings {
 
 /// Figures of the chosen candidate from the search that picked it (screening pairs), to set
 /// beside the fresh confirmation's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SearchFigures {
     pub scenario: String,
     pub pairs: usize,
@@ -313,7 +313,7 @@ fn dot() -> String {
 }
 
 /// The whole confirmation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConfirmResult {
     pub evo_version: String,
     pub run_id: String,

@@ -53,7 +53,7 @@ impl Affinity {
 }
 
 /// The CPUs of each side when the split is in force; recorded with the environment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuSplit {
     pub evo: Vec<usize>,
     pub command: Vec<usize>,

@@ -14,7 +14,7 @@ pub enum Arm {
 }
 
 /// Which arm ran first within a pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Order {
     BaselineFirst,
@@ -40,7 +40,7 @@ impl Order {
 }
 
 /// How a child ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum ExitStatus {
     /// Exited on its own with this code.
@@ -64,7 +64,7 @@ impl ExitStatus {
 }
 
 /// Resource usage of the one child that ran the command, from `wait4`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Rusage {
     pub user_s: f64,
     pub sys_s: f64,
@@ -75,7 +75,7 @@ pub struct Rusage {
 }
 
 /// Everything observed about one run of a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunRecord {
     /// Monotonic wall time from spawn to exit, in seconds.
     pub wall_s: f64,
@@ -104,7 +104,7 @@ impl RunRecord {
 }
 
 /// What a run was for: warmups are discarded from the statistics but kept in the record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Purpose {
     Warmup,
@@ -112,7 +112,7 @@ pub enum Purpose {
 }
 
 /// A warmup run, kept so the record shows every run evo made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WarmupRun {
     pub arm: Arm,
     pub purpose: Purpose,
@@ -120,7 +120,7 @@ pub struct WarmupRun {
 }
 
 /// One baseline run and one candidate run, back to back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Pair {
     pub index: usize,
     pub order: Order,

@@ -189,7 +189,7 @@ pub enum SandboxMode {
 }
 
 /// Whether runs were sandboxed, as recorded in results and receipts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SandboxRecord {
     pub enabled: bool,
     /// e.g. `bubblewrap 0.8.0`, when enabled.

@@ -61,7 +61,7 @@ pub fn slowdown_shown(median: f64, ci: Option<&Ci95>, t: &Thresholds) -> bool {
 /// pair count fixed before the comparison starts; condition 5 costs no power in a resolved run.
 /// `regression` is the same rule mirrored (CI95 upper below 1, median at most
 /// `1 / (1 + max(min_effect, floor))`, and resolved or a slowdown of at least the MDE).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TrainingGate {
     pub passed: bool,
     pub aa_valid: bool,
@@ -113,7 +113,7 @@ pub fn training_gate(
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HoldoutVerdict {
     Rejected,
@@ -146,7 +146,7 @@ pub fn holdout_gate(median: f64, ci: Option<&Ci95>) -> HoldoutVerdict {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     Rejected,
@@ -177,7 +177,7 @@ pub fn tier(checks_green: bool, training_passed: bool, holdouts: &[HoldoutVerdic
 }
 
 /// The one-line answer of a single paired comparison (`evo bench`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BenchVerdict {
     Accepted,

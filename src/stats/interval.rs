@@ -10,7 +10,7 @@ use statrs::distribution::{Binomial, DiscreteCDF};
 use super::Ratios;
 
 /// Order-statistic confidence interval for the median.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ci95 {
     pub lower: f64,
     pub upper: f64,

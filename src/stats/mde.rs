@@ -50,7 +50,7 @@ impl MdeSettings {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Mde {
     /// Smallest true speedup, as a fraction (0.0557 = 5.57%), accepted with the required power.
     pub effect: f64,

@@ -54,7 +54,7 @@ pub fn noise_floor(sigma: f64, n: usize) -> f64 {
     (Z_95 * MEDIAN_EFFICIENCY * sigma / (n as f64).sqrt()).exp_m1()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "status")]
 pub enum AaValidity {
     /// The A/A CI95 contains 1.

@@ -1,8 +1,10 @@
-//! `--json` on the commands that run: stdout carries only event lines, each valid against
-//! `evo schema events`, in one envelope (schema, time, command, run id, candidate, scenario), the
-//! runs counted against their stage's total, and a `final` line whose verdict, exit code and
-//! paths match what the command did.
+//! What machines read from evo, checked against what `evo schema` publishes: the `--json` event
+//! stream of each command that runs (only event lines on stdout, one envelope, runs counted
+//! against their stage's total, a `final` line matching what the command did), and the files
+//! `result.json`, `summary.json` and the bench report, from real runs and a rich synthetic one.
 
+#[path = "util/hostile_result.rs"]
+mod hostile_result;
 mod util;
 
 use std::path::Path;
@@ -11,15 +13,41 @@ use std::process::Output;
 use serde_json::Value;
 use util::{evo, fixture_repo, patch_by_editing, text, write};
 
-/// The stdout lines of `out`, each parsed and checked against the published schema.
+/// A validator for `evo schema KIND`, checked to refuse a document that is plainly wrong.
+fn validator(kind: &str) -> jsonschema::Validator {
+    let out = evo().args(["schema", kind]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let validator = jsonschema::validator_for(&schema)
+        .unwrap_or_else(|e| panic!("the {kind} schema does not compile: {e}"));
+    let wrong = serde_json::json!({ "schema": "evo-events/1", "event": "run", "run_id": 7 });
+    assert!(
+        !validator.is_valid(&wrong),
+        "the {kind} schema accepts anything"
+    );
+    validator
+}
+
+/// Panics with every error when `doc` does not match.
+fn check(validator: &jsonschema::Validator, doc: &Value, what: &str) {
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} does not match its schema: {errors:#?}"
+    );
+}
+
+fn check_file(kind: &str, path: &Path) {
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    check(&validator(kind), &doc, &path.display().to_string());
+}
+
+/// The stdout lines of `out`, each parsed and checked against the events schema.
 fn events(out: &Output) -> Vec<Value> {
-    let schema_out = evo().args(["schema", "events"]).output().unwrap();
-    assert!(schema_out.status.success(), "{}", text(&schema_out));
-    let schema: Value = serde_json::from_slice(&schema_out.stdout).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the events schema compiles");
-    // The schema bites: a line without its envelope and event is refused.
-    let bare = serde_json::json!({ "schema": "evo-events/1", "event": "run" });
-    assert!(!validator.is_valid(&bare), "the schema accepts anything");
+    let validator = validator("events");
     let stdout = String::from_utf8(out.stdout.clone()).unwrap();
     assert!(!stdout.is_empty(), "no event at all\n{}", text(out));
     stdout
@@ -27,11 +55,7 @@ fn events(out: &Output) -> Vec<Value> {
         .map(|line| {
             let v: Value = serde_json::from_str(line)
                 .unwrap_or_else(|e| panic!("stdout holds a line that is not JSON ({e}): {line}"));
-            let errors: Vec<String> = validator.iter_errors(&v).map(|e| e.to_string()).collect();
-            assert!(
-                errors.is_empty(),
-                "{line}\ndoes not match the schema: {errors:?}"
-            );
+            check(&validator, &v, line);
             assert_eq!(v["schema"], "evo-events/1", "{line}");
             v
         })
@@ -53,12 +77,17 @@ fn final_line<'a>(events: &'a [Value], out: &Output) -> &'a Value {
 
 #[test]
 fn bench_streams_every_run_against_the_stage_total_and_ends_with_its_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("bench.json");
     let out = evo()
         .args(["bench", "--baseline", "true", "--candidate", "true"])
         .args(["--pairs", "6", "--aa-pairs", "6", "--warmup", "1", "--json"])
+        .arg("--export-json")
+        .arg(&report)
         .output()
         .unwrap();
     let events = events(&out);
+    check_file("bench", &report);
     let runs = of_kind(&events, "run");
     // 1 warmup, 6 A/A and 6 comparison pairs: 26 runs, counted 1..=26 against 26.
     assert_eq!(runs.len(), 26, "{events:#?}");
@@ -80,6 +109,10 @@ fn bench_streams_every_run_against_the_stage_total_and_ends_with_its_verdict() {
     let last = final_line(&events, &out);
     assert!(last["verdict"].is_string(), "{last}");
     assert_eq!(last["error"], Value::Null);
+    assert_eq!(
+        last["result"].as_str().map(Path::new),
+        Some(report.as_path())
+    );
     // The table is still shown, on stderr.
     assert!(String::from_utf8_lossy(&out.stderr).contains("verdict"));
 }
@@ -121,6 +154,7 @@ fn confirm_streams_its_stages_and_ends_with_the_receipt_it_wrote() {
     let run_id = started[0]["run_id"].as_str().unwrap();
     let run_dir = Path::new(last["run_dir"].as_str().unwrap());
     assert!(run_dir.ends_with(run_id), "{run_dir:?} is not run {run_id}");
+    check_file("result", Path::new(last["result"].as_str().unwrap()));
     for key in ["receipt", "pr_body", "result"] {
         let path = last[key]
             .as_str()
@@ -168,4 +202,63 @@ fn a_confirm_that_cannot_start_still_ends_the_stream_with_its_error() {
         last["error"].as_str().is_some_and(|e| !e.is_empty()),
         "{last}"
     );
+}
+
+#[test]
+fn a_rich_result_matches_the_published_schema() {
+    // Every section filled: scenarios with pairs and figures, holdouts, gates, a search.
+    let r = hostile_result::hostile_result("plain", false);
+    check(
+        &validator("result"),
+        &serde_json::to_value(&r).unwrap(),
+        "a synthetic result.json",
+    );
+}
+
+#[test]
+fn a_campaign_streams_its_candidates_and_its_summary_matches_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    fixture_repo("cpairs", &repo);
+    let camp = dir.path().join("camp");
+    write(&camp.join("workload.json"), util::cpairs::WORKLOAD);
+    // A numerics change: stopped by the differential, so nothing is screened or confirmed.
+    let diff = patch_by_editing(&repo, &[("prog.c", "h ^= h >> 29;", "h ^= h >> 28;")]);
+    write(&camp.join("numerics.patch"), &diff);
+    write(
+        &camp.join("campaign.json"),
+        r#"{ "name": "json", "repo": "../repo", "baseline": "main", "workload": "workload.json",
+             "candidates": [{ "name": "numerics", "patch": "numerics.patch" }],
+             "output": "receipts" }"#,
+    );
+    let out = evo()
+        .args(["campaign", "run"])
+        .arg(camp.join("campaign.json"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    let events = events(&out);
+    let last = final_line(&events, &out);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(last["verdict"], "rejected");
+    assert_eq!(last["receipt"], Value::Null, "nothing was confirmed");
+    let summary = Path::new(last["result"].as_str().unwrap());
+    assert!(summary.ends_with("summary.json"));
+    check_file("summary", summary);
+    let run_id = of_kind(&events, "started")[0]["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(events.iter().all(|e| e["command"] == "campaign"));
+    let verdicts = of_kind(&events, "candidate");
+    assert_eq!(verdicts.len(), 1, "{events:#?}");
+    assert_eq!(verdicts[0]["candidate"]["name"], "numerics");
+    assert_eq!(verdicts[0]["candidate"]["index"], 1);
+    assert_eq!(verdicts[0]["status"], "differential_mismatch");
+    assert_eq!(verdicts[0]["run_id"], run_id.as_str());
+    let check_stage = of_kind(&events, "stage")
+        .into_iter()
+        .find(|e| e["name"] == "check candidate-1")
+        .expect("a check stage");
+    assert_eq!(check_stage["candidate"]["name"], "numerics");
 }
