@@ -11,6 +11,7 @@ use crate::cli::{
     KeygenArgs, ManArgs, PrCommand, PrRenderArgs, ReceiptCommand, SchemaArg, VerifyArgs,
 };
 use crate::exit_codes;
+use crate::failure::Failure;
 use crate::live::Live;
 use crate::measure::record::Order;
 use crate::measure::runner::RunSpec;
@@ -21,7 +22,7 @@ use crate::report::terminal;
 use crate::stats::BenchVerdict;
 
 /// Runs the parsed command line and returns the process exit code.
-pub fn run(cli: Cli) -> anyhow::Result<i32> {
+pub fn run(cli: Cli) -> Result<i32, Failure> {
     match cli.command {
         Command::Bench(args) => bench_command(args),
         Command::Confirm(args) => confirm_command(args),
@@ -55,11 +56,11 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
 }
 
 /// Writes a whole document to stdout; a reader that stopped early (`| head`) is not an error.
-fn print_all(text: &str) -> anyhow::Result<i32> {
+fn print_all(text: &str) -> Result<i32, Failure> {
     match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::Error::new(e).context("cannot write to stdout"))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::Error::new(e)
+            .context("cannot write to stdout")
+            .into()),
         _ => Ok(exit_codes::ACCEPTED),
     }
 }
@@ -68,7 +69,7 @@ fn output_schema(schema: schemars::Schema) -> String {
     serde_json::to_string_pretty(&schema).unwrap_or_default()
 }
 
-fn man_command(args: ManArgs) -> anyhow::Result<i32> {
+fn man_command(args: ManArgs) -> Result<i32, Failure> {
     match &args.out {
         None => {
             let page = crate::cli_docs::man_page().context("cannot render the man page")?;
@@ -123,7 +124,7 @@ pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
     }
 }
 
-fn bench_command(args: BenchArgs) -> anyhow::Result<i32> {
+fn bench_command(args: BenchArgs) -> Result<i32, Failure> {
     let plan = bench_plan(&args);
     let mut runner = ProcessRunner::new()
         .context("cannot locate the evo executable")?
@@ -140,17 +141,18 @@ fn bench_command(args: BenchArgs) -> anyhow::Result<i32> {
     let report = match result {
         Ok(report) => report,
         Err(e) => {
+            let failure = Failure::from(anyhow::Error::new(e));
             live.finish(Final {
-                exit_code: exit_codes::INTERNAL_ERROR,
-                error: Some(e.to_string()),
+                exit_code: failure.code,
+                error: Some(failure.error.to_string()),
                 ..Final::default()
             });
-            return Err(e.into());
+            return Err(failure);
         }
     };
     let table = terminal::render_bench(&report);
     if let Some(path) = &args.export_json {
-        let text = serde_json::to_string_pretty(&report)?;
+        let text = serde_json::to_string_pretty(&report).context("cannot serialize the report")?;
         std::fs::write(path, text + "\n")
             .with_context(|| format!("cannot write the JSON report to {}", path.display()))?;
     }
@@ -182,40 +184,30 @@ fn say(live: &Live, text: &str) {
     }
 }
 
-/// A command stopped before a verdict: says why on stderr and in the final event.
-fn stopped(code: i32, error: impl std::fmt::Display) -> Final {
-    eprintln!("error: {error}");
-    Final {
-        exit_code: code,
-        error: Some(error.to_string()),
-        ..Final::default()
-    }
-}
-
 /// Runs `inner`, then closes the reporter with its outcome (the `final` line of `--json`), also
 /// when `inner` fails with an error of evo's own.
 fn reported(
     mut live: Live,
-    inner: impl FnOnce(&mut Live) -> anyhow::Result<Final>,
-) -> anyhow::Result<i32> {
+    inner: impl FnOnce(&mut Live) -> Result<Final, Failure>,
+) -> Result<i32, Failure> {
     match inner(&mut live) {
         Ok(outcome) => {
             let code = outcome.exit_code;
             live.finish(outcome);
             Ok(code)
         }
-        Err(e) => {
+        Err(failure) => {
             live.finish(Final {
-                exit_code: exit_codes::INTERNAL_ERROR,
-                error: Some(format!("{e:#}")),
+                exit_code: failure.code,
+                error: Some(failure.error.to_string()),
                 ..Final::default()
             });
-            Err(e)
+            Err(failure)
         }
     }
 }
 
-fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
+fn confirm_command(args: ConfirmArgs) -> Result<i32, Failure> {
     let mut live = Live::new(args.run.json, Source::Confirm);
     let label = args
         .patch
@@ -225,12 +217,12 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
     reported(live, |live| confirm_with(&args, live))
 }
 
-fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> anyhow::Result<Final> {
+fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {
     use crate::confirm::{self, ConfirmOptions};
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let mut plan = match crate::plan::confirm_plan(&args.patch, args.campaign.as_deref(), &cwd) {
         Ok(plan) => plan,
-        Err(e) => return Ok(stopped(exit_codes::USAGE_ERROR, e)),
+        Err(e) => return Err(Failure::usage(e)),
     };
     if let Some(affinity) = args.run.affinity {
         plan.campaign.confirm.affinity = affinity;
@@ -245,7 +237,7 @@ fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> anyhow::Result<Final> {
     let what = format!("evo confirm {}", args.patch.display());
     let _repo_lock = match crate::campaign::lock::RepoLock::acquire(&plan.repo, &what) {
         Ok(lock) => lock,
-        Err(e) => return Ok(stopped(exit_codes::USAGE_ERROR, e)),
+        Err(e) => return Err(Failure::usage(e)),
     };
     let opts = ConfirmOptions {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,
@@ -255,10 +247,7 @@ fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> anyhow::Result<Final> {
     };
     let outcome = confirm::run_confirm(&plan, &opts, &mut |e| live.confirm(e, false));
     live.finish_progress();
-    let done = match outcome {
-        Ok(done) => done,
-        Err(e) => return Ok(stopped(e.exit_code(), e)),
-    };
+    let done = outcome?;
     say(
         live,
         &terminal::render_confirm(&done.result, &done.run_dir, args.verbose),
@@ -310,7 +299,7 @@ fn fail_on(code: i32, verdict: &str, kept: &[exit_codes::FailOn]) -> i32 {
     exit
 }
 
-fn init_command(args: InitArgs) -> anyhow::Result<i32> {
+fn init_command(args: InitArgs) -> Result<i32, Failure> {
     use crate::scaffold::{self, InitOptions};
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let options = InitOptions {
@@ -318,28 +307,16 @@ fn init_command(args: InitArgs) -> anyhow::Result<i32> {
         check: args.check,
         force: args.force,
     };
-    let done = match scaffold::init(&cwd, &options) {
-        Ok(done) => done,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(e.exit_code());
-        }
-    };
+    let done = scaffold::init(&cwd, &options)?;
     print!("{}", terminal::render_init(&done));
     Ok(exit_codes::ACCEPTED)
 }
 
-fn keygen_command(args: KeygenArgs) -> anyhow::Result<i32> {
+fn keygen_command(args: KeygenArgs) -> Result<i32, Failure> {
     use crate::receipt::keys;
     let dir = match args.out {
         Some(dir) => dir,
-        None => match keys::default_dir() {
-            Ok(dir) => dir,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(exit_codes::USAGE_ERROR);
-            }
-        },
+        None => keys::default_dir().map_err(Failure::usage)?,
     };
     match keys::write_new_pair(&dir) {
         Ok((key, files)) => {
@@ -354,31 +331,25 @@ fn keygen_command(args: KeygenArgs) -> anyhow::Result<i32> {
             println!("key id:      {}", keys::key_id(&key.verifying_key()));
             Ok(exit_codes::ACCEPTED)
         }
-        Err(e @ keys::KeyError::Exists(_)) => {
-            eprintln!("error: {e}");
-            Ok(exit_codes::USAGE_ERROR)
-        }
-        Err(e) => Err(e.into()),
+        Err(e @ keys::KeyError::Exists(_)) => Err(Failure::usage(e)),
+        Err(e) => Err(anyhow::Error::new(e).into()),
     }
 }
 
 /// Reads a receipt and checks it against the given key, else the known key with the id the
-/// receipt names; `Err` is the exit code.
+/// receipt names.
 fn open_receipt(
     file: &std::path::Path,
     key: Option<&std::path::Path>,
-) -> Result<crate::receipt::Verified, i32> {
+) -> Result<crate::receipt::Verified, Failure> {
     use crate::receipt::keys;
     // The receipt first: a wrong path is the likelier mistake, and says nothing about keys.
     let bytes = std::fs::read(file).map_err(|e| {
         // The path as the user typed it: tidying a path evo did not write could name another file.
-        eprintln!("error: cannot read the receipt {}: {e}", file.display());
-        exit_codes::USAGE_ERROR
+        Failure::usage(format!("cannot read the receipt {}: {e}", file.display()))
     })?;
     let no_key = |e: &dyn std::fmt::Display| {
-        eprintln!("error: {e}");
-        eprintln!("  pass the signer's public key with --key FILE");
-        exit_codes::USAGE_ERROR
+        Failure::usage(e).hint("pass the signer's public key with --key FILE")
     };
     let found = match key {
         Some(path) => keys::FoundKey {
@@ -393,11 +364,12 @@ fn open_receipt(
         shown(&found.path)
     );
     crate::receipt::verify(&bytes, &found.key).map_err(|e| {
-        eprintln!("error: {} does not verify: {e}", file.display());
+        let failure = Failure::verification(format!("{} does not verify: {e}", file.display()));
         if key.is_none() {
-            eprintln!("  if another key signed it, pass its public key with --key FILE");
+            failure.hint("if another key signed it, pass its public key with --key FILE")
+        } else {
+            failure
         }
-        exit_codes::VERIFICATION_FAILED
     })
 }
 
@@ -429,11 +401,8 @@ fn pick_key(wanted: &[String]) -> Result<crate::receipt::keys::FoundKey, String>
     }
 }
 
-fn verify_command(args: VerifyArgs) -> anyhow::Result<i32> {
-    let verified = match open_receipt(&args.file, args.key.as_deref()) {
-        Ok(v) => v,
-        Err(code) => return Ok(code),
-    };
+fn verify_command(args: VerifyArgs) -> Result<i32, Failure> {
+    let verified = open_receipt(&args.file, args.key.as_deref())?;
     let p = &verified.statement.predicate;
     println!(
         "{}: signature valid, key {}, sha256 {}",
@@ -466,28 +435,25 @@ fn verify_command(args: VerifyArgs) -> anyhow::Result<i32> {
         );
         return Ok(exit_codes::ACCEPTED);
     }
-    eprintln!(
-        "error: {} figure(s) do not follow from the raw runs in the receipt:",
+    let mut failure = Failure::verification(format!(
+        "{} figure(s) do not follow from the raw runs in the receipt:",
         differences.len()
-    );
-    for d in &differences {
-        eprintln!("  {d}");
-    }
-    Ok(exit_codes::VERIFICATION_FAILED)
+    ));
+    failure.hints = differences.iter().map(|d| d.to_string()).collect();
+    Err(failure)
 }
 
-fn pr_render_command(args: PrRenderArgs) -> anyhow::Result<i32> {
+fn pr_render_command(args: PrRenderArgs) -> Result<i32, Failure> {
     use crate::report::{pr_body, pr_context::ReceiptRef};
-    let verified = match open_receipt(&args.receipt, args.key.as_deref()) {
-        Ok(v) => v,
-        Err(code) => return Ok(code),
-    };
+    let verified = open_receipt(&args.receipt, args.key.as_deref())?;
     let (template, name) = match &args.template {
         Some(path) => match std::fs::read_to_string(path) {
             Ok(text) => (text, path.display().to_string()),
             Err(e) => {
-                eprintln!("error: cannot read the template {}: {e}", path.display());
-                return Ok(exit_codes::USAGE_ERROR);
+                return Err(Failure::usage(format!(
+                    "cannot read the template {}: {e}",
+                    path.display()
+                )));
             }
         },
         None => (
@@ -503,13 +469,8 @@ fn pr_render_command(args: PrRenderArgs) -> anyhow::Result<i32> {
         sha256: verified.sha256.clone(),
         key_id: verified.key_id.clone(),
     };
-    let text = match pr_body::render(&verified.statement.predicate, &reference, &template, &name) {
-        Ok(text) => text,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(exit_codes::USAGE_ERROR);
-        }
-    };
+    let text = pr_body::render(&verified.statement.predicate, &reference, &template, &name)
+        .map_err(Failure::usage)?;
     match &args.out {
         Some(path) => std::fs::write(path, &text)
             .with_context(|| format!("cannot write {}", path.display()))?,
@@ -518,12 +479,12 @@ fn pr_render_command(args: PrRenderArgs) -> anyhow::Result<i32> {
     Ok(exit_codes::ACCEPTED)
 }
 
-fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
+fn campaign_command(args: CampaignRunArgs) -> Result<i32, Failure> {
     let live = Live::new(args.run.json, Source::Campaign);
     reported(live, |live| campaign_with(&args, live))
 }
 
-fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> anyhow::Result<Final> {
+fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> Result<Final, Failure> {
     use crate::campaign::{self, CampaignOptions};
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let file = if args.campaign.is_absolute() {
@@ -533,7 +494,7 @@ fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> anyhow::Result<Fina
     };
     let mut plan = match crate::plan::campaign_plan(&file) {
         Ok(plan) => plan,
-        Err(e) => return Ok(stopped(exit_codes::USAGE_ERROR, e)),
+        Err(e) => return Err(Failure::usage(e)),
     };
     if let Some(affinity) = args.run.affinity {
         plan.campaign.confirm.affinity = affinity;
@@ -541,7 +502,7 @@ fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> anyhow::Result<Fina
     let what = format!("evo campaign run {}", args.campaign.display());
     let _repo_lock = match crate::campaign::lock::RepoLock::acquire(&plan.repo, &what) {
         Ok(lock) => lock,
-        Err(e) => return Ok(stopped(exit_codes::USAGE_ERROR, e)),
+        Err(e) => return Err(Failure::usage(e)),
     };
     let opts = CampaignOptions {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,
@@ -550,10 +511,7 @@ fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> anyhow::Result<Fina
     };
     let outcome = campaign::run_campaign(&plan, &opts, &mut |e| live.campaign(e));
     live.finish_progress();
-    let done = match outcome {
-        Ok(done) => done,
-        Err(e) => return Ok(stopped(e.exit_code(), e)),
-    };
+    let done = outcome?;
     let mut table = terminal::render_campaign(&done.summary, &done.run_dir);
     let receipt = campaign_receipt(&done.summary, &done.run_dir);
     if let Some(receipt) = &receipt {

@@ -14,6 +14,7 @@ pub mod cli_docs;
 pub mod confirm;
 pub mod environment;
 pub mod exit_codes;
+pub mod failure;
 pub mod interrupt;
 pub mod live;
 pub mod measure;

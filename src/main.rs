@@ -14,12 +14,9 @@ fn main() {
     evo::interrupt::install();
     let code = match evo::app::run(cli) {
         Ok(code) => code,
-        Err(err) => {
-            eprintln!("error: {err}");
-            for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
-            evo::exit_codes::INTERNAL_ERROR
+        Err(failure) => {
+            eprint!("{}", failure.render());
+            failure.code
         }
     };
     std::process::exit(code);
