@@ -85,6 +85,11 @@ struct Fixture {
 
 impl Fixture {
     fn new(holdouts: bool) -> Fixture {
+        Fixture::with(WORKLOAD, holdouts, &[("prog.sh", "echo slow", "echo fast")])
+    }
+
+    /// A fixture with its own workload and patch (`edits` of the repository's files).
+    fn with(workload: &str, holdouts: bool, edits: &[(&str, &str, &str)]) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
         std::fs::create_dir_all(&repo).unwrap();
@@ -93,11 +98,11 @@ impl Fixture {
         util::git(&repo, &["init", "-q"]);
         util::git(&repo, &["add", "-A"]);
         util::git(&repo, &["commit", "-q", "-m", "baseline"]);
-        let diff = patch_by_editing(&repo, &[("prog.sh", "echo slow", "echo fast")]);
+        let diff = patch_by_editing(&repo, edits);
         let camp = dir.path().join("camp");
         let patch = camp.join("fast.patch");
         write(&patch, &diff);
-        write(&camp.join("workload.json"), WORKLOAD);
+        write(&camp.join("workload.json"), workload);
         let holdouts_line = if holdouts {
             write(&camp.join("holdouts.json"), HOLDOUTS);
             r#""holdouts": "holdouts.json","#
@@ -337,7 +342,12 @@ fn a_significant_slowdown_is_rejected_and_spares_the_holdouts() {
     expect_gates(&r, &all_green());
     assert_eq!(training_gate(&r)["regression"], true);
     assert_eq!(r["scenarios"].as_array().unwrap().len(), 1, "holdouts ran");
-    assert!(str_of(&r["reasons"][0]).contains("it is slower"), "{r:#}");
+    let reason = str_of(&r["reasons"][0]);
+    assert!(
+        reason.contains("training scenario `main` did not pass: it is slower"),
+        "{reason}"
+    );
+    assert!(r["scenarios"][0]["training"]["median"].as_f64().unwrap() < 0.85);
 }
 
 #[test]
@@ -424,4 +434,49 @@ fn the_same_seed_gives_the_same_figures_whatever_order_the_pairs_ran_in() {
             .collect::<Vec<_>>()
     };
     assert_eq!(ratios(&a), ratios(&b));
+}
+
+#[test]
+fn a_patch_with_build_flags_gets_the_build_configuration_lane() {
+    let workload = WORKLOAD.replace(
+        r#""name": "tiny","#,
+        r#""name": "tiny", "config_files": ["Makefile"],"#,
+    );
+    let edits = [
+        ("prog.sh", "echo slow", "echo fast"),
+        ("Makefile", "cp prog.sh", "cp -p prog.sh"),
+    ];
+    let fx = Fixture::with(&workload, false, &edits);
+    // The flags alone give 3% of the whole patch's 25%.
+    let config_only = ("config-only", "./prog run", noisy(0.97, 0.01));
+    let done = fx.confirm(vec![config_only]);
+    let r = &done.result;
+    expect_decision(r, "accepted", "measured");
+    let lane = &r["config_lane"];
+    assert_eq!(lane["ran"], true, "{lane:#}");
+    assert_eq!(lane["files"], serde_json::json!(["Makefile"]));
+    assert_eq!(lane["pairs"].as_array().unwrap().len(), 9);
+    let median = lane["median"].as_f64().unwrap();
+    assert!(
+        (median - 1.0 / 0.97).abs() < 0.01,
+        "configuration-only median {median}"
+    );
+    let share = lane["configuration_share"].as_f64().unwrap();
+    assert!(share > 0.05 && share < 0.25, "{lane:#}");
+    let config_patch = std::fs::read_to_string(done.run_dir.join("config_only.patch")).unwrap();
+    assert!(config_patch.contains("a/Makefile") && !config_patch.contains("a/prog.sh"));
+    let pr = std::fs::read_to_string(done.run_dir.join("pr_body.md")).unwrap();
+    assert!(pr.contains("Baseline + configuration only"), "{pr}");
+    let public = fx
+        .camp
+        .join("key")
+        .join(evo::receipt::keys::PUBLIC_KEY_FILE);
+    let verify = util::evo()
+        .args(["receipt", "verify", "--recompute"])
+        .arg(done.run_dir.join(evo::receipt::RECEIPT_FILE))
+        .arg("--key")
+        .arg(public)
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", util::text(&verify));
 }
