@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use evo::confirm::{self, ConfirmOptions};
+use evo::measure::cpus::CpuSplit;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
 use evo::measure::sandbox::SandboxMode;
@@ -67,6 +68,14 @@ fn good_candidate() -> Vec<Rule> {
 fn noisy_machine() -> Vec<Rule> {
     let run = |tree| (tree, "./prog run", noisy(1.0, 0.05));
     vec![run("baseline"), run("baseline-again"), run("candidate")]
+}
+
+/// The CPUs the fake's timed runner says evo and the commands ran on.
+fn split() -> CpuSplit {
+    CpuSplit {
+        evo: vec![0],
+        command: vec![1, 2],
+    }
 }
 
 /// The tree a run's working directory lies in, without the padding of its folder name.
@@ -131,7 +140,7 @@ impl Fixture {
 
     /// The fake: the case's `rules` first, then the good candidate's (the first match answers).
     fn fake(&self, rules: Vec<Rule>) -> FakeRunner {
-        let mut fake = FakeRunner::new(SEED);
+        let mut fake = FakeRunner::new(SEED).with_cpu_split(split());
         for (tree, prefix, behavior) in rules.into_iter().chain(good_candidate()) {
             let work = self.work.clone();
             fake = fake.when(
@@ -245,6 +254,9 @@ fn a_clear_speedup_with_holdouts_is_accepted_as_tested() {
     let median = r["scenarios"][0]["training"]["median"].as_f64().unwrap();
     assert!((median - 1.25).abs() < 0.03, "{median}");
     assert_eq!(r["reasons"], serde_json::json!([]));
+    // The CPU split is recorded from the runner the timed runs used.
+    let cpus: CpuSplit = serde_json::from_value(r["environment"]["cpus"].clone()).unwrap();
+    assert_eq!(cpus, split());
 }
 
 #[test]

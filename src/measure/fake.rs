@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use super::cpus::CpuSplit;
 use super::record::{ExitStatus, RunRecord, Rusage};
 use super::runner::{RunSpec, Runner, RunnerError, RunnerFactory};
 
@@ -62,6 +63,8 @@ struct Script {
 #[derive(Clone)]
 pub struct FakeRunner {
     script: Arc<Mutex<Script>>,
+    /// The CPU split this runner and its timed runners report (none splits anything).
+    split: Option<CpuSplit>,
 }
 
 impl FakeRunner {
@@ -75,7 +78,15 @@ impl FakeRunner {
                 rules: Vec::new(),
                 calls: Vec::new(),
             })),
+            split: None,
         }
+    }
+
+    /// Reports `split` as the CPU split of its timed runs, as the real runner does when it pins
+    /// (builder style); nothing is pinned.
+    pub fn with_cpu_split(mut self, split: CpuSplit) -> FakeRunner {
+        self.split = Some(split);
+        self
     }
 
     fn script(&self) -> std::sync::MutexGuard<'_, Script> {
@@ -215,10 +226,22 @@ impl Runner for FakeRunner {
         }
         Ok(outcome.record())
     }
+
+    fn cpu_split(&self) -> Option<&CpuSplit> {
+        self.split.as_ref()
+    }
 }
 
 impl RunnerFactory for FakeRunner {
+    /// Untimed runners never split the CPUs.
     fn runner(&self) -> Box<dyn Runner + Send> {
+        Box::new(FakeRunner {
+            split: None,
+            ..self.clone()
+        })
+    }
+
+    fn timed_runner(&self) -> Box<dyn Runner + Send> {
         Box::new(self.clone())
     }
 }
