@@ -492,3 +492,29 @@ fn a_patch_with_build_flags_gets_the_build_configuration_lane() {
         .unwrap();
     assert_eq!(verify.status.code(), Some(0), "{}", util::text(&verify));
 }
+
+#[test]
+fn no_change_in_a_run_that_resolves_the_minimum_effect_is_rejected_not_inconclusive() {
+    // A quiet machine (0.5% noise per run): 9 pairs resolve 1%, and they show nothing.
+    let run = |tree| (tree, "./prog run", noisy(1.0, 0.005));
+    let r = case(
+        true,
+        vec![run("baseline"), run("baseline-again"), run("candidate")],
+    );
+    expect_decision(&r, "rejected", "rejected");
+    expect_gates(&r, &all_green());
+    let gate = training_gate(&r);
+    for (condition, value) in [
+        ("resolved", true),
+        ("aa_valid", true),
+        ("passed", false),
+        ("regression", false),
+    ] {
+        assert_eq!(gate[condition], value, "{condition}: {gate:#}");
+    }
+    assert!(
+        str_of(&r["reasons"][0]).starts_with("training scenario `main` did not pass"),
+        "{r:#}"
+    );
+    assert_eq!(r["scenarios"].as_array().unwrap().len(), 1, "holdouts ran");
+}
