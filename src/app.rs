@@ -159,6 +159,16 @@ fn bench_command(args: BenchArgs) -> anyhow::Result<i32> {
     })
 }
 
+/// This machine's runners, with this `evo` binary as their helper and the timed runs' CPU split.
+fn local_runners(
+    affinity: crate::measure::cpus::Affinity,
+) -> anyhow::Result<std::sync::Arc<dyn crate::measure::runner::RunnerFactory>> {
+    Ok(std::sync::Arc::new(crate::measure::local::LocalRunners {
+        helper: std::env::current_exe().context("cannot locate the evo executable")?,
+        affinity,
+    }))
+}
+
 /// The repository's lock for this evo (`what` is shown to a second one); `None` after saying
 /// who holds it.
 fn repo_lock(repo: &std::path::Path, what: &str) -> Option<crate::campaign::lock::RepoLock> {
@@ -196,7 +206,7 @@ fn confirm_command(args: ConfirmArgs) -> anyhow::Result<i32> {
         return Ok(exit_codes::USAGE_ERROR);
     };
     let opts = ConfirmOptions {
-        helper: std::env::current_exe().context("cannot locate the evo executable")?,
+        runners: local_runners(plan.campaign.confirm.affinity)?,
         work_dir: args.work_dir.clone(),
         search: None,
         sandbox: args.run.sandbox,
@@ -490,7 +500,7 @@ fn campaign_command(args: CampaignRunArgs) -> anyhow::Result<i32> {
         return Ok(exit_codes::USAGE_ERROR);
     };
     let opts = CampaignOptions {
-        helper: std::env::current_exe().context("cannot locate the evo executable")?,
+        runners: local_runners(plan.campaign.confirm.affinity)?,
         resume: args.resume.clone(),
         sandbox: args.run.sandbox,
     };

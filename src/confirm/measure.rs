@@ -8,7 +8,6 @@ use crate::measure::record::{Arm, Order, WarmupRun};
 use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
-use crate::measure::spawn::ProcessRunner;
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::Tree;
 
@@ -40,8 +39,7 @@ impl Run<'_> {
         };
         // Pinned while it lives: dropped before the configuration lane, whose build must not
         // inherit evo's single CPU.
-        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone())
-            .with_affinity(self.plan.campaign.confirm.affinity);
+        let mut runner = self.opts.runners.timed_runner();
         self.result.environment.cpus = runner.cpu_split().cloned();
         let training: Vec<Scenario> = self
             .plan
@@ -52,7 +50,7 @@ impl Run<'_> {
             .cloned()
             .collect();
         for s in &training {
-            if self.measure_training(&mut runner, s, &bt, &ct)? == Flow::Stop {
+            if self.measure_training(&mut *runner, s, &bt, &ct)? == Flow::Stop {
                 return Ok(());
             }
         }
@@ -69,7 +67,7 @@ impl Run<'_> {
             .map(|h| h.holdouts.scenarios.clone())
             .unwrap_or_default();
         for s in &holdouts {
-            if self.measure_holdout(&mut runner, s, &bt, &ct)? == Flow::Stop {
+            if self.measure_holdout(&mut *runner, s, &bt, &ct)? == Flow::Stop {
                 return Ok(());
             }
         }
@@ -129,7 +127,7 @@ impl Run<'_> {
     /// recorded with them alone and nothing more is measured (a gamed timed call costs 2 runs).
     fn warm_up(
         &mut self,
-        runner: &mut ProcessRunner,
+        runner: &mut dyn Runner,
         s: &Scenario,
         arms: Arms<'_>,
         role: &str,
@@ -153,7 +151,7 @@ impl Run<'_> {
 
     fn measure_training(
         &mut self,
-        runner: &mut ProcessRunner,
+        runner: &mut dyn Runner,
         s: &Scenario,
         bt: &Tree,
         ct: &Tree,
@@ -215,7 +213,7 @@ impl Run<'_> {
 
     fn measure_holdout(
         &mut self,
-        runner: &mut ProcessRunner,
+        runner: &mut dyn Runner,
         s: &Scenario,
         bt: &Tree,
         ct: &Tree,
