@@ -50,7 +50,7 @@ fn the_summary_shows_both_arms_the_change_and_the_verdict_before_any_statistics(
     let text = body(&plain());
     let summary = section(&text, "## Summary");
     for needle in [
-        "| scenario | role | baseline | candidate | change | user CPU | peak memory | verdict |",
+        "| scenario | role | baseline | candidate | change | user CPU | peak memory | scenario verdict |",
         // 0.5 s against 0.5 s / 1.05; 1000 KiB in both arms.
         "| `memo` | training | 500.5 ± 0.5 ms | 476.7 ± 0.5 ms | -4.8% | 500.5 ms → 476.7 ms \
          | 1.0 MiB → 1.0 MiB | accepted |",
@@ -142,7 +142,9 @@ fn a_rejected_patch_says_why_instead_of_why_it_is_faster() {
     assert!(!text.contains("Why it is faster"), "{text}");
     let why = section(&text, "## Why it was rejected");
     assert!(
-        why.contains("- tests failed: the self-test printed 41"),
+        why.starts_with(
+            "\n\nThe verdict's reasons:\n\n- tests failed: the self-test printed 41\n\n"
+        ),
         "{why}"
     );
     // The author's reason is still quoted, as the author's.
