@@ -175,6 +175,16 @@ fn bench_command(args: BenchArgs) -> Result<i32, Failure> {
     Ok(code)
 }
 
+/// This machine's runners, with this `evo` binary as their helper and the timed runs' CPU split.
+fn local_runners(
+    affinity: crate::measure::cpus::Affinity,
+) -> anyhow::Result<std::sync::Arc<dyn crate::measure::runner::RunnerFactory>> {
+    Ok(std::sync::Arc::new(crate::measure::local::LocalRunners {
+        helper: std::env::current_exe().context("cannot locate the evo executable")?,
+        affinity,
+    }))
+}
+
 /// Human output: stdout, or stderr when stdout carries the `--json` stream.
 fn say(live: &Live, text: &str) {
     if live.is_json() {
@@ -240,7 +250,7 @@ fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {
         Err(e) => return Err(Failure::usage(e)),
     };
     let opts = ConfirmOptions {
-        helper: std::env::current_exe().context("cannot locate the evo executable")?,
+        runners: local_runners(plan.campaign.confirm.affinity)?,
         work_dir: args.work_dir.clone(),
         search: None,
         sandbox: args.run.sandbox,
@@ -505,7 +515,7 @@ fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> Result<Final, Failu
         Err(e) => return Err(Failure::usage(e)),
     };
     let opts = CampaignOptions {
-        helper: std::env::current_exe().context("cannot locate the evo executable")?,
+        runners: local_runners(plan.campaign.confirm.affinity)?,
         resume: args.resume.clone(),
         sandbox: args.run.sandbox,
     };

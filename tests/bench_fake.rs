@@ -124,9 +124,9 @@ fn warmups_are_recorded_but_not_paired() {
     assert!(r.warmups.iter().all(|w| w.purpose == Purpose::Warmup));
     assert_eq!(r.aa_pairs.len(), 6);
     assert_eq!(r.pairs.len(), 7);
-    assert_eq!(runner.calls.len(), 2 + 2 * 6 + 2 * 7);
+    assert_eq!(runner.calls().len(), 2 + 2 * 6 + 2 * 7);
     // A/A pairs run the baseline command in both arms.
-    assert!(runner.calls[2..14].iter().all(|c| c == "base"));
+    assert!(runner.calls()[2..14].iter().all(|c| c == "base"));
 }
 
 #[test]

@@ -162,37 +162,22 @@ fn journal(run_dir: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The statuses of patch candidates (refused, build failed, differential mismatch, screened,
+/// confirmed) are decided on scripted runs in `campaign_fake.rs`; this is the real path: a real
+/// agent in a real tree, real builds and timing, and the printed commands pasted.
 #[test]
-fn every_candidate_gets_a_status_and_the_best_is_confirmed() {
+fn an_agent_candidate_is_collected_screened_and_confirmed() {
     let fx = Fixture::new();
     fx.agent();
-    let candidates = [
-        fx.patch("slow.patch", &[("prog.c", HOT_LINE, "        volatile unsigned long sink = slow_hash(v + 1);\n        (void)sink;\n        total += slow_hash(v);")]),
-        fx.patch("numerics.patch", &[("prog.c", "h ^= h >> 29;", "h ^= h >> 28;")]),
-        fx.patch("harness.patch", &[("bench/run.sh", "exec ./prog", "exec nice ./prog")]),
-        fx.patch("broken.patch", &[("prog.c", "return h & 0xffff;", "return h & 0xffff")]),
-    ]
-    .join(",");
     write(
         &fx.camp.join("campaign.json"),
-        &campaign(&candidates, Some(&fx.camp.join("agent/agent.sh")), 5),
+        &campaign("", Some(&fx.camp.join("agent/agent.sh")), 5),
     );
     let before = snapshot(&fx.repo);
     let out = fx.run(&[]);
     assert_eq!(before, snapshot(&fx.repo), "the user's repository changed");
     let s = fx.summary();
-    assert_eq!(s["candidates_tried"], 5, "{s:#}");
-    assert_eq!(row(&s, "numerics")["status"], "differential_mismatch");
-    assert_eq!(row(&s, "harness")["status"], "refused");
-    assert!(
-        row(&s, "harness")["reason"]
-            .as_str()
-            .unwrap()
-            .contains("bench/run.sh")
-    );
-    assert_eq!(row(&s, "broken")["status"], "build_failed");
-    assert_eq!(row(&s, "slow")["status"], "screened");
-    assert!(row(&s, "slow")["screening_median"].as_f64().unwrap() < 0.8);
+    assert_eq!(s["candidates_tried"], 1, "{s:#}");
     let agent = row(&s, "agent-1");
     assert_eq!(agent["screening_pairs"], 5, "{agent:#}");
     let brief = std::fs::read_to_string(fx.run_dir().join("logs/agent-1.stderr.log")).unwrap();

@@ -1,5 +1,7 @@
-//! `evo confirm` end to end on a small C repository built in a temp dir: each outcome of the
-//! pipeline, and the user's repository (left dirty on purpose) untouched every time.
+//! `evo confirm` end to end on a small C repository built in a temp dir, with real builds, checks
+//! and timing: the outcomes that need real processes (a real speedup, sanitizers, timeouts, a
+//! gamed timed call, the deterministic lane), and the user's repository (left dirty on purpose)
+//! untouched every time. The verdict truth table on scripted runs is in `confirm_fake.rs`.
 
 mod util;
 
@@ -235,35 +237,6 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
 }
 
 #[test]
-fn a_slowdown_is_rejected_and_spares_the_holdouts() {
-    let fx = Fixture::new();
-    let patch = fx.patch(
-        "slow.patch",
-        &[(
-            "prog.c",
-            HOT_LINE,
-            "        volatile unsigned long sink = slow_hash(v + 1);\n        (void)sink;\n        total += slow_hash(v);",
-        )],
-    );
-    let (out, result) = fx.confirm(&patch);
-    let r = result.unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    assert_eq!(r["verdict"], "rejected");
-    assert!(r["scenarios"][0]["training"]["median"].as_f64().unwrap() < 0.8);
-    assert_eq!(
-        r["scenarios"].as_array().unwrap().len(),
-        1,
-        "holdouts were measured"
-    );
-    assert!(
-        r["reasons"][0]
-            .as_str()
-            .unwrap()
-            .contains("training scenario `sum-100k` did not pass")
-    );
-}
-
-#[test]
 fn a_numerics_change_is_rejected_by_the_differential_with_a_diff() {
     let fx = Fixture::new();
     let patch = fx.patch(
@@ -463,46 +436,6 @@ fn a_baseline_that_fails_its_own_tests_stops_with_the_logs_kept() {
             "{stderr}"
         );
     }
-}
-
-#[test]
-fn a_patch_with_build_flags_gets_the_build_configuration_lane() {
-    let fx = Fixture::new();
-    let patch = fx.patch(
-        "memo-o1.patch",
-        &[
-            ("prog.c", HOT_LINE, "        total += cached_hash(v);"),
-            ("prog.c", "static unsigned long work(", MEMO),
-            ("Makefile", "cc -O2", "cc -O1"),
-        ],
-    );
-    let (out, result) = fx.confirm(&patch);
-    let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
-    if util::inconclusive_by_chance(&r, &out) {
-        return;
-    }
-    let lane = &r["config_lane"];
-    assert_eq!(lane["ran"], true, "{lane:#}\n{}", text(&out));
-    assert_eq!(lane["files"], serde_json::json!(["Makefile"]));
-    assert_eq!(lane["pairs"].as_array().unwrap().len(), 9);
-    let median = lane["median"].as_f64().unwrap();
-    // -O1 instead of -O2 alone does not make the slow loop several times faster: the code does.
-    assert!(median < 2.0, "configuration-only median {median}");
-    assert!(
-        lane["configuration_share"].as_f64().unwrap() < 0.5,
-        "{lane:#}"
-    );
-    let run_dir = fx.camp.join("receipts").join(r["run_id"].as_str().unwrap());
-    let config_patch = std::fs::read_to_string(run_dir.join("config_only.patch")).unwrap();
-    assert!(config_patch.contains("a/Makefile") && !config_patch.contains("a/prog.c"));
-    let pr = std::fs::read_to_string(run_dir.join("pr_body.md")).unwrap();
-    assert!(pr.contains("Baseline + configuration only"), "{pr}");
-    let verify = evo()
-        .args(["receipt", "verify", "--recompute"])
-        .arg(run_dir.join("validation_receipt.json"))
-        .output()
-        .unwrap();
-    assert_eq!(verify.status.code(), Some(0), "{}", text(&verify));
 }
 
 #[test]

@@ -87,18 +87,24 @@ fn render(r: &ConfirmResult, template: &str) -> String {
 struct Expected {
     /// Every heading, in order; `None` to leave them to the caller.
     headings: Option<Vec<String>>,
-    tables: usize,
-    /// `<tr>` rows of every table together, header rows included.
-    rows: usize,
-    cells_per_row: usize,
+    /// Each table's `<tr>` rows (header row included) and columns.
+    tables: Vec<(usize, usize)>,
+    /// `<details>` blocks, each with one `<summary>`.
+    details: usize,
+    /// Links, every one to evo's own `pairs.svg`.
+    plot_links: usize,
     code_blocks: usize,
     blockquotes: usize,
     /// Exact HTML that must appear once, such as the verdict line.
     lines: Vec<String>,
 }
 
-/// The tags evo's markdown produces; anything else came from a candidate's bytes.
-const EVO_TAGS: [&str; 15] = [
+/// The tags evo's markdown produces; anything else came from a candidate's bytes. Of these,
+/// `details`, `summary` and `a` are also counted exactly (see [`Expected`]).
+const EVO_TAGS: [&str; 18] = [
+    "details",
+    "summary",
+    "a",
     "p",
     "h2",
     "h3",
@@ -212,11 +218,28 @@ fn assert_inert(md: &str, expected: &Expected, case: &str) -> Option<String> {
     if let Some(want) = &expected.headings {
         assert_eq!(&headings(&html), want, "headings: {}", context());
     }
-    assert_eq!(count("table"), expected.tables, "tables: {}", context());
-    assert_eq!(count("tr"), expected.rows, "rows: {}", context());
+    assert_eq!(
+        count("table"),
+        expected.tables.len(),
+        "tables: {}",
+        context()
+    );
+    let rows: usize = expected.tables.iter().map(|(rows, _)| rows).sum();
+    assert_eq!(count("tr"), rows, "rows: {}", context());
     let cells = count("td") + count("th");
-    let want_cells = expected.rows * expected.cells_per_row;
+    let want_cells: usize = expected.tables.iter().map(|(r, c)| r * c).sum();
     assert_eq!(cells, want_cells, "cells: {}", context());
+    assert_eq!(count("details"), expected.details, "details: {}", context());
+    assert_eq!(
+        count("summary"),
+        expected.details,
+        "summaries: {}",
+        context()
+    );
+    assert_eq!(count("a"), expected.plot_links, "links: {}", context());
+    let plot = "<a href=\"pairs.svg\">pairs.svg</a>";
+    let plots = html.matches(plot).count();
+    assert_eq!(plots, expected.plot_links, "plot links: {}", context());
     assert_eq!(
         count("pre"),
         expected.code_blocks,
@@ -244,7 +267,7 @@ const DEFAULT_HEADINGS: [&str; 12] = [
     "Evidence",
     "Holdouts",
     "Tests, differential, sanitizers",
-    "Noise floor and environment",
+    "Environment",
     "Search-time vs confirmation",
     "Build-configuration lane",
     "How to reproduce",
@@ -259,11 +282,18 @@ fn default_expected(r: &ConfirmResult) -> Expected {
         format!("{:?}", r.verdict).to_lowercase(),
         r.tier.as_str()
     );
+    let mut headings = DEFAULT_HEADINGS.map(String::from).to_vec();
+    if r.verdict == Verdict::Rejected {
+        headings[2] = "Why it was rejected".into();
+    }
+    let measured = 1 + r.scenarios.len();
     Expected {
-        headings: Some(DEFAULT_HEADINGS.map(String::from).to_vec()),
-        tables: 1,
-        rows: 1 + r.scenarios.len(),
-        cells_per_row: 7,
+        headings: Some(headings),
+        // The summary, the statistics and the differential tables.
+        tables: vec![(measured, 8), (measured, 8), (1 + r.differential.len(), 5)],
+        // The statistics.
+        details: 1,
+        plot_links: 1,
         code_blocks: 2,
         // The explanation and the harness warning.
         blockquotes: 2,
@@ -337,9 +367,9 @@ fn a_custom_template_printing_raw_fields_is_inert_too() {
         let md = render(&r, RAW_TEMPLATE);
         let expected = Expected {
             headings: None,
-            tables: 1,
-            rows: 2,
-            cells_per_row: 2,
+            tables: vec![(2, 2)],
+            details: 0,
+            plot_links: 0,
             code_blocks: 1,
             blockquotes: 2,
             lines: vec!["<p>Verdict rejected.</p>".into()],

@@ -117,6 +117,14 @@ fn a_real_confirmation_leaves_a_receipt_that_verifies_and_recomputes() {
             && body.contains("not independently verified"),
         "{body}"
     );
+    // What a reviewer reads (issue 12): no path of this machine, the plot beside the receipt,
+    // the statistics folded.
+    let temp = dir.path().display().to_string();
+    assert!(!body.contains(&temp), "a path of this machine in\n{body}");
+    assert!(
+        body.contains("[pairs.svg](pairs.svg)") && body.contains("\n<details>\n<summary>"),
+        "{body}"
+    );
     let render = evo()
         .env("EVO_KEY_DIR", &keys)
         .args(["pr", "render"])

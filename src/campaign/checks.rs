@@ -9,7 +9,6 @@ use super::journal::{Entry, Status};
 use super::{CampaignError, CampaignRun};
 use crate::check::{self, Comparison};
 use crate::confirm::steps::{self, StepInput, StepOutput};
-use crate::measure::spawn::ProcessRunner;
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::{self, PatchError, Tree};
 
@@ -62,7 +61,7 @@ impl CampaignRun<'_> {
             ),
             None => None,
         };
-        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
+        let mut runner = self.opts.runners.runner();
         let input = StepInput {
             step: c.step,
             tree_label: label,
@@ -74,7 +73,7 @@ impl CampaignRun<'_> {
             keep_stdout,
             sandbox: &self.sandbox,
         };
-        steps::run_step(&mut runner, &self.run_dir, input)
+        steps::run_step(&mut *runner, &self.run_dir, input)
             .map_err(|e| CampaignError::Internal(e.to_string()))
     }
 

@@ -13,8 +13,7 @@ use serde::Serialize;
 
 use super::journal::{Entry, Source, Status};
 use super::{CampaignError, CampaignRun};
-use crate::measure::runner::{RunSpec, Runner};
-use crate::measure::spawn::ProcessRunner;
+use crate::measure::runner::RunSpec;
 use crate::spec::workload::Role;
 
 /// The file an agent may leave at the tree root to say why its change is faster.
@@ -166,7 +165,7 @@ impl CampaignRun<'_> {
                 stderr_file: Some(self.run_dir.path.join(format!("logs/{name}.stderr.log"))),
                 ..RunSpec::new(agent.command.clone(), agent.timeout_s.duration())
             };
-            let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
+            let mut runner = self.opts.runners.runner();
             let outcome = runner
                 .run(&spec)
                 .map_err(|e| CampaignError::Internal(e.to_string()))?;

@@ -16,10 +16,12 @@ pub mod state;
 pub mod summary;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use crate::confirm::rundir::{self, RunDir};
 use crate::confirm::{self, ConfirmEvent, ConfirmOptions};
+use crate::measure::runner::RunnerFactory;
 use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::RunEvent;
 use crate::plan::{CampaignPlan, RUN_MANIFEST, RunManifest};
@@ -30,10 +32,11 @@ use lock::RunLock;
 use state::State;
 
 /// How to run a campaign.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CampaignOptions {
-    /// The `evo` binary used as the helper for every child process.
-    pub helper: PathBuf,
+    /// Where every command of the search and of its confirmations gets its runner (the real
+    /// ones, or a test's fake).
+    pub runners: Arc<dyn RunnerFactory>,
     /// `Some(run id)` or `Some("latest")` to continue an interrupted run.
     pub resume: Option<String>,
     /// Overrides the campaign's `sandbox.mode` (`--sandbox`).
@@ -418,7 +421,7 @@ impl CampaignRun<'_> {
             let mut plan = self.plan.confirm_plan(patch_file, bytes);
             plan.output_dir = self.run_dir.path.join("confirmations");
             let opts = ConfirmOptions {
-                helper: self.opts.helper.clone(),
+                runners: Arc::clone(&self.opts.runners),
                 work_dir: None,
                 search: Some(self.search_context(index)),
                 sandbox: self.opts.sandbox,

@@ -9,10 +9,9 @@ use super::{CampaignError, CampaignEvent, CampaignRun};
 use crate::check;
 use crate::measure::callgrind;
 use crate::measure::record::Order;
-use crate::measure::runner::RunSpec;
+use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
-use crate::measure::spawn::ProcessRunner;
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Scenario;
 use crate::stats::{self, Ratios};
@@ -43,11 +42,11 @@ impl CampaignRun<'_> {
         let bytes = std::fs::read(&patch)
             .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
         self.candidate_stage(&format!("screen {label}"), index);
-        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
+        let mut runner = self.opts.runners.runner();
         let t = match self.built_tree(&label) {
             Some(t) => t,
             // Lost with an interrupted run: rebuild it before measuring anything.
-            None => match self.rebuild_for_screening(&label, &bytes, baseline, &mut runner)? {
+            None => match self.rebuild_for_screening(&label, &bytes, baseline, &mut *runner)? {
                 Some(t) => t,
                 None => {
                     return self.set_status(
@@ -58,7 +57,7 @@ impl CampaignRun<'_> {
                 }
             },
         };
-        let result = self.screen_pairs(index, &s, baseline, &t, &mut runner);
+        let result = self.screen_pairs(index, &s, baseline, &t, &mut *runner);
         let _ = std::fs::remove_dir_all(&t.root);
         result
     }
@@ -78,7 +77,7 @@ impl CampaignRun<'_> {
         label: &str,
         bytes: &[u8],
         baseline: &Tree,
-        runner: &mut ProcessRunner,
+        runner: &mut dyn Runner,
     ) -> Result<Option<Tree>, CampaignError> {
         let t = self.fresh_tree(label, true)?;
         crate::tree::apply_patch(&t, bytes).map_err(|e| CampaignError::Internal(e.to_string()))?;
@@ -108,7 +107,7 @@ impl CampaignRun<'_> {
         s: &Scenario,
         baseline: &Tree,
         t: &Tree,
-        runner: &mut ProcessRunner,
+        runner: &mut dyn Runner,
     ) -> Result<(), CampaignError> {
         let seed = self.search_seed;
         let (b, c) = (
@@ -207,11 +206,11 @@ impl CampaignRun<'_> {
         c: &RunSpec,
     ) -> Result<bool, CampaignError> {
         let dir = self.work.join(format!("callgrind-{index}"));
-        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
-        let baseline = callgrind::count(&mut runner, b, &dir.join("baseline"))
+        let mut runner = self.opts.runners.runner();
+        let baseline = callgrind::count(&mut *runner, b, &dir.join("baseline"))
             .map(|c| c.instructions)
             .map_err(CampaignError::Usage)?;
-        let candidate = callgrind::count(&mut runner, c, &dir.join("candidate"));
+        let candidate = callgrind::count(&mut *runner, c, &dir.join("candidate"));
         let _ = std::fs::remove_dir_all(&dir);
         match candidate {
             Ok(counted) => {

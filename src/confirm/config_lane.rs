@@ -7,7 +7,6 @@ use super::lanes::{PairStep, failure_text};
 use super::{ConfirmError, ConfirmEvent, Run, io_err};
 use crate::measure::record::Order;
 use crate::measure::schedule::{self, Arms, PairOrder, Phase};
-use crate::measure::spawn::ProcessRunner;
 use crate::spec::workload::Role;
 use crate::tree;
 
@@ -114,8 +113,7 @@ impl Run<'_> {
             baseline: &b,
             candidate: &c,
         };
-        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone())
-            .with_affinity(self.plan.campaign.confirm.affinity);
+        let mut runner = self.opts.runners.timed_runner();
         let order = PairOrder::Alternating(Order::CandidateFirst);
         let n = self.plan.settings.pairs.get();
         (self.on_event)(ConfirmEvent::Expect { runs: 2 + 2 * n });
@@ -123,9 +121,10 @@ impl Run<'_> {
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
         let measured =
-            schedule::run_warmups(&mut runner, arms, 1, Order::CandidateFirst, &mut emit).and_then(
-                |_| schedule::run_pairs(&mut runner, arms, n, order, Phase::Pairs, &mut emit),
-            );
+            schedule::run_warmups(&mut *runner, arms, 1, Order::CandidateFirst, &mut emit)
+                .and_then(|_| {
+                    schedule::run_pairs(&mut *runner, arms, n, order, Phase::Pairs, &mut emit)
+                });
         let pairs = match measured {
             Ok(p) => p,
             Err(e) => {

@@ -5,7 +5,6 @@
 //! are not time, which the reports say wherever they show it.
 
 use crate::measure::callgrind;
-use crate::measure::spawn::ProcessRunner;
 use crate::spec::campaign::Counter;
 use crate::spec::workload::{Role, Scenario};
 
@@ -34,7 +33,7 @@ impl Run<'_> {
             .cloned()
             .collect();
         let seed = self.result.seed;
-        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
+        let mut runner = self.opts.runners.runner();
         for s in &training {
             let Some(index) = self.result.scenarios.iter().position(|r| r.name == s.name) else {
                 continue;
@@ -44,8 +43,8 @@ impl Run<'_> {
             let c = super::measure::spec(&ct, s, seed, &self.sandbox);
             let dir = self.work.join(format!("callgrind-{index}"));
             let counted =
-                callgrind::count(&mut runner, &b, &dir.join("baseline")).and_then(|base| {
-                    callgrind::count(&mut runner, &c, &dir.join("candidate"))
+                callgrind::count(&mut *runner, &b, &dir.join("baseline")).and_then(|base| {
+                    callgrind::count(&mut *runner, &c, &dir.join("candidate"))
                         .map(|cand| (base, cand))
                 });
             let _ = std::fs::remove_dir_all(&dir);

@@ -13,7 +13,6 @@ use super::verdict::gate;
 use super::{ConfirmError, Flow, Run, io_err};
 use crate::check::{self, Comparison};
 use crate::measure::sandbox::SandboxPolicy;
-use crate::measure::spawn::ProcessRunner;
 use crate::spec::workload::{Compare, Scenario, Workload};
 use crate::tree::{self, Tree};
 
@@ -127,7 +126,7 @@ impl Run<'_> {
         s: &PairStep<'_>,
         trees: [(&str, &Tree); 2],
     ) -> Result<[StepOutput; 2], ConfirmError> {
-        let helper = self.opts.helper.clone();
+        let runners = &*self.opts.runners;
         let run_dir = &self.run_dir;
         if steps::builds(&s.step) {
             for (label, tree) in trees {
@@ -147,10 +146,9 @@ impl Run<'_> {
             let handles: Vec<_> = inputs
                 .into_iter()
                 .map(|input| {
-                    let helper = helper.clone();
                     scope.spawn(move || {
-                        let mut runner = ProcessRunner::with_helper(helper);
-                        steps::run_step(&mut runner, run_dir, input)
+                        let mut runner = runners.runner();
+                        steps::run_step(&mut *runner, run_dir, input)
                     })
                 })
                 .collect();
@@ -185,8 +183,8 @@ impl Run<'_> {
         tree: (&str, &Tree),
     ) -> Result<StepOutput, ConfirmError> {
         let input = s.input(tree, &self.run_dir, &self.sandbox)?;
-        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone());
-        let out = steps::run_step(&mut runner, &self.run_dir, input)
+        let mut runner = self.opts.runners.runner();
+        let out = steps::run_step(&mut *runner, &self.run_dir, input)
             .map_err(|e| ConfirmError::Internal(e.to_string()))?;
         self.result.steps.push(out.record.clone());
         Ok(out)

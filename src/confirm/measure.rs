@@ -8,7 +8,6 @@ use crate::measure::record::{Arm, Order, WarmupRun};
 use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
-use crate::measure::spawn::ProcessRunner;
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::Tree;
 
@@ -40,8 +39,7 @@ impl Run<'_> {
         };
         // Pinned while it lives: dropped before the configuration lane, whose build must not
         // inherit evo's single CPU.
-        let mut runner = ProcessRunner::with_helper(self.opts.helper.clone())
-            .with_affinity(self.plan.campaign.confirm.affinity);
+        let mut runner = self.opts.runners.timed_runner();
         self.result.environment.cpus = runner.cpu_split().cloned();
         let training: Vec<Scenario> = self
             .plan
@@ -55,7 +53,7 @@ impl Run<'_> {
         let runs = self.expected_runs(training.len(), holdout_count);
         (self.on_event)(ConfirmEvent::Expect { runs });
         for s in &training {
-            if self.measure_training(&mut runner, s, &bt, &ct)? == Flow::Stop {
+            if self.measure_training(&mut *runner, s, &bt, &ct)? == Flow::Stop {
                 return Ok(());
             }
         }
@@ -72,7 +70,7 @@ impl Run<'_> {
             .map(|h| h.holdouts.scenarios.clone())
             .unwrap_or_default();
         for s in &holdouts {
-            if self.measure_holdout(&mut runner, s, &bt, &ct)? == Flow::Stop {
+            if self.measure_holdout(&mut *runner, s, &bt, &ct)? == Flow::Stop {
                 return Ok(());
             }
         }
@@ -92,10 +90,8 @@ impl Run<'_> {
 
     fn finish_timed_output_gate(&mut self) {
         if !self.result.gates.iter().any(|g| g.name == "timed output") {
-            self.pass_gate(
-                "timed output",
-                "every timed run succeeded; declared-deterministic outputs matched the baseline's",
-            );
+            let detail = timed_output_detail(&self.result.scenarios);
+            self.pass_gate("timed output", detail);
         }
     }
 
@@ -116,8 +112,8 @@ impl Run<'_> {
         }
     }
 
-    /// Records the timed-output verdict of a scenario; a declared-deterministic scenario whose
-    /// runs printed different bytes fails the gate.
+    /// Records the timed-output verdict of a scenario; one that declares deterministic output but
+    /// whose runs printed different bytes fails the gate.
     fn check_timed_output(&mut self, s: &Scenario, result: &mut ScenarioResult) -> Flow {
         if !s.deterministic_output {
             return Flow::Continue;
@@ -141,7 +137,7 @@ impl Run<'_> {
     /// recorded with them alone and nothing more is measured (a gamed timed call costs 2 runs).
     fn warm_up(
         &mut self,
-        runner: &mut ProcessRunner,
+        runner: &mut dyn Runner,
         s: &Scenario,
         arms: Arms<'_>,
         role: &str,
@@ -166,7 +162,7 @@ impl Run<'_> {
 
     fn measure_training(
         &mut self,
-        runner: &mut ProcessRunner,
+        runner: &mut dyn Runner,
         s: &Scenario,
         bt: &Tree,
         ct: &Tree,
@@ -228,7 +224,7 @@ impl Run<'_> {
 
     fn measure_holdout(
         &mut self,
-        runner: &mut ProcessRunner,
+        runner: &mut dyn Runner,
         s: &Scenario,
         bt: &Tree,
         ct: &Tree,
@@ -289,5 +285,59 @@ fn scenario_result(
         instructions: None,
         aa_second_build: false,
         order_seed: None,
+    }
+}
+
+/// The passed timed-output gate's detail: how many scenarios declare deterministic output (their
+/// timed output was compared), or that none does. Names would be sealed away with a holdout's.
+fn timed_output_detail(scenarios: &[ScenarioResult]) -> String {
+    let compared = scenarios
+        .iter()
+        .filter(|s| s.timed_output_consistent.is_some())
+        .count();
+    match compared {
+        0 => "every timed run succeeded; no scenario declares deterministic output, so timed \
+              outputs were not compared"
+            .to_string(),
+        n => format!(
+            "every timed run succeeded; each of the {n} scenario(s) declaring deterministic output \
+             printed the same bytes on every run of both arms"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(name: &str, timed_output_consistent: Option<bool>) -> ScenarioResult {
+        ScenarioResult {
+            name: name.into(),
+            role: "training".into(),
+            baseline_command: String::new(),
+            candidate_command: String::new(),
+            cwd: ".".into(),
+            warmups: Vec::new(),
+            aa_pairs: Vec::new(),
+            pairs: Vec::new(),
+            training: None,
+            holdout: None,
+            timed_output_consistent,
+            instructions: None,
+            aa_second_build: false,
+            order_seed: None,
+        }
+    }
+
+    #[test]
+    fn a_passed_timed_output_gate_calls_no_scenario_deterministic_that_is_not() {
+        let none = timed_output_detail(&[scenario("a", None)]);
+        assert!(!none.contains("declared"), "{none}");
+        assert!(
+            none.contains("no scenario declares deterministic output"),
+            "{none}"
+        );
+        let one = timed_output_detail(&[scenario("a", None), scenario("b", Some(true))]);
+        assert!(one.contains("each of the 1 scenario(s) declaring"), "{one}");
     }
 }

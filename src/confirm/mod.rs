@@ -16,9 +16,11 @@ pub mod steps;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use crate::environment::{self, Environment};
+use crate::measure::runner::RunnerFactory;
 use crate::measure::schedule::RunEvent;
 use crate::plan::ConfirmPlan;
 use crate::receipt::{self, keys::Signer};
@@ -30,10 +32,10 @@ use rundir::RunDir;
 use verdict::gate;
 
 /// How `evo confirm` runs processes and what it keeps.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ConfirmOptions {
-    /// The `evo` binary used as the helper for every child process.
-    pub helper: PathBuf,
+    /// Where every build, check and timed run gets its runner (the real ones, or a test's fake).
+    pub runners: Arc<dyn RunnerFactory>,
     /// Where the trees are built; a fresh temporary directory when `None`.
     pub work_dir: Option<PathBuf>,
     /// The search that chose this candidate, when a campaign did; `None` for a lone confirmation.

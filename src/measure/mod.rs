@@ -1,13 +1,15 @@
 //! Measurement: running commands and arranging runs into pairs.
 //!
-//! `runner` is the seam to processes (`spawn` for real ones through the `helper` mode, `fake` for
-//! tests); `schedule` decides the order of runs; `record` holds what they leave behind.
+//! `runner` is the seam to processes (`spawn` for real ones through the `helper` mode, handed out
+//! by `local`; `fake` for tests); `schedule` decides the order of runs; `record` holds what they
+//! leave behind.
 
 pub mod callgrind;
 pub mod cpus;
 pub mod fake;
 pub mod helper;
 pub mod init;
+pub mod local;
 pub mod record;
 pub mod runner;
 pub mod sandbox;

@@ -88,3 +88,17 @@ pub trait Runner {
         None
     }
 }
+
+/// Hands out runners, so a pipeline never decides how its commands are run: `evo` passes the
+/// real ones (built from the command line, with the helper binary and the CPU split), tests a
+/// scripted fake. Builds run on parallel threads, so each thread asks for its own runner.
+pub trait RunnerFactory: Send + Sync {
+    /// A runner for untimed work (builds, tests, checks, agents, instruction counts).
+    fn runner(&self) -> Box<dyn Runner + Send>;
+
+    /// A runner for timed runs. While it lives it may split the CPUs between evo's thread and
+    /// the commands ([`Runner::cpu_split`]), so it is used and dropped on the thread that asked.
+    fn timed_runner(&self) -> Box<dyn Runner + Send> {
+        self.runner()
+    }
+}

@@ -314,7 +314,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            runner.calls,
+            runner.calls(),
             ["cand", "base", "base", "cand", "cand", "base"]
         );
         let orders: Vec<Order> = pairs.iter().map(|p| p.order).collect();
@@ -377,7 +377,7 @@ mod tests {
                 Order::BaselineFirst => ["base", "cand"],
             })
             .collect();
-        assert_eq!(runner.calls, expected_calls);
+        assert_eq!(runner.calls(), expected_calls);
         for (i, p) in pairs.iter().enumerate() {
             assert_eq!(p.order, scheme.order_of(i));
         }
@@ -416,7 +416,7 @@ mod tests {
         .unwrap();
         assert_eq!(w.len(), 4);
         assert!(w.iter().all(|r| r.purpose == Purpose::Warmup));
-        assert_eq!(runner.calls, ["base", "cand", "cand", "base"]);
+        assert_eq!(runner.calls(), ["base", "cand", "cand", "base"]);
         assert_eq!(events.last().map(|e| (e.done, e.total)), Some((3, 4)));
     }
 

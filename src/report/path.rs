@@ -46,9 +46,36 @@ pub fn shell_word(path: &Path) -> String {
     }
 }
 
+/// `path` relative to the folder `root` (both tidied by [`normalized`] first); `None` when it is
+/// not inside `root`.
+pub fn relative_to(path: &Path, root: &Path) -> Option<PathBuf> {
+    let inside = normalized(path)
+        .strip_prefix(normalized(root))
+        .ok()?
+        .to_path_buf();
+    Some(if inside.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        inside
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_inside_the_repository_is_named_from_its_top_folder() {
+        let rel = |p: &str, root: &str| relative_to(Path::new(p), Path::new(root));
+        assert_eq!(
+            rel("/w/repo/campaigns/c.json", "/w/repo/campaigns/.."),
+            Some(PathBuf::from("campaigns/c.json"))
+        );
+        assert_eq!(rel("/w/repo", "/w/repo/"), Some(PathBuf::from(".")));
+        assert_eq!(rel("/w/camp/c.json", "/w/repo"), None);
+        // A sibling whose name starts the same is not inside.
+        assert_eq!(rel("/w/repo2/c.json", "/w/repo"), None);
+    }
 
     #[test]
     fn a_path_with_spaces_or_quotes_is_one_shell_word() {

@@ -13,7 +13,10 @@
 use serde::Serialize;
 
 use super::markdown::{Markdown, code, inline, prose};
+use super::pr_checks::{Checks, checks};
 use super::pr_sections::{config_lane, limitations, reproduce, sandbox_text, search};
+use super::pr_summary::{Overview, Why, overview, tier_sentence, why};
+use super::scenario_summary::interval_ranks;
 use crate::bench::{self, ArmCov, Figures};
 use crate::confirm::result::{ConfirmResult, GateStatus, ScenarioResult};
 use crate::stats::Ci95;
@@ -66,14 +69,17 @@ pub struct WorkloadInfo {
     pub min_effect_pct: String,
 }
 
-/// One row of the evidence table, every cell already formatted.
+/// One row of the statistics table, every cell already formatted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvidenceRow {
     pub scenario: String,
     pub role: String,
     pub pairs: usize,
+    /// The median of the per-pair ratios (baseline time over candidate time).
     pub median: String,
     pub ci95: String,
+    /// Which order statistics bound the interval (k) and its coverage.
+    pub interval: String,
     pub cov: String,
     pub verdict: String,
 }
@@ -86,21 +92,6 @@ pub struct HoldoutInfo {
     pub statement: String,
     /// `name: verdict (median)` per measured holdout.
     pub lines: Vec<Markdown>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CheckLine {
-    pub name: String,
-    pub status: String,
-    /// The first line of the gate's detail; code spans kept, anything else literal.
-    pub detail: Markdown,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Checks {
-    pub gates: Vec<CheckLine>,
-    pub differential: Vec<Markdown>,
-    pub sanitizers: Markdown,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -129,6 +120,12 @@ pub struct PrContext {
     pub workload: WorkloadInfo,
     /// "runs 1.072× faster (median of 9 paired runs; CI95 1.066–1.087×)", when measured.
     pub headline: Option<String>,
+    /// The tier in one sentence.
+    pub tier_sentence: Markdown,
+    /// Per measured scenario: both arms' times, CPU time and memory, the change, the verdict.
+    pub overview: Overview,
+    /// The heading of the section on the author's reason and, unless accepted, the reasons.
+    pub why: Why,
     /// Why nothing was measured, when nothing was.
     pub not_measured: Option<Markdown>,
     /// The author's explanation as given (raw: print it with `md_quote` or `md_fence`).
@@ -241,10 +238,11 @@ fn evidence(r: &ConfirmResult) -> Vec<EvidenceRow> {
     r.scenarios
         .iter()
         .map(|s| {
-            let (median, ci, cov, verdict) = match (&s.training, &s.holdout) {
+            let (median, ci, interval, cov, verdict) = match (&s.training, &s.holdout) {
                 (Some(f), _) => (
                     format!("{:.3}×", f.median),
                     ci_text(f.ci95),
+                    interval_ranks(f.ci95, s.pairs.len()),
                     cov_text(f.cov),
                     if f.training_gate.passed {
                         "passes".to_string()
@@ -255,10 +253,14 @@ fn evidence(r: &ConfirmResult) -> Vec<EvidenceRow> {
                 (None, Some(h)) => (
                     format!("{:.3}×", h.median),
                     ci_text(h.ci95),
+                    interval_ranks(h.ci95, s.pairs.len()),
                     cov_text(h.cov),
                     h.verdict.as_str().to_string(),
                 ),
-                (None, None) => ("–".into(), "–".into(), "–".into(), "not measured".into()),
+                (None, None) => {
+                    let none = || "–".to_string();
+                    (none(), none(), none(), none(), "not measured".into())
+                }
             };
             EvidenceRow {
                 scenario: s.name.clone(),
@@ -266,6 +268,7 @@ fn evidence(r: &ConfirmResult) -> Vec<EvidenceRow> {
                 pairs: s.pairs.len(),
                 median,
                 ci95: ci,
+                interval,
                 cov,
                 verdict,
             }
@@ -337,72 +340,6 @@ fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
     }
 }
 
-fn checks(r: &ConfirmResult) -> Checks {
-    let gates = r
-        .gates
-        .iter()
-        .map(|g| CheckLine {
-            name: g.name.clone(),
-            status: match g.status {
-                GateStatus::Passed => "passed",
-                GateStatus::Failed => "FAILED",
-                GateStatus::Skipped => "skipped",
-            }
-            .to_string(),
-            detail: Markdown::assembled(prose(&first_line(&g.detail))),
-        })
-        .collect();
-    let differential = r
-        .differential
-        .iter()
-        .map(|d| {
-            let outcome = if d.same {
-                "outputs identical to the baseline's".to_string()
-            } else {
-                format!(
-                    "outputs differ: {}",
-                    prose(&first_line(d.summary.as_deref().unwrap_or("(no summary)")))
-                )
-            };
-            Markdown::assembled(format!(
-                "{} ({}, {} lane, rule {}): {outcome}",
-                code(&d.scenario),
-                inline(&d.role),
-                inline(&d.lane),
-                inline(&d.rule)
-            ))
-        })
-        .collect();
-    let sanitizers = Markdown::assembled(if !r.sanitizer_lane_ran {
-        "The sanitizer lane did not run (the workload declares no `sanitize` build, or an \
-         earlier gate failed)."
-            .to_string()
-    } else if r.sanitizer_findings.is_empty() {
-        "The sanitizer lane ran: sanitized builds of both trees ran every check; no sanitizer \
-         reported anything."
-            .to_string()
-    } else {
-        let kinds: Vec<String> = r
-            .sanitizer_findings
-            .iter()
-            .map(|f| {
-                format!(
-                    "{} in the {} tree ({})",
-                    inline(&f.kind),
-                    inline(&f.tree),
-                    inline(&f.step)
-                )
-            })
-            .collect();
-        format!("The sanitizer lane found: {}.", kinds.join("; "))
-    });
-    Checks {
-        gates,
-        differential,
-        sanitizers,
-    }
-}
-
 fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
     let mde = match f.mde_pct {
         Some(m) => format!(
@@ -423,13 +360,9 @@ fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
         ),
         (None, _) => "Too few A/A pairs to check the setup for bias.".to_string(),
     };
-    let instructions = match &s.instructions {
-        Some(i) => format!(
-            " Deterministic lane: {}.",
-            inline(&crate::report::terminal::instructions_sentence(i))
-        ),
-        None => String::new(),
-    };
+    // The instruction counts are in the summary, beside the times.
+    let plan = super::terminal::plan_sentence(f)
+        .map_or_else(String::new, |p| format!(" Pair count: {}.", inline(&p)));
     let against = if s.aa_second_build {
         "a second build of the baseline in its own tree"
     } else {
@@ -437,7 +370,7 @@ fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
     };
     Markdown::assembled(format!(
         "{}: Noise floor ±{:.2}% (A/A: baseline against {against}, {} pairs; {mde}). \
-         {aa}{instructions}",
+         {aa}{plan}",
         code(&s.name),
         f.noise_floor_pct,
         f.aa.pairs
@@ -493,6 +426,9 @@ pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
         summary: summary(r),
         workload: workload(r),
         headline: first.map(|(s, f)| headline(s, f)),
+        tier_sentence: tier_sentence(r),
+        overview: overview(r, receipt),
+        why: why(r),
         not_measured,
         reason: r
             .explanation

@@ -1,9 +1,12 @@
 //! The later sections of the PR text: search against confirmation, the build-configuration lane,
 //! how to reproduce, limitations and the sandbox. Split from `pr_context`, which assembles them.
 
+use std::path::Path;
+
 use super::markdown::{Markdown, code, inline, prose};
+use super::path::{relative_to, shell_word};
 use super::pr_context::{NoiseInfo, ReceiptRef, Reproduce, ci_text, first_line, training};
-use crate::confirm::result::ConfirmResult;
+use crate::confirm::result::{ConfirmResult, Verdict};
 
 pub(super) fn search(r: &ConfirmResult) -> Markdown {
     let confirmation = training(r)
@@ -84,11 +87,33 @@ pub(super) fn step_lines(r: &ConfirmResult) -> Vec<String> {
     lines
 }
 
+/// How the commands of "How to reproduce" name the run directory.
+const RUN: &str = "\"$RUN/";
+
+/// The campaign file as a reviewer can name it: from the repository's top folder when it is
+/// inside the repository, else by its file name with a note (never a path of the author's
+/// machine).
+fn campaign_arg(r: &ConfirmResult) -> String {
+    let file = Path::new(&r.campaign_file);
+    match relative_to(file, Path::new(&r.repo)) {
+        Some(inside) => shell_word(&inside),
+        None => {
+            let name = file.file_name().map_or_else(
+                || "campaign.json".to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            let word = shell_word(Path::new(&name));
+            format!("{word}   # {word} is not in the repository: ask for the author's copy")
+        }
+    }
+}
+
 pub(super) fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
+    let patch = format!("{RUN}{}\"", r.patch.file);
     let mut manual = vec![
-        format!("git clone {} evo-repro && cd evo-repro", r.repo),
+        "# from the top folder of a clean clone of the repository".to_string(),
         format!("git checkout --detach {}", r.baseline_sha),
-        format!("git apply {}   # sha256 {}", r.patch.file, r.patch.sha256),
+        format!("git apply {patch}   # sha256 {}", r.patch.sha256),
     ];
     manual.extend(step_lines(r));
     for s in r.scenarios.iter().filter(|s| s.role == "training") {
@@ -114,11 +139,13 @@ pub(super) fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
     Reproduce {
         manual,
         evo: vec![
-            format!("evo receipt verify {} --recompute", receipt.file),
             format!(
-                "evo confirm {} --campaign {}",
-                r.patch.source, r.campaign_file
+                "RUN=path/to/{}   # the run directory: this file, {}, {}",
+                r.run_id, receipt.file, r.patch.file
             ),
+            format!("evo receipt verify {RUN}{}\" --recompute", receipt.file),
+            "# from the top folder of the repository".to_string(),
+            format!("evo confirm {patch} --campaign {}", campaign_arg(r)),
         ],
         harness_warning,
     }
@@ -131,7 +158,10 @@ pub(super) fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<Markdown>
          fresh confirmation (new checkouts, clean builds, a fresh seed, new pairs) is the guard.",
         if n == 1 { " was" } else { "s were" }
     )];
-    out.extend(r.reasons.iter().map(|reason| first_line(reason)));
+    // A patch that was not accepted has its reasons in "Why it was rejected" (pr_summary).
+    if r.verdict == Verdict::Accepted {
+        out.extend(r.reasons.iter().map(|reason| first_line(reason)));
+    }
     out.extend(noise.warnings.iter().cloned());
     if !r.sandbox.enabled {
         out.push(
@@ -152,8 +182,7 @@ pub(super) fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<Markdown>
         );
     }
     out.push(
-        "All figures come from one machine (see Noise floor and environment); other hardware \
-         may differ."
+        "All figures come from one machine (see Environment); other hardware may differ."
             .to_string(),
     );
     // Reasons quote gate details, which quote the candidate's output.

@@ -10,7 +10,7 @@ use std::fmt::Write;
 use super::markdown::visible;
 use crate::confirm::result::ScenarioResult;
 use crate::measure::record::{Pair, RunRecord};
-use crate::stats;
+use crate::stats::{self, Ci95};
 
 /// A candidate that uses this much more CPU time than the baseline is flagged (when the extra CPU
 /// time also exceeds the wall time it saves), so that rusage jitter on a program whose CPU and
@@ -101,9 +101,55 @@ pub fn cpu_note(ratio: f64) -> String {
     format!("faster in wall time but uses {ratio:.1}× the CPU time (user + sys): more threads?")
 }
 
+/// What decided a measured scenario: the median of its per-pair ratios (baseline time over
+/// candidate time), the interval around it, and the scenario's verdict in words.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decided {
+    pub median: f64,
+    pub ci95: Option<Ci95>,
+    pub verdict: &'static str,
+}
+
+impl Decided {
+    /// `None` for a scenario that was not measured.
+    pub fn of(s: &ScenarioResult) -> Option<Decided> {
+        match (&s.training, &s.holdout) {
+            (Some(f), _) => Some(Decided {
+                median: f.median,
+                ci95: f.ci95,
+                verdict: f.verdict.as_str(),
+            }),
+            (None, Some(h)) => Some(Decided {
+                median: h.median,
+                ci95: h.ci95,
+                verdict: h.verdict.as_str(),
+            }),
+            (None, None) => None,
+        }
+    }
+
+    /// The change in wall time, in percent: negative when the candidate is faster.
+    pub fn change_pct(&self) -> f64 {
+        100.0 * (1.0 / self.median - 1.0)
+    }
+}
+
+/// Which order statistics of the `n` sorted ratios bound the interval, and its coverage.
+pub fn interval_ranks(ci: Option<Ci95>, n: usize) -> String {
+    match ci {
+        Some(c) => format!(
+            "r({}) to r({}) of the {n} sorted ratios, coverage {:.1}%",
+            c.k,
+            n + 1 - c.k,
+            100.0 * c.coverage
+        ),
+        None => "not available: fewer than 6 pairs cannot reach 95%".to_string(),
+    }
+}
+
 /// Seconds in ms below 1 s, in s from 1 s, with about four significant digits; `spread` in the
 /// same unit.
-fn time(seconds: f64, spread: Option<f64>) -> String {
+pub fn time(seconds: f64, spread: Option<f64>) -> String {
     let (value, unit) = if seconds < 1.0 {
         (seconds * 1000.0, "ms")
     } else {
@@ -121,17 +167,20 @@ fn time(seconds: f64, spread: Option<f64>) -> String {
     }
 }
 
-fn mib(kib: f64) -> String {
+pub fn mib(kib: f64) -> String {
     format!("{:.1} MiB", kib / 1024.0)
 }
 
 /// The scenario's lines in `evo confirm`'s summary; empty when it was not measured.
 pub fn render_scenario(s: &ScenarioResult, verbose: bool) -> String {
-    let (median, ci, verdict) = match (&s.training, &s.holdout) {
-        (Some(f), _) => (f.median, f.ci95, f.verdict.as_str()),
-        (None, Some(h)) => (h.median, h.ci95, h.verdict.as_str()),
-        _ => return String::new(),
+    let Some(decided) = Decided::of(s) else {
+        return String::new();
     };
+    let Decided {
+        median,
+        ci95: ci,
+        verdict,
+    } = decided;
     let mut out = String::new();
     // A blank line sets each scenario apart from the gates above and the scenario before.
     let _ = writeln!(
@@ -166,7 +215,7 @@ pub fn render_scenario(s: &ScenarioResult, verbose: bool) -> String {
         out,
         "    {:<11}{:+.1}% wall time (median of the per-pair ratios {median:.4}×, {ci})",
         "change",
-        100.0 * (1.0 / median - 1.0)
+        decided.change_pct()
     );
     if let Some(ratio) = arms.and_then(|a| a.cpu_bought_speedup()) {
         let _ = writeln!(out, "    note: {}", cpu_note(ratio));
@@ -190,15 +239,7 @@ fn statistics(s: &ScenarioResult) -> String {
         _ => return out,
     };
     let n = s.pairs.len();
-    let ci = match ci {
-        Some(c) => format!(
-            "r({}) to r({}) of the {n} sorted ratios, coverage {:.1}%",
-            c.k,
-            n + 1 - c.k,
-            100.0 * c.coverage
-        ),
-        None => "not available: fewer than 6 pairs cannot reach 95%".to_string(),
-    };
+    let ci = interval_ranks(ci, n);
     let row = |out: &mut String, k: &str, v: String| {
         let _ = writeln!(out, "    {k:<17}{v}");
     };

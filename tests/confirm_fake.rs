@@ -1,0 +1,520 @@
+//! `evo confirm`'s whole pipeline (`confirm::run_confirm`) on a seeded fake runner: a real git
+//! repository, real trees and a real patch, but every build, test, check and timed run scripted.
+//! Each case of the verdict truth table (docs/design.md §3.11) gets its exact verdict, gates and
+//! tier, the same on every run, which real timing cannot promise.
+
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use evo::confirm::{self, ConfirmOptions};
+use evo::measure::cpus::CpuSplit;
+use evo::measure::fake::{FakeBehavior, FakeRunner};
+use evo::measure::runner::RunSpec;
+use evo::measure::sandbox::SandboxMode;
+use serde_json::Value;
+use util::{patch_by_editing, write};
+
+const WORKLOAD: &str = r#"{
+  "name": "tiny",
+  "build": { "command": "make prog", "timeout_s": 60 },
+  "test": { "command": "make test", "timeout_s": 60 },
+  "scenarios": [
+    { "name": "main", "role": "training", "run": "./prog run {seed}",
+      "check": "./prog check {seed}", "compare": "exact", "deterministic_output": true,
+      "timeout_s": 20 }
+  ]
+}"#;
+
+const HOLDOUTS: &str = r#"{ "scenarios": [
+  { "name": "other", "role": "holdout", "run": "./prog holdout {seed}",
+    "check": "./prog check {seed}", "compare": "exact", "deterministic_output": true }
+] }"#;
+
+/// The same fake seed everywhere: a case's figures are then the same on every run.
+const SEED: u64 = 11;
+
+/// A tree (`baseline`, `baseline-again`, `candidate`, or `*` for any), the start of a command
+/// line, and how such runs behave.
+type Rule = (&'static str, &'static str, FakeBehavior);
+
+fn noisy(mean_s: f64, rel_sd: f64) -> FakeBehavior {
+    FakeBehavior::Noisy { mean_s, rel_sd }
+}
+
+fn fails() -> FakeBehavior {
+    FakeBehavior::Fails {
+        code: 2,
+        stderr: "error: it broke\n".into(),
+    }
+}
+
+/// An honest candidate 25% faster on a quiet machine: everything builds, passes and matches.
+fn good_candidate() -> Vec<Rule> {
+    vec![
+        ("*", "make prog", FakeBehavior::Prints(String::new())),
+        ("*", "make test", FakeBehavior::Prints("ok\n".into())),
+        ("*", "./prog check", FakeBehavior::Prints("42\n".into())),
+        ("baseline", "./prog run", noisy(1.0, 0.01)),
+        ("baseline-again", "./prog run", noisy(1.0, 0.01)),
+        ("candidate", "./prog run", noisy(0.8, 0.01)),
+        ("baseline", "./prog holdout", noisy(1.0, 0.01)),
+        ("candidate", "./prog holdout", noisy(0.8, 0.01)),
+    ]
+}
+
+/// No change at all, on a machine whose 5% noise per run 9 pairs cannot resolve to 1%.
+fn noisy_machine() -> Vec<Rule> {
+    let run = |tree| (tree, "./prog run", noisy(1.0, 0.05));
+    vec![run("baseline"), run("baseline-again"), run("candidate")]
+}
+
+/// The CPUs the fake's timed runner says evo and the commands ran on.
+fn split() -> CpuSplit {
+    CpuSplit {
+        evo: vec![0],
+        command: vec![1, 2],
+    }
+}
+
+/// The tree a run's working directory lies in, without the padding of its folder name.
+fn tree_of(spec: &RunSpec, work: &Path) -> Option<String> {
+    let rel = spec.cwd.as_deref()?.strip_prefix(work).ok()?;
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    Some(first.trim_end_matches('.').to_string())
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    camp: PathBuf,
+    work: PathBuf,
+    patch: PathBuf,
+}
+
+impl Fixture {
+    fn new(holdouts: bool) -> Fixture {
+        Fixture::with(WORKLOAD, holdouts, &[("prog.sh", "echo slow", "echo fast")])
+    }
+
+    /// A fixture with its own workload and patch (`edits` of the repository's files).
+    fn with(workload: &str, holdouts: bool, edits: &[(&str, &str, &str)]) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        write(&repo.join("prog.sh"), "#!/bin/sh\necho slow\n");
+        write(&repo.join("Makefile"), "prog:\n\tcp prog.sh prog\n");
+        util::git(&repo, &["init", "-q"]);
+        util::git(&repo, &["add", "-A"]);
+        util::git(&repo, &["commit", "-q", "-m", "baseline"]);
+        let diff = patch_by_editing(&repo, edits);
+        let camp = dir.path().join("camp");
+        let patch = camp.join("fast.patch");
+        write(&patch, &diff);
+        write(&camp.join("workload.json"), workload);
+        let holdouts_line = if holdouts {
+            write(&camp.join("holdouts.json"), HOLDOUTS);
+            r#""holdouts": "holdouts.json","#
+        } else {
+            ""
+        };
+        evo::receipt::keys::write_new_pair(&camp.join("key")).unwrap();
+        let campaign = format!(
+            r#"{{
+  "name": "tiny-speedups", "repo": "../repo", "baseline": "main",
+  "workload": "workload.json", {holdouts_line}
+  "confirm": {{ "pairs": 9, "aa_pairs": 11, "quiet_wait_s": 0 }},
+  "key": "key/{}", "output": "receipts"
+}}"#,
+            evo::receipt::keys::PRIVATE_KEY_FILE
+        );
+        write(&camp.join("campaign.json"), &campaign);
+        let work = dir.path().join("work");
+        Fixture {
+            _dir: dir,
+            camp,
+            work,
+            patch,
+        }
+    }
+
+    /// The fake: the case's `rules` first, then the good candidate's (the first match answers).
+    fn fake(&self, rules: Vec<Rule>) -> FakeRunner {
+        let mut fake = FakeRunner::new(SEED).with_cpu_split(split());
+        for (tree, prefix, behavior) in rules.into_iter().chain(good_candidate()) {
+            let work = self.work.clone();
+            fake = fake.when(
+                move |s: &RunSpec| {
+                    s.command.starts_with(prefix)
+                        && (tree == "*" || tree_of(s, &work).as_deref() == Some(tree))
+                },
+                behavior,
+            );
+        }
+        fake
+    }
+
+    /// Runs the whole confirmation on the fake.
+    fn confirm(&self, rules: Vec<Rule>) -> Outcome {
+        let fake = self.fake(rules);
+        let cwd = std::env::current_dir().unwrap();
+        let plan =
+            evo::plan::confirm_plan(&self.patch, Some(&self.camp.join("campaign.json")), &cwd)
+                .unwrap();
+        let opts = ConfirmOptions {
+            runners: Arc::new(fake.clone()),
+            work_dir: Some(self.work.clone()),
+            search: None,
+            sandbox: Some(SandboxMode::Off),
+        };
+        let done = confirm::run_confirm(&plan, &opts, &mut |_| {}).unwrap();
+        let json = std::fs::read_to_string(done.run_dir.join("result.json")).unwrap();
+        Outcome {
+            result: serde_json::from_str(&json).unwrap(),
+            fake,
+            run_dir: done.run_dir,
+        }
+    }
+}
+
+/// A finished confirmation: `result.json` as written, the fake (for its call log) and the run
+/// directory.
+struct Outcome {
+    result: Value,
+    fake: FakeRunner,
+    run_dir: PathBuf,
+}
+
+/// Runs one case on a fresh fixture.
+fn case(holdouts: bool, rules: Vec<Rule>) -> Value {
+    Fixture::new(holdouts).confirm(rules).result
+}
+
+/// Each gate's name and status, in order.
+fn gates(r: &Value) -> Vec<(String, String)> {
+    let gates = r["gates"].as_array().unwrap();
+    (gates.iter())
+        .map(|g| (str_of(&g["name"]), str_of(&g["status"])))
+        .collect()
+}
+
+fn str_of(v: &Value) -> String {
+    v.as_str()
+        .unwrap_or_else(|| panic!("not a string: {v}"))
+        .to_string()
+}
+
+fn expect_gates(r: &Value, expected: &[(&str, &str)]) {
+    let expected: Vec<(String, String)> = (expected.iter())
+        .map(|(n, s)| (n.to_string(), s.to_string()))
+        .collect();
+    assert_eq!(gates(r), expected, "{:#}", r["reasons"]);
+}
+
+fn expect_decision(r: &Value, verdict: &str, tier: &str) {
+    assert_eq!(
+        (str_of(&r["verdict"]), str_of(&r["tier"])),
+        (verdict.to_string(), tier.to_string()),
+        "{:#}\n{:#}",
+        r["reasons"],
+        r["gates"]
+    );
+}
+
+/// Every gate up to and including `differential` passed (the lanes that run before measuring).
+const CHECKED: [(&str, &str); 5] = [
+    ("patch safety", "passed"),
+    ("apply", "passed"),
+    ("build", "passed"),
+    ("tests", "passed"),
+    ("differential", "passed"),
+];
+
+/// The gates of a confirmation whose every check passed and whose runs were measured.
+fn all_green() -> Vec<(&'static str, &'static str)> {
+    let mut all = CHECKED.to_vec();
+    all.extend([
+        ("sanitizers", "skipped"),
+        ("timed output", "passed"),
+        ("leftover processes", "passed"),
+    ]);
+    all
+}
+
+fn training_gate(r: &Value) -> &Value {
+    &r["scenarios"][0]["training"]["training_gate"]
+}
+
+#[test]
+fn a_clear_speedup_with_holdouts_is_accepted_as_tested() {
+    let r = case(true, Vec::new());
+    expect_decision(&r, "accepted", "tested");
+    expect_gates(&r, &all_green());
+    assert_eq!(r["scenarios"][1]["holdout"]["verdict"], "no_regression");
+    let median = r["scenarios"][0]["training"]["median"].as_f64().unwrap();
+    assert!((median - 1.25).abs() < 0.03, "{median}");
+    assert_eq!(r["reasons"], serde_json::json!([]));
+    // The CPU split is recorded from the runner the timed runs used.
+    let cpus: CpuSplit = serde_json::from_value(r["environment"]["cpus"].clone()).unwrap();
+    assert_eq!(cpus, split());
+}
+
+#[test]
+fn a_clear_speedup_without_holdouts_is_accepted_as_measured_and_says_generalization_is_untested() {
+    let r = case(false, Vec::new());
+    expect_decision(&r, "accepted", "measured");
+    expect_gates(&r, &all_green());
+    assert_eq!(r["scenarios"].as_array().unwrap().len(), 1);
+    assert!(str_of(&r["reasons"][0]).contains("no holdout was declared"));
+}
+
+#[test]
+fn a_candidate_whose_build_fails_is_rejected_before_anything_else_runs() {
+    let done = Fixture::new(true).confirm(vec![("candidate", "make prog", fails())]);
+    let r = &done.result;
+    expect_decision(r, "rejected", "rejected");
+    expect_gates(
+        r,
+        &[
+            ("patch safety", "passed"),
+            ("apply", "passed"),
+            ("build", "failed"),
+        ],
+    );
+    assert!(
+        str_of(&r["reasons"][0]).contains("error: it broke"),
+        "{r:#}"
+    );
+    // Nothing ran after the two builds (no second baseline build, test, check or timed run).
+    assert_eq!(done.fake.calls(), ["make prog", "make prog"]);
+}
+
+#[test]
+fn a_candidate_whose_tests_fail_is_rejected_and_not_measured() {
+    let r = case(true, vec![("candidate", "make test", fails())]);
+    expect_decision(&r, "rejected", "rejected");
+    expect_gates(
+        &r,
+        &[CHECKED[0], CHECKED[1], CHECKED[2], ("tests", "failed")],
+    );
+    assert!(r["scenarios"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_candidate_whose_check_output_differs_is_rejected_by_the_differential_with_a_diff() {
+    let changed = FakeBehavior::Prints("43\n".into());
+    let fx = Fixture::new(true);
+    let done = fx.confirm(vec![("candidate", "./prog check", changed)]);
+    let r = &done.result;
+    expect_decision(r, "rejected", "rejected");
+    let mut expected = CHECKED[..4].to_vec();
+    expected.push(("differential", "failed"));
+    expect_gates(r, &expected);
+    let detail = str_of(&r["gates"][4]["detail"]);
+    assert!(detail.contains("-42") && detail.contains("+43"), "{detail}");
+    assert!(r["scenarios"].as_array().unwrap().is_empty());
+    // Both scenarios were compared, on the outputs the fake printed into the run directory.
+    let scenarios: Vec<&Value> = (r["differential"].as_array().unwrap().iter())
+        .map(|d| &d["scenario"])
+        .collect();
+    assert_eq!(scenarios, ["main", "other"]);
+    let kept = |tree: &str| {
+        let path = done.run_dir.join(format!("outputs/{tree}/main.check.out"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}: {:?}",
+                path.display(),
+                util::files_under(&done.run_dir)
+            )
+        })
+    };
+    assert_eq!(
+        (kept("baseline"), kept("candidate")),
+        ("42\n".into(), "43\n".into())
+    );
+}
+
+#[test]
+fn a_candidate_that_leaves_processes_behind_is_rejected_before_measuring() {
+    let r = case(
+        true,
+        vec![("candidate", "make test", FakeBehavior::LeavesProcesses)],
+    );
+    expect_decision(&r, "rejected", "rejected");
+    let mut expected = CHECKED.to_vec();
+    expected.extend([("sanitizers", "skipped"), ("leftover processes", "failed")]);
+    expect_gates(&r, &expected);
+    assert!(r["scenarios"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_significant_slowdown_is_rejected_and_spares_the_holdouts() {
+    let r = case(true, vec![("candidate", "./prog run", noisy(1.25, 0.01))]);
+    expect_decision(&r, "rejected", "rejected");
+    expect_gates(&r, &all_green());
+    assert_eq!(training_gate(&r)["regression"], true);
+    assert_eq!(r["scenarios"].as_array().unwrap().len(), 1, "holdouts ran");
+    let reason = str_of(&r["reasons"][0]);
+    assert!(
+        reason.contains("training scenario `main` did not pass: it is slower"),
+        "{reason}"
+    );
+    assert!(r["scenarios"][0]["training"]["median"].as_f64().unwrap() < 0.85);
+}
+
+#[test]
+fn a_run_too_noisy_to_resolve_the_minimum_effect_is_inconclusive_with_the_pairs_it_needs() {
+    let r = case(true, noisy_machine());
+    expect_decision(&r, "inconclusive", "rejected");
+    expect_gates(&r, &all_green());
+    let gate = training_gate(&r);
+    assert_eq!(
+        (&gate["resolved"], &gate["aa_valid"]),
+        (&false.into(), &true.into())
+    );
+    assert!(
+        str_of(&r["reasons"][0]).contains("would resolve it"),
+        "{r:#}"
+    );
+    assert_eq!(r["scenarios"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_biased_aa_check_is_inconclusive_even_for_a_fast_candidate() {
+    // The second baseline build runs 10% slower than the first: the setup, not the candidate.
+    let r = case(
+        true,
+        vec![("baseline-again", "./prog run", noisy(1.1, 0.01))],
+    );
+    expect_decision(&r, "inconclusive", "rejected");
+    expect_gates(&r, &all_green());
+    assert_eq!(training_gate(&r)["aa_valid"], false);
+    assert_eq!(r["scenarios"][0]["aa_second_build"], true);
+    assert!(str_of(&r["reasons"][0]).contains("A/A check found the setup biased"));
+}
+
+#[test]
+fn a_candidate_slower_on_a_holdout_is_rejected_though_it_wins_in_training() {
+    let r = case(
+        true,
+        vec![("candidate", "./prog holdout", noisy(1.2, 0.01))],
+    );
+    expect_decision(&r, "rejected", "rejected");
+    expect_gates(&r, &all_green());
+    assert_eq!(training_gate(&r)["passed"], true);
+    assert_eq!(r["scenarios"][1]["holdout"]["verdict"], "rejected");
+    assert!(
+        str_of(&r["reasons"][0]).contains("holdout `other` is rejected"),
+        "{r:#}"
+    );
+}
+
+#[test]
+fn a_candidate_whose_timed_runs_print_other_bytes_is_rejected_after_two_warmups() {
+    let gamed = FakeBehavior::Prints("n=0\n".into());
+    let r = case(true, vec![("candidate", "./prog run", gamed)]);
+    expect_decision(&r, "rejected", "rejected");
+    let mut expected = CHECKED.to_vec();
+    expected.extend([
+        ("sanitizers", "skipped"),
+        ("timed output", "failed"),
+        ("leftover processes", "passed"),
+    ]);
+    expect_gates(&r, &expected);
+    assert_eq!(r["scenarios"][0]["warmups"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_figures_whatever_order_the_pairs_ran_in() {
+    let figures = |r: &Value| {
+        let t = &r["scenarios"][0]["training"];
+        (
+            t["median"].clone(),
+            t["ci95"].clone(),
+            t["noise_floor_pct"].clone(),
+        )
+    };
+    // Each confirmation draws its own pair order and `{seed}` from the operating system.
+    let (a, b) = (case(false, noisy_machine()), case(false, noisy_machine()));
+    assert_eq!(figures(&a), figures(&b));
+    let ratios = |r: &Value| {
+        r["scenarios"][0]["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["ratio"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ratios(&a), ratios(&b));
+}
+
+#[test]
+fn a_patch_with_build_flags_gets_the_build_configuration_lane() {
+    let workload = WORKLOAD.replace(
+        r#""name": "tiny","#,
+        r#""name": "tiny", "config_files": ["Makefile"],"#,
+    );
+    let edits = [
+        ("prog.sh", "echo slow", "echo fast"),
+        ("Makefile", "cp prog.sh", "cp -p prog.sh"),
+    ];
+    let fx = Fixture::with(&workload, false, &edits);
+    // The flags alone give 3% of the whole patch's 25%.
+    let config_only = ("config-only", "./prog run", noisy(0.97, 0.01));
+    let done = fx.confirm(vec![config_only]);
+    let r = &done.result;
+    expect_decision(r, "accepted", "measured");
+    let lane = &r["config_lane"];
+    assert_eq!(lane["ran"], true, "{lane:#}");
+    assert_eq!(lane["files"], serde_json::json!(["Makefile"]));
+    assert_eq!(lane["pairs"].as_array().unwrap().len(), 9);
+    let median = lane["median"].as_f64().unwrap();
+    assert!(
+        (median - 1.0 / 0.97).abs() < 0.01,
+        "configuration-only median {median}"
+    );
+    let share = lane["configuration_share"].as_f64().unwrap();
+    assert!(share > 0.05 && share < 0.25, "{lane:#}");
+    let config_patch = std::fs::read_to_string(done.run_dir.join("config_only.patch")).unwrap();
+    assert!(config_patch.contains("a/Makefile") && !config_patch.contains("a/prog.sh"));
+    let pr = std::fs::read_to_string(done.run_dir.join("pr_body.md")).unwrap();
+    assert!(pr.contains("Baseline + configuration only"), "{pr}");
+    let public = fx
+        .camp
+        .join("key")
+        .join(evo::receipt::keys::PUBLIC_KEY_FILE);
+    let verify = util::evo()
+        .args(["receipt", "verify", "--recompute"])
+        .arg(done.run_dir.join(evo::receipt::RECEIPT_FILE))
+        .arg("--key")
+        .arg(public)
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", util::text(&verify));
+}
+
+#[test]
+fn no_change_in_a_run_that_resolves_the_minimum_effect_is_rejected_not_inconclusive() {
+    // A quiet machine (0.5% noise per run): 9 pairs resolve 1%, and they show nothing.
+    let run = |tree| (tree, "./prog run", noisy(1.0, 0.005));
+    let r = case(
+        true,
+        vec![run("baseline"), run("baseline-again"), run("candidate")],
+    );
+    expect_decision(&r, "rejected", "rejected");
+    expect_gates(&r, &all_green());
+    let gate = training_gate(&r);
+    for (condition, value) in [
+        ("resolved", true),
+        ("aa_valid", true),
+        ("passed", false),
+        ("regression", false),
+    ] {
+        assert_eq!(gate[condition], value, "{condition}: {gate:#}");
+    }
+    assert!(
+        str_of(&r["reasons"][0]).starts_with("training scenario `main` did not pass"),
+        "{r:#}"
+    );
+    assert_eq!(r["scenarios"].as_array().unwrap().len(), 1, "holdouts ran");
+}
