@@ -269,7 +269,10 @@ fn the_workflow_confirms_the_pull_request_and_posts_what_the_confirmation_wrote(
         "BASE: ${{ github.base_ref }}",
         "EVO_SIGNING_KEY: ${{ secrets.EVO_SIGNING_KEY }}",
         "GH_TOKEN: ${{ github.token }}",
-        "gh pr comment \"$PR\" --body-file \"$body\"",
+        // The comment is the PR text and where the plot and receipt are.
+        "cat \"$body\"",
+        "artifact `evo-evidence`",
+        "gh pr comment \"$PR\" --body-file comment.md",
         "apt-get install -y -q bubblewrap",
         "pull-requests: write",
     ] {
