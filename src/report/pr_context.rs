@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::markdown::{Markdown, code, inline, prose};
 use super::pr_sections::{config_lane, limitations, reproduce, sandbox_text, search};
 use crate::bench::{self, ArmCov, Figures};
-use crate::confirm::result::{ConfirmResult, GateStatus, ScenarioResult};
+use crate::confirm::result::{ConfirmResult, GateStatus, Role, ScenarioResult};
 use crate::stats::Ci95;
 
 /// The receipt the PR text points to.
@@ -221,7 +221,7 @@ fn workload(r: &ConfirmResult) -> WorkloadInfo {
         training: r
             .scenarios
             .iter()
-            .filter(|s| s.role == "training")
+            .filter(|s| s.role == Role::Training)
             .map(|s| TrainingScenario {
                 name: s.name.clone(),
                 command: s.candidate_command.clone(),
@@ -262,7 +262,7 @@ fn evidence(r: &ConfirmResult) -> Vec<EvidenceRow> {
             };
             EvidenceRow {
                 scenario: s.name.clone(),
-                role: s.role.clone(),
+                role: s.role.to_string(),
                 pairs: s.pairs.len(),
                 median,
                 ci95: ci,
@@ -342,7 +342,7 @@ fn checks(r: &ConfirmResult) -> Checks {
         .gates
         .iter()
         .map(|g| CheckLine {
-            name: g.name.clone(),
+            name: g.name.to_string(),
             status: match g.status {
                 GateStatus::Passed => "passed",
                 GateStatus::Failed => "FAILED",
@@ -367,8 +367,8 @@ fn checks(r: &ConfirmResult) -> Checks {
             Markdown::assembled(format!(
                 "{} ({}, {} lane, rule {}): {outcome}",
                 code(&d.scenario),
-                inline(&d.role),
-                inline(&d.lane),
+                inline(d.role.as_str()),
+                inline(d.lane.as_str()),
                 inline(&d.rule)
             ))
         })
@@ -389,8 +389,8 @@ fn checks(r: &ConfirmResult) -> Checks {
                 format!(
                     "{} in the {} tree ({})",
                     inline(&f.kind),
-                    inline(&f.tree),
-                    inline(&f.step)
+                    inline(&f.tree.to_string()),
+                    inline(&f.step.to_string())
                 )
             })
             .collect();
