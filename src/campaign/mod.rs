@@ -396,7 +396,6 @@ impl CampaignRun<'_> {
             };
             match confirm::run_confirm(&plan, &opts, &mut forward) {
                 Ok(done) => {
-                    let verdict = done.result.verdict.as_str().to_string();
                     let status = match done.result.verdict {
                         confirm::result::Verdict::Accepted => Status::Confirmed,
                         confirm::result::Verdict::Rejected => Status::Rejected,
@@ -411,8 +410,8 @@ impl CampaignRun<'_> {
                     self.record(Entry::Confirmation {
                         index,
                         run_dir: run_dir.clone(),
-                        verdict,
-                        tier: done.result.tier.as_str().to_string(),
+                        verdict: done.result.verdict,
+                        tier: done.result.tier,
                         median,
                     })?;
                     let reason = done
