@@ -557,6 +557,27 @@ fn resigned_with_a_changed_wall_time() -> Vec<u8> {
     Envelope::sign(&payload, &key()).to_file_bytes()
 }
 
+/// A verifier must not pass over a gate it cannot interpret: a receipt whose failed gate has a
+/// name evo does not know (here misspelled) is refused, where it used to verify and its verdict
+/// to recompute as accepted (only listed gate names stopped acceptance).
+#[test]
+fn a_receipt_naming_a_gate_evo_does_not_know_is_refused() {
+    let signed = receipt::sign(&tested_result(), &key()).unwrap();
+    let mut st: serde_json::Value = serde_json::from_slice(&payload_of(&signed.bytes)).unwrap();
+    let gate = &mut st["predicate"]["gates"][6];
+    assert_eq!(gate["name"], "timed output");
+    gate["name"] = serde_json::json!("timed outputs");
+    gate["status"] = serde_json::json!("failed");
+    let payload = serde_json::to_vec_pretty(&st).unwrap();
+    let file = Envelope::sign(&payload, &key()).to_file_bytes();
+    let err = receipt::verify(&file, &key().verifying_key()).unwrap_err();
+    assert!(matches!(err, VerifyError::Statement(_)), "{err}");
+    assert!(
+        err.to_string().contains("unknown gate `timed outputs`"),
+        "{err}"
+    );
+}
+
 #[test]
 fn recompute_names_the_figures_a_changed_wall_time_contradicts() {
     let file = resigned_with_a_changed_wall_time();
