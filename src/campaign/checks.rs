@@ -62,7 +62,7 @@ impl CampaignRun<'_> {
         let keep_stdout = match c.keep_stdout {
             Some(scenario) => Some(
                 self.run_dir
-                    .output_path(&label.to_string(), scenario)
+                    .output_path(label, scenario)
                     .map_err(|e| CampaignError::io("cannot create the outputs folder", e))?,
             ),
             None => None,
@@ -264,7 +264,7 @@ impl CampaignRun<'_> {
             }
             let reference = self
                 .run_dir
-                .output_path(&TreeLabel::Baseline.to_string(), &s.name)
+                .output_path(TreeLabel::Baseline, &s.name)
                 .map_err(|e| CampaignError::io("cannot find the baseline outputs", e))?;
             let read = |p: &Path| {
                 std::fs::read(p).map_err(|e| CampaignError::io("cannot read a check output", e))

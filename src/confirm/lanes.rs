@@ -64,7 +64,7 @@ impl<'a> PairStep<'a> {
         let keep_stdout = match self.output_of {
             Some(name) => Some(
                 run_dir
-                    .output_path(&label.to_string(), name)
+                    .output_path(label, name)
                     .map_err(io_err("cannot create the outputs folder"))?,
             ),
             None => None,

@@ -59,13 +59,14 @@ pub fn run_step(
     run_dir: &RunDir,
     input: StepInput<'_>,
 ) -> Result<StepOutput, StepError> {
-    let (stdout_log, stderr_log) = run_dir
-        .log_paths(&input.tree_label.to_string(), &input.step.to_string())
-        .map_err(|source| StepError::Logs {
-            step: input.step.to_string(),
-            dir: run_dir.path.clone(),
-            source,
-        })?;
+    let (stdout_log, stderr_log) =
+        run_dir
+            .log_paths(input.tree_label, &input.step)
+            .map_err(|source| StepError::Logs {
+                step: input.step.to_string(),
+                dir: run_dir.path.clone(),
+                source,
+            })?;
     let stdout_path = input
         .keep_stdout
         .clone()
