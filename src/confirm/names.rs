@@ -49,7 +49,7 @@ macro_rules! fixed_names {
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
+                f.pad(self.as_str())
             }
         }
 
@@ -204,8 +204,8 @@ impl TreeLabel {
 impl fmt::Display for TreeLabel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.fixed_str() {
-            Ok(text) => f.write_str(text),
-            Err((kind, n)) => write!(f, "{kind}-{n}"),
+            Ok(text) => f.pad(text),
+            Err((kind, n)) => f.pad(&format!("{kind}-{n}")),
         }
     }
 }
@@ -350,17 +350,14 @@ impl std::hash::Hash for StepName {
 
 impl fmt::Display for StepName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
-            StepKind::Build => f.write_str("build")?,
-            StepKind::SanitizeBuild => f.write_str("sanitize-build")?,
-            StepKind::ScreenBuild => f.write_str("screen-build")?,
-            StepKind::Test(n) => write!(f, "test-{n}")?,
-            StepKind::Check(scenario) => write!(f, "check-{scenario}")?,
-        }
-        if self.alone {
-            f.write_str(ALONE)?;
-        }
-        Ok(())
+        let kind = match &self.kind {
+            StepKind::Build => "build".to_string(),
+            StepKind::SanitizeBuild => "sanitize-build".to_string(),
+            StepKind::ScreenBuild => "screen-build".to_string(),
+            StepKind::Test(n) => format!("test-{n}"),
+            StepKind::Check(scenario) => format!("check-{scenario}"),
+        };
+        f.pad(&format!("{kind}{}", if self.alone { ALONE } else { "" }))
     }
 }
 
@@ -485,6 +482,27 @@ mod tests {
         for lane in CheckLane::ALL {
             assert_eq!(round_trip(lane), *lane);
         }
+    }
+
+    /// Names are laid out in the terminal's columns like the strings they were.
+    #[test]
+    fn a_name_takes_the_width_and_alignment_it_is_given() {
+        assert_eq!(
+            format!("[{:<14}]", GateName::TimedOutput),
+            "[timed output  ]"
+        );
+        assert_eq!(
+            format!("[{:>12}]", TreeLabel::Numbered(3)),
+            "[ candidate-3]"
+        );
+        assert_eq!(
+            format!("[{:^9}]", StepName::new(StepKind::Test(2))),
+            "[ test-2  ]"
+        );
+        assert_eq!(
+            format!("[{:<10}]", crate::spec::workload::Role::Holdout),
+            "[holdout   ]"
+        );
     }
 
     #[test]
