@@ -532,7 +532,7 @@ fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> Result<Final, Failu
     let verdict = done.summary.verdict();
     let tier = (done.summary.accepted)
         .and_then(|i| done.summary.rows.iter().find(|r| r.index == i))
-        .and_then(|r| r.confirmation_tier.clone());
+        .and_then(|r| r.confirmation_tier.map(|t| t.as_str().to_string()));
     Ok(Final {
         verdict: Some(verdict.as_str().to_string()),
         tier,

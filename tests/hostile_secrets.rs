@@ -70,7 +70,7 @@ fn pairs(n: usize, speedup: f64, alternate: bool, stderr: &str) -> Vec<Pair> {
         .collect()
 }
 
-fn scenario(name: &str, role: &str, command: &str, stderr: &str) -> ScenarioResult {
+fn scenario(name: &str, role: Role, command: &str, stderr: &str) -> ScenarioResult {
     let measured = pairs(9, 1.07, true, stderr);
     let warmups = [Arm::Candidate, Arm::Baseline]
         .into_iter()
@@ -82,7 +82,7 @@ fn scenario(name: &str, role: &str, command: &str, stderr: &str) -> ScenarioResu
         .collect();
     let mut s = ScenarioResult {
         name: name.into(),
-        role: role.into(),
+        role,
         baseline_command: command.into(),
         candidate_command: command.into(),
         cwd: ".".into(),
@@ -96,7 +96,7 @@ fn scenario(name: &str, role: &str, command: &str, stderr: &str) -> ScenarioResu
         aa_second_build: false,
         order_seed: None,
     };
-    if role == "training" {
+    if role == Role::Training {
         let aa = pairs(11, 1.0, false, stderr);
         let settings = BenchSettings {
             pairs: 9,
@@ -120,8 +120,8 @@ fn scenario(name: &str, role: &str, command: &str, stderr: &str) -> ScenarioResu
 
 fn step(step: &str, tree: &str, command: &str) -> StepRecord {
     StepRecord {
-        step: step.into(),
-        tree: tree.into(),
+        step: step.parse().unwrap(),
+        tree: tree.parse().unwrap(),
         command: command.into(),
         cwd: ".".into(),
         status: ExitStatus::Exited { code: 0 },
@@ -134,11 +134,11 @@ fn step(step: &str, tree: &str, command: &str) -> StepRecord {
     }
 }
 
-fn differential(scenario: &str, role: &str) -> DifferentialRecord {
+fn differential(scenario: &str, role: Role) -> DifferentialRecord {
     DifferentialRecord {
         scenario: scenario.into(),
-        role: role.into(),
-        lane: "differential".into(),
+        role,
+        lane: CheckLane::Differential,
         rule: "exact".into(),
         baseline_sha256: "7".repeat(64),
         candidate_sha256: "7".repeat(64),
@@ -156,13 +156,13 @@ fn clean_result() -> ConfirmResult {
         steps.push(step("check-sum-100k", tree, "./bench/run.sh 500 7"));
         steps.push(step(&format!("check-{HOLDOUT}"), tree, HOLDOUT_CHECK));
     }
-    let gates: Vec<Gate> = verdict::CHECK_GATES
+    let gates: Vec<Gate> = GateName::ALL
         .iter()
-        .map(|name| gate(name, GateStatus::Passed, format!("{name} passed")))
+        .map(|name| gate(*name, GateStatus::Passed, format!("{name} passed")))
         .collect();
     let scenarios = vec![
-        scenario("sum-100k", "training", "./bench/run.sh 100000 7", ""),
-        scenario(HOLDOUT, "holdout", HOLDOUT_RUN, ""),
+        scenario("sum-100k", Role::Training, "./bench/run.sh 100000 7", ""),
+        scenario(HOLDOUT, Role::Holdout, HOLDOUT_RUN, ""),
     ];
     let mut r = ConfirmResult {
         evo_version: "0.0.0-test".into(),
@@ -205,8 +205,8 @@ fn clean_result() -> ConfirmResult {
         steps,
         artifacts: Vec::new(),
         differential: vec![
-            differential("sum-100k", "training"),
-            differential(HOLDOUT, "holdout"),
+            differential("sum-100k", Role::Training),
+            differential(HOLDOUT, Role::Holdout),
         ],
         sanitizer_lane_ran: false,
         sanitizer_findings: Vec::new(),
@@ -315,20 +315,20 @@ fn the_key_anywhere_in_the_result_is_refused_even_where_the_receipt_seals_it() {
 /// gates that repeat them, and a baseline re-run alone.
 fn result_quoting_the_holdout() -> ConfirmResult {
     let mut r = clean_result();
-    r.scenarios[1] = scenario(HOLDOUT, "holdout", HOLDOUT_RUN, HOLDOUT_STDERR);
+    r.scenarios[1] = scenario(HOLDOUT, Role::Holdout, HOLDOUT_RUN, HOLDOUT_STDERR);
     let summary = format!("line 1: text differs: baseline \"{HOLDOUT_OUTPUT}\" vs candidate \"x\"");
     let diff = format!("--- baseline\n+++ candidate\n@@ -1 +1 @@\n-{HOLDOUT_OUTPUT}\n+x\n");
     r.differential[1].same = false;
     r.differential[1].summary = Some(summary.clone());
     r.differential[1].diff = Some(diff.clone());
     r.differential.push(DifferentialRecord {
-        lane: "sanitizer".into(),
+        lane: CheckLane::Sanitizer,
         ..r.differential[1].clone()
     });
     r.sanitizer_lane_ran = true;
     r.sanitizer_findings.push(SanitizerFinding {
-        tree: "candidate-sanitize".into(),
-        step: format!("check-{HOLDOUT}"),
+        tree: TreeLabel::CandidateSanitize,
+        step: StepName::check(HOLDOUT),
         kind: "AddressSanitizer".into(),
         excerpt: format!("{HOLDOUT_SANITIZER}\n    #0 0x1 in main prog.c:3\n"),
     });
@@ -337,23 +337,23 @@ fn result_quoting_the_holdout() -> ConfirmResult {
         "baseline-alone",
         HOLDOUT_CHECK,
     ));
-    let set = |r: &mut ConfirmResult, name: &str, detail: String| {
+    let set = |r: &mut ConfirmResult, name: GateName, detail: String| {
         let g = r.gates.iter_mut().find(|g| g.name == name).unwrap();
         (g.status, g.detail) = (GateStatus::Failed, detail);
     };
     set(
         &mut r,
-        "differential",
+        GateName::Differential,
         format!("scenario `{HOLDOUT}` (differential): {summary}\n{diff}"),
     );
     set(
         &mut r,
-        "sanitizers",
+        GateName::Sanitizers,
         format!("AddressSanitizer in `{HOLDOUT}`:\n{HOLDOUT_SANITIZER}\n"),
     );
     set(
         &mut r,
-        "tests",
+        GateName::Tests,
         format!("`{HOLDOUT_CHECK}` in the candidate tree: exit code 1\n  | {HOLDOUT_STDERR}"),
     );
     decide(&mut r);
@@ -389,7 +389,7 @@ fn holdout_output_is_sealed_everywhere_in_the_signed_payload_and_hashed() {
         r.sanitizer_findings[0].excerpt.clone(),
         r.gates
             .iter()
-            .find(|g| g.name == "differential")
+            .find(|g| g.name == GateName::Differential)
             .unwrap()
             .detail
             .clone(),
@@ -435,7 +435,7 @@ fn a_failed_holdout_timed_run_is_sealed_though_its_message_names_no_scenario() {
     let g = r
         .gates
         .iter_mut()
-        .find(|g| g.name == "timed output")
+        .find(|g| g.name == GateName::TimedOutput)
         .unwrap();
     g.status = GateStatus::Failed;
     g.detail = format!(
@@ -463,7 +463,7 @@ fn a_failed_training_check_stays_readable() {
     let g = r
         .gates
         .iter_mut()
-        .find(|g| g.name == "differential")
+        .find(|g| g.name == GateName::Differential)
         .unwrap();
     g.status = GateStatus::Failed;
     g.detail = "scenario `sum-100k` (differential): line 1: public training difference".into();

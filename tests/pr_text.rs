@@ -215,8 +215,8 @@ fn how_to_reproduce_names_no_path_of_the_authors_machine() {
 fn lane(scenario: &str, role: &str, lane: &str, same: bool) -> DifferentialRecord {
     DifferentialRecord {
         scenario: scenario.into(),
-        role: role.into(),
-        lane: lane.into(),
+        role: serde_json::from_value(serde_json::json!(role)).unwrap(),
+        lane: lane.parse().unwrap(),
         rule: "exact".into(),
         baseline_sha256: "7".repeat(64),
         candidate_sha256: "7".repeat(64),

@@ -96,7 +96,7 @@ fn training_scenario(speedup: f64) -> ScenarioResult {
     };
     ScenarioResult {
         name: "sum-100k".into(),
-        role: "training".into(),
+        role: Role::Training,
         baseline_command: TRAINING_CMD.into(),
         candidate_command: TRAINING_CMD.into(),
         cwd: ".".into(),
@@ -116,7 +116,7 @@ fn holdout_scenario() -> ScenarioResult {
     let measured = pairs(9, 0.2, 1.02, true);
     ScenarioResult {
         name: "sum-30k".into(),
-        role: "holdout".into(),
+        role: Role::Holdout,
         baseline_command: HOLDOUT_CMD.into(),
         candidate_command: HOLDOUT_CMD.into(),
         cwd: ".".into(),
@@ -134,8 +134,8 @@ fn holdout_scenario() -> ScenarioResult {
 
 fn step(step: &str, tree: &str, command: &str) -> StepRecord {
     StepRecord {
-        step: step.into(),
-        tree: tree.into(),
+        step: step.parse().unwrap(),
+        tree: tree.parse().unwrap(),
         command: command.into(),
         cwd: ".".into(),
         status: ExitStatus::Exited { code: 0 },
@@ -148,11 +148,11 @@ fn step(step: &str, tree: &str, command: &str) -> StepRecord {
     }
 }
 
-fn differential(scenario: &str, role: &str) -> DifferentialRecord {
+fn differential(scenario: &str, role: Role) -> DifferentialRecord {
     DifferentialRecord {
         scenario: scenario.into(),
-        role: role.into(),
-        lane: "differential".into(),
+        role,
+        lane: CheckLane::Differential,
         rule: "exact".into(),
         baseline_sha256: "7".repeat(64),
         candidate_sha256: "7".repeat(64),
@@ -172,9 +172,9 @@ fn tested_result() -> ConfirmResult {
         steps.push(step("check-sum-100k", tree, "./bench/run.sh 500 7"));
         steps.push(step("check-sum-30k", tree, HOLDOUT_CHECK));
     }
-    let gates: Vec<Gate> = verdict::CHECK_GATES
+    let gates: Vec<Gate> = GateName::ALL
         .iter()
-        .map(|name| gate(name, GateStatus::Passed, format!("{name} passed")))
+        .map(|name| gate(*name, GateStatus::Passed, format!("{name} passed")))
         .collect();
     let scenarios = vec![training_scenario(1.072), holdout_scenario()];
     let d = verdict::decide(&gates, &scenarios);
@@ -227,19 +227,19 @@ fn tested_result() -> ConfirmResult {
         steps,
         artifacts: vec![
             ArtifactDigest {
-                tree: "baseline".into(),
+                tree: TreeLabel::Baseline,
                 path: "prog".into(),
                 sha256: "8".repeat(64),
             },
             ArtifactDigest {
-                tree: "candidate".into(),
+                tree: TreeLabel::Candidate,
                 path: "prog".into(),
                 sha256: "9".repeat(64),
             },
         ],
         differential: vec![
-            differential("sum-100k", "training"),
-            differential("sum-30k", "holdout"),
+            differential("sum-100k", Role::Training),
+            differential("sum-30k", Role::Holdout),
         ],
         sanitizer_lane_ran: true,
         sanitizer_findings: Vec::new(),
@@ -272,7 +272,7 @@ fn measured_result() -> ConfirmResult {
     r.holdout_portfolio_digest = None;
     r.holdout_names.clear();
     r.differential.truncate(1);
-    r.steps.retain(|s| s.step != "check-sum-30k");
+    r.steps.retain(|s| s.step != StepName::check("sum-30k"));
     r.overlay.clear();
     r.explanation = None;
     r.sandbox = evo::measure::sandbox::SandboxRecord {
@@ -396,7 +396,7 @@ fn the_predicate_seals_holdout_commands_and_still_recomputes() {
     let mut r = tested_result();
     // A failing holdout check quotes its command in a gate detail and a reason.
     r.gates.push(gate(
-        "extra",
+        GateName::Differential,
         GateStatus::Passed,
         format!("`{HOLDOUT_CHECK}` in the candidate tree: fine"),
     ));
@@ -557,6 +557,27 @@ fn resigned_with_a_changed_wall_time() -> Vec<u8> {
     Envelope::sign(&payload, &key()).to_file_bytes()
 }
 
+/// A verifier must not pass over a gate it cannot interpret: a receipt whose failed gate has a
+/// name evo does not know (here misspelled) is refused, where it used to verify and its verdict
+/// to recompute as accepted (only listed gate names stopped acceptance).
+#[test]
+fn a_receipt_naming_a_gate_evo_does_not_know_is_refused() {
+    let signed = receipt::sign(&tested_result(), &key()).unwrap();
+    let mut st: serde_json::Value = serde_json::from_slice(&payload_of(&signed.bytes)).unwrap();
+    let gate = &mut st["predicate"]["gates"][6];
+    assert_eq!(gate["name"], "timed output");
+    gate["name"] = serde_json::json!("timed outputs");
+    gate["status"] = serde_json::json!("failed");
+    let payload = serde_json::to_vec_pretty(&st).unwrap();
+    let file = Envelope::sign(&payload, &key()).to_file_bytes();
+    let err = receipt::verify(&file, &key().verifying_key()).unwrap_err();
+    assert!(matches!(err, VerifyError::Statement(_)), "{err}");
+    assert!(
+        err.to_string().contains("unknown gate `timed outputs`"),
+        "{err}"
+    );
+}
+
 #[test]
 fn recompute_names_the_figures_a_changed_wall_time_contradicts() {
     let file = resigned_with_a_changed_wall_time();
@@ -662,7 +683,7 @@ fn a_candidate_rejected_before_measurement_says_so() {
     let mut r = measured_result();
     r.scenarios.clear();
     r.gates[4] = gate(
-        "differential",
+        GateName::Differential,
         GateStatus::Failed,
         "scenario `sum-100k` (differential): line 1 differs",
     );

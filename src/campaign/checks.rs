@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::journal::{Entry, Status};
 use super::{CampaignError, CampaignRun};
 use crate::check::{self, Comparison};
+use crate::confirm::result::{StepKind, StepName, TreeLabel};
 use crate::confirm::steps::{self, StepInput, StepOutput};
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::{self, PatchError, Tree};
@@ -17,7 +18,7 @@ type Lane = Result<(), (Status, String)>;
 
 /// One untimed command of a lane.
 struct Cmd<'a> {
-    step: String,
+    step: StepName,
     command: String,
     cwd: Option<&'a str>,
     env: &'a std::collections::BTreeMap<String, String>,
@@ -29,8 +30,12 @@ struct Cmd<'a> {
 impl CampaignRun<'_> {
     /// A fresh clean tree `work/<label>` (replacing a leftover of an interrupted run), with the
     /// overlay copied in when `overlay` is set.
-    pub(super) fn fresh_tree(&mut self, label: &str, overlay: bool) -> Result<Tree, CampaignError> {
-        let dest = self.work.join(tree::dir_name(label));
+    pub(super) fn fresh_tree(
+        &mut self,
+        label: TreeLabel,
+        overlay: bool,
+    ) -> Result<Tree, CampaignError> {
+        let dest = self.work.join(tree::dir_name(&label.to_string()));
         if dest.exists() {
             std::fs::remove_dir_all(&dest)
                 .map_err(|e| CampaignError::io("cannot clear a leftover tree", e))?;
@@ -52,7 +57,7 @@ impl CampaignRun<'_> {
             .collect()
     }
 
-    fn step(&self, tree: &Tree, label: &str, c: Cmd<'_>) -> Result<StepOutput, CampaignError> {
+    fn step(&self, tree: &Tree, label: TreeLabel, c: Cmd<'_>) -> Result<StepOutput, CampaignError> {
         let keep_stdout = match c.keep_stdout {
             Some(scenario) => Some(
                 self.run_dir
@@ -78,14 +83,14 @@ impl CampaignRun<'_> {
     }
 
     /// Build, artifacts and tests of one tree: `Err` carries the status and reason.
-    fn build_and_test(&mut self, t: &Tree, label: &str) -> Result<Lane, CampaignError> {
+    fn build_and_test(&mut self, t: &Tree, label: TreeLabel) -> Result<Lane, CampaignError> {
         let w = self.plan.workload.clone();
         let started = Instant::now();
         let out = self.step(
             t,
             label,
             Cmd {
-                step: crate::confirm::steps::BUILD.into(),
+                step: StepName::new(StepKind::Build),
                 command: w.build.command.clone(),
                 cwd: w.build.cwd.as_deref(),
                 env: &w.build.env,
@@ -119,7 +124,7 @@ impl CampaignRun<'_> {
                 t,
                 label,
                 Cmd {
-                    step: format!("test-{}", i + 1),
+                    step: StepName::new(StepKind::Test(i + 1)),
                     command: command.clone(),
                     cwd: w.test.cwd.as_deref(),
                     env: &w.test.env,
@@ -139,13 +144,18 @@ impl CampaignRun<'_> {
         Ok(Ok(()))
     }
 
-    fn run_check(&self, t: &Tree, label: &str, s: &Scenario) -> Result<StepOutput, CampaignError> {
+    fn run_check(
+        &self,
+        t: &Tree,
+        label: TreeLabel,
+        s: &Scenario,
+    ) -> Result<StepOutput, CampaignError> {
         let command = check::fill_seed(&s.check, self.search_seed);
         self.step(
             t,
             label,
             Cmd {
-                step: format!("check-{}", s.name),
+                step: StepName::check(&s.name),
                 command,
                 cwd: s.cwd.as_deref(),
                 env: &s.env,
@@ -157,7 +167,9 @@ impl CampaignRun<'_> {
 
     /// Builds, tests and checks the baseline once; its check outputs are the reference.
     pub(super) fn prepare_baseline(&mut self) -> Result<Tree, CampaignError> {
-        let dest = self.work.join(tree::dir_name("baseline"));
+        let dest = self
+            .work
+            .join(tree::dir_name(&TreeLabel::Baseline.to_string()));
         if self.state.baseline_ready && dest.join(".git").exists() {
             return Ok(Tree {
                 root: dest,
@@ -166,13 +178,13 @@ impl CampaignRun<'_> {
             });
         }
         self.stage("baseline: build, tests, checks");
-        let t = self.fresh_tree("baseline", true)?;
+        let t = self.fresh_tree(TreeLabel::Baseline, true)?;
         let started = Instant::now();
-        if let Err((_, reason)) = self.build_and_test(&t, "baseline")? {
+        if let Err((_, reason)) = self.build_and_test(&t, TreeLabel::Baseline)? {
             return Err(CampaignError::Baseline(reason));
         }
         for s in self.training() {
-            let out = self.run_check(&t, "baseline", &s)?;
+            let out = self.run_check(&t, TreeLabel::Baseline, &s)?;
             if !out.record.succeeded() {
                 return Err(CampaignError::Baseline(format!(
                     "check of `{}`: {}",
@@ -199,9 +211,9 @@ impl CampaignRun<'_> {
             .ok_or_else(|| CampaignError::Internal(format!("candidate {index} is unknown")))?;
         let bytes = std::fs::read(&patch_path)
             .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
-        let label = format!("candidate-{index}");
+        let label = TreeLabel::Numbered(index);
         self.candidate_stage(&format!("check {label}"), index);
-        match self.candidate_lane(&label, &bytes, baseline)? {
+        match self.candidate_lane(label, &bytes, baseline)? {
             // The built tree stays for screening, which comes next.
             Ok(()) => self.set_status(
                 index,
@@ -209,7 +221,7 @@ impl CampaignRun<'_> {
                 "builds, tests and check outputs match".into(),
             ),
             Err((status, reason)) => {
-                let _ = std::fs::remove_dir_all(self.work.join(tree::dir_name(&label)));
+                let _ = std::fs::remove_dir_all(self.work.join(tree::dir_name(&label.to_string())));
                 self.set_status(index, status, reason)
             }
         }
@@ -217,7 +229,7 @@ impl CampaignRun<'_> {
 
     fn candidate_lane(
         &mut self,
-        label: &str,
+        label: TreeLabel,
         bytes: &[u8],
         baseline: &Tree,
     ) -> Result<Lane, CampaignError> {
@@ -251,7 +263,7 @@ impl CampaignRun<'_> {
             }
             let reference = self
                 .run_dir
-                .output_path("baseline", &s.name)
+                .output_path(TreeLabel::Baseline, &s.name)
                 .map_err(|e| CampaignError::io("cannot find the baseline outputs", e))?;
             let read = |p: &Path| {
                 std::fs::read(p).map_err(|e| CampaignError::io("cannot read a check output", e))

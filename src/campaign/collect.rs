@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::journal::{Entry, Source, Status};
 use super::{CampaignError, CampaignRun};
+use crate::confirm::result::TreeLabel;
 use crate::measure::runner::RunSpec;
 use crate::spec::workload::Role;
 
@@ -146,7 +147,7 @@ impl CampaignRun<'_> {
             let index = self.next_index();
             let name = format!("agent-{}", run + 1);
             // The agent's tree: baseline files only, no overlay (the harness stays outside).
-            let tree = self.fresh_tree(&name, false)?;
+            let tree = self.fresh_tree(TreeLabel::Agent(run + 1), false)?;
             // Confined like a build (its tree writable, nothing of evo's visible) but with the
             // network; its own variables on top of the allow-list.
             let mut env = self.sandbox.environment().clone();

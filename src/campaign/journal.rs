@@ -135,8 +135,8 @@ pub enum Entry {
     Confirmation {
         index: usize,
         run_dir: String,
-        verdict: String,
-        tier: String,
+        verdict: crate::confirm::result::Verdict,
+        tier: crate::stats::Tier,
         /// The confirmation's median speedup on the (first) training scenario, when measured.
         #[serde(default)]
         median: Option<f64>,

@@ -430,7 +430,6 @@ impl CampaignRun<'_> {
             let mut forward = |e: ConfirmEvent| on_event(CampaignEvent::Confirm(e));
             match confirm::run_confirm(&plan, &opts, &mut forward) {
                 Ok(done) => {
-                    let verdict = done.result.verdict.as_str().to_string();
                     let status = match done.result.verdict {
                         confirm::result::Verdict::Accepted => Status::Confirmed,
                         confirm::result::Verdict::Rejected => Status::Rejected,
@@ -445,8 +444,8 @@ impl CampaignRun<'_> {
                     self.record(Entry::Confirmation {
                         index,
                         run_dir: run_dir.clone(),
-                        verdict,
-                        tier: done.result.tier.as_str().to_string(),
+                        verdict: done.result.verdict,
+                        tier: done.result.tier,
                         median,
                     })?;
                     let reason = done

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::journal::{Entry, Status};
 use super::{CampaignError, CampaignEvent, CampaignRun};
 use crate::check;
+use crate::confirm::result::{StepKind, StepName, TreeLabel};
 use crate::measure::callgrind;
 use crate::measure::record::Order;
 use crate::measure::runner::{RunSpec, Runner};
@@ -34,7 +35,7 @@ impl CampaignRun<'_> {
         let Some(s) = self.training().into_iter().next() else {
             return Err(CampaignError::Internal("no training scenario".into()));
         };
-        let label = format!("candidate-{index}");
+        let label = TreeLabel::Numbered(index);
         let patch = self
             .state
             .patch_path(&self.run_dir.path, index)
@@ -43,10 +44,10 @@ impl CampaignRun<'_> {
             .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
         self.candidate_stage(&format!("screen {label}"), index);
         let mut runner = self.opts.runners.runner();
-        let t = match self.built_tree(&label) {
+        let t = match self.built_tree(label) {
             Some(t) => t,
             // Lost with an interrupted run: rebuild it before measuring anything.
-            None => match self.rebuild_for_screening(&label, &bytes, baseline, &mut *runner)? {
+            None => match self.rebuild_for_screening(label, &bytes, baseline, &mut *runner)? {
                 Some(t) => t,
                 None => {
                     return self.set_status(
@@ -63,8 +64,8 @@ impl CampaignRun<'_> {
     }
 
     /// The candidate tree the check lane left built, if it is still there.
-    fn built_tree(&self, label: &str) -> Option<Tree> {
-        let root = self.work.join(crate::tree::dir_name(label));
+    fn built_tree(&self, label: TreeLabel) -> Option<Tree> {
+        let root = self.work.join(crate::tree::dir_name(&label.to_string()));
         root.join(".git").is_dir().then(|| Tree {
             root,
             base_sha: self.pinned.sha.clone(),
@@ -74,7 +75,7 @@ impl CampaignRun<'_> {
 
     fn rebuild_for_screening(
         &mut self,
-        label: &str,
+        label: TreeLabel,
         bytes: &[u8],
         baseline: &Tree,
         runner: &mut dyn Runner,
@@ -84,7 +85,7 @@ impl CampaignRun<'_> {
         super::checks::seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
         let build = self.plan.workload.build.clone();
         let input = crate::confirm::steps::StepInput {
-            step: crate::confirm::steps::SCREEN_BUILD.into(),
+            step: StepName::new(StepKind::ScreenBuild),
             tree_label: label,
             tree_root: &t.root,
             cwd: build.cwd.as_deref(),

@@ -35,8 +35,8 @@ pub struct Candidate {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConfirmationRef {
     pub run_dir: String,
-    pub verdict: String,
-    pub tier: String,
+    pub verdict: crate::confirm::result::Verdict,
+    pub tier: crate::stats::Tier,
     pub median: Option<f64>,
 }
 
@@ -139,8 +139,8 @@ impl State {
                     c.confirmation_started = false;
                     c.confirmation = Some(ConfirmationRef {
                         run_dir: run_dir.clone(),
-                        verdict: verdict.clone(),
-                        tier: tier.clone(),
+                        verdict: *verdict,
+                        tier: *tier,
                         median: *median,
                     });
                 }

@@ -22,8 +22,8 @@ pub struct Row {
     pub screening_max_rss_kib: Option<f64>,
     pub instructions: Option<(u64, u64)>,
     pub confirmation_run_dir: Option<String>,
-    pub confirmation_verdict: Option<String>,
-    pub confirmation_tier: Option<String>,
+    pub confirmation_verdict: Option<crate::confirm::result::Verdict>,
+    pub confirmation_tier: Option<stats::Tier>,
     /// The confirmation's median speedup on the training scenario, when it measured one.
     pub confirmation_median: Option<f64>,
     /// Confirmations of this candidate that an interruption cut short (their logs stay there).
@@ -99,8 +99,8 @@ impl Summary {
                         .then(|| rss.iter().sum::<f64>() / rss.len() as f64),
                     instructions: c.instructions,
                     confirmation_run_dir: c.confirmation.as_ref().map(|x| x.run_dir.clone()),
-                    confirmation_verdict: c.confirmation.as_ref().map(|x| x.verdict.clone()),
-                    confirmation_tier: c.confirmation.as_ref().map(|x| x.tier.clone()),
+                    confirmation_verdict: c.confirmation.as_ref().map(|x| x.verdict),
+                    confirmation_tier: c.confirmation.as_ref().map(|x| x.tier),
                     confirmation_median: c.confirmation.as_ref().and_then(|x| x.median),
                     discarded_confirmations: c.discarded_confirmations.clone(),
                 }

@@ -4,6 +4,7 @@
 //! how much the code change gives. When the lane does not run, the result says why.
 
 use super::lanes::{PairStep, failure_text};
+use super::result::TreeLabel;
 use super::{ConfirmError, ConfirmEvent, Run, io_err};
 use crate::measure::record::Order;
 use crate::measure::schedule::{self, Arms, PairOrder, Phase};
@@ -48,7 +49,7 @@ impl Run<'_> {
         self.run_dir
             .write(CONFIG_PATCH, &split.config)
             .map_err(io_err("cannot write the configuration-only patch"))?;
-        let t = self.materialize("config-only")?;
+        let t = self.materialize(TreeLabel::ConfigOnly)?;
         if let Err(e) = tree::apply_patch(&t, &split.config) {
             self.skip_config_lane(format!("the configuration part does not apply alone: {e}"));
             return Ok(());
@@ -65,7 +66,7 @@ impl Run<'_> {
         };
         self.stage("configuration-only build");
         let step = PairStep::build(&self.plan.workload);
-        let out = self.run_single(&step, ("config-only", &t))?;
+        let out = self.run_single(&step, (TreeLabel::ConfigOnly, &t))?;
         if !out.record.succeeded() {
             let text = failure_text(&out, step.timeout);
             self.skip_config_lane(format!("the configuration-only build failed: {text}"));

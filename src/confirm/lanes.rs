@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use super::result::{ArtifactDigest, DifferentialRecord, GateStatus, SanitizerFinding};
+use super::result::{
+    ArtifactDigest, CheckLane, DifferentialRecord, GateName, GateStatus, SanitizerFinding,
+    StepKind, StepName, TreeLabel,
+};
 use super::rundir::RunDir;
 use super::steps::{self, StepInput, StepOutput};
 use super::verdict::gate;
@@ -19,7 +22,7 @@ use crate::tree::{self, Tree};
 /// One command to run in both trees of a lane.
 #[derive(Clone)]
 pub(crate) struct PairStep<'a> {
-    pub step: String,
+    pub step: StepName,
     pub command: String,
     pub cwd: Option<&'a str>,
     pub env: &'a BTreeMap<String, String>,
@@ -33,7 +36,7 @@ impl<'a> PairStep<'a> {
     pub(crate) fn build(workload: &'a Workload) -> PairStep<'a> {
         let b = &workload.build;
         PairStep {
-            step: steps::BUILD.into(),
+            step: StepName::new(StepKind::Build),
             command: b.command.clone(),
             cwd: b.cwd.as_deref(),
             env: &b.env,
@@ -43,7 +46,7 @@ impl<'a> PairStep<'a> {
     }
 
     /// The same command under another step name.
-    fn renamed(&self, step: String) -> PairStep<'a> {
+    fn renamed(&self, step: StepName) -> PairStep<'a> {
         PairStep {
             step,
             ..self.clone()
@@ -53,7 +56,7 @@ impl<'a> PairStep<'a> {
     /// What `run_step` needs to run this step in tree `t` (labelled `label`).
     fn input<'s>(
         &'s self,
-        (label, t): (&'s str, &'s Tree),
+        (label, t): (TreeLabel, &'s Tree),
         run_dir: &RunDir,
         sandbox: &'s SandboxPolicy,
     ) -> Result<StepInput<'s>, ConfirmError> {
@@ -124,13 +127,13 @@ impl Run<'_> {
     pub(crate) fn run_pair(
         &mut self,
         s: &PairStep<'_>,
-        trees: [(&str, &Tree); 2],
+        trees: [(TreeLabel, &Tree); 2],
     ) -> Result<[StepOutput; 2], ConfirmError> {
         let runners = &*self.opts.runners;
         let run_dir = &self.run_dir;
-        if steps::builds(&s.step) {
+        if s.step.builds() {
             for (label, tree) in trees {
-                let arm = crate::measure::sandbox::Arm::of_tree(label);
+                let arm = label.sandbox_arm();
                 (self.sandbox.prepare_build(&tree.root, arm)).map_err(|message| {
                     ConfirmError::Internal(format!(
                         "cannot prepare the sandbox of {label}: {message}"
@@ -180,7 +183,7 @@ impl Run<'_> {
     pub(crate) fn run_single(
         &mut self,
         s: &PairStep<'_>,
-        tree: (&str, &Tree),
+        tree: (TreeLabel, &Tree),
     ) -> Result<StepOutput, ConfirmError> {
         let input = s.input(tree, &self.run_dir, &self.sandbox)?;
         let mut runner = self.opts.runners.runner();
@@ -190,9 +193,12 @@ impl Run<'_> {
         Ok(out)
     }
 
-    fn main_trees(&self) -> Result<[(&'static str, Tree); 2], ConfirmError> {
+    fn main_trees(&self) -> Result<[(TreeLabel, Tree); 2], ConfirmError> {
         match (&self.trees.baseline, &self.trees.candidate) {
-            (Some(b), Some(c)) => Ok([("baseline", b.clone()), ("candidate", c.clone())]),
+            (Some(b), Some(c)) => Ok([
+                (TreeLabel::Baseline, b.clone()),
+                (TreeLabel::Candidate, c.clone()),
+            ]),
             _ => Err(ConfirmError::Internal(
                 "the trees were not prepared".to_string(),
             )),
@@ -210,16 +216,19 @@ impl Run<'_> {
                 &step,
                 (&base, &cand),
                 &ct,
-                ("baseline-alone", "build"),
+                (TreeLabel::BaselineAlone, GateName::Build),
             );
         }
         if !cand.record.succeeded() {
-            return Ok(self.fail_gate("build", failure_text(&cand, step.timeout)));
+            return Ok(self.fail_gate(GateName::Build, failure_text(&cand, step.timeout)));
         }
         if self.digest_artifacts(&bt, &ct)? == Flow::Stop {
             return Ok(Flow::Stop);
         }
-        self.pass_gate("build", "baseline and candidate built from clean checkouts");
+        self.pass_gate(
+            GateName::Build,
+            "baseline and candidate built from clean checkouts",
+        );
         self.build_baseline_again()?;
         self.build_config_tree()?;
         self.build_sanitizer_trees()
@@ -232,9 +241,9 @@ impl Run<'_> {
     /// back to the baseline against itself, and the result says so.
     fn build_baseline_again(&mut self) -> Result<(), ConfirmError> {
         self.stage("second baseline build");
-        let t = self.materialize("baseline-again")?;
+        let t = self.materialize(TreeLabel::BaselineAgain)?;
         let step = PairStep::build(&self.plan.workload);
-        let out = self.run_single(&step, ("baseline-again", &t))?;
+        let out = self.run_single(&step, (TreeLabel::BaselineAgain, &t))?;
         self.trees.baseline_again = out.record.succeeded().then_some(t);
         Ok(())
     }
@@ -249,7 +258,7 @@ impl Run<'_> {
         step: &PairStep<'_>,
         (base, cand): (&StepOutput, &StepOutput),
         ct: &Tree,
-        (label, gate): (&str, &str),
+        (label, gate): (TreeLabel, GateName),
     ) -> Result<Flow, ConfirmError> {
         let _ = std::fs::remove_dir_all(&ct.root);
         self.stage(&format!("{} alone", step.step));
@@ -277,7 +286,7 @@ impl Run<'_> {
         &mut self,
         step: &PairStep<'_>,
         (base, cand): (&StepOutput, &StepOutput),
-        baseline: (&str, &Tree),
+        baseline: (TreeLabel, &Tree),
         what: &str,
     ) -> Result<String, ConfirmError> {
         self.rerun_baseline_alone(step, baseline, what)?;
@@ -296,10 +305,10 @@ impl Run<'_> {
     fn rerun_baseline_alone(
         &mut self,
         step: &PairStep<'_>,
-        tree: (&str, &Tree),
+        tree: (TreeLabel, &Tree),
         what: &str,
     ) -> Result<(), ConfirmError> {
-        let out = self.run_single(&step.renamed(steps::alone(&step.step)), tree)?;
+        let out = self.run_single(&step.renamed(step.step.alone()), tree)?;
         if out.record.succeeded() {
             return Ok(());
         }
@@ -318,22 +327,22 @@ impl Run<'_> {
             .clone()
             .unwrap_or_else(|| ".".into());
         for artifact in &self.plan.workload.build.artifacts {
-            for (label, t) in [("baseline", bt), ("candidate", ct)] {
+            for (label, t) in [(TreeLabel::Baseline, bt), (TreeLabel::Candidate, ct)] {
                 let path = t.root.join(&cwd).join(artifact);
                 match tree::digest_tree_file(&t.root, &path) {
                     Ok(sha256) => self.result.artifacts.push(ArtifactDigest {
-                        tree: label.to_string(),
+                        tree: label,
                         path: artifact.clone(),
                         sha256,
                     }),
-                    Err(e) if label == "baseline" => {
+                    Err(e) if label == TreeLabel::Baseline => {
                         return Err(ConfirmError::Baseline(format!(
                             "the build did not produce the artifact `{artifact}`: {e}"
                         )));
                     }
                     Err(e) => {
                         return Ok(self.fail_gate(
-                            "build",
+                            GateName::Build,
                             format!("the candidate's build did not produce `{artifact}`: {e}"),
                         ));
                     }
@@ -348,13 +357,13 @@ impl Run<'_> {
             return Ok(Flow::Continue);
         };
         self.stage("sanitizer build");
-        let bt = self.materialize("baseline-sanitize")?;
-        let ct = self.materialize("candidate-sanitize")?;
+        let bt = self.materialize(TreeLabel::BaselineSanitize)?;
+        let ct = self.materialize(TreeLabel::CandidateSanitize)?;
         tree::apply_patch(&ct, &self.plan.patch).map_err(|e| {
             ConfirmError::Internal(format!("the patch applied once but not twice: {e}"))
         })?;
         let step = PairStep {
-            step: steps::SANITIZE_BUILD.into(),
+            step: StepName::new(StepKind::SanitizeBuild),
             command: san.build.clone(),
             cwd: san.cwd.as_deref(),
             env: &san.env,
@@ -363,21 +372,24 @@ impl Run<'_> {
         };
         let [base, cand] = self.run_pair(
             &step,
-            [("baseline-sanitize", &bt), ("candidate-sanitize", &ct)],
+            [
+                (TreeLabel::BaselineSanitize, &bt),
+                (TreeLabel::CandidateSanitize, &ct),
+            ],
         )?;
         if !base.record.succeeded() {
             return self.baseline_build_failed_beside_candidate(
                 &step,
                 (&base, &cand),
                 &ct,
-                ("baseline-sanitize-alone", "sanitizers"),
+                (TreeLabel::BaselineSanitizeAlone, GateName::Sanitizers),
             );
         }
         self.trees.baseline_sanitize = Some(bt);
         self.trees.candidate_sanitize = Some(ct);
         if !cand.record.succeeded() {
             return Ok(self.fail_gate(
-                "sanitizers",
+                GateName::Sanitizers,
                 format!(
                     "sanitizer build failed: {}",
                     failure_text(&cand, step.timeout)
@@ -394,7 +406,7 @@ impl Run<'_> {
         let t = self.plan.workload.test.clone();
         for (i, command) in t.command.as_slice().iter().enumerate() {
             let step = PairStep {
-                step: format!("test-{}", i + 1),
+                step: StepName::new(StepKind::Test(i + 1)),
                 command: command.clone(),
                 cwd: t.cwd.as_deref(),
                 env: &t.env,
@@ -405,14 +417,14 @@ impl Run<'_> {
             if !base.record.succeeded() {
                 let disturbed =
                     self.baseline_alone(&step, (&base, &cand), (bl, &bt), "tests failed")?;
-                return Ok(self.fail_gate("tests", disturbed));
+                return Ok(self.fail_gate(GateName::Tests, disturbed));
             }
             if !cand.record.succeeded() {
-                return Ok(self.fail_gate("tests", failure_text(&cand, step.timeout)));
+                return Ok(self.fail_gate(GateName::Tests, failure_text(&cand, step.timeout)));
             }
         }
         self.pass_gate(
-            "tests",
+            GateName::Tests,
             format!(
                 "{} test command(s) passed in both trees",
                 t.command.as_slice().len()
@@ -437,17 +449,18 @@ impl Run<'_> {
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
         let mut first_failure = None;
         for s in self.all_scenarios() {
+            let trees = [(bl, &bt), (cl, &ct)];
             let failure =
-                self.check_scenario(&s, s.check.clone(), "differential", [(bl, &bt), (cl, &ct)])?;
+                self.check_scenario(&s, s.check.clone(), CheckLane::Differential, trees)?;
             if first_failure.is_none() {
                 first_failure = failure;
             }
         }
         match first_failure {
-            Some(detail) => Ok(self.fail_gate("differential", detail)),
+            Some(detail) => Ok(self.fail_gate(GateName::Differential, detail)),
             None => {
                 self.pass_gate(
-                    "differential",
+                    GateName::Differential,
                     "every check output matches the baseline's (fresh seed)",
                 );
                 Ok(Flow::Continue)
@@ -460,11 +473,11 @@ impl Run<'_> {
         &mut self,
         s: &Scenario,
         command: String,
-        lane: &str,
-        trees: [(&str, &Tree); 2],
+        lane: CheckLane,
+        trees: [(TreeLabel, &Tree); 2],
     ) -> Result<Option<String>, ConfirmError> {
         let step = PairStep {
-            step: format!("check-{}", s.name),
+            step: StepName::check(&s.name),
             command: check::fill_seed(&command, self.result.seed),
             cwd: s.cwd.as_deref(),
             env: &s.env,
@@ -519,8 +532,8 @@ impl Run<'_> {
         });
         self.result.differential.push(DifferentialRecord {
             scenario: s.name.clone(),
-            role: s.role.as_str().to_string(),
-            lane: lane.to_string(),
+            role: s.role,
+            lane,
             rule: rule_name(&s.compare),
             baseline_sha256: base.run.stdout_sha256.clone(),
             candidate_sha256: cand.run.stdout_sha256.clone(),
@@ -536,13 +549,13 @@ impl Run<'_> {
         &self,
         out: &StepOutput,
     ) -> Result<Option<SanitizerFinding>, ConfirmError> {
-        if !out.record.tree.ends_with("-sanitize") {
+        if !out.record.tree.is_sanitized() {
             return Ok(None);
         }
         let stderr = read_capped(&out.stderr_path)?;
         Ok(
             check::find_sanitizer_report(&stderr).map(|r| SanitizerFinding {
-                tree: out.record.tree.clone(),
+                tree: out.record.tree,
                 step: out.record.step.clone(),
                 kind: r.kind.to_string(),
                 excerpt: r.excerpt,
@@ -557,7 +570,7 @@ impl Run<'_> {
             self.trees.candidate_sanitize.clone(),
         ) else {
             self.result.gates.push(gate(
-                "sanitizers",
+                GateName::Sanitizers,
                 GateStatus::Skipped,
                 "the workload has no sanitize section: the sanitizer lane did not run",
             ));
@@ -574,17 +587,20 @@ impl Run<'_> {
         let mut first_failure = None;
         for s in self.all_scenarios() {
             let command = check_override.clone().unwrap_or_else(|| s.check.clone());
-            let trees = [("baseline-sanitize", &bt), ("candidate-sanitize", &ct)];
-            let failure = self.check_scenario(&s, command, "sanitizer", trees)?;
+            let trees = [
+                (TreeLabel::BaselineSanitize, &bt),
+                (TreeLabel::CandidateSanitize, &ct),
+            ];
+            let failure = self.check_scenario(&s, command, CheckLane::Sanitizer, trees)?;
             if first_failure.is_none() {
                 first_failure = failure;
             }
         }
         match first_failure {
-            Some(detail) => Ok(self.fail_gate("sanitizers", detail)),
+            Some(detail) => Ok(self.fail_gate(GateName::Sanitizers, detail)),
             None => {
                 self.pass_gate(
-                    "sanitizers",
+                    GateName::Sanitizers,
                     "sanitized builds ran every check cleanly with matching outputs",
                 );
                 Ok(Flow::Continue)

@@ -11,7 +11,7 @@ use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::Tree;
 
-use super::result::{ScenarioResult, holdout_figures, outputs_consistent};
+use super::result::{GateName, ScenarioResult, holdout_figures, outputs_consistent};
 use super::{ConfirmError, ConfirmEvent, Flow, Run};
 
 pub(super) fn spec(tree: &Tree, s: &Scenario, seed: u64, sandbox: &SandboxPolicy) -> RunSpec {
@@ -89,9 +89,14 @@ impl Run<'_> {
     }
 
     fn finish_timed_output_gate(&mut self) {
-        if !self.result.gates.iter().any(|g| g.name == "timed output") {
+        if !self
+            .result
+            .gates
+            .iter()
+            .any(|g| g.name == GateName::TimedOutput)
+        {
             let detail = timed_output_detail(&self.result.scenarios);
-            self.pass_gate("timed output", detail);
+            self.pass_gate(GateName::TimedOutput, detail);
         }
     }
 
@@ -102,7 +107,7 @@ impl Run<'_> {
                 arm: Arm::Candidate,
                 ..
             } => Ok(self.fail_gate(
-                "timed output",
+                GateName::TimedOutput,
                 format!("a timed run of the candidate failed: {e}"),
             )),
             MeasureError::RunFailed { .. } => {
@@ -124,7 +129,7 @@ impl Run<'_> {
             return Flow::Continue;
         }
         self.fail_gate(
-            "timed output",
+            GateName::TimedOutput,
             format!(
                 "scenario `{}` declares deterministic output, but the timed runs printed different \
                  bytes (the checked call must be the timed call)",
@@ -140,7 +145,7 @@ impl Run<'_> {
         runner: &mut dyn Runner,
         s: &Scenario,
         arms: Arms<'_>,
-        role: &str,
+        role: Role,
     ) -> Result<Result<Vec<WarmupRun>, Flow>, ConfirmError> {
         (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
         let warmup = self.plan.settings.warmup.get();
@@ -176,7 +181,7 @@ impl Run<'_> {
             baseline: &b,
             candidate: &c,
         };
-        let warmups = match self.warm_up(runner, s, arms, "training")? {
+        let warmups = match self.warm_up(runner, s, arms, Role::Training)? {
             Ok(w) => w,
             Err(flow) => return Ok(flow),
         };
@@ -206,7 +211,7 @@ impl Run<'_> {
             Err(BenchError::Measure(e)) => return self.timed_failure(e),
             Err(BenchError::Stats(e)) => return Err(ConfirmError::Internal(e.to_string())),
         };
-        let mut result = scenario_result(s, "training", arms, warmups);
+        let mut result = scenario_result(s, Role::Training, arms, warmups);
         result.aa_second_build = again.is_some();
         result.order_seed = plan.settings.order_seed;
         result.aa_pairs = report.aa_pairs;
@@ -238,7 +243,7 @@ impl Run<'_> {
             baseline: &b,
             candidate: &c,
         };
-        let warmups = match self.warm_up(runner, s, arms, "holdout")? {
+        let warmups = match self.warm_up(runner, s, arms, Role::Holdout)? {
             Ok(w) => w,
             Err(flow) => return Ok(flow),
         };
@@ -252,7 +257,7 @@ impl Run<'_> {
             Ok(p) => p,
             Err(e) => return self.timed_failure(e),
         };
-        let mut result = scenario_result(s, "holdout", arms, warmups);
+        let mut result = scenario_result(s, Role::Holdout, arms, warmups);
         result.holdout =
             Some(holdout_figures(&pairs).map_err(|e| ConfirmError::Internal(e.to_string()))?);
         result.pairs = pairs;
@@ -266,13 +271,13 @@ impl Run<'_> {
 /// A scenario's record with its warmups; the caller fills in pairs and figures.
 fn scenario_result(
     s: &Scenario,
-    role: &str,
+    role: Role,
     arms: Arms<'_>,
     warmups: Vec<WarmupRun>,
 ) -> ScenarioResult {
     ScenarioResult {
         name: s.name.clone(),
-        role: role.to_string(),
+        role,
         baseline_command: arms.baseline.command.clone(),
         candidate_command: arms.candidate.command.clone(),
         cwd: s.cwd.clone().unwrap_or_else(|| ".".to_string()),
@@ -313,7 +318,7 @@ mod tests {
     fn scenario(name: &str, timed_output_consistent: Option<bool>) -> ScenarioResult {
         ScenarioResult {
             name: name.into(),
-            role: "training".into(),
+            role: Role::Training,
             baseline_command: String::new(),
             candidate_command: String::new(),
             cwd: ".".into(),

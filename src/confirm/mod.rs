@@ -10,6 +10,7 @@ mod config_lane;
 mod instructions;
 mod lanes;
 mod measure;
+pub mod names;
 pub mod result;
 pub mod rundir;
 pub mod steps;
@@ -27,7 +28,9 @@ use crate::receipt::{self, keys::Signer};
 use crate::report::path::shown;
 use crate::stats::Tier;
 use crate::tree::{self, Pinned, Tree};
-use result::{ConfirmResult, GateStatus, PatchFileChange, PatchInfo, Timings, Verdict};
+use result::{
+    ConfirmResult, GateName, GateStatus, PatchFileChange, PatchInfo, Timings, TreeLabel, Verdict,
+};
 use rundir::RunDir;
 use verdict::gate;
 
@@ -383,14 +386,14 @@ impl Run<'_> {
         (self.on_event)(ConfirmEvent::Stage(name.to_string()));
     }
 
-    fn fail_gate(&mut self, name: &str, detail: impl Into<String>) -> Flow {
+    fn fail_gate(&mut self, name: GateName, detail: impl Into<String>) -> Flow {
         self.result
             .gates
             .push(gate(name, GateStatus::Failed, detail));
         Flow::Stop
     }
 
-    fn pass_gate(&mut self, name: &str, detail: impl Into<String>) {
+    fn pass_gate(&mut self, name: GateName, detail: impl Into<String>) {
         self.result
             .gates
             .push(gate(name, GateStatus::Passed, detail));
@@ -452,7 +455,7 @@ impl Run<'_> {
     /// outside the timed window or between runs. Checked before measuring (tests and checks) and,
     /// with `last`, after it (timed runs), where a clean candidate passes the gate.
     fn leftover_gate(&mut self, last: bool) -> Flow {
-        const GATE: &str = "leftover processes";
+        const GATE: GateName = GateName::LeftoverProcesses;
         if self.result.gates.iter().any(|g| g.name == GATE) {
             return Flow::Continue;
         }
@@ -481,7 +484,7 @@ impl Run<'_> {
         self.stage("prepare trees");
         let summary = match tree::inspect_patch(&self.plan.patch) {
             Ok(s) => s,
-            Err(e) => return Ok(self.fail_gate("patch safety", e.to_string())),
+            Err(e) => return Ok(self.fail_gate(GateName::PatchSafety, e.to_string())),
         };
         self.result.patch.files = summary
             .files
@@ -495,16 +498,16 @@ impl Run<'_> {
             .collect();
         self.result.patch.added = summary.added_lines;
         self.result.patch.removed = summary.removed_lines;
-        let baseline = self.materialize("baseline")?;
+        let baseline = self.materialize(TreeLabel::Baseline)?;
         if let Err(e) = tree::check_patch_safety(&summary, &baseline, &self.plan.workload.protected)
         {
-            return Ok(self.fail_gate("patch safety", e.to_string()));
+            return Ok(self.fail_gate(GateName::PatchSafety, e.to_string()));
         }
         self.pass_gate(
-            "patch safety",
+            GateName::PatchSafety,
             "no path outside the tree, through a symlink, or protected",
         );
-        let candidate = self.materialize("candidate")?;
+        let candidate = self.materialize(TreeLabel::Candidate)?;
         match tree::apply_patch(&candidate, &self.plan.patch) {
             Ok(applied) => {
                 let name = match applied.applier {
@@ -512,10 +515,10 @@ impl Run<'_> {
                     tree::Applier::GitCli => "git-cli",
                 }
                 .to_string();
-                self.pass_gate("apply", format!("applied with {name}"));
+                self.pass_gate(GateName::Apply, format!("applied with {name}"));
                 self.result.patch.applier = Some(name);
             }
-            Err(e) => return Ok(self.fail_gate("apply", e.to_string())),
+            Err(e) => return Ok(self.fail_gate(GateName::Apply, e.to_string())),
         }
         self.trees.baseline = Some(baseline);
         self.trees.candidate = Some(candidate);
@@ -524,8 +527,8 @@ impl Run<'_> {
     }
 
     /// A fresh clean checkout of the baseline in the work directory, with the overlay copied in.
-    fn materialize(&mut self, label: &str) -> Result<Tree, ConfirmError> {
-        let dest = self.work.join(tree::dir_name(label));
+    fn materialize(&mut self, label: TreeLabel) -> Result<Tree, ConfirmError> {
+        let dest = self.work.join(tree::dir_name(&label.to_string()));
         let t = tree::materialize(&self.pinned, &dest).map_err(|e| {
             ConfirmError::Internal(format!("cannot check out the {label} tree: {e}"))
         })?;

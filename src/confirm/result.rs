@@ -12,6 +12,9 @@ use crate::measure::record::{ExitStatus, Order, Pair, WarmupRun};
 use crate::measure::schedule::PairOrder;
 use crate::stats::{self, Ci95, HoldoutVerdict, Ratios, Tier};
 
+pub use super::names::{CheckLane, GateName, StepKind, StepName, TreeLabel, UnknownName};
+pub use crate::spec::workload::Role;
+
 /// The decision, as scripts see it (and as the exit code says).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -43,7 +46,7 @@ impl Verdict {
 /// One gate (docs/design.md §3.11), in the order the pipeline meets them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Gate {
-    pub name: String,
+    pub name: GateName,
     pub status: GateStatus,
     pub detail: String,
 }
@@ -60,10 +63,10 @@ pub enum GateStatus {
 /// A build, test or check command that ran in one tree.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepRecord {
-    /// e.g. `build`, `test`, `check:pairs-30000`, `sanitize-build`.
-    pub step: String,
-    /// `baseline`, `candidate`, `baseline-sanitize`, `candidate-sanitize`.
-    pub tree: String,
+    /// e.g. `build`, `test-1`, `check-pairs-30000`, `sanitize-build`.
+    pub step: StepName,
+    /// `baseline`, `candidate`, `baseline-sanitize`, `candidate-sanitize`, ...
+    pub tree: TreeLabel,
     pub command: String,
     /// Working directory relative to the tree root.
     pub cwd: String,
@@ -89,11 +92,10 @@ impl ConfirmResult {
     /// Where the candidate's runs left processes behind once they exited: its tests, checks and
     /// timed runs (builds may leave a legitimate server, such as a compiler cache, running).
     pub fn candidate_leftovers(&self) -> Vec<String> {
-        let steps = self.steps.iter().filter(|s| {
-            s.leftover_processes
-                && !s.tree.starts_with("baseline")
-                && !crate::confirm::steps::builds(&s.step)
-        });
+        let steps = self
+            .steps
+            .iter()
+            .filter(|s| s.leftover_processes && !s.tree.holds_baseline() && !s.step.builds());
         let mut places: Vec<String> = steps.map(|s| format!("{} ({})", s.step, s.tree)).collect();
         for scenario in &self.scenarios {
             let warmups = scenario
@@ -126,7 +128,7 @@ pub struct FileDigest {
 /// A built artifact of one arm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArtifactDigest {
-    pub tree: String,
+    pub tree: TreeLabel,
     pub path: String,
     pub sha256: String,
 }
@@ -157,9 +159,9 @@ pub struct PatchInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DifferentialRecord {
     pub scenario: String,
-    pub role: String,
+    pub role: Role,
     /// `baseline` vs `candidate`, or the sanitized trees.
-    pub lane: String,
+    pub lane: CheckLane,
     pub rule: String,
     pub baseline_sha256: String,
     pub candidate_sha256: String,
@@ -171,8 +173,8 @@ pub struct DifferentialRecord {
 /// A sanitizer report found in a check's stderr.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SanitizerFinding {
-    pub tree: String,
-    pub step: String,
+    pub tree: TreeLabel,
+    pub step: StepName,
     pub kind: String,
     pub excerpt: String,
 }
@@ -190,7 +192,7 @@ pub struct HoldoutFigures {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScenarioResult {
     pub name: String,
-    pub role: String,
+    pub role: Role,
     pub baseline_command: String,
     pub candidate_command: String,
     /// Working directory of the timed runs, relative to the tree root.
@@ -409,7 +411,6 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", v.as_str()));
             assert_eq!(v.as_str(), v.as_str().to_lowercase());
         }
-        use crate::spec::workload::Role;
         for r in [Role::Training, Role::Holdout] {
             assert_eq!(
                 serde_json::to_string(&r).unwrap(),

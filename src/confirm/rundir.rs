@@ -7,6 +7,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::result::{StepName, TreeLabel};
+
 /// An open run directory.
 #[derive(Debug, Clone)]
 pub struct RunDir {
@@ -71,10 +73,10 @@ impl RunDir {
     }
 
     /// Log files of one step in one tree, as (stdout, stderr), created folders included.
-    pub fn log_paths(&self, tree: &str, step: &str) -> io::Result<(PathBuf, PathBuf)> {
-        let dir = self.path.join("logs").join(slug(tree));
+    pub fn log_paths(&self, tree: TreeLabel, step: &StepName) -> io::Result<(PathBuf, PathBuf)> {
+        let dir = self.path.join("logs").join(slug(&tree.to_string()));
         std::fs::create_dir_all(&dir)?;
-        let base = slug(step);
+        let base = slug(&step.to_string());
         Ok((
             dir.join(format!("{base}.stdout.log")),
             dir.join(format!("{base}.stderr.log")),
@@ -82,8 +84,8 @@ impl RunDir {
     }
 
     /// Where the check output of `scenario` in `tree` is kept.
-    pub fn output_path(&self, tree: &str, scenario: &str) -> io::Result<PathBuf> {
-        let dir = self.path.join("outputs").join(slug(tree));
+    pub fn output_path(&self, tree: TreeLabel, scenario: &str) -> io::Result<PathBuf> {
+        let dir = self.path.join("outputs").join(slug(&tree.to_string()));
         std::fs::create_dir_all(&dir)?;
         Ok(dir.join(format!("{}.check.out", slug(scenario))))
     }
@@ -131,9 +133,11 @@ mod tests {
         let b = RunDir::create(out.path(), "r").unwrap();
         assert_eq!((a.id.as_str(), b.id.as_str()), ("r", "r-2"));
         assert!(b.path.join("logs").is_dir());
-        let (o, e) = b.log_paths("baseline", "check:x y").unwrap();
-        assert!(o.ends_with("logs/baseline/check-x-y.stdout.log"), "{o:?}");
-        assert!(e.ends_with("check-x-y.stderr.log"));
+        let (o, e) = b
+            .log_paths(TreeLabel::Baseline, &StepName::check("x:y z"))
+            .unwrap();
+        assert!(o.ends_with("logs/baseline/check-x-y-z.stdout.log"), "{o:?}");
+        assert!(e.ends_with("check-x-y-z.stderr.log"));
         b.write("result.json", b"{}").unwrap();
         assert_eq!(std::fs::read(b.path.join("result.json")).unwrap(), b"{}");
     }

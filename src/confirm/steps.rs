@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::result::StepRecord;
+use super::result::{StepName, StepRecord, TreeLabel};
 use super::rundir::RunDir;
 use crate::measure::record::RunRecord;
 use crate::measure::runner::{RunSpec, Runner, RunnerError};
@@ -15,8 +15,8 @@ use crate::measure::runner::{RunSpec, Runner, RunnerError};
 /// One step to run.
 #[derive(Debug, Clone)]
 pub struct StepInput<'a> {
-    pub step: String,
-    pub tree_label: &'a str,
+    pub step: StepName,
+    pub tree_label: TreeLabel,
     pub tree_root: &'a Path,
     /// Relative to the tree root.
     pub cwd: Option<&'a str>,
@@ -27,27 +27,6 @@ pub struct StepInput<'a> {
     pub keep_stdout: Option<PathBuf>,
     /// Isolation of the command (off, or bubblewrap with the tree writable).
     pub sandbox: &'a crate::measure::sandbox::SandboxPolicy,
-}
-
-/// The names of the steps that build a tree; every other step (tests, `check-<scenario>`) runs
-/// a built tree.
-pub const BUILD: &str = "build";
-pub const SANITIZE_BUILD: &str = "sanitize-build";
-pub const SCREEN_BUILD: &str = "screen-build";
-/// Appended to a step's name when the baseline's is run again alone.
-const ALONE: &str = "-alone";
-
-/// The name of `step` run again alone.
-pub fn alone(step: &str) -> String {
-    format!("{step}{ALONE}")
-}
-
-/// Whether a step builds: only a build may write its tree (tests and checks see it read-only),
-/// and only a build may leave a server running. Decided by the exact names above, so a scenario
-/// called `build` does not make its check (`check-build`) a build.
-pub fn builds(step: &str) -> bool {
-    let step = step.strip_suffix(ALONE).unwrap_or(step);
-    [BUILD, SANITIZE_BUILD, SCREEN_BUILD].contains(&step)
 }
 
 /// A finished step: its record for the result and the raw run.
@@ -84,7 +63,7 @@ pub fn run_step(
         run_dir
             .log_paths(input.tree_label, &input.step)
             .map_err(|source| StepError::Logs {
-                step: input.step.clone(),
+                step: input.step.to_string(),
                 dir: run_dir.path.clone(),
                 source,
             })?;
@@ -94,11 +73,11 @@ pub fn run_step(
         .unwrap_or_else(|| stdout_log.clone());
     let cwd_rel = input.cwd.unwrap_or(".");
     let cwd = input.tree_root.join(cwd_rel);
-    let sandbox = if builds(&input.step) {
-        let arm = crate::measure::sandbox::Arm::of_tree(input.tree_label);
+    let sandbox = if input.step.builds() {
+        let arm = input.tree_label.sandbox_arm();
         (input.sandbox.for_build(input.tree_root, Some(&cwd), arm)).map_err(|message| {
             StepError::Sandbox {
-                step: input.step.clone(),
+                step: input.step.to_string(),
                 message,
             }
         })?
@@ -117,14 +96,14 @@ pub fn run_step(
         stderr_file: Some(stderr_log.clone()),
     };
     let run = runner.run(&spec);
-    if builds(&input.step) {
+    if input.step.builds() {
         // Only a build had private cache copies.
         input.sandbox.release(input.tree_root);
     }
     let run = run?;
     let record = StepRecord {
         step: input.step,
-        tree: input.tree_label.to_string(),
+        tree: input.tree_label,
         command: input.command,
         cwd: cwd_rel.to_string(),
         status: run.status,
@@ -155,27 +134,5 @@ pub fn describe_failure(record: &StepRecord, timeout: Duration) -> String {
         ExitStatus::Exited { code: 126 } => "exit code 126 (command not executable)".to_string(),
         ExitStatus::Exited { code } => format!("exit code {code}"),
         ExitStatus::Signaled { signal } => format!("killed by signal {signal}"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_build_steps_build() {
-        for step in ["build", "sanitize-build", "screen-build", "build-alone"] {
-            assert!(builds(step), "{step}");
-        }
-        assert!(builds(&alone(SANITIZE_BUILD)));
-        for step in [
-            "test-1",
-            "check-build",
-            "check-screen-build",
-            "test-1-alone",
-            "rebuild",
-        ] {
-            assert!(!builds(step), "{step}");
-        }
     }
 }

@@ -1,24 +1,12 @@
 //! From gates to tier and verdict (docs/design.md §3.11), as pure functions over a finished result.
 
-use super::result::{Gate, GateStatus, ScenarioResult, Verdict};
+use super::result::{Gate, GateName, GateStatus, ScenarioResult, Verdict};
 use crate::stats::{self, HoldoutVerdict, Tier};
 use serde::{Deserialize, Serialize};
 
-/// Names of the gates that must be green before anything is measured, in pipeline order.
-pub const CHECK_GATES: [&str; 8] = [
-    "patch safety",
-    "apply",
-    "build",
-    "tests",
-    "differential",
-    "sanitizers",
-    "timed output",
-    "leftover processes",
-];
-
-pub fn gate(name: &str, status: GateStatus, detail: impl Into<String>) -> Gate {
+pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
     Gate {
-        name: name.to_string(),
+        name,
         status,
         detail: detail.into(),
     }
@@ -54,9 +42,8 @@ pub fn decide_by(
     let mut reasons: Vec<String> = failed(gates)
         .map(|g| format!("{} failed: {}", g.name, g.detail))
         .collect();
-    let checks_green = CHECK_GATES
-        .iter()
-        .all(|name| !failed(gates).any(|g| g.name == *name));
+    // Every gate is a check that must hold ([`GateName`]): any failed one stops acceptance.
+    let checks_green = failed(gates).next().is_none();
     let training: Vec<_> = scenarios
         .iter()
         .filter_map(|s| s.training.as_ref().map(|f| (s, f)))
@@ -323,7 +310,7 @@ mod tests {
         let f = figures(&settings, &pairs(aa_ratio, 11), &pairs(ratio, 9)).unwrap();
         ScenarioResult {
             name: "t".into(),
-            role: "training".into(),
+            role: crate::spec::workload::Role::Training,
             baseline_command: String::new(),
             candidate_command: String::new(),
             cwd: ".".into(),
@@ -340,9 +327,9 @@ mod tests {
     }
 
     fn green() -> Vec<Gate> {
-        CHECK_GATES
+        GateName::ALL
             .iter()
-            .map(|n| gate(n, GateStatus::Passed, ""))
+            .map(|n| gate(*n, GateStatus::Passed, ""))
             .collect()
     }
 
@@ -356,10 +343,38 @@ mod tests {
     #[test]
     fn any_failed_check_rejects_even_a_fast_candidate() {
         let mut gates = green();
-        gates[4] = gate("differential", GateStatus::Failed, "outputs differ");
+        gates[4] = gate(GateName::Differential, GateStatus::Failed, "outputs differ");
         let d = decide(&gates, &[training(1.0, 1.5)]);
         assert_eq!((d.tier, d.verdict), (Tier::Rejected, Verdict::Rejected));
         assert_eq!(d.reasons[0], "differential failed: outputs differ");
+        for name in GateName::ALL {
+            let mut gates = green();
+            gates.push(gate(*name, GateStatus::Failed, "no"));
+            let d = decide(&gates, &[training(1.0, 1.5)]);
+            assert_eq!(d.verdict, Verdict::Rejected, "{name}");
+            assert_eq!(d.reasons[0], format!("{name} failed: no"));
+        }
+    }
+
+    /// Acceptance used to stop only for failed gates named in a list (`CHECK_GATES`): a failed
+    /// gate under any other name, say a misspelled one in a result read back, was shown in the
+    /// reasons and the candidate was still accepted. Now a gate is a `GateName`, every one stops
+    /// acceptance, and a result naming a gate evo does not know cannot be read.
+    #[test]
+    fn a_failed_gate_not_in_the_old_check_list_still_rejects() {
+        let misspelled = r#"{"name": "timed outputs", "status": "failed", "detail": "differ"}"#;
+        let verdict = serde_json::from_str::<Gate>(misspelled).map(|failed| {
+            let mut gates = green();
+            gates.push(failed);
+            decide(&gates, &[training(1.0, 1.5)]).verdict
+        });
+        match verdict {
+            Err(e) => assert!(
+                e.to_string().contains("unknown gate `timed outputs`"),
+                "{e}"
+            ),
+            Ok(v) => assert_eq!(v, Verdict::Rejected),
+        }
     }
 
     #[test]

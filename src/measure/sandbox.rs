@@ -145,23 +145,11 @@ impl Sandbox {
 }
 
 /// Which side of a comparison a build belongs to: a candidate's build never writes what the
-/// baseline's builds or runs read.
+/// baseline's builds or runs read (`TreeLabel::sandbox_arm` says which a tree is).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arm {
     Baseline,
     Candidate,
-}
-
-impl Arm {
-    /// The arm of a tree from its label: only the baseline's own trees are the baseline; any
-    /// other tree (a candidate, its sanitizer twin, the configuration-only lane, an agent's) is
-    /// untrusted.
-    pub fn of_tree(label: &str) -> Arm {
-        match label {
-            "baseline" | "baseline-sanitize" => Arm::Baseline,
-            _ => Arm::Candidate,
-        }
-    }
 }
 
 /// What the campaign asked for.

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::bench::{self, BenchSettings};
-use crate::confirm::result::{ConfirmResult, GateStatus, ScenarioResult};
+use crate::confirm::result::{ConfirmResult, GateName, GateStatus, Role, ScenarioResult};
 use crate::confirm::verdict;
 use crate::measure::record::{Order, Pair};
 use crate::measure::schedule::PairOrder;
@@ -252,8 +252,8 @@ fn recompute_scenario(
     let mut fresh = s.clone();
     fresh.aa_pairs = aa;
     fresh.pairs = pairs;
-    match s.role.as_str() {
-        "training" => {
+    match s.role {
+        Role::Training => {
             let settings = configured_settings(s, r);
             fresh.training = match bench::figures(&settings, &fresh.aa_pairs, &fresh.pairs) {
                 Ok(f) => Some(f),
@@ -264,7 +264,7 @@ fn recompute_scenario(
             };
             check_pair_count(&path, &fresh, out);
         }
-        "holdout" => {
+        Role::Holdout => {
             fresh.holdout = match holdout_figures(&fresh.pairs) {
                 Ok(h) => Some(h),
                 Err(e) => {
@@ -273,11 +273,6 @@ fn recompute_scenario(
                 }
             };
         }
-        other => out.push(problem(
-            format!("{path}.role"),
-            format!("\"{other}\""),
-            "\"training\" or \"holdout\"",
-        )),
     }
     if s.timed_output_consistent.is_some() {
         fresh.timed_output_consistent = Some(outputs_consistent(
@@ -345,7 +340,7 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
     let timed_gate_failed = r
         .gates
         .iter()
-        .any(|g| g.name == "timed output" && g.status == GateStatus::Failed);
+        .any(|g| g.name == GateName::TimedOutput && g.status == GateStatus::Failed);
     if inconsistent_output && !timed_gate_failed {
         out.push(problem(
             "gates[timed output].status".into(),

@@ -11,8 +11,9 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::confirm::result::{ConfirmResult, Gate, GateStatus, ScenarioResult};
-use crate::confirm::steps;
+use crate::confirm::result::{
+    ConfirmResult, Gate, GateName, GateStatus, Role, ScenarioResult, StepName,
+};
 
 /// What replaces a holdout's command; sealed text starts with it.
 pub const SEALED: &str = "sealed holdout";
@@ -50,8 +51,8 @@ struct Holdouts {
 
 impl Holdouts {
     fn of(r: &ConfirmResult) -> Holdouts {
-        let scenarios = r.scenarios.iter().filter(|s| s.role == "holdout");
-        let checks = r.differential.iter().filter(|d| d.role == "holdout");
+        let scenarios = r.scenarios.iter().filter(|s| s.role == Role::Holdout);
+        let checks = r.differential.iter().filter(|d| d.role == Role::Holdout);
         let mut names: Vec<String> = (r.holdout_names.iter().cloned())
             .chain(scenarios.map(|s| s.name.clone()))
             .chain(checks.map(|d| d.scenario.clone()))
@@ -66,12 +67,8 @@ impl Holdouts {
     }
 
     /// `check-<holdout>`, or the baseline's re-run of it alone.
-    fn own_step(&self, step: &str) -> bool {
-        step.strip_prefix("check-").is_some_and(|rest| {
-            self.names
-                .iter()
-                .any(|n| rest == n || rest == steps::alone(n))
-        })
+    fn own_step(&self, step: &StepName) -> bool {
+        self.names.iter().any(|n| step.checks(n))
     }
 
     /// Whether `text` names a holdout the way evo's messages do: `` `name` `` or `` `check-name ``.
@@ -162,14 +159,14 @@ fn holdouts_may_have_run(r: &ConfirmResult, holdouts: &Holdouts) -> bool {
     };
     !holdouts.names.is_empty()
         && (r.differential.iter())
-            .filter(|d| d.role == "training")
+            .filter(|d| d.role == Role::Training)
             .all(|d| passed(&d.scenario))
 }
 
 /// A failed timed-output gate that names no training scenario (see [`holdouts_may_have_run`]).
 fn unattributed_timed_failure(g: &Gate, r: &ConfirmResult) -> bool {
-    let training = r.scenarios.iter().filter(|s| s.role == "training");
-    g.name == "timed output"
+    let training = r.scenarios.iter().filter(|s| s.role == Role::Training);
+    g.name == GateName::TimedOutput
         && g.status == GateStatus::Failed
         && !training
             .map(|s| format!("`{}`", s.name))
@@ -190,7 +187,7 @@ pub fn seal_holdouts(r: &ConfirmResult) -> ConfirmResult {
     let mut out = r.clone();
     let mut quotes = Quotes::default();
     let scenarios = out.scenarios.iter_mut();
-    for s in scenarios.filter(|s| s.role == "holdout" || holdouts.contains(&s.name)) {
+    for s in scenarios.filter(|s| s.role == Role::Holdout || holdouts.contains(&s.name)) {
         seal_scenario(s, &mut quotes);
     }
     for step in out.steps.iter_mut().filter(|s| holdouts.own_step(&s.step)) {
@@ -199,7 +196,7 @@ pub fn seal_holdouts(r: &ConfirmResult) -> ConfirmResult {
         seal_cwd(&mut step.cwd);
     }
     let checks = out.differential.iter_mut();
-    for d in checks.filter(|d| d.role == "holdout" || holdouts.contains(&d.scenario)) {
+    for d in checks.filter(|d| d.role == Role::Holdout || holdouts.contains(&d.scenario)) {
         for text in [&mut d.summary, &mut d.diff].into_iter().flatten() {
             quotes.output(text);
             seal_in_place(text);
@@ -247,6 +244,7 @@ pub fn seal_holdouts(r: &ConfirmResult) -> ConfirmResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::confirm::result::StepKind;
 
     #[test]
     fn sealed_text_carries_the_sha256_of_the_original() {
@@ -266,10 +264,11 @@ mod tests {
         let h = Holdouts {
             names: vec!["h1".into()],
         };
-        assert!(h.own_step("check-h1"));
-        assert!(h.own_step(&steps::alone("check-h1")));
-        assert!(!h.own_step("check-h10"));
-        assert!(!h.own_step("h1"));
+        assert!(h.own_step(&StepName::check("h1")));
+        assert!(h.own_step(&StepName::check("h1").alone()));
+        assert!(h.own_step(&"check-h1-alone".parse().unwrap()));
+        assert!(!h.own_step(&StepName::check("h10")));
+        assert!(!h.own_step(&StepName::new(StepKind::Test(1))));
         assert!(h.named_in("check of scenario `h1` failed"));
         assert!(h.named_in("the baseline's `check-h1` failed"));
         assert!(!h.named_in("scenario `h10`"));

@@ -108,7 +108,7 @@ fn panel(out: &mut String, p: &Panel<'_>, top: f64) {
         r##"<text x="{LEFT}" y="{:.1}" font-size="15" font-weight="bold">{} ({}): per-pair speedup, {n} pairs</text>"##,
         top + 24.0,
         escape(&p.s.name),
-        escape(&p.s.role)
+        escape(p.s.role.as_str())
     );
     let _ = writeln!(
         out,

@@ -10,10 +10,7 @@ use serde::Serialize;
 
 use super::markdown::{Markdown, code, inline, prose};
 use super::pr_context::first_line;
-use crate::confirm::result::{ConfirmResult, DifferentialRecord, GateStatus};
-
-/// The lane whose comparisons ran on the sanitized trees (`confirm::lanes`).
-const SANITIZER_LANE: &str = "sanitizer";
+use crate::confirm::result::{CheckLane, ConfirmResult, DifferentialRecord, GateStatus, Role};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckLine {
@@ -56,10 +53,10 @@ fn outcome(record: Option<&DifferentialRecord>) -> Markdown {
 
 /// One row per scenario, in the order the comparisons ran.
 fn differential_rows(records: &[DifferentialRecord]) -> Vec<DifferentialRow> {
-    let mut scenarios: Vec<(&str, &str)> = Vec::new();
+    let mut scenarios: Vec<(&str, Role)> = Vec::new();
     for d in records {
-        if !scenarios.contains(&(d.scenario.as_str(), d.role.as_str())) {
-            scenarios.push((&d.scenario, &d.role));
+        if !scenarios.contains(&(d.scenario.as_str(), d.role)) {
+            scenarios.push((&d.scenario, d.role));
         }
     }
     scenarios
@@ -69,14 +66,14 @@ fn differential_rows(records: &[DifferentialRecord]) -> Vec<DifferentialRow> {
                 records.iter().find(|d| {
                     d.scenario == scenario
                         && d.role == role
-                        && (d.lane == SANITIZER_LANE) == sanitizer
+                        && (d.lane == CheckLane::Sanitizer) == sanitizer
                 })
             };
             let (plain, sanitized) = (of(false), of(true));
             let rule = plain.or(sanitized).map_or("", |d| d.rule.as_str());
             DifferentialRow {
                 scenario: Markdown::assembled(code(scenario)),
-                role: Markdown::assembled(inline(role)),
+                role: Markdown::assembled(inline(role.as_str())),
                 rule: Markdown::assembled(inline(rule)),
                 differential: outcome(plain),
                 sanitizer: outcome(sanitized),
@@ -90,7 +87,7 @@ pub(super) fn checks(r: &ConfirmResult) -> Checks {
         .gates
         .iter()
         .map(|g| CheckLine {
-            name: g.name.clone(),
+            name: g.name.to_string(),
             status: match g.status {
                 GateStatus::Passed => "passed",
                 GateStatus::Failed => "FAILED",
@@ -116,8 +113,8 @@ pub(super) fn checks(r: &ConfirmResult) -> Checks {
                 format!(
                     "{} in the {} tree ({})",
                     inline(&f.kind),
-                    inline(&f.tree),
-                    inline(&f.step)
+                    inline(&f.tree.to_string()),
+                    inline(&f.step.to_string())
                 )
             })
             .collect();
@@ -137,8 +134,8 @@ mod tests {
     fn record(scenario: &str, lane: &str, same: bool) -> DifferentialRecord {
         DifferentialRecord {
             scenario: scenario.into(),
-            role: "training".into(),
-            lane: lane.into(),
+            role: Role::Training,
+            lane: lane.parse().unwrap(),
             rule: "exact".into(),
             baseline_sha256: String::new(),
             candidate_sha256: String::new(),

@@ -18,7 +18,7 @@ use super::pr_sections::{config_lane, limitations, reproduce, sandbox_text, sear
 use super::pr_summary::{Overview, Why, overview, tier_sentence, why};
 use super::scenario_summary::interval_ranks;
 use crate::bench::{self, ArmCov, Figures};
-use crate::confirm::result::{ConfirmResult, GateStatus, ScenarioResult};
+use crate::confirm::result::{ConfirmResult, GateStatus, Role, ScenarioResult};
 use crate::stats::Ci95;
 
 /// The receipt the PR text points to.
@@ -218,7 +218,7 @@ fn workload(r: &ConfirmResult) -> WorkloadInfo {
         training: r
             .scenarios
             .iter()
-            .filter(|s| s.role == "training")
+            .filter(|s| s.role == Role::Training)
             .map(|s| TrainingScenario {
                 name: s.name.clone(),
                 command: s.candidate_command.clone(),
@@ -264,7 +264,7 @@ fn evidence(r: &ConfirmResult) -> Vec<EvidenceRow> {
             };
             EvidenceRow {
                 scenario: s.name.clone(),
-                role: s.role.clone(),
+                role: s.role.to_string(),
                 pairs: s.pairs.len(),
                 median,
                 ci95: ci,

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::markdown::{Markdown, code, inline, prose};
 use super::path::{relative_to, shell_word};
 use super::pr_context::{NoiseInfo, ReceiptRef, Reproduce, ci_text, first_line, training};
-use crate::confirm::result::{ConfirmResult, Verdict};
+use crate::confirm::result::{ConfirmResult, Role, TreeLabel, Verdict};
 
 pub(super) fn search(r: &ConfirmResult) -> Markdown {
     let confirmation = training(r)
@@ -72,7 +72,7 @@ pub(super) fn config_lane(r: &ConfirmResult) -> Markdown {
 pub(super) fn step_lines(r: &ConfirmResult) -> Vec<String> {
     let mut lines = Vec::new();
     let public = |s: &&crate::confirm::result::StepRecord| {
-        s.tree == "candidate" && s.command != crate::receipt::SEALED
+        s.tree == TreeLabel::Candidate && s.command != crate::receipt::SEALED
     };
     for step in r.steps.iter().filter(public) {
         let line = if step.cwd == "." || step.cwd.is_empty() {
@@ -116,7 +116,7 @@ pub(super) fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
         format!("git apply {patch}   # sha256 {}", r.patch.sha256),
     ];
     manual.extend(step_lines(r));
-    for s in r.scenarios.iter().filter(|s| s.role == "training") {
+    for s in r.scenarios.iter().filter(|s| s.role == Role::Training) {
         let line = if s.cwd == "." || s.cwd.is_empty() {
             s.candidate_command.clone()
         } else {

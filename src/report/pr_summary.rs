@@ -69,7 +69,7 @@ pub(super) fn overview(r: &ConfirmResult, receipt: &ReceiptRef) -> Overview {
         let missing = || cell("–".into());
         rows.push(ScenarioRow {
             scenario: Markdown::assembled(code(&s.name)),
-            role: cell(s.role.clone()),
+            role: cell(s.role.as_str().to_string()),
             baseline: arms.map_or_else(missing, |a| {
                 cell(time(a.baseline.wall.median, Some(a.baseline.wall.half_iqr)))
             }),

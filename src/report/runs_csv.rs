@@ -40,7 +40,7 @@ fn push(out: &mut String, row: Row<'_>) {
         out,
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         field(&row.s.name),
-        field(&row.s.role),
+        field(row.s.role.as_str()),
         row.phase,
         row.pair.map_or_else(String::new, |i| i.to_string()),
         row.arm,

@@ -150,12 +150,12 @@ pub fn interval_ranks(ci: Option<Ci95>, n: usize) -> String {
 /// Seconds in ms below 1 s, in s from 1 s, with about four significant digits; `spread` in the
 /// same unit.
 pub fn time(seconds: f64, spread: Option<f64>) -> String {
-    let (value, unit) = if seconds < 1.0 {
-        (seconds * 1000.0, "ms")
+    let (scale, unit) = if seconds < 1.0 {
+        (1000.0, "ms")
     } else {
-        (seconds, "s")
+        (1.0, "s")
     };
-    let scale = if unit == "ms" { 1000.0 } else { 1.0 };
+    let value = seconds * scale;
     let decimals = match value {
         v if v >= 100.0 => 1,
         v if v >= 10.0 => 2,

@@ -308,8 +308,8 @@ pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::pat
         // The confirmed figure beside its tier: the screening column alone could be read as
         // confirmed.
         let confirmed = match (&r.confirmation_tier, r.confirmation_median) {
-            (Some(tier), Some(m)) => format!("{m:.3}× {tier}"),
-            (Some(tier), None) => tier.clone(),
+            (Some(tier), Some(m)) => format!("{m:.3}× {}", tier.as_str()),
+            (Some(tier), None) => tier.as_str().to_string(),
             (None, _) => "–".to_string(),
         };
         let reason = r.reason.lines().next().unwrap_or_default();
@@ -353,7 +353,7 @@ pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::pat
                 "accepted: candidate {} ({}), tier {}; evidence in {}",
                 r.index,
                 r.name,
-                r.confirmation_tier.as_deref().unwrap_or("?"),
+                r.confirmation_tier.map_or("?", |t| t.as_str()),
                 shown(&run_dir.join(r.confirmation_run_dir.as_deref().unwrap_or("")))
             );
         }

@@ -61,7 +61,11 @@ fn scenario(name: &str, training: bool, h: &str) -> ScenarioResult {
     };
     ScenarioResult {
         name: name.into(),
-        role: if training { "training" } else { "holdout" }.into(),
+        role: if training {
+            Role::Training
+        } else {
+            Role::Holdout
+        },
         baseline_command: command.into(),
         candidate_command: command.into(),
         cwd: ".".into(),
@@ -77,11 +81,11 @@ fn scenario(name: &str, training: bool, h: &str) -> ScenarioResult {
     }
 }
 
-fn differential(scenario: &str, role: &str, h: &str) -> DifferentialRecord {
+fn differential(scenario: &str, role: Role, h: &str) -> DifferentialRecord {
     DifferentialRecord {
         scenario: scenario.into(),
-        role: role.into(),
-        lane: "differential".into(),
+        role,
+        lane: CheckLane::Differential,
         rule: "exact".into(),
         baseline_sha256: "7".repeat(64),
         candidate_sha256: "8".repeat(64),
@@ -96,12 +100,12 @@ fn differential(scenario: &str, role: &str, h: &str) -> DifferentialRecord {
 /// the receipt seals it, and every gate detail quoting it whole, which would hide `h`.
 /// `rejected`: the tests gate failed (with `h` as its detail), so the verdict is rejected.
 pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
-    let mut gates: Vec<Gate> = verdict::CHECK_GATES
+    let mut gates: Vec<Gate> = GateName::ALL
         .iter()
-        .map(|name| gate(name, GateStatus::Passed, h))
+        .map(|name| gate(*name, GateStatus::Passed, h))
         .collect();
     if rejected {
-        gates[3] = gate("tests", GateStatus::Failed, h);
+        gates[3] = gate(GateName::Tests, GateStatus::Failed, h);
     }
     let scenarios = vec![scenario(h, true, h), scenario("held", false, "")];
     let d = verdict::decide(&gates, &scenarios);
@@ -154,13 +158,14 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
         steps: vec![],
         artifacts: vec![],
         differential: vec![
-            differential(h, "training", h),
-            differential("held", "holdout", "no output"),
+            differential(h, Role::Training, h),
+            differential("held", Role::Holdout, "no output"),
         ],
         sanitizer_lane_ran: true,
         sanitizer_findings: vec![SanitizerFinding {
-            tree: "candidate".into(),
-            step: h.into(),
+            tree: TreeLabel::Candidate,
+            // The step names the scenario, whose name is the workload's (here, hostile).
+            step: StepName::check(h),
             kind: h.into(),
             excerpt: h.into(),
         }],
