@@ -293,6 +293,43 @@ fn term_to_the_helper_stops_the_command_group() {
 }
 
 #[test]
+fn a_second_signal_to_the_helper_during_the_grace_does_not_stop_the_kill() {
+    // Ctrl-C pressed twice: evo exits at the second, but its helper must still see the command's
+    // group through TERM, grace and KILL rather than die between them and leave it running.
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let args = HelperArgs {
+        report: report.clone(),
+        timeout: Duration::from_secs(30),
+        grace: Duration::from_millis(800),
+        cwd: None,
+        command: "trap '' TERM; sleep 30".into(),
+        wrapper: Vec::new(),
+    };
+    let mut helper = std::process::Command::new(env!("CARGO_BIN_EXE_evo"))
+        .args(args.to_args())
+        .spawn()
+        .unwrap();
+    let pid = rustix::process::Pid::from_child(&helper);
+    std::thread::sleep(Duration::from_millis(200));
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    for signal in [rustix::process::Signal::INT, rustix::process::Signal::TERM] {
+        rustix::process::kill_process(pid, signal).unwrap();
+    }
+    let status = helper.wait().unwrap();
+    assert!(status.success(), "helper ended with {status}");
+    let report: HelperReport = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(
+        report.status,
+        ExitStatus::Signaled {
+            signal: libc::SIGKILL
+        }
+    );
+    assert!(!report.timed_out);
+}
+
+#[test]
 fn stdin_comes_from_the_stdin_file_or_is_empty() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("brief.json");
