@@ -11,6 +11,7 @@ use evo::measure::helper::{HelperArgs, HelperReport};
 use evo::measure::record::{ExitStatus, RunRecord};
 use evo::measure::runner::{RunSpec, Runner, RunnerError};
 use evo::measure::spawn::ProcessRunner;
+use rustix::process::{Pid, Signal, kill_process};
 use sha2::{Digest, Sha256};
 
 fn runner() -> ProcessRunner {
@@ -278,8 +279,8 @@ fn term_to_the_helper_stops_the_command_group() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    // SAFETY: our own unreaped child.
-    unsafe { libc::kill(helper.id() as libc::pid_t, libc::SIGTERM) };
+    // Our own unreaped child.
+    kill_process(Pid::from_child(&helper), Signal::TERM).unwrap();
     assert!(helper.wait().unwrap().success());
     assert!(started.elapsed() < Duration::from_secs(3));
     let report: HelperReport = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
@@ -310,12 +311,12 @@ fn a_second_signal_to_the_helper_during_the_grace_does_not_stop_the_kill() {
         .args(args.to_args())
         .spawn()
         .unwrap();
-    let pid = rustix::process::Pid::from_child(&helper);
+    let pid = Pid::from_child(&helper);
     std::thread::sleep(Duration::from_millis(200));
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    kill_process(pid, Signal::TERM).unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    for signal in [rustix::process::Signal::INT, rustix::process::Signal::TERM] {
-        rustix::process::kill_process(pid, signal).unwrap();
+    for signal in [Signal::INT, Signal::TERM] {
+        kill_process(pid, signal).unwrap();
     }
     let status = helper.wait().unwrap();
     assert!(status.success(), "helper ended with {status}");
