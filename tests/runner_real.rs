@@ -11,6 +11,7 @@ use evo::measure::helper::{HelperArgs, HelperReport};
 use evo::measure::record::{ExitStatus, RunRecord};
 use evo::measure::runner::{RunSpec, Runner, RunnerError};
 use evo::measure::spawn::ProcessRunner;
+use rustix::process::{Pid, Signal, kill_process};
 use sha2::{Digest, Sha256};
 
 fn runner() -> ProcessRunner {
@@ -278,8 +279,8 @@ fn term_to_the_helper_stops_the_command_group() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    // SAFETY: our own unreaped child.
-    unsafe { libc::kill(helper.id() as libc::pid_t, libc::SIGTERM) };
+    // Our own unreaped child.
+    kill_process(Pid::from_child(&helper), Signal::TERM).unwrap();
     assert!(helper.wait().unwrap().success());
     assert!(started.elapsed() < Duration::from_secs(3));
     let report: HelperReport = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
@@ -287,6 +288,43 @@ fn term_to_the_helper_stops_the_command_group() {
         report.status,
         ExitStatus::Signaled {
             signal: libc::SIGTERM
+        }
+    );
+    assert!(!report.timed_out);
+}
+
+#[test]
+fn a_second_signal_to_the_helper_during_the_grace_does_not_stop_the_kill() {
+    // Ctrl-C pressed twice: evo exits at the second, but its helper must still see the command's
+    // group through TERM, grace and KILL rather than die between them and leave it running.
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let args = HelperArgs {
+        report: report.clone(),
+        timeout: Duration::from_secs(30),
+        grace: Duration::from_millis(800),
+        cwd: None,
+        command: "trap '' TERM; sleep 30".into(),
+        wrapper: Vec::new(),
+    };
+    let mut helper = std::process::Command::new(env!("CARGO_BIN_EXE_evo"))
+        .args(args.to_args())
+        .spawn()
+        .unwrap();
+    let pid = Pid::from_child(&helper);
+    std::thread::sleep(Duration::from_millis(200));
+    kill_process(pid, Signal::TERM).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    for signal in [Signal::INT, Signal::TERM] {
+        kill_process(pid, signal).unwrap();
+    }
+    let status = helper.wait().unwrap();
+    assert!(status.success(), "helper ended with {status}");
+    let report: HelperReport = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(
+        report.status,
+        ExitStatus::Signaled {
+            signal: libc::SIGKILL
         }
     );
     assert!(!report.timed_out);

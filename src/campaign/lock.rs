@@ -1,11 +1,14 @@
-//! One evo process per run directory (an exclusive `flock` on `<run>/.lock`) and per repository
+//! One evo process per run directory (an exclusive lock on `<run>/.lock`) and per repository
 //! (a lock file in evo's state folder), held for the life of the process and released by the kernel
-//! however the process ends (even SIGKILL).
+//! however the process ends (even SIGKILL). The lock is `flock` (through rustix): tied to the open
+//! file, not to a path or a thread. (std's `File::try_lock` is the same call but needs Rust 1.89.)
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::{FlockOperation, flock};
+use rustix::io::Errno;
 
 /// Held while the run is in use; dropping it releases the lock.
 #[derive(Debug)]
@@ -96,12 +99,15 @@ fn exclusive(path: &Path, holder: &str) -> io::Result<Result<File, String>> {
         .read(true)
         .write(true)
         .open(path)?;
-    // SAFETY: flock on a file descriptor we own; no memory is passed.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if rc != 0 {
-        let mut current = String::new();
-        let _ = file.read_to_string(&mut current);
-        return Ok(Err(current.trim().to_string()));
+    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(Errno::WOULDBLOCK) => {
+            let mut current = String::new();
+            let _ = file.read_to_string(&mut current);
+            return Ok(Err(current.trim().to_string()));
+        }
+        // Not held by anyone, but not lockable either (a file system without locks).
+        Err(errno) => return Err(errno.into()),
     }
     file.set_len(0)?;
     file.rewind()?;

@@ -15,6 +15,8 @@
 //! the command's own. The command's stdout and stderr are the helper's, which the parent pipes.
 
 use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::fd::BorrowedFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -22,7 +24,11 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use rustix::io::{Errno, FdFlags};
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, WaitOptions};
 use serde::{Deserialize, Serialize};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 
 use super::init::{INIT_REPORT_FD, InitReport};
 use super::record::{ExitStatus, Rusage};
@@ -164,9 +170,13 @@ pub fn maybe_run_helper() -> Option<i32> {
 fn run_helper(args: &HelperArgs) -> Result<(), HelperError> {
     if args.report == Path::new(REPORT_FD_PATH) {
         // The report pipe is the helper's alone: the command must not inherit it (a daemon
-        // holding it would keep evo waiting for the end of the report).
-        // SAFETY: fcntl on a descriptor number only sets its flag; a bad fd just fails.
-        unsafe { libc::fcntl(REPORT_FD, libc::F_SETFD, libc::FD_CLOEXEC) };
+        // holding it would keep evo waiting for the end of the report). Best effort: a missing
+        // descriptor makes the report's write below fail, which is reported.
+        // SAFETY: the parent put the report pipe at this number before exec (`spawn.rs`), and
+        // nothing in this process has claimed or closed it yet; the borrow lasts for this one
+        // fcntl call, which on a descriptor that is not open fails with EBADF and does nothing.
+        let report_fd = unsafe { BorrowedFd::borrow_raw(REPORT_FD) };
+        let _ = rustix::io::fcntl_setfd(report_fd, FdFlags::CLOEXEC);
     }
     let report = observe_command(args)?;
     let json = serde_json::to_vec(&report).map_err(|error| HelperError::Os {
@@ -178,15 +188,15 @@ fn run_helper(args: &HelperArgs) -> Result<(), HelperError> {
 
 /// Runs the command once and reports on it. Nothing big happens before the spawn.
 fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
-    // Blocked before any thread or child exists, so a Ctrl-C or TERM meant for evo cannot kill the
-    // helper and orphan the command; `stop_on_signal` turns them into a group kill instead. std
-    // clears the signal mask in the child, so the command sees signals normally.
-    let stop_signals = block_stop_signals()?;
+    // Caught before any child exists, so a Ctrl-C or TERM meant for evo cannot kill the helper and
+    // orphan the command; `stop_on_signal` turns them into a group kill instead. A caught signal
+    // is back to its default in the command after exec, so the command sees signals normally.
+    let stop_signals = catch_stop_signals()?;
     // Orphans of the command (its background jobs) become our children instead of init's, so we
-    // can reap them: a zombie still counts as a member of the process group.
-    // SAFETY: prctl with these arguments only sets a flag on this process. Best effort: without
-    // it, leftovers are still killed, only their zombies are reaped by init instead.
-    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    // can reap them: a zombie still counts as a member of the process group. Best effort: without
+    // it, leftovers are still killed, only their zombies are reaped by init instead. (The pid
+    // only makes the flag non-zero.)
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
 
     let mut command = match args.wrapper.split_first() {
         Some((program, wrapper_args)) => {
@@ -206,7 +216,9 @@ fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
     } else {
         let (reader, writer) = std::io::pipe().map_err(os_error("could not create a pipe"))?;
         let fd = std::os::fd::AsRawFd::as_raw_fd(&writer);
-        // SAFETY: only dup2, which is async-signal-safe, runs between fork and exec.
+        // SAFETY: only dup2, which is async-signal-safe, runs between fork and exec; `fd` is the
+        // pipe's write end, open until after the spawn (`writer` is dropped only then). A raw
+        // dup2 because rustix's needs an owned target descriptor, which fd 4 is not yet.
         unsafe {
             command.pre_exec(move || {
                 if libc::dup2(fd, INIT_REPORT_FD) == -1 {
@@ -228,14 +240,13 @@ fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
         drop(writer);
         reader
     });
-    // Linux pids are at most 2^22, so they fit a pid_t.
-    let pid = child.id() as libc::pid_t;
+    let pid = Pid::from_child(&child);
 
     let watchdog = match Watchdog::start(pid, args.timeout, args.grace, stop_signals) {
         Ok(watchdog) => watchdog,
         Err(error) => {
             // Without a watchdog nothing would enforce the timeout: do not leave the command.
-            signal_group(pid, libc::SIGKILL);
+            signal_group(pid, Signal::KILL);
             let _ = reap(pid);
             return Err(error);
         }
@@ -279,48 +290,24 @@ fn read_init_report(mut reader: std::io::PipeReader) -> Option<InitReport> {
     use std::io::Read;
     // Non-blocking: the write end's holders are gone by now, but nothing may keep the helper
     // waiting if one is not.
-    // SAFETY: fcntl on a descriptor this function owns only changes its flags.
-    unsafe {
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&reader);
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-    }
+    let _ = rustix::io::ioctl_fionbio(&reader, true);
     let mut bytes = Vec::new();
     let _ = reader.read_to_end(&mut bytes);
     serde_json::from_slice(&bytes).ok()
 }
 
-fn stop_signal_set() -> libc::sigset_t {
-    // SAFETY: sigemptyset/sigaddset only write to the set we own; the signal numbers are valid.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            libc::sigaddset(&mut set, signal);
-        }
-        set
-    }
+/// Catches the stop signals; reading them is left to `stop_on_signal`.
+fn catch_stop_signals() -> Result<Signals, HelperError> {
+    Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(os_error("could not catch stop signals"))
 }
 
-fn block_stop_signals() -> Result<libc::sigset_t, HelperError> {
-    let set = stop_signal_set();
-    // SAFETY: the set is initialized; the old mask is not wanted.
-    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
-    if rc != 0 {
-        return Err(HelperError::Os {
-            what: "could not block signals",
-            source: std::io::Error::from_raw_os_error(rc),
-        });
-    }
-    Ok(set)
-}
-
-/// A signal to the helper stops the command the way a timeout does (TERM, grace, KILL).
-fn stop_on_signal(set: libc::sigset_t, shared: Arc<Shared>) -> Result<(), HelperError> {
+/// A signal to the helper stops the command the way a timeout does (TERM, grace, KILL). The
+/// thread keeps `signals`, and so the handlers, for the helper's whole life: a second Ctrl-C during
+/// the grace is one more stop request, never the signal's default action, which would end the
+/// helper in the middle of the stop and leave the command to run on.
+fn stop_on_signal(mut signals: Signals, shared: Arc<Shared>) -> Result<(), HelperError> {
     let wait_for_signal = move || {
-        let mut signal = 0;
-        // SAFETY: the set is initialized and blocked in every thread (inherited from main).
-        if unsafe { libc::sigwait(&set, &mut signal) } == 0 {
+        for _ in signals.forever() {
             shared.update(|state| state.stop_requested = true);
         }
     };
@@ -368,10 +355,10 @@ struct Watchdog {
 impl Watchdog {
     /// Starts the watchdog thread, and the thread that turns `stop_signals` into a stop request.
     fn start(
-        pgid: libc::pid_t,
+        pgid: Pid,
         timeout: Duration,
         grace: Duration,
-        stop_signals: libc::sigset_t,
+        stop_signals: Signals,
     ) -> Result<Self, HelperError> {
         let shared = Arc::new(Shared::default());
         stop_on_signal(stop_signals, Arc::clone(&shared))?;
@@ -390,7 +377,7 @@ impl Watchdog {
     }
 }
 
-fn watch(shared: &Shared, pgid: libc::pid_t, timeout: Duration, grace: Duration) -> WatchOutcome {
+fn watch(shared: &Shared, pgid: Pid, timeout: Duration, grace: Duration) -> WatchOutcome {
     let state = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
     let (state, _) = shared
         .wake
@@ -400,14 +387,14 @@ fn watch(shared: &Shared, pgid: libc::pid_t, timeout: Duration, grace: Duration)
         return WatchOutcome::default();
     }
     let timed_out = !state.stop_requested;
-    signal_group(pgid, libc::SIGTERM);
+    signal_group(pgid, Signal::TERM);
     let (state, _) = shared
         .wake
         .wait_timeout_while(state, grace, |s| !s.exited)
         .unwrap_or_else(PoisonError::into_inner);
     let killed_group = !state.exited;
     if killed_group {
-        signal_group(pgid, libc::SIGKILL);
+        signal_group(pgid, Signal::KILL);
     }
     WatchOutcome {
         timed_out,
@@ -415,52 +402,65 @@ fn watch(shared: &Shared, pgid: libc::pid_t, timeout: Duration, grace: Duration)
     }
 }
 
-fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: kill has no memory effects. The group's leader is not reaped yet (see `finish`), so
-    // the id still names the command's group. ESRCH just means the group is already gone.
-    unsafe { libc::kill(-pgid, signal) };
+fn signal_group(pgid: Pid, signal: Signal) {
+    // The group's leader is not reaped yet (see `finish`), so the id still names the command's
+    // group. ESRCH just means the group is already gone.
+    let _ = rustix::process::kill_process_group(pgid, signal);
 }
 
 /// Blocks until the command has exited, without reaping it (`WNOWAIT`).
-fn wait_until_exited(pid: libc::pid_t) -> Result<(), HelperError> {
+fn wait_until_exited(pid: Pid) -> Result<(), HelperError> {
     loop {
-        // SAFETY: siginfo_t is plain data; waitid writes into it.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: valid pointer to our own siginfo_t; a child's pid is positive.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-        let error = std::io::Error::last_os_error();
-        if error.kind() != std::io::ErrorKind::Interrupted {
-            return Err(os_error("waitid failed")(error));
+        match rustix::process::waitid(
+            WaitId::Pid(pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+        ) {
+            Ok(_) => return Ok(()),
+            Err(Errno::INTR) => continue,
+            Err(errno) => return Err(os_error("waitid failed")(errno.into())),
         }
     }
 }
 
-/// Reaps the command with `wait4`, which is what gives its own resource usage.
-fn reap(pid: libc::pid_t) -> Result<(ExitStatus, Rusage), HelperError> {
-    let mut status = 0;
-    // SAFETY: rusage is plain data; wait4 fills it in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: valid pointers to our own status and rusage.
-        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if rc == pid {
-            break;
-        }
-        let error = std::io::Error::last_os_error();
-        if error.kind() != std::io::ErrorKind::Interrupted {
-            return Err(os_error("wait4 failed")(error));
-        }
+/// A child reaped by [`wait4`]: which one, how it ended (the raw wait status) and what it used.
+pub(super) struct Reaped {
+    pub pid: libc::pid_t,
+    pub status: libc::c_int,
+    pub usage: libc::rusage,
+}
+
+/// `wait4(pid, …, 0, …)`: blocks until the child `pid` (or any child, for -1) has exited and reaps
+/// it, with its own resource usage. The one system call evo makes through `libc` directly: neither
+/// rustix nor nix wraps `wait4`, and `waitid` or `waitpid` do not give the child's rusage.
+pub(super) fn wait4(pid: libc::pid_t) -> io::Result<Reaped> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain integers and `timeval`s, so all zero bytes is a valid value.
+    // `wait4` only writes through the two pointers, which point to this frame's own `status` and
+    // `usage` and are valid, aligned and exclusive for the length of the call; it keeps neither.
+    let (reaped, usage) = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        let reaped = libc::wait4(pid, &mut status, 0, &mut usage);
+        (reaped, usage)
+    };
+    if reaped == -1 {
+        return Err(io::Error::last_os_error());
     }
+    Ok(Reaped {
+        pid: reaped,
+        status,
+        usage,
+    })
+}
+
+/// Reaps the command with `wait4`, which is what gives its own resource usage.
+fn reap(pid: Pid) -> Result<(ExitStatus, Rusage), HelperError> {
+    let Reaped { status, usage, .. } = loop {
+        match wait4(pid.as_raw_nonzero().get()) {
+            Ok(reaped) => break reaped,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(os_error("wait4 failed")(error)),
+        }
+    };
     let status = if libc::WIFEXITED(status) {
         ExitStatus::Exited {
             code: libc::WEXITSTATUS(status),
@@ -490,12 +490,12 @@ pub(super) fn rusage_from(usage: &libc::rusage) -> Rusage {
 
 /// After the command is reaped: kills whatever of its process group is still alive and waits
 /// (briefly) until it is gone. Returns whether anything was alive.
-fn clean_up_group(pgid: libc::pid_t) -> bool {
+fn clean_up_group(pgid: Pid) -> bool {
     reap_orphans();
     if !group_alive(pgid) {
         return false;
     }
-    signal_group(pgid, libc::SIGKILL);
+    signal_group(pgid, Signal::KILL);
     let deadline = Instant::now() + LEFTOVER_WAIT;
     while group_alive(pgid) && Instant::now() < deadline {
         thread::sleep(Duration::from_millis(5));
@@ -504,10 +504,12 @@ fn clean_up_group(pgid: libc::pid_t) -> bool {
     true
 }
 
-fn group_alive(pgid: libc::pid_t) -> bool {
-    // SAFETY: signal 0 only checks for existence. EPERM means someone is there.
-    let rc = unsafe { libc::kill(-pgid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+fn group_alive(pgid: Pid) -> bool {
+    // Signal 0 only checks for existence. EPERM means someone is there.
+    match rustix::process::test_kill_process_group(pgid) {
+        Ok(()) | Err(Errno::PERM) => true,
+        Err(_) => false,
+    }
 }
 
 /// Kills every living process whose parent is this helper (orphans adopted as subreaper, such as
@@ -525,23 +527,23 @@ fn kill_adopted_children() -> bool {
         }
         found = true;
         for child in children {
-            // SAFETY: sending a signal to a pid we just read as our own child.
-            unsafe { libc::kill(child, libc::SIGKILL) };
+            // A pid we just read as our own living child: it cannot be reused before we reap it.
+            let _ = rustix::process::kill_process(child, Signal::KILL);
         }
         thread::sleep(Duration::from_millis(5));
     }
 }
 
 /// Pids of the non-zombie processes whose parent is `parent`, from `/proc/<pid>/stat`.
-fn living_children(parent: u32) -> Vec<libc::pid_t> {
+fn living_children(parent: u32) -> Vec<Pid> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .filter_map(|entry| Pid::from_raw(entry.file_name().to_str()?.parse().ok()?))
         .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero()))
                 .ok()
                 .and_then(|stat| parent_and_state(&stat))
                 .is_some_and(|(ppid, state)| ppid == parent && state != 'Z')
@@ -561,8 +563,7 @@ fn parent_and_state(stat: &str) -> Option<(u32, char)> {
 
 /// Reaps every child that has already exited (orphans handed to us as subreaper).
 fn reap_orphans() {
-    // SAFETY: a null status pointer is allowed; WNOHANG never blocks.
-    while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+    while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
 }
 
 #[cfg(test)]

@@ -15,14 +15,17 @@
 //! or write to its report pipe (close-on-exec before anything else starts).
 
 use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::io::Write;
-use std::os::fd::FromRawFd;
+use std::os::fd::{BorrowedFd, FromRawFd};
 use std::process::Command;
 use std::time::Instant;
 
+use rustix::io::FdFlags;
+use rustix::process::{DumpableBehavior, WaitOptions};
 use serde::{Deserialize, Serialize};
 
-use super::helper::rusage_from;
+use super::helper::{Reaped, rusage_from, wait4};
 use super::record::Rusage;
 
 /// The argument that selects this mode.
@@ -66,54 +69,55 @@ fn run(command: &[OsString]) -> Result<i32, String> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| "no command given".to_string())?;
-    // SAFETY: prctl and fcntl with these arguments only set flags on this process and one of its
-    // descriptors; a missing descriptor makes fcntl fail, which is checked.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
-        if libc::fcntl(INIT_REPORT_FD, libc::F_SETFD, libc::FD_CLOEXEC) == -1 {
-            return Err(format!(
-                "report descriptor {INIT_REPORT_FD} is not open: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-    }
+    // Not dumpable: no process of the run can trace this one or read its descriptors. Setting it
+    // on oneself to "not dumpable" has no failure case the kernel documents.
+    let _ = rustix::process::set_dumpable_behavior(DumpableBehavior::NotDumpable);
+    let mut pipe = report_pipe()?;
     let start = Instant::now();
     let child = Command::new(program)
         .args(args)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", program.to_string_lossy()))?;
+    // Linux pids are at most 2^22, so they fit a pid_t.
     let pid = child.id() as libc::pid_t;
-    let (status, usage) = reap_until(pid);
+    let (status, rusage) = reap_until(pid);
     let wall_s = start.elapsed().as_secs_f64();
     reap_exited();
     let report = InitReport {
         leftovers: living_processes(),
         wall_s,
-        rusage: rusage_from(&usage),
+        rusage,
     };
-    // SAFETY: the descriptor was checked open above and nothing else in this process owns it.
-    let mut pipe = unsafe { std::fs::File::from_raw_fd(INIT_REPORT_FD) };
     let json = serde_json::to_vec(&report).map_err(|e| e.to_string())?;
     // A helper that stopped listening (evo interrupted) is not this run's failure.
     let _ = pipe.write_all(&json);
     Ok(status)
 }
 
+/// Takes the report pipe at [`INIT_REPORT_FD`], close-on-exec so no process of the run inherits
+/// it; an error when it is not open.
+fn report_pipe() -> Result<File, String> {
+    // SAFETY: the helper put the report pipe's write end at this number before exec and bubblewrap
+    // passed it through; nothing in this process has claimed or closed it (this runs before any
+    // other file is opened). The borrow lasts for one fcntl call, which on a descriptor that is
+    // not open fails with EBADF and changes nothing; only once it succeeded, so the descriptor is
+    // open, does the returned `File` own it, and nothing else ever uses or closes that number.
+    unsafe {
+        rustix::io::fcntl_setfd(BorrowedFd::borrow_raw(INIT_REPORT_FD), FdFlags::CLOEXEC)
+            .map_err(|errno| format!("report descriptor {INIT_REPORT_FD} is not open: {errno}"))?;
+        Ok(File::from_raw_fd(INIT_REPORT_FD))
+    }
+}
+
 /// Reaps children (the command and any orphan) until the command itself has exited; returns its
 /// exit code as a shell would (128 + n for a signal) and its resource usage.
-fn reap_until(command: libc::pid_t) -> (i32, libc::rusage) {
+fn reap_until(command: libc::pid_t) -> (i32, Rusage) {
     loop {
-        let mut status = 0;
-        // SAFETY: rusage is plain data that wait4 fills in.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: wait4 writes only to `status` and `usage`.
-        let pid = unsafe { libc::wait4(-1, &mut status, 0, &mut usage) };
-        if pid == -1 {
-            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            return (INIT_FAILURE, usage);
-        }
+        let Reaped { pid, status, usage } = match wait4(-1) {
+            Ok(reaped) => reaped,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return (INIT_FAILURE, Rusage::default()),
+        };
         if pid == command {
             let code = if libc::WIFEXITED(status) {
                 libc::WEXITSTATUS(status)
@@ -122,21 +126,14 @@ fn reap_until(command: libc::pid_t) -> (i32, libc::rusage) {
             } else {
                 INIT_FAILURE
             };
-            return (code, usage);
+            return (code, rusage_from(&usage));
         }
     }
 }
 
 /// Reaps every child that has already exited, so zombies are not counted as living.
 fn reap_exited() {
-    loop {
-        let mut status = 0;
-        // SAFETY: waitpid writes only to `status`.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if pid <= 0 {
-            return;
-        }
-    }
+    while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
 }
 
 /// Processes in this namespace other than process 1. A process whose leader thread has exited

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use rustix::process::{Pid, Signal};
 use sha2::{Digest, Sha256};
 
 use super::cpus::{self, Affinity, CpuSplit};
@@ -139,6 +140,8 @@ impl ProcessRunner {
         // async-signal-safe system calls (the CPU list was allocated before the fork). dup2
         // leaves fd 3 without close-on-exec, so the helper gets the pipe's write end there; when
         // the pipe already is fd 3, dup2 does nothing and the flag is cleared by hand.
+        // `report_fd` is the pipe's write end, which the caller keeps open until after the spawn.
+        // Raw calls because rustix's dup2 needs an owned target descriptor, which fd 3 is not.
         unsafe {
             command.pre_exec(move || {
                 let rc = if report_fd == REPORT_FD {
@@ -242,8 +245,8 @@ impl Drop for ProcessRunner {
 /// Stops a helper we can no longer serve: TERM makes it stop its command's group (it turns the
 /// signal into a group kill), closing our pipe ends makes any further output fail, then reap it.
 fn abandon(mut child: Child) {
-    // SAFETY: kill has no memory effects; the helper is our unreaped child, so the pid is its.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    // The helper is our unreaped child, so the pid is still its own.
+    let _ = rustix::process::kill_process(Pid::from_child(&child), Signal::TERM);
     drop(child.stdout.take());
     drop(child.stderr.take());
     let _ = child.wait();

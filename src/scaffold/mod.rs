@@ -98,6 +98,8 @@ struct RepoFacts {
     output_not_ignored: bool,
 }
 
+/// libgit2, not `git rev-parse`/`status`/`check-ignore`: one open repository answers all four
+/// questions in process, read only, with no porcelain output to parse.
 fn repo_facts(cwd: &Path) -> Result<RepoFacts, InitError> {
     let repo = git2::Repository::discover(cwd)
         .map_err(|_| InitError::NotARepository(cwd.to_path_buf()))?;

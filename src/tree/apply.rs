@@ -2,6 +2,12 @@
 //! (it does not shift a hunk whose line numbers are off; `git apply` does). The receipt records
 //! which one applied the patch. Both are all-or-nothing, so a patch that fails leaves the tree as
 //! it was, and the error names the file and the `@@ … @@` hunk that did not apply.
+//!
+//! Both ways are kept on purpose. libgit2 alone would refuse patches people make by hand against a
+//! slightly different base, which `git apply` takes; `git apply` alone would read the patch with
+//! another parser than the one the safety checks used (`inspect.rs`). So libgit2 goes first,
+//! `git apply` only after it refused, and only once `git apply --numstat` reads the same files;
+//! `git apply --check -v` also names the failing hunk better. The receipt's `applier` says which.
 
 use std::cell::RefCell;
 use std::ffi::OsStr;

@@ -1,5 +1,11 @@
 //! The patch an agent's edits amount to: everything that changed in a tree since its baseline
 //! commit, new files included, as `git diff --binary` (the format `apply_patch` takes back).
+//!
+//! The `git` CLI, not libgit2: these bytes become the candidate patch, which is digested into the
+//! receipt and shown to reviewers, so it is git's own output, the same a person would get by
+//! running `git add -A && git diff --cached --binary` in the tree. libgit2's printer would give
+//! other bytes for the same change (it finds renames only when asked, where `git diff` does by
+//! default).
 
 use std::ffi::OsStr;
 

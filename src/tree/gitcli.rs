@@ -1,6 +1,7 @@
 //! Run the `git` command line inside one of evo's trees, isolated from the user's environment:
 //! no system or global config, no hooks, no inherited `GIT_DIR`, C locale so messages can be
-//! read back.
+//! read back. Used only where git's own behaviour is the point: taking a tree's diff (`diff.rs`)
+//! and the apply fallback (`apply.rs`); everything else is libgit2 (see the table in `tree`).
 
 use std::ffi::OsStr;
 use std::path::Path;

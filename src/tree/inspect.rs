@@ -1,5 +1,9 @@
 //! Read a candidate patch into a summary — which files it touches, how, and by how much — before
 //! anything is written, so the safety checks and the receipt work from the same facts.
+//!
+//! libgit2 (`Diff::from_buffer`), the same parser that applies the patch first (`apply.rs`), so
+//! what the safety checks judge is what libgit2 writes. When the `git` CLI applies it instead,
+//! `apply.rs` first checks that `git apply` reads the same files.
 
 use std::cell::{Cell, RefCell};
 

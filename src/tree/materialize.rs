@@ -5,6 +5,11 @@
 //! leak in. The same raw tree and blob objects are written into the new repository, so its tree id
 //! equals the pinned commit's tree id, and its single commit has a fixed identity and date: the
 //! same baseline always gives the same tree commit.
+//!
+//! libgit2, not the `git` CLI: copying raw objects from one object database to another and
+//! writing the files by hand is exactly what this module needs. The command line would go through
+//! an index and `checkout-index` (or `git archive`), which apply `.gitattributes` (filters, line
+//! endings, `export-ignore`) that must not touch a baseline.
 
 use std::ffi::OsStr;
 use std::fs;

@@ -4,6 +4,21 @@
 //! The user's repository is only ever read. Every tree is a fresh git repository of its own whose
 //! single commit holds exactly the pinned commit's files, so a candidate can be applied there and
 //! its `git diff` taken later without any link back to the user's history.
+//!
+//! Each git operation has one way of doing it, chosen on purpose (the reason is at each place):
+//!
+//! | operation | how | where |
+//! |---|---|---|
+//! | resolve and pin the baseline | libgit2 | `pin.rs` |
+//! | build a tree (copy objects, write files, commit) | libgit2 | `materialize.rs` |
+//! | read a patch (files, modes, hunks, binary data) | libgit2 | `inspect.rs` |
+//! | apply a patch | libgit2, then the `git` CLI when libgit2 gives up | `apply.rs` |
+//! | take an agent's edits as a patch | the `git` CLI | `diff.rs` |
+//! | facts about the user's repository for `evo init` | libgit2 | `scaffold/mod.rs` |
+//!
+//! libgit2 is the default: it runs in evo's process, runs no hooks, leaves no output to parse and
+//! does not depend on which `git` is installed. The command line is used only where its output or
+//! behaviour is the point (`gitcli.rs` isolates it from the user's configuration).
 
 mod apply;
 mod diff;

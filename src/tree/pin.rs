@@ -9,6 +9,10 @@ use super::{Pinned, TreeError};
 
 /// Open `repo` (read only) and resolve `commitish` — full or short SHA, branch, tag, `HEAD~1` —
 /// to the full SHA of a commit.
+///
+/// libgit2, not `git rev-parse`: the same revision syntax, answered in process from the
+/// repository alone (`Repository::open` ignores `GIT_DIR` and friends in evo's environment), with
+/// a typed error instead of stderr to parse.
 pub fn pin(repo: &Path, commitish: &str) -> Result<Pinned, TreeError> {
     let git = Repository::open(repo).map_err(|source| TreeError::NotARepository {
         path: repo.to_path_buf(),

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
+use rustix::process::{Pid, Signal, kill_process_group};
 use serde_json::Value;
 
 /// Every process evo starts inherits this variable; its value is unique to one test.
@@ -178,8 +179,8 @@ impl Running {
 
     /// Ctrl-C as a terminal sends it: SIGINT to the whole foreground process group.
     pub fn ctrl_c(&self) {
-        // SAFETY: kill has no memory effects; the group is our unreaped child's.
-        assert_eq!(unsafe { libc::kill(-self.pid(), libc::SIGINT) }, 0);
+        // The group is our unreaped child's.
+        kill_process_group(Pid::from_child(&self.child), Signal::INT).unwrap();
     }
 
     pub fn sigkill(&mut self) {
@@ -197,8 +198,7 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         if self.child.try_wait().ok().flatten().is_none() {
-            // SAFETY: as in `ctrl_c`.
-            unsafe { libc::kill(-self.pid(), libc::SIGKILL) };
+            let _ = kill_process_group(Pid::from_child(&self.child), Signal::KILL);
             let _ = self.child.wait();
         }
     }
