@@ -179,13 +179,14 @@ impl Live {
                 }
             },
             CampaignEvent::Stage { name, candidate } => {
-                let campaign_wide = candidate.is_none();
-                self.stage(&name, candidate.map(candidate_name));
-                if campaign_wide {
-                    if let Live::Json(s) = self {
-                        s.candidate = None;
+                if candidate.is_none() {
+                    // A stage of the whole campaign: no candidate until one is named again.
+                    match self {
+                        Live::Terminal(p) => p.clear_candidate(),
+                        Live::Json(s) => s.candidate = None,
                     }
                 }
+                self.stage(&name, candidate.map(candidate_name));
             }
             CampaignEvent::Expect { runs } => self.expect_runs(runs),
             CampaignEvent::Candidate {

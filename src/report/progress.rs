@@ -76,10 +76,14 @@ impl Progress {
         }
     }
 
-    /// Ends the current stage (one line with its duration) and starts `name`, with no total yet.
+    /// Ends the current stage (one line with its duration) and starts `name`, with no total yet;
+    /// `candidate` replaces the candidate shown when given (a confirmation's stages inside a
+    /// campaign keep the candidate of the stage that started it).
     pub fn stage(&mut self, name: &str, candidate: Option<String>) {
         self.end_stage();
-        self.candidate = candidate;
+        if candidate.is_some() {
+            self.candidate = candidate;
+        }
         self.scenario = None;
         self.stage = Some(Stage {
             name: name.to_string(),
@@ -117,6 +121,11 @@ impl Progress {
         let len = self.bar.length().unwrap_or(0) as isize;
         let len = (len + delta).max(self.bar.position() as isize).max(0) as u64;
         self.bar.set_length(len);
+    }
+
+    /// The stages that follow concern no candidate in particular.
+    pub fn clear_candidate(&mut self) {
+        self.candidate = None;
     }
 
     pub fn scenario(&mut self, name: &str) {
@@ -262,6 +271,17 @@ mod tests {
             p.label(),
             "screen candidate-3 (fused-grad-accum) · train-small"
         );
+    }
+
+    #[test]
+    fn a_confirmation_inside_a_campaign_keeps_its_candidate_until_a_campaign_stage() {
+        let mut p = visible();
+        p.stage("confirm candidate 2", Some("memo".into()));
+        p.stage("confirm: build", None);
+        assert_eq!(p.label(), "confirm: build (memo)");
+        p.clear_candidate();
+        p.stage("summary", None);
+        assert_eq!(p.label(), "summary");
     }
 
     #[test]
