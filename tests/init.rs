@@ -5,7 +5,7 @@
 mod util;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 use serde_json::Value;
 use util::{evo, git, text, write};
@@ -238,6 +238,97 @@ fn a_make_project_confirms_a_real_speedup_with_the_files_as_written() {
     for gate in r["gates"].as_array().unwrap() {
         assert_ne!(gate["status"], "failed", "{gate:#}");
     }
+}
+
+/// `cmake` is on the PATH; `false` only with `EVO_SKIP_CMAKE=1` (any other absence fails the
+/// test: `.ci/run` installs it).
+fn cmake_present() -> bool {
+    if std::env::var("EVO_SKIP_CMAKE").is_ok_and(|v| v == "1") {
+        eprintln!("note: EVO_SKIP_CMAKE=1: the CMake project is not built");
+        return false;
+    }
+    let found = Command::new("cmake").arg("--version").output();
+    assert!(
+        found.is_ok_and(|o| o.status.success()),
+        "cmake cannot run: install it (apt-get install cmake), or set EVO_SKIP_CMAKE=1"
+    );
+    true
+}
+
+/// 16 steps of a 64-bit linear congruential generator per input; the patch takes them as one
+/// step with the composed multiplier and increment (the same numbers mod 2^64).
+const LCG_MAIN: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 1000;
+    unsigned long seed = argc > 2 ? strtoul(argv[2], 0, 10) : 1;
+    unsigned long acc = 0;
+    for (long i = 0; i < n; i++) {
+        unsigned long x = (unsigned long)i * 2654435761ul ^ seed;
+        for (int r = 0; r < 16; r++) x = x * 6364136223846793005ul + 1442695040888963407ul;
+        acc += x >> 60;
+    }
+    printf("%lu\n", acc);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_cmake_project_confirms_a_real_speedup_with_the_files_as_written() {
+    if !cmake_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cmake = "cmake_minimum_required(VERSION 3.13)\nproject(lcg C)\nadd_executable(prog main.c)\n\
+                 enable_testing()\nadd_test(NAME smoke COMMAND prog 1000 1)\n";
+    let (repo, sha) = repo_with(
+        dir.path(),
+        "lcg",
+        &[("CMakeLists.txt", cmake), ("main.c", LCG_MAIN)],
+    );
+    let out = init_in(&repo, &["--run", "./build/prog 3000000 {seed}"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("a CMake project"), "{stdout}");
+    let plan = assert_valid_files(&repo);
+    assert_eq!(plan.campaign.baseline, sha);
+    assert!(
+        plan.workload
+            .build
+            .command
+            .starts_with("cmake -S . -B build")
+    );
+    assert!(plan.workload.test.command.as_slice()[0].contains("ctest --test-dir"));
+    let patch = dir.path().join("compose.patch");
+    write(
+        &patch,
+        &util::patch_by_editing(
+            &repo,
+            &[(
+                "main.c",
+                "for (int r = 0; r < 16; r++) x = x * 6364136223846793005ul + 1442695040888963407ul;",
+                "x = x * 10186629832379121217ul + 3646985772805368400ul;",
+            )],
+        ),
+    );
+    let out = evo()
+        .arg("confirm")
+        .arg(&patch)
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    let (_, r) = util::first_result(&repo.join(".evo"))
+        .unwrap_or_else(|| panic!("no result.json\n{}", text(&out)));
+    for gate in r["gates"].as_array().unwrap() {
+        assert_ne!(gate["status"], "failed", "{gate:#}\n{}", text(&out));
+    }
+    if util::inconclusive_by_chance(&r, &out) {
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let median = r["scenarios"][0]["training"]["median"].as_f64().unwrap();
+    assert!(median > 2.0, "16 steps became 1: median {median}");
 }
 
 #[test]
