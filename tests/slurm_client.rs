@@ -1,0 +1,177 @@
+//! The Slurm client against a real cluster: the two-node single-host cluster of
+//! `scripts/slurm-cluster` (which `scripts/test` starts). Submit, follow, fail, cancel, requeue,
+//! and two exclusive jobs on two nodes at once.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use evo::fleet::slurm::{JobId, JobInfo, JobSpec, JobState, Slurm};
+
+/// The local cluster, or `None` with `EVO_SKIP_SLURM=1`; any other absence fails the test.
+fn cluster() -> Option<Slurm> {
+    if std::env::var("EVO_SKIP_SLURM").is_ok_and(|v| v == "1") {
+        eprintln!("note: EVO_SKIP_SLURM=1: the Slurm client is not tried on a cluster");
+        return None;
+    }
+    let root = env!("CARGO_MANIFEST_DIR");
+    let status = std::process::Command::new(format!("{root}/scripts/slurm-cluster"))
+        .arg("status")
+        .status()
+        .expect("scripts/slurm-cluster runs");
+    assert!(
+        status.success(),
+        "no local Slurm cluster: start it with scripts/slurm-cluster start (scripts/test does), \
+         or set EVO_SKIP_SLURM=1"
+    );
+    let dir = std::env::var_os("EVO_SLURM_DIR").map_or_else(
+        || {
+            let cache = std::env::var_os("XDG_CACHE_HOME").map_or_else(
+                || PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"),
+                PathBuf::from,
+            );
+            cache.join("evo/slurm")
+        },
+        PathBuf::from,
+    );
+    Some(Slurm::new(Some(&dir.join("slurm.conf"))))
+}
+
+fn job(dir: &tempfile::TempDir, name: &str, script: &str) -> JobSpec {
+    JobSpec {
+        name: format!("evo-test-{name}"),
+        script: script.to_string(),
+        output: dir.path().join(format!("{name}.out")),
+        workdir: dir.path().to_path_buf(),
+        partition: None,
+        exclusive: true,
+        time_limit: Some(Duration::from_secs(120)),
+        extra_args: Vec::new(),
+    }
+}
+
+/// Polls the job until `done` says so about it (at most 90 s).
+fn wait(slurm: &Slurm, id: JobId, done: impl Fn(&JobInfo) -> bool) -> JobInfo {
+    let started = Instant::now();
+    loop {
+        let info = slurm.info(id).unwrap();
+        if done(&info) {
+            return info;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "job {id} stuck: {info:?}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn finished(slurm: &Slurm, id: JobId) -> JobInfo {
+    wait(slurm, id, |i| i.state.is_final())
+}
+
+#[test]
+fn a_job_runs_on_a_node_of_the_cluster_and_is_followed_to_completion() {
+    let Some(slurm) = cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spec = job(&dir, "node", "echo \"node=$SLURMD_NODENAME\"");
+    let id = slurm.submit(&spec).unwrap();
+    let info = finished(&slurm, id);
+    assert_eq!(info.state, JobState::Completed, "{info:?}");
+    assert!(
+        ["evo-n1", "evo-n2"].contains(&info.node.as_str()),
+        "{info:?}"
+    );
+    let out = std::fs::read_to_string(&spec.output).unwrap();
+    assert_eq!(out.trim(), format!("node={}", info.node));
+}
+
+#[test]
+fn exclusive_jobs_hold_a_node_each_and_a_third_waits() {
+    let Some(slurm) = cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Three jobs, two nodes of two CPUs: shared, all three would run at once; exclusive, at most
+    // two do, each on its own node, and the third waits for one of them.
+    let ids: Vec<JobId> = ["a", "b", "c"]
+        .iter()
+        .map(|n| slurm.submit(&job(&dir, n, "sleep 5")).unwrap())
+        .collect();
+    let started = Instant::now();
+    let mut most_at_once = 0;
+    loop {
+        let infos: Vec<JobInfo> = ids.iter().map(|id| slurm.info(*id).unwrap()).collect();
+        let running: Vec<&JobInfo> = infos
+            .iter()
+            .filter(|i| i.state == JobState::Running)
+            .collect();
+        most_at_once = most_at_once.max(running.len());
+        assert!(
+            running.len() <= 2,
+            "three at once on two nodes: {running:?}"
+        );
+        if let [x, y] = running.as_slice() {
+            assert_ne!(x.node, y.node, "two jobs on one node: {running:?}");
+        }
+        if infos.iter().all(|i| i.state.is_final()) {
+            assert!(
+                infos.iter().all(|i| i.state == JobState::Completed),
+                "{infos:?}"
+            );
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "{infos:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Other tests' jobs may hold a node meanwhile, but not for the whole 15 s.
+    assert_eq!(
+        most_at_once, 2,
+        "the two nodes never ran two of these jobs together"
+    );
+}
+
+#[test]
+fn a_failing_job_reports_its_exit_code() {
+    let Some(slurm) = cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let id = slurm.submit(&job(&dir, "fail", "exit 3")).unwrap();
+    let info = finished(&slurm, id);
+    assert_eq!(
+        info.state,
+        JobState::Failed { code: 3, signal: 0 },
+        "{info:?}"
+    );
+}
+
+#[test]
+fn a_cancelled_job_ends_cancelled_and_an_unknown_one_is_gone() {
+    let Some(slurm) = cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let id = slurm.submit(&job(&dir, "long", "sleep 300")).unwrap();
+    wait(&slurm, id, |i| i.state == JobState::Running);
+    slurm.cancel(&[id]).unwrap();
+    assert_eq!(finished(&slurm, id).state, JobState::Cancelled);
+    assert_eq!(
+        slurm.info(JobId(999_999_999)).unwrap().state,
+        JobState::Gone
+    );
+}
+
+#[test]
+fn a_requeued_job_runs_again_and_counts_the_restart() {
+    let Some(slurm) = cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let script = format!("echo start >> '{}'; sleep 3", starts.display());
+    let id = slurm.submit(&job(&dir, "requeue", &script)).unwrap();
+    wait(&slurm, id, |i| i.state == JobState::Running);
+    // Give the first start time to write its line.
+    let started = Instant::now();
+    while !starts.exists() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    slurm.requeue(id).unwrap();
+    let info = finished(&slurm, id);
+    assert_eq!(info.state, JobState::Completed, "{info:?}");
+    assert_eq!(info.restarts, 1, "{info:?}");
+    let lines = std::fs::read_to_string(&starts).unwrap().lines().count();
+    assert_eq!(lines, 2, "the job ran {lines} times");
+}
