@@ -15,6 +15,7 @@ pub mod confirm;
 pub mod environment;
 pub mod exit_codes;
 pub mod failure;
+pub mod host;
 pub mod interrupt;
 pub mod live;
 pub mod measure;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use evo::campaign::{self, CampaignOptions};
+use evo::host::Hold;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
 use evo::measure::sandbox::SandboxMode;
@@ -135,9 +136,11 @@ fn every_candidate_gets_its_exact_status_and_only_the_fast_one_is_confirmed() {
     let fx = Fixture::new();
     let plan = evo::plan::campaign_plan(&fx.camp.join("campaign.json")).unwrap();
     let opts = CampaignOptions {
-        runners: Arc::new(fake()),
-        resume: None,
         sandbox: Some(SandboxMode::Off),
+        ..CampaignOptions::new(
+            Arc::new(fake()),
+            Hold::External("a test's own repository".into()),
+        )
     };
     let done = campaign::run_campaign(&plan, &opts, &mut |_| {}).unwrap();
     let s = serde_json::to_value(&done.summary).unwrap();
