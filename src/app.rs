@@ -261,7 +261,10 @@ fn confirm_request(
             .with_context(|| format!("cannot resolve --out-dir {}", dir.display()))?;
     }
     request.sandbox = args.run.sandbox.or(request.sandbox);
-    let hidden = (args.request).then(|| crate::confirm::request::folder_of(&args.patch));
+    let hidden = match args.request {
+        true => Some(crate::confirm::request::hidden_folder(&args.patch).map_err(Failure::usage)?),
+        false => None,
+    };
     Ok((request, hidden))
 }
 

@@ -61,6 +61,12 @@ pub enum RequestError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "a confirmation request holds the holdouts, so no run may see the folder it lies in, and \
+         {} holds the home directory or is the root: put the request in a folder of its own",
+        .0.display()
+    )]
+    Folder(PathBuf),
     #[error("cannot serialize the confirmation request: {0}")]
     Serialize(#[source] serde_json::Error),
     #[error(
@@ -133,12 +139,24 @@ impl ConfirmRequest {
     }
 }
 
-/// The absolute folder a request file lies in: what its relative paths are relative to, and what
-/// `evo confirm --request` hides from the sandbox.
+/// The absolute folder a request file lies in: what its relative paths are relative to.
 pub fn folder_of(file: &Path) -> PathBuf {
     let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
     file.parent()
         .map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
+}
+
+/// The folder `evo confirm --request` hides from every sandboxed run: the one `file` lies in. A
+/// folder that holds the home directory or is the root is refused: hiding it would hide the
+/// tools the runs need along with the request.
+pub fn hidden_folder(file: &Path) -> Result<PathBuf, RequestError> {
+    let folder = folder_of(file);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let holds_home = home.is_some_and(|h| h.starts_with(&folder));
+    if holds_home || folder.parent().is_none() {
+        return Err(RequestError::Folder(folder));
+    }
+    Ok(folder)
 }
 
 /// Writes `request` to `file`, readable by its owner only (it holds the holdouts), whole or not
