@@ -237,6 +237,9 @@ fn an_outcome_is_loaded_back_from_its_run_folder_and_refused_once_result_json_is
     let median = done.result.scenarios[0].training.as_ref().unwrap().median;
     assert_eq!(outcome.median, Some(median));
     assert_eq!(outcome.receipt_sha256, done.receipt.sha256);
+    let patch = std::fs::read(fx.camp.join("fast.patch")).unwrap();
+    let sent = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&patch));
+    assert_eq!(outcome.patch_sha256, sent);
 
     // Another key than the one expected: refused, whatever the folder says.
     let other = evo::receipt::keys::generate().unwrap().verifying_key();

@@ -466,6 +466,14 @@ impl CampaignRun<'_> {
                     // vouches for what is recorded.
                     let outcome = confirm::load_outcome(&done.run_dir, &done.receipt.verifying_key)
                         .map_err(|e| CampaignError::Internal(e.to_string()))?;
+                    let sent =
+                        hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&request.plan.patch));
+                    if outcome.patch_sha256 != sent {
+                        return Err(CampaignError::Internal(format!(
+                            "{} confirmed another patch than candidate {index}'s",
+                            shown(&outcome.run_dir)
+                        )));
+                    }
                     let screened = request
                         .search
                         .as_ref()

@@ -25,6 +25,8 @@ pub struct Outcome {
     pub median: Option<f64>,
     /// Why the verdict is what it is, as in `result.json` (holdouts not sealed).
     pub reasons: Vec<String>,
+    /// Hex sha256 of the patch the run confirmed: a caller checks it is the one it sent.
+    pub patch_sha256: String,
     /// Hex sha256 of the receipt file, and the id of the key that signed it.
     pub receipt_sha256: String,
     pub key_id: String,
@@ -104,6 +106,7 @@ pub fn load_outcome(run_dir: &Path, key: &VerifyingKey) -> Result<Outcome, Outco
         tier: result.tier,
         median: (result.scenarios.iter()).find_map(|s| s.training.as_ref().map(|f| f.median)),
         reasons: result.reasons,
+        patch_sha256: result.patch.sha256,
         receipt_sha256: verified.sha256,
         key_id: verified.key_id,
     })
