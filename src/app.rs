@@ -217,23 +217,39 @@ fn reported(
     }
 }
 
+/// The name a confirmation's events and run id carry: the patch file's stem.
+fn patch_label(patch: &std::path::Path) -> String {
+    patch
+        .file_stem()
+        .map_or_else(|| "patch".into(), |s| s.to_string_lossy().into_owned())
+}
+
 fn confirm_command(args: ConfirmArgs) -> Result<i32, Failure> {
     let mut live = Live::new(args.run.json, Source::Confirm);
-    let label = args
-        .patch
-        .file_stem()
-        .map_or_else(|| "patch".into(), |s| s.to_string_lossy().into_owned());
-    live.set_candidate(&label);
+    if !args.request {
+        live.set_candidate(&patch_label(&args.patch));
+    }
     reported(live, |live| confirm_with(&args, live))
 }
 
-fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {
-    use crate::confirm::{self, ConfirmOptions};
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let mut plan = match crate::plan::confirm_plan(&args.patch, args.campaign.as_deref(), &cwd) {
-        Ok(plan) => plan,
-        Err(e) => return Err(Failure::usage(e)),
+/// The confirmation `evo confirm` was asked for: a patch under a campaign, or a request file
+/// (whose folder no sandboxed run may then see), with the command line's overrides.
+fn confirm_request(
+    args: &ConfirmArgs,
+    live: &mut Live,
+) -> Result<(crate::confirm::ConfirmRequest, Option<std::path::PathBuf>), Failure> {
+    use crate::confirm::ConfirmRequest;
+    let mut request = if args.request {
+        let request = crate::confirm::read_request(&args.patch).map_err(Failure::usage)?;
+        live.set_candidate(&patch_label(&request.plan.patch_file));
+        request
+    } else {
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        let plan = crate::plan::confirm_plan(&args.patch, args.campaign.as_deref(), &cwd)
+            .map_err(Failure::usage)?;
+        ConfirmRequest::new(plan, None, None)
     };
+    let plan = &mut request.plan;
     if let Some(affinity) = args.run.affinity {
         plan.campaign.confirm.affinity = affinity;
     }
@@ -244,18 +260,27 @@ fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {
         plan.output_dir = std::path::absolute(dir)
             .with_context(|| format!("cannot resolve --out-dir {}", dir.display()))?;
     }
-    let what = format!("evo confirm {}", args.patch.display());
-    let _repo_lock = match crate::campaign::lock::RepoLock::acquire(&plan.repo, &what) {
-        Ok(lock) => lock,
-        Err(e) => return Err(Failure::usage(e)),
+    request.sandbox = args.run.sandbox.or(request.sandbox);
+    let hidden = match args.request {
+        true => Some(crate::confirm::request::hidden_folder(&args.patch).map_err(Failure::usage)?),
+        false => None,
     };
+    Ok((request, hidden))
+}
+
+fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {
+    use crate::confirm::{self, ConfirmOptions};
+    let (request, hidden) = confirm_request(args, live)?;
+    let request_flag = if args.request { "--request " } else { "" };
+    let what = format!("evo confirm {request_flag}{}", args.patch.display());
+    let plan = &request.plan;
+    let hold = crate::host::Hold::lock_repo(&plan.repo, &what).map_err(Failure::usage)?;
     let opts = ConfirmOptions {
-        runners: local_runners(plan.campaign.confirm.affinity)?,
         work_dir: args.work_dir.clone(),
-        search: None,
-        sandbox: args.run.sandbox,
+        hidden: hidden.into_iter().collect(),
+        ..ConfirmOptions::new(local_runners(plan.campaign.confirm.affinity)?, hold)
     };
-    let outcome = confirm::run_confirm(&plan, &opts, &mut |e| live.confirm(e, false));
+    let outcome = confirm::run_confirm(&request, &opts, &mut |e| live.confirm(e, false));
     live.finish_progress();
     let done = outcome?;
     say(
@@ -510,14 +535,11 @@ fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> Result<Final, Failu
         plan.campaign.confirm.affinity = affinity;
     }
     let what = format!("evo campaign run {}", args.campaign.display());
-    let _repo_lock = match crate::campaign::lock::RepoLock::acquire(&plan.repo, &what) {
-        Ok(lock) => lock,
-        Err(e) => return Err(Failure::usage(e)),
-    };
+    let hold = crate::host::Hold::lock_repo(&plan.repo, &what).map_err(Failure::usage)?;
     let opts = CampaignOptions {
-        runners: local_runners(plan.campaign.confirm.affinity)?,
         resume: args.resume.clone(),
         sandbox: args.run.sandbox,
+        ..CampaignOptions::new(local_runners(plan.campaign.confirm.affinity)?, hold)
     };
     let outcome = campaign::run_campaign(&plan, &opts, &mut |e| live.campaign(e));
     live.finish_progress();

@@ -198,6 +198,11 @@ pub struct RunOptions {
 pub struct ConfirmArgs {
     /// The candidate patch (`git diff` format).
     pub patch: PathBuf,
+    /// `evo confirm --request FILE`: PATCH is a confirmation request (docs/design.md §2.7), which
+    /// holds the campaign, the patch and the output folder; the seam a job scheduler uses. Hidden
+    /// until something writes requests for users.
+    #[arg(long, hide = true, conflicts_with_all = ["campaign", "baseline", "out_dir"])]
+    pub request: bool,
     /// The campaign file; default: the run manifest beside the patch, else ./evo.json.
     #[arg(long)]
     pub campaign: Option<PathBuf>,

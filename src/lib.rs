@@ -16,6 +16,7 @@ pub mod environment;
 pub mod exit_codes;
 pub mod failure;
 pub mod fleet;
+pub mod host;
 pub mod interrupt;
 pub mod live;
 pub mod measure;

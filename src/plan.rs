@@ -54,7 +54,8 @@ pub struct RunManifest {
 }
 
 /// The sealed holdouts with the digest the receipt publishes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HoldoutSet {
     pub file: PathBuf,
     pub holdouts: Holdouts,
@@ -62,8 +63,10 @@ pub struct HoldoutSet {
     pub portfolio_digest: String,
 }
 
-/// A validated `evo confirm`: every path absolute, every file parsed.
-#[derive(Debug, Clone)]
+/// A validated `evo confirm`: every path absolute, every file parsed. It travels whole in a
+/// confirmation request (`confirm::request`), holdouts included.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ConfirmPlan {
     pub campaign_file: PathBuf,
     pub campaign: Campaign,
@@ -77,9 +80,45 @@ pub struct ConfirmPlan {
     pub overlay: Vec<PathBuf>,
     pub overlay_base: PathBuf,
     pub patch_file: PathBuf,
+    /// The patch's bytes (base64 in JSON: a patch may hold binary data).
+    #[serde(with = "base64_bytes")]
     pub patch: Vec<u8>,
     pub output_dir: PathBuf,
     pub settings: ConfirmSettings,
+}
+
+impl ConfirmPlan {
+    /// Every path of the plan (not those written inside the campaign, which are resolved against
+    /// `campaign_file` when used): what a request rewrites relative to its own folder.
+    pub fn paths_mut(&mut self) -> Vec<&mut PathBuf> {
+        let mut paths = vec![
+            &mut self.campaign_file,
+            &mut self.repo,
+            &mut self.workload_file,
+            &mut self.overlay_base,
+            &mut self.patch_file,
+            &mut self.output_dir,
+        ];
+        paths.extend(self.holdouts.as_mut().map(|h| &mut h.file));
+        paths.extend(self.overlay.iter_mut());
+        paths
+    }
+}
+
+/// Bytes as one standard base64 string.
+mod base64_bytes {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(d)?;
+        STANDARD.decode(text).map_err(serde::de::Error::custom)
+    }
 }
 
 fn absolute(path: &Path, cwd: &Path) -> PathBuf {

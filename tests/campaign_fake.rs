@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use evo::campaign::{self, CampaignOptions};
+use evo::host::Hold;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
 use evo::measure::sandbox::SandboxMode;
@@ -135,9 +136,11 @@ fn every_candidate_gets_its_exact_status_and_only_the_fast_one_is_confirmed() {
     let fx = Fixture::new();
     let plan = evo::plan::campaign_plan(&fx.camp.join("campaign.json")).unwrap();
     let opts = CampaignOptions {
-        runners: Arc::new(fake()),
-        resume: None,
         sandbox: Some(SandboxMode::Off),
+        ..CampaignOptions::new(
+            Arc::new(fake()),
+            Hold::External("a test's own repository".into()),
+        )
     };
     let done = campaign::run_campaign(&plan, &opts, &mut |_| {}).unwrap();
     let s = serde_json::to_value(&done.summary).unwrap();
@@ -174,4 +177,69 @@ fn every_candidate_gets_its_exact_status_and_only_the_fast_one_is_confirmed() {
         .join(fast["confirmation_run_dir"].as_str().unwrap())
         .join(evo::receipt::RECEIPT_FILE);
     assert!(receipt.is_file(), "{}", receipt.display());
+}
+
+/// Stops once the fake has made `runs` timed runs of the training scenario.
+struct AfterTimedRuns {
+    fake: FakeRunner,
+    runs: usize,
+}
+
+impl evo::host::StopCondition for AfterTimedRuns {
+    fn requested(&self) -> bool {
+        let calls = self.fake.calls();
+        calls.iter().filter(|c| c.starts_with("./prog run")).count() >= self.runs
+    }
+}
+
+#[test]
+fn a_stop_of_the_callers_own_ends_the_campaign_resumably_and_the_resumed_run_finishes() {
+    let fx = Fixture::new();
+    let plan = evo::plan::campaign_plan(&fx.camp.join("campaign.json")).unwrap();
+    let hold = || Hold::External("a test's own repository".into());
+    let stopping = fake();
+    let opts = CampaignOptions {
+        sandbox: Some(SandboxMode::Off),
+        stop: evo::host::Stop::new(AfterTimedRuns {
+            fake: stopping.clone(),
+            runs: 4,
+        }),
+        ..CampaignOptions::new(Arc::new(stopping.clone()), hold())
+    };
+    let mut started = None;
+    let err = campaign::run_campaign(&plan, &opts, &mut |e| {
+        if let campaign::CampaignEvent::Started { run_id, .. } = e {
+            started = Some(run_id);
+        }
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, campaign::CampaignError::Interrupted(_)),
+        "{err}"
+    );
+    assert_eq!(err.exit_code(), evo::exit_codes::INTERRUPTED);
+    assert!(err.to_string().contains("--resume"), "{err}");
+    let timed = (stopping.calls().iter())
+        .filter(|c| c.starts_with("./prog run"))
+        .count();
+    assert_eq!(timed, 4);
+    assert!(!evo::interrupt::requested());
+    let run_id = started.unwrap();
+    let journal = fx.camp.join("receipts").join(&run_id).join("journal.jsonl");
+    let lines = std::fs::read_to_string(&journal).unwrap();
+    let last: Value = serde_json::from_str(lines.lines().last().unwrap()).unwrap();
+    assert_eq!(last["entry"], "interrupted", "{lines}");
+
+    // Resumed with a stop that never fires, it finishes as an uninterrupted campaign would.
+    let opts = CampaignOptions {
+        resume: Some(run_id),
+        sandbox: Some(SandboxMode::Off),
+        ..CampaignOptions::new(Arc::new(fake()), hold())
+    };
+    let done = campaign::run_campaign(&plan, &opts, &mut |_| {}).unwrap();
+    let s = serde_json::to_value(&done.summary).unwrap();
+    let fast = row(&s, "fast");
+    assert_eq!(fast["status"], "confirmed", "{s:#}");
+    assert_eq!(fast["screening_pairs"], 5, "{fast:#}");
+    assert_eq!(row(&s, "slower")["screening_pairs"], 5, "{s:#}");
 }

@@ -8,7 +8,8 @@ mod util;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use evo::confirm::{self, ConfirmOptions};
+use evo::confirm::{self, ConfirmOptions, ConfirmRequest};
+use evo::host::Hold;
 use evo::measure::cpus::CpuSplit;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
@@ -161,13 +162,15 @@ impl Fixture {
         let plan =
             evo::plan::confirm_plan(&self.patch, Some(&self.camp.join("campaign.json")), &cwd)
                 .unwrap();
+        let request = ConfirmRequest::new(plan, None, Some(SandboxMode::Off));
         let opts = ConfirmOptions {
-            runners: Arc::new(fake.clone()),
             work_dir: Some(self.work.clone()),
-            search: None,
-            sandbox: Some(SandboxMode::Off),
+            ..ConfirmOptions::new(
+                Arc::new(fake.clone()),
+                Hold::External("a test's own".into()),
+            )
         };
-        let done = confirm::run_confirm(&plan, &opts, &mut |_| {}).unwrap();
+        let done = confirm::run_confirm(&request, &opts, &mut |_| {}).unwrap();
         let json = std::fs::read_to_string(done.run_dir.join("result.json")).unwrap();
         Outcome {
             result: serde_json::from_str(&json).unwrap(),

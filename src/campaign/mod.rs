@@ -20,7 +20,8 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use crate::confirm::rundir::{self, RunDir};
-use crate::confirm::{self, ConfirmEvent, ConfirmOptions};
+use crate::confirm::{self, ConfirmEvent, ConfirmOptions, ConfirmRequest};
+use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
 use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::RunEvent;
@@ -41,6 +42,29 @@ pub struct CampaignOptions {
     pub resume: Option<String>,
     /// Overrides the campaign's `sandbox.mode` (`--sandbox`).
     pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
+    /// When to stop: nothing more is run or journaled, and the campaign ends `Interrupted`,
+    /// resumable.
+    pub stop: Stop,
+    /// Who keeps a second evo off the repository; held for as long as these options live, and
+    /// passed on to the confirmations.
+    pub hold: Hold,
+    /// The key the confirmations sign with, or where they look it up.
+    pub sign_with: SignWith,
+}
+
+impl CampaignOptions {
+    /// A new run that stops on this process's Ctrl-C, signs with the campaign's key and keeps
+    /// the campaign's sandbox mode; `hold` says who keeps other runs off the repository.
+    pub fn new(runners: Arc<dyn RunnerFactory>, hold: Hold) -> CampaignOptions {
+        CampaignOptions {
+            runners,
+            resume: None,
+            sandbox: None,
+            stop: Stop::ctrl_c(),
+            hold,
+            sign_with: SignWith::CampaignKey,
+        }
+    }
 }
 
 /// Progress for a reporter (terminal or `--json` lines); the pipeline never prints.
@@ -182,6 +206,11 @@ pub fn run_campaign(
     on_event: &mut dyn FnMut(CampaignEvent),
 ) -> Result<CampaignOutcome, CampaignError> {
     let started = Instant::now();
+    // Every runner honours the run's stop, whatever stop condition its maker knows.
+    let opts = &CampaignOptions {
+        runners: crate::host::stoppable(Arc::clone(&opts.runners), opts.stop.clone()),
+        ..opts.clone()
+    };
     if plan.patches.is_empty() && plan.campaign.agent.is_none() {
         return Err(CampaignError::Usage(format!(
             "{}: the campaign has no candidates: give `candidates` (patch files) or `agent`",
@@ -191,9 +220,11 @@ pub fn run_campaign(
     let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
         .map_err(|e| CampaignError::Usage(e.to_string()))?;
     // A configured key that cannot be used is found now, not after the whole search.
-    let key_file = crate::plan::key_file(&plan.campaign_file, &plan.campaign);
-    crate::receipt::keys::Signer::check_configured(key_file.as_deref())
-        .map_err(|e| CampaignError::Usage(format!("cannot use the signing key: {e}")))?;
+    if let SignWith::CampaignKey = opts.sign_with {
+        let key_file = crate::plan::key_file(&plan.campaign_file, &plan.campaign);
+        crate::receipt::keys::Signer::check_configured(key_file.as_deref())
+            .map_err(|e| CampaignError::Usage(format!("cannot use the signing key: {e}")))?;
+    }
     crate::plan::check_output_dir(&plan.output_dir).map_err(CampaignError::Usage)?;
     // The work folder of every run lies in the output folder: hiding that hides all trees.
     let sandbox = crate::plan::sandbox_policy(
@@ -276,7 +307,7 @@ pub fn run_campaign(
     }
     run.write_manifest()?;
     let staged = run.stages();
-    if crate::interrupt::requested() {
+    if run.opts.stop.requested() {
         return Err(run.interrupted());
     }
     match staged {
@@ -312,7 +343,7 @@ impl CampaignRun<'_> {
     /// Journals an entry (durably) and applies it to the state. After a stop request nothing is
     /// journaled: a status or pair drawn from a run cut short would be wrong.
     fn record(&mut self, entry: Entry) -> Result<(), CampaignError> {
-        if crate::interrupt::requested() {
+        if self.opts.stop.requested() {
             return Err(CampaignError::Interrupted(
                 crate::interrupt::MESSAGE.to_string(),
             ));
@@ -418,45 +449,36 @@ impl CampaignRun<'_> {
                 .ok_or_else(|| CampaignError::Internal(format!("candidate {index} is unknown")))?;
             let bytes = std::fs::read(&patch_file)
                 .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
-            let mut plan = self.plan.confirm_plan(patch_file, bytes);
-            plan.output_dir = self.run_dir.path.join("confirmations");
+            let request = self.confirm_request(index, patch_file, bytes);
             let opts = ConfirmOptions {
                 runners: Arc::clone(&self.opts.runners),
                 work_dir: None,
-                search: Some(self.search_context(index)),
-                sandbox: self.opts.sandbox,
+                stop: self.opts.stop.clone(),
+                hold: self.opts.hold.clone(),
+                sign_with: self.opts.sign_with.clone(),
+                hidden: Vec::new(),
             };
             let on_event = &mut *self.on_event;
             let mut forward = |e: ConfirmEvent| on_event(CampaignEvent::Confirm(e));
-            match confirm::run_confirm(&plan, &opts, &mut forward) {
+            match confirm::run_confirm(&request, &opts, &mut forward) {
                 Ok(done) => {
-                    let status = match done.result.verdict {
-                        confirm::result::Verdict::Accepted => Status::Confirmed,
-                        confirm::result::Verdict::Rejected => Status::Rejected,
-                        confirm::result::Verdict::Inconclusive => Status::Inconclusive,
-                    };
-                    let run_dir = self.run_dir.relative(&done.run_dir);
-                    let median = done
-                        .result
-                        .scenarios
-                        .iter()
-                        .find_map(|s| s.training.as_ref().map(|f| f.median));
-                    self.record(Entry::Confirmation {
-                        index,
-                        run_dir: run_dir.clone(),
-                        verdict: done.result.verdict,
-                        tier: done.result.tier,
-                        median,
-                    })?;
-                    let reason = done
-                        .result
-                        .reasons
-                        .first()
-                        .cloned()
-                        .unwrap_or_else(|| format!("tier {}", done.result.tier.as_str()));
-                    let screened = self.search_context(index).figures.median;
-                    let held = summary::held_up_note(screened, median);
-                    self.set_status(index, status, format!("{reason}{held} ({run_dir})"))?;
+                    // Read back as a confirmation that ran elsewhere would be: the receipt
+                    // vouches for what is recorded.
+                    let outcome = confirm::load_outcome(&done.run_dir, &done.receipt.verifying_key)
+                        .map_err(|e| CampaignError::Internal(e.to_string()))?;
+                    let sent =
+                        hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&request.plan.patch));
+                    if outcome.patch_sha256 != sent {
+                        return Err(CampaignError::Internal(format!(
+                            "{} confirmed another patch than candidate {index}'s",
+                            shown(&outcome.run_dir)
+                        )));
+                    }
+                    let screened = request
+                        .search
+                        .as_ref()
+                        .map_or(f64::NAN, |s| s.figures.median);
+                    self.record_confirmation(index, &outcome, screened)?;
                 }
                 Err(e) => {
                     let status = match &e {
@@ -479,6 +501,41 @@ impl CampaignRun<'_> {
             }
         }
         Ok(())
+    }
+
+    /// What the confirmation of candidate `index` (its patch file and bytes) runs: the campaign's
+    /// plan with the run's `confirmations/` as output folder, and the search's figures.
+    fn confirm_request(&self, index: usize, patch_file: PathBuf, bytes: Vec<u8>) -> ConfirmRequest {
+        let mut plan = self.plan.confirm_plan(patch_file, bytes);
+        plan.output_dir = self.run_dir.path.join("confirmations");
+        ConfirmRequest::new(plan, Some(self.search_context(index)), self.opts.sandbox)
+    }
+
+    /// Journals a finished confirmation of `index` and the status it gives the candidate
+    /// (`screened`: its screening median, to say whether that held up).
+    fn record_confirmation(
+        &mut self,
+        index: usize,
+        outcome: &confirm::Outcome,
+        screened: f64,
+    ) -> Result<(), CampaignError> {
+        let status = match outcome.verdict {
+            confirm::result::Verdict::Accepted => Status::Confirmed,
+            confirm::result::Verdict::Rejected => Status::Rejected,
+            confirm::result::Verdict::Inconclusive => Status::Inconclusive,
+        };
+        let run_dir = self.run_dir.relative(&outcome.run_dir);
+        self.record(Entry::Confirmation {
+            index,
+            run_dir: run_dir.clone(),
+            verdict: outcome.verdict,
+            tier: outcome.tier,
+            median: outcome.median,
+        })?;
+        let reason = (outcome.reasons.first().cloned())
+            .unwrap_or_else(|| format!("tier {}", outcome.tier.as_str()));
+        let held = summary::held_up_note(screened, outcome.median);
+        self.set_status(index, status, format!("{reason}{held} ({run_dir})"))
     }
 
     /// Journals the stop and says how to go on; everything journaled before stays.

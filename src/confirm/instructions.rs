@@ -48,7 +48,7 @@ impl Run<'_> {
                         .map(|cand| (base, cand))
                 });
             let _ = std::fs::remove_dir_all(&dir);
-            if crate::interrupt::requested() {
+            if self.opts.stop.requested() {
                 return Err(ConfirmError::Interrupted(
                     crate::interrupt::MESSAGE.to_string(),
                 ));

@@ -11,6 +11,8 @@ mod instructions;
 mod lanes;
 mod measure;
 pub mod names;
+pub mod outcome;
+pub mod request;
 pub mod result;
 pub mod rundir;
 pub mod steps;
@@ -21,6 +23,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use crate::environment::{self, Environment};
+use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
 use crate::measure::schedule::RunEvent;
 use crate::plan::ConfirmPlan;
@@ -28,27 +31,53 @@ use crate::receipt::{self, keys::Signer};
 use crate::report::path::shown;
 use crate::stats::Tier;
 use crate::tree::{self, Pinned, Tree};
+pub use outcome::{Outcome, OutcomeError, load_outcome};
+pub use request::{ConfirmRequest, RequestError, read_request, write_request};
 use result::{
     ConfirmResult, GateName, GateStatus, PatchFileChange, PatchInfo, Timings, TreeLabel, Verdict,
 };
 use rundir::RunDir;
 use verdict::gate;
 
-/// How `evo confirm` runs processes and what it keeps.
+/// What the machine that runs a confirmation gives it (what to run is the [`ConfirmRequest`]):
+/// how processes run, where trees go, when to stop, who keeps other runs off the repository,
+/// which key signs.
 #[derive(Clone)]
 pub struct ConfirmOptions {
     /// Where every build, check and timed run gets its runner (the real ones, or a test's fake).
     pub runners: Arc<dyn RunnerFactory>,
     /// Where the trees are built; a fresh temporary directory when `None`.
     pub work_dir: Option<PathBuf>,
-    /// The search that chose this candidate, when a campaign did; `None` for a lone confirmation.
-    pub search: Option<SearchContext>,
-    /// Overrides the campaign's `sandbox.mode` (`--sandbox`).
-    pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
+    /// When to stop: no run starts after it, a run it cuts short is discarded, and the
+    /// confirmation ends `Interrupted` with no verdict or receipt.
+    pub stop: Stop,
+    /// Who keeps a second evo off the repository; held for as long as these options live.
+    pub hold: Hold,
+    /// The key that signs the receipt, or where to look it up.
+    pub sign_with: SignWith,
+    /// Further files or folders no sandboxed run may see (the folder of the request file this
+    /// confirmation came from: it holds the holdouts).
+    pub hidden: Vec<PathBuf>,
+}
+
+impl ConfirmOptions {
+    /// Options that stop on this process's Ctrl-C, sign with the campaign's key, and hide nothing
+    /// beyond the usual; `hold` says who keeps other runs off the repository.
+    pub fn new(runners: Arc<dyn RunnerFactory>, hold: Hold) -> ConfirmOptions {
+        ConfirmOptions {
+            runners,
+            work_dir: None,
+            stop: Stop::ctrl_c(),
+            hold,
+            sign_with: SignWith::CampaignKey,
+            hidden: Vec::new(),
+        }
+    }
 }
 
 /// What a campaign's search knew about the candidate it sends to confirmation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SearchContext {
     pub candidates_tried: usize,
     pub figures: result::SearchFigures,
@@ -184,6 +213,8 @@ pub struct SignedReceipt {
     pub key_source: crate::receipt::keys::KeySource,
     /// The per-user default key was created for this run.
     pub key_created: bool,
+    /// The public half of the key that signed: what the outcome is checked against.
+    pub verifying_key: ed25519_dalek::VerifyingKey,
 }
 
 fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult {
@@ -258,20 +289,26 @@ fn stated_reason(plan: &ConfirmPlan) -> Option<String> {
         .and_then(|c| c.explanation.clone())
 }
 
-/// Runs the whole confirmation and writes `result.json`, the signed receipt, `pr_body.md`,
-/// `runs.csv`, `pairs.svg` and the patch copy.
+/// Runs the whole confirmation `request` asks for and writes `result.json`, the signed receipt,
+/// `pr_body.md`, `runs.csv`, `pairs.svg` and the patch copy.
 pub fn run_confirm(
-    plan: &ConfirmPlan,
+    request: &ConfirmRequest,
     opts: &ConfirmOptions,
     on_event: &mut dyn FnMut(ConfirmEvent),
 ) -> Result<Confirmed, ConfirmError> {
     let started = Instant::now();
+    let plan = &request.plan;
+    // Every runner honours the run's stop, whatever stop condition its maker knows.
+    let opts = &ConfirmOptions {
+        runners: crate::host::stoppable(Arc::clone(&opts.runners), opts.stop.clone()),
+        ..opts.clone()
+    };
     on_event(ConfirmEvent::Stage("pin baseline".into()));
     let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
         .map_err(|e| ConfirmError::Usage(e.to_string()))?;
     // The key is settled before anything runs, so a bad key costs no measurement.
     let key_file = crate::plan::key_file(&plan.campaign_file, &plan.campaign);
-    let signer = Signer::for_campaign(key_file.as_deref())
+    let signer = (opts.sign_with.signer(key_file.as_deref()))
         .map_err(|e| ConfirmError::Usage(format!("cannot use the signing key: {e}")))?;
     crate::plan::check_output_dir(&plan.output_dir).map_err(ConfirmError::Usage)?;
     let scratch = match &opts.work_dir {
@@ -286,12 +323,14 @@ pub fn run_confirm(
     // Within a campaign the output folder is the run's `confirmations/`; the campaign's own
     // output folder (its search trees and logs) is hidden too.
     let campaign_output = crate::plan::resolve_in(&plan.campaign_file, &plan.campaign.output);
+    let mut own = vec![scratch.path(), &plan.output_dir, &campaign_output];
+    own.extend(opts.hidden.iter().map(PathBuf::as_path));
     let sandbox = crate::plan::sandbox_policy(
         &plan.campaign_file,
         &plan.campaign,
-        &[scratch.path(), &plan.output_dir, &campaign_output],
+        &own,
         &scratch.path().join("cache-copies"),
-        opts.sandbox,
+        request.sandbox,
     )
     .map_err(ConfirmError::Usage)?;
     let label = plan
@@ -312,7 +351,7 @@ pub fn run_confirm(
     });
     let mut result = skeleton(plan, &pinned, &run_dir.id);
     result.sandbox = sandbox.record.clone();
-    if let Some(search) = &opts.search {
+    if let Some(search) = &request.search {
         result.candidates_tried = search.candidates_tried;
         result.search = Some(search.figures.clone());
         if search.explanation.is_some() {
@@ -335,7 +374,7 @@ pub fn run_confirm(
     // A stop request makes whatever the stages returned meaningless: a build or run cut short
     // must not become a failed gate, nor a receipt.
     let staged = match staged {
-        _ if crate::interrupt::requested() => Err(ConfirmError::Interrupted(
+        _ if opts.stop.requested() => Err(ConfirmError::Interrupted(
             crate::interrupt::MESSAGE.to_string(),
         )),
         Err(ConfirmError::Baseline(m)) => Err(ConfirmError::Baseline(run.sandbox.explain(m))),
@@ -448,7 +487,8 @@ impl Run<'_> {
         self.stage("wait for a quiet machine");
         let limit = std::time::Duration::from_secs(u64::from(limit));
         let sample = std::time::Duration::from_millis(500);
-        self.result.environment.quiet = crate::environment::wait_for_quiet(limit, sample);
+        self.result.environment.quiet =
+            crate::environment::wait_for_quiet(limit, sample, &self.opts.stop);
     }
 
     /// Fails when a run of the candidate left processes behind: a background process can work
@@ -619,6 +659,7 @@ impl Run<'_> {
             key_id: signed.key_id,
             key_source: self.signer.source.clone(),
             key_created: self.signer.created,
+            verifying_key: self.signer.key.verifying_key(),
         })
     }
 }

@@ -38,10 +38,15 @@ impl Covered {
     }
 
     fn of(path: &Path) -> Covered {
-        if path.is_dir() {
-            Covered::Folder(path.to_path_buf())
+        Covered::of_at(path, path.to_path_buf())
+    }
+
+    /// `secret` covered at `place` (the same file, named as a run's bind names it).
+    fn of_at(secret: &Path, place: PathBuf) -> Covered {
+        if secret.is_dir() {
+            Covered::Folder(place)
         } else {
-            Covered::File(path.to_path_buf())
+            Covered::File(place)
         }
     }
 }
@@ -156,12 +161,17 @@ impl View {
         }
     }
 
-    /// The secrets that lie inside `dir` (a folder a run binds), to be covered after it.
+    /// The secrets that lie inside `dir` (a folder a run binds), to be covered after it, named
+    /// under `dir` as written. The secrets are canonical, so they are looked for under `dir`'s
+    /// canonical form: a folder declared as `../data` or through a link still has them covered.
     pub fn secrets_inside(&self, dir: &Path) -> Vec<Covered> {
-        self.secrets
-            .iter()
-            .filter(|s| s.starts_with(dir) && s.exists())
-            .map(|s| Covered::of(s))
+        let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        (self.secrets.iter())
+            .filter(|s| s.exists())
+            .filter_map(|s| {
+                let inside = s.strip_prefix(&real).ok()?;
+                Some(Covered::of_at(s, dir.join(inside)))
+            })
             .collect()
     }
 
@@ -273,6 +283,27 @@ mod tests {
                 .contains(&Covered::File(tools.join("credentials.toml")))
         );
         assert_eq!(view.secrets_inside(&tools), vec![Covered::Folder(key_dir)]);
+    }
+
+    #[test]
+    fn a_secret_inside_a_read_only_folder_declared_with_dot_dot_is_covered() {
+        // `sandbox.read_only: ["../data"]` is bound as `<campaign dir>/../data`; the secrets are
+        // canonical. Compared as written, a holdout file or request inside was left visible.
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(top.join("camp")).unwrap();
+        std::fs::create_dir_all(top.join("data/jobs")).unwrap();
+        std::fs::write(top.join("data/holdouts.json"), "{}").unwrap();
+        let secrets = [top.join("data/jobs"), top.join("data/holdouts.json")];
+        let view = View::build(None, &[], None, &secrets);
+        let declared = top.join("camp/../data");
+        assert_eq!(
+            view.secrets_inside(&declared),
+            vec![
+                Covered::Folder(declared.join("jobs")),
+                Covered::File(declared.join("holdouts.json"))
+            ]
+        );
     }
 
     #[test]
