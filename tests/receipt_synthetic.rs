@@ -176,7 +176,10 @@ fn tested_result() -> ConfirmResult {
         .iter()
         .map(|name| gate(name, GateStatus::Passed, format!("{name} passed")))
         .collect();
-    let scenarios = vec![training_scenario(1.072), holdout_scenario()];
+    let mut scenarios = vec![training_scenario(1.072), holdout_scenario()];
+    // Configured as the training plan: 9 pairs, no extension, one warmup per arm.
+    let plan = evo::confirm::result::holdout_plan(&scenarios, 9, 0, 1);
+    scenarios[1].holdout.as_mut().unwrap().plan = plan;
     let d = verdict::decide(&gates, &scenarios);
     ConfirmResult {
         evo_version: "0.0.0-test".into(),

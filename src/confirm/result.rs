@@ -184,6 +184,30 @@ pub struct HoldoutFigures {
     pub ci95: Option<Ci95>,
     pub cov: ArmCov,
     pub verdict: HoldoutVerdict,
+    /// How many pairs ran and why (absent in results from before holdout plans, and in the
+    /// configuration lane, which reuses these figures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<HoldoutPlan>,
+}
+
+/// A holdout's pair count, chosen before its first pair from the training scenarios' A/A noise
+/// (docs/design.md §3.10): enough pairs that, at that noise, a candidate exactly as fast as the
+/// baseline shows "no regression" 95% of the time, between the configured pairs and the cap.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HoldoutPlan {
+    /// Configured: the fewest pairs (`confirm.pairs`).
+    pub pairs: usize,
+    /// Configured: the cap (`confirm.max_pairs`; at most `pairs` means no extension).
+    pub max_pairs: usize,
+    /// Configured: warmup runs per arm.
+    pub warmups: usize,
+    /// The per-pair noise planned from: the largest A/A σ of the training scenarios.
+    pub sigma: f64,
+    /// Pairs at which a candidate as fast as the baseline passes the holdout gate 95% of the time
+    /// (at `sigma`; `stats::holdout_pairs_to_resolve`).
+    pub needed: usize,
+    /// Pairs run: `needed` within `[pairs, max(pairs, max_pairs)]`.
+    pub planned: usize,
 }
 
 /// The measurement of one scenario (training: with A/A and the training gate; holdout: pairs).
@@ -382,6 +406,40 @@ pub fn holdout_figures(pairs: &[Pair]) -> Result<HoldoutFigures, stats::StatsErr
             candidate: stats::cov(&times(|p| p.candidate.wall_s)),
         },
         verdict: stats::holdout_gate(median, ci95.as_ref()),
+        plan: None,
+    })
+}
+
+/// The noise a holdout's pairs are planned from: the largest per-pair σ of the training
+/// scenarios' A/A pairs (a holdout has none of its own; the noisiest scenario is the cautious
+/// guess). `None` when no training scenario has usable A/A pairs.
+pub fn holdout_sigma(scenarios: &[ScenarioResult]) -> Option<f64> {
+    let training = crate::spec::workload::Role::Training.as_str();
+    scenarios
+        .iter()
+        .filter(|s| s.role == training)
+        .filter_map(|s| Ratios::new(s.aa_pairs.iter().map(|p| p.ratio).collect()).ok())
+        .map(|aa| stats::noise_sigma(&aa))
+        .max_by(f64::total_cmp)
+}
+
+/// A holdout's plan from the measured training scenarios and the configured counts, exactly as
+/// `evo confirm` makes it and `--recompute` re-derives it.
+pub fn holdout_plan(
+    scenarios: &[ScenarioResult],
+    pairs: usize,
+    max_pairs: usize,
+    warmups: usize,
+) -> Option<HoldoutPlan> {
+    let sigma = holdout_sigma(scenarios)?;
+    let plan = stats::plan_holdout_pairs(sigma, stats::HOLDOUT_TOLERANCE, pairs, max_pairs);
+    Some(HoldoutPlan {
+        pairs,
+        max_pairs,
+        warmups,
+        sigma,
+        needed: plan.needed,
+        planned: plan.planned,
     })
 }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::bench::{self, BenchSettings};
-use crate::confirm::result::{ConfirmResult, GateStatus, ScenarioResult};
+use crate::confirm::result::{ConfirmResult, GateStatus, HoldoutFigures, ScenarioResult};
 use crate::confirm::verdict;
 use crate::measure::record::{Order, Pair};
 use crate::measure::schedule::PairOrder;
@@ -205,6 +205,90 @@ fn check_pair_count(path: &str, fresh: &ScenarioResult, out: &mut Vec<Difference
             format!("{} A/A pairs, as configured", plan.aa_pairs),
         ));
     }
+    check_warmup_count(path, fresh, plan.warmups, out);
+}
+
+/// Warmups are not in the statistics, but a run with fewer than configured would have been
+/// measured on a colder machine than it says.
+fn check_warmup_count(path: &str, s: &ScenarioResult, per_arm: usize, out: &mut Vec<Difference>) {
+    if s.warmups.len() != 2 * per_arm {
+        out.push(problem(
+            format!("{path}.warmups"),
+            format!("{} warmup runs", s.warmups.len()),
+            format!(
+                "{} warmup runs ({per_arm} per arm, as configured)",
+                2 * per_arm
+            ),
+        ));
+    }
+}
+
+/// Each measured holdout's plan, re-derived from the training scenarios' recomputed A/A pairs and
+/// the configured counts (which must be the training plan's), and its pair and warmup counts
+/// against it: a holdout cut short or extended after a look at its pairs does not follow.
+fn check_holdout_plans(scenarios: &[ScenarioResult], out: &mut Vec<Difference>) {
+    let training_plan = scenarios
+        .iter()
+        .find_map(|s| s.training.as_ref().and_then(|f| f.plan));
+    for (i, s) in scenarios.iter().enumerate() {
+        let Some(h) = &s.holdout else { continue };
+        let path = format!("scenarios[{i}]");
+        let Some(recorded) = h.plan else {
+            out.push(problem(
+                format!("{path}.holdout.plan"),
+                "none",
+                "a pair count planned from the training scenarios' A/A runs",
+            ));
+            continue;
+        };
+        if let Some(t) = training_plan {
+            let configured =
+                |p: usize, m: usize, w: usize| format!("pairs {p}, max_pairs {m}, warmups {w}");
+            let (mine, theirs) = (
+                configured(recorded.pairs, recorded.max_pairs, recorded.warmups),
+                configured(t.pairs, t.max_pairs, t.warmups),
+            );
+            if mine != theirs {
+                out.push(problem(
+                    format!("{path}.holdout.plan"),
+                    format!("configured {mine}"),
+                    format!("configured {theirs}, as the training plan records"),
+                ));
+            }
+        }
+        let Some(fresh) = crate::confirm::result::holdout_plan(
+            scenarios,
+            recorded.pairs,
+            recorded.max_pairs,
+            recorded.warmups,
+        ) else {
+            out.push(problem(
+                format!("{path}.holdout.plan"),
+                json(&recorded),
+                "none: no training scenario has A/A runs to plan from",
+            ));
+            continue;
+        };
+        out.extend(diff_serialized(
+            &format!("{path}.holdout.plan"),
+            &recorded,
+            &fresh,
+        ));
+        if s.pairs.len() != fresh.planned {
+            out.push(problem(
+                format!("{path}.pairs"),
+                format!("{} pairs", s.pairs.len()),
+                format!(
+                    "{} pairs, planned from the training A/A noise ({} needed, configured {} to {})",
+                    fresh.planned,
+                    fresh.needed,
+                    fresh.pairs,
+                    fresh.max_pairs.max(fresh.pairs)
+                ),
+            ));
+        }
+        check_warmup_count(&path, s, recorded.warmups, out);
+    }
 }
 
 /// Recomputes one scenario; returns it with recomputed figures, appending differences.
@@ -266,7 +350,11 @@ fn recompute_scenario(
         }
         "holdout" => {
             fresh.holdout = match holdout_figures(&fresh.pairs) {
-                Ok(h) => Some(h),
+                // The plan is re-derived once every training scenario is (`check_holdout_plans`).
+                Ok(h) => Some(HoldoutFigures {
+                    plan: s.holdout.as_ref().and_then(|h| h.plan),
+                    ..h
+                }),
                 Err(e) => {
                     out.push(unusable(format!("{path}.holdout"), e));
                     None
@@ -339,6 +427,7 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
         .enumerate()
         .map(|(i, s)| recompute_scenario(i, s, r, &mut out))
         .collect();
+    check_holdout_plans(&scenarios, &mut out);
     let inconsistent_output = scenarios
         .iter()
         .any(|s| s.timed_output_consistent == Some(false));
