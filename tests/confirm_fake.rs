@@ -672,3 +672,97 @@ fn without_a_cap_a_holdout_runs_the_configured_pairs_and_says_what_it_needed() {
     assert_eq!(r["scenarios"][1]["pairs"].as_array().unwrap().len(), 9);
     assert_eq!(recompute(r), Vec::<String>::new());
 }
+
+/// The fields `--recompute` names after `edit` changes a recorded result.
+fn recompute_after(r: &Value, edit: impl FnOnce(&mut Value)) -> Vec<String> {
+    let mut edited = r.clone();
+    edit(&mut edited);
+    recompute(&edited)
+}
+
+#[test]
+fn recompute_fails_a_passed_leftover_gate_over_a_candidate_run_that_left_processes() {
+    let r = case(true, Vec::new());
+    assert_eq!(recompute(&r), Vec::<String>::new());
+    let field = "gates[leftover processes].status".to_string();
+    for (scenario, runs, i, arm) in [(0, "pairs", 3, "candidate"), (1, "pairs", 0, "candidate")] {
+        let found = recompute_after(&r, |r| {
+            r["scenarios"][scenario][runs][i][arm]["leftover_processes"] = true.into();
+        });
+        assert!(found.contains(&field), "{scenario} {runs}: {found:?}");
+    }
+    let warmup = recompute_after(&r, |r| {
+        let warmups = r["scenarios"][0]["warmups"].as_array_mut().unwrap();
+        let candidate = (warmups.iter_mut())
+            .find(|w| w["arm"] == "candidate")
+            .unwrap();
+        candidate["run"]["leftover_processes"] = true.into();
+    });
+    assert!(warmup.contains(&field), "{warmup:?}");
+    let step = recompute_after(&r, |r| {
+        let steps = r["steps"].as_array_mut().unwrap();
+        let test = (steps.iter_mut())
+            .find(|s| s["tree"] == "candidate" && s["step"] != "build")
+            .unwrap();
+        test["leftover_processes"] = true.into();
+    });
+    assert!(step.contains(&field), "{step:?}");
+    // The baseline's runs are not the candidate's: its flags do not touch the gate.
+    let baseline = recompute_after(&r, |r| {
+        r["scenarios"][0]["pairs"][3]["baseline"]["leftover_processes"] = true.into();
+    });
+    assert!(!baseline.contains(&field), "{baseline:?}");
+}
+
+#[test]
+fn a_configuration_only_build_whose_runs_leave_processes_fails_the_leftover_gate() {
+    let workload = WORKLOAD.replace(
+        r#""name": "tiny","#,
+        r#""name": "tiny", "config_files": ["Makefile"],"#,
+    );
+    let edits = [
+        ("prog.sh", "echo slow", "echo fast"),
+        ("Makefile", "cp prog.sh", "cp -p prog.sh"),
+    ];
+    let fx = Fixture::with(&workload, false, &edits);
+    let config_only = ("config-only", "./prog run", FakeBehavior::LeavesProcesses);
+    let done = fx.confirm(vec![config_only]);
+    let r = &done.result;
+    assert_eq!(r["config_lane"]["ran"], true, "{:#}", r["config_lane"]);
+    assert_eq!(r["config_lane"]["warmups"].as_array().unwrap().len(), 2);
+    expect_decision(r, "rejected", "rejected");
+    let gate = &r["gates"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        (&gate["name"], &gate["status"]),
+        (&"leftover processes".into(), &"failed".into())
+    );
+    assert!(
+        str_of(&gate["detail"]).contains("configuration-only build"),
+        "{gate:#}"
+    );
+    assert_eq!(recompute_receipt(&fx, &done).0, Some(0));
+    // Recorded as passed, the gate does not follow from the lane's runs.
+    let found = recompute_after(r, |r| {
+        let gates = r["gates"].as_array_mut().unwrap();
+        gates.last_mut().unwrap()["status"] = "passed".into();
+    });
+    assert!(
+        found.contains(&"gates[leftover processes].status".to_string()),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn recompute_fails_warmup_counts_that_are_not_the_configured_ones() {
+    let r = case(true, Vec::new());
+    for scenario in [0, 1] {
+        let found = recompute_after(&r, |r| {
+            r["scenarios"][scenario]["warmups"]
+                .as_array_mut()
+                .unwrap()
+                .pop();
+        });
+        let field = format!("scenarios[{scenario}].warmups");
+        assert!(found.contains(&field), "{field}: {found:?}");
+    }
+}

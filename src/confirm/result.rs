@@ -113,6 +113,18 @@ impl ConfirmResult {
                 ));
             }
         }
+        // The configuration-only tree is the candidate's own configuration: candidate code too.
+        let lane = &self.config_lane;
+        let config_runs = (lane.warmups.iter())
+            .filter(|w| w.arm == crate::measure::record::Arm::Candidate)
+            .map(|w| &w.run)
+            .chain(lane.pairs.iter().map(|p| &p.candidate));
+        let count = config_runs.filter(|r| r.leftover_processes).count();
+        if count > 0 {
+            places.push(format!(
+                "{count} timed run(s) of the configuration-only build"
+            ));
+        }
         places
     }
 }
@@ -299,6 +311,10 @@ pub struct ConfigLane {
     /// The configuration-only patch in the run directory.
     pub patch_file: Option<String>,
     pub scenario: Option<String>,
+    /// Warmup runs of both arms, before the pairs (absent in results from before they were
+    /// kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warmups: Vec<WarmupRun>,
     /// Baseline against baseline + configuration only, candidate-first.
     pub pairs: Vec<Pair>,
     pub median: Option<f64>,

@@ -3,7 +3,8 @@
 //!
 //! A signature proves who wrote a receipt; this proves the conclusions follow from the runs in it.
 //! The pipeline gates (build, tests, differential, sanitizers) are records of commands evo ran and
-//! are taken as recorded; everything measured is recomputed.
+//! are taken as recorded; everything measured is recomputed, and the `timed output` and
+//! `leftover processes` gates are checked against the flags of the recorded runs.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -392,7 +393,39 @@ fn recompute_scenario(
     fresh
 }
 
-/// Every field of `r` that its raw runs contradict; empty when the verdict follows from them.
+/// A candidate run flagged as leaving processes (a test, check, timed run, warmup, or a run of the
+/// configuration-only build) must have failed the `leftover processes` gate, unless the pipeline
+/// stopped at an earlier check gate before deciding it (then the verdict is rejected anyway).
+fn check_leftover_gate(r: &ConfirmResult, out: &mut Vec<Difference>) {
+    const GATE: &str = "leftover processes";
+    let places = r.candidate_leftovers();
+    if places.is_empty() {
+        return;
+    }
+    let before_leftovers = verdict::CHECK_GATES
+        .iter()
+        .take_while(|name| **name != "timed output");
+    let stopped_earlier = before_leftovers
+        .into_iter()
+        .any(|name| (r.gates.iter()).any(|g| g.name == *name && g.status == GateStatus::Failed));
+    let status = r.gates.iter().find(|g| g.name == GATE).map(|g| g.status);
+    let follows = match status {
+        Some(GateStatus::Failed) => true,
+        Some(_) => false,
+        None => stopped_earlier,
+    };
+    if !follows {
+        out.push(problem(
+            format!("gates[{GATE}].status"),
+            status.map_or("absent".to_string(), |s| json(&s)),
+            format!(
+                "\"failed\" (candidate runs left processes behind: {})",
+                places.join(", ")
+            ),
+        ));
+    }
+}
+
 /// The build-configuration lane's median and interval, from its own pairs.
 fn recompute_config_lane(r: &ConfirmResult, out: &mut Vec<Difference>) {
     let lane = &r.config_lane;
@@ -419,6 +452,7 @@ fn recompute_config_lane(r: &ConfirmResult, out: &mut Vec<Difference>) {
     }
 }
 
+/// Every field of `r` that its raw runs contradict; empty when the verdict follows from them.
 pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
     let mut out = Vec::new();
     let scenarios: Vec<ScenarioResult> = r
@@ -442,6 +476,7 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
             "\"failed\" (the timed runs printed different bytes)",
         ));
     }
+    check_leftover_gate(r, &mut out);
     recompute_config_lane(r, &mut out);
     let d = verdict::decide_by(&r.gates, &scenarios, r.metric, r.min_effect);
     out.extend(diff_serialized("tier", &r.tier, &d.tier));
