@@ -167,6 +167,7 @@ fn clean_result() -> ConfirmResult {
     scenarios[1].holdout.as_mut().unwrap().plan = holdout_plan(&scenarios, 9, 0, 1);
     let mut r = ConfirmResult {
         evo_version: "0.0.0-test".into(),
+        rules: evo::confirm::verdict::RULES,
         run_id: "20261201T120000Z-memo-0123456".into(),
         campaign_file: "/home/alice/camp/campaign.json".into(),
         campaign_name: "cpairs".into(),

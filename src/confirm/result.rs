@@ -356,6 +356,10 @@ fn dot() -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConfirmResult {
     pub evo_version: String,
+    /// The verdict rules this result was decided under (`verdict::RULES`); 0 in results from
+    /// before the number was recorded. `--recompute` re-derives only results of its own rules.
+    #[serde(default)]
+    pub rules: u32,
     pub run_id: String,
     pub campaign_file: String,
     pub campaign_name: String,

@@ -452,8 +452,40 @@ fn recompute_config_lane(r: &ConfirmResult, out: &mut Vec<Difference>) {
     }
 }
 
+/// A result decided under other verdict rules than this evo applies: its figures cannot be
+/// re-derived here, and comparing them would report rule changes as tampering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "recorded under rules {recorded}; this evo applies rules {applied}: the figures cannot be \
+     re-derived by this version"
+)]
+pub struct RulesMismatch {
+    pub recorded: u32,
+    pub applied: u32,
+}
+
+/// `Err` unless `r` was decided under the rules this evo applies (`verdict::RULES`).
+pub fn same_rules(r: &ConfirmResult) -> Result<(), RulesMismatch> {
+    if r.rules == verdict::RULES {
+        Ok(())
+    } else {
+        Err(RulesMismatch {
+            recorded: r.rules,
+            applied: verdict::RULES,
+        })
+    }
+}
+
 /// Every field of `r` that its raw runs contradict; empty when the verdict follows from them.
+/// A result of other rules ([`same_rules`]) gives the one difference `rules` and nothing else.
 pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
+    if let Err(e) = same_rules(r) {
+        return vec![problem(
+            "rules".into(),
+            e.recorded.to_string(),
+            format!("{} ({e})", e.applied),
+        )];
+    }
     let mut out = Vec::new();
     let scenarios: Vec<ScenarioResult> = r
         .scenarios

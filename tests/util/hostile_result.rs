@@ -109,6 +109,7 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
     let d = verdict::decide(&gates, &scenarios);
     ConfirmResult {
         evo_version: "0.0.0-test".into(),
+        rules: evo::confirm::verdict::RULES,
         run_id: "20261201T120000Z-x-0123456".into(),
         campaign_file: "/c/campaign.json".into(),
         campaign_name: "c".into(),
