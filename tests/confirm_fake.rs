@@ -766,3 +766,23 @@ fn recompute_fails_warmup_counts_that_are_not_the_configured_ones() {
         assert!(found.contains(&field), "{field}: {found:?}");
     }
 }
+
+#[test]
+fn a_scenario_stopped_at_its_warmups_recomputes_and_one_without_cause_does_not() {
+    let gamed = FakeBehavior::Prints("n=0\n".into());
+    let r = case(true, vec![("candidate", "./prog run", gamed)]);
+    assert!(r["scenarios"][0]["pairs"].as_array().unwrap().is_empty());
+    assert_eq!(recompute(&r), Vec::<String>::new());
+    // The same stop after warmups that printed the same bytes does not follow.
+    let found = recompute_after(&r, |r| {
+        let warmups = r["scenarios"][0]["warmups"].as_array_mut().unwrap();
+        let first = warmups[0]["run"]["stdout_sha256"].clone();
+        for w in warmups.iter_mut() {
+            w["run"]["stdout_sha256"] = first.clone();
+        }
+    });
+    assert!(
+        found.contains(&"scenarios[0].pairs".to_string()),
+        "{found:?}"
+    );
+}

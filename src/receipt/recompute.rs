@@ -292,6 +292,44 @@ fn check_holdout_plans(scenarios: &[ScenarioResult], out: &mut Vec<Difference>) 
     }
 }
 
+/// A scenario recorded with its warmups alone: the pipeline stops there when the warmups of a
+/// scenario declaring deterministic output already printed different bytes (docs/design.md
+/// §2.2.9), and then there are no figures. Any other scenario without runs was cut short.
+/// Returns whether `fresh` is such a scenario (its figures and consistency then set).
+fn stopped_at_warmups(path: &str, fresh: &mut ScenarioResult, out: &mut Vec<Difference>) -> bool {
+    if !(fresh.aa_pairs.is_empty() && fresh.pairs.is_empty()) {
+        return false;
+    }
+    let consistent = outputs_consistent(&fresh.warmups, &[], &[]);
+    if fresh.timed_output_consistent.is_none() || consistent {
+        out.push(problem(
+            format!("{path}.pairs"),
+            "no pairs",
+            "pairs (only warmups that printed different bytes stop a scenario before its pairs)",
+        ));
+    }
+    let recorded = fresh.clone();
+    fresh.training = None;
+    fresh.holdout = None;
+    if fresh.timed_output_consistent.is_some() {
+        fresh.timed_output_consistent = Some(consistent);
+    }
+    for (field, a, b) in [
+        ("training", json(&recorded.training), json(&fresh.training)),
+        ("holdout", json(&recorded.holdout), json(&fresh.holdout)),
+        (
+            "timed_output_consistent",
+            json(&recorded.timed_output_consistent),
+            json(&fresh.timed_output_consistent),
+        ),
+    ] {
+        if a != b {
+            out.push(problem(format!("{path}.{field}"), a, b));
+        }
+    }
+    true
+}
+
 /// Recomputes one scenario; returns it with recomputed figures, appending differences.
 fn recompute_scenario(
     i: usize,
@@ -337,6 +375,9 @@ fn recompute_scenario(
     let mut fresh = s.clone();
     fresh.aa_pairs = aa;
     fresh.pairs = pairs;
+    if stopped_at_warmups(&path, &mut fresh, out) {
+        return fresh;
+    }
     match s.role.as_str() {
         "training" => {
             let settings = configured_settings(s, r);
