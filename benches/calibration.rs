@@ -17,7 +17,8 @@
 //! thousands of times (`EVO_CALIB_SIM_REPS`, default 2000 per power cell and 5× that for the null;
 //! caps in `EVO_CALIB_MAX_PAIRS`, default `9,60`), printing the false-accept and false-regression
 //! rates of a null with exact 95% intervals, the power at true 2/3/5/10% speedups, the pairs chosen
-//! and the inconclusive rate, as Markdown tables.
+//! and the inconclusive rate, and the holdout gate's pass rate for a null and rejection rate for a
+//! true 5% slowdown with planned and with fixed pair counts, as Markdown tables.
 
 #[path = "calibration/sim.rs"]
 mod sim;
@@ -274,6 +275,38 @@ fn simulated_main() {
                     t.mean_pairs(),
                     share(t.old_rule_accepted, t.reps),
                     share(t.always_mde_accepted, t.reps)
+                );
+            }
+        }
+    }
+    println!(
+        "\nHoldouts (σ from the training A/A pairs; gate: CI95 lower bound ≥ 0.99), {reps} \
+         repetitions per row:\n"
+    );
+    println!(
+        "| noise model | max pairs | pairs | null: no regression | null: rejected | 5% slower: \
+         rejected | 5% slower: no regression | mean pairs |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (m, model) in sim::MODELS.iter().enumerate() {
+        for &cap in &caps {
+            for (p, pairs) in [sim::HoldoutPairs::Planned, sim::HoldoutPairs::Fixed]
+                .into_iter()
+                .enumerate()
+            {
+                let seed = 3000 + 100 * m as u64 + 10 * p as u64;
+                let run = |ratio, seed| {
+                    sim::run_holdout(model.noise, ratio, &settings(cap), pairs, reps, seed)
+                };
+                let (null, slower) = (run(1.0, seed), run(1.0 / 1.05, seed + 1));
+                println!(
+                    "| {} | {cap} | {pairs:?} | {} | {} | {} | {} | {:.1} |",
+                    model.name,
+                    pct_with_interval(null.no_regression, null.reps),
+                    share(null.rejected, null.reps),
+                    pct_with_interval(slower.rejected, slower.reps),
+                    share(slower.no_regression, slower.reps),
+                    null.mean_pairs()
                 );
             }
         }

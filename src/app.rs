@@ -458,6 +458,13 @@ fn verify_command(args: VerifyArgs) -> Result<i32, Failure> {
     if !args.recompute {
         return Ok(exit_codes::ACCEPTED);
     }
+    // Another evo's rules would report every rule change as a difference: refuse instead.
+    if let Err(e) = crate::receipt::recompute::same_rules(p) {
+        return Err(Failure::verification(e).hint(format!(
+            "recompute it with the evo that made it (evo {}), or with an evo whose rules are {}",
+            p.evo_version, e.recorded
+        )));
+    }
     let differences = crate::receipt::recompute::recompute(p);
     if differences.is_empty() {
         let runs: usize = p

@@ -8,12 +8,13 @@ mod util;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use evo::confirm::{self, ConfirmOptions, ConfirmRequest};
+use evo::confirm::{self, ConfirmEvent, ConfirmOptions, ConfirmRequest};
 use evo::host::Hold;
 use evo::measure::cpus::CpuSplit;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
 use evo::measure::sandbox::SandboxMode;
+use evo::measure::schedule::{PairsPlanned, RunEvent};
 use serde_json::Value;
 use util::{patch_by_editing, write};
 
@@ -32,6 +33,9 @@ const HOLDOUTS: &str = r#"{ "scenarios": [
   { "name": "other", "role": "holdout", "run": "./prog holdout {seed}",
     "check": "./prog check {seed}", "compare": "exact", "deterministic_output": true }
 ] }"#;
+
+/// The campaign's `confirm` settings unless a case says otherwise: no extension beyond 9 pairs.
+const DEFAULT_CONFIRM: &str = r#"{ "pairs": 9, "aa_pairs": 11, "quiet_wait_s": 0 }"#;
 
 /// The same fake seed everywhere: a case's figures are then the same on every run.
 const SEED: u64 = 11;
@@ -100,6 +104,16 @@ impl Fixture {
 
     /// A fixture with its own workload and patch (`edits` of the repository's files).
     fn with(workload: &str, holdouts: bool, edits: &[(&str, &str, &str)]) -> Fixture {
+        Fixture::configured(workload, holdouts, edits, DEFAULT_CONFIRM)
+    }
+
+    /// A fixture whose campaign has `confirm` as its `confirm` settings.
+    fn configured(
+        workload: &str,
+        holdouts: bool,
+        edits: &[(&str, &str, &str)],
+        confirm: &str,
+    ) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
         std::fs::create_dir_all(&repo).unwrap();
@@ -124,7 +138,7 @@ impl Fixture {
             r#"{{
   "name": "tiny-speedups", "repo": "../repo", "baseline": "main",
   "workload": "workload.json", {holdouts_line}
-  "confirm": {{ "pairs": 9, "aa_pairs": 11, "quiet_wait_s": 0 }},
+  "confirm": {confirm},
   "key": "key/{}", "output": "receipts"
 }}"#,
             evo::receipt::keys::PRIVATE_KEY_FILE
@@ -170,12 +184,19 @@ impl Fixture {
                 Hold::External("a test's own".into()),
             )
         };
-        let done = confirm::run_confirm(&request, &opts, &mut |_| {}).unwrap();
+        let mut announced = Vec::new();
+        let mut on_event = |e| {
+            if let ConfirmEvent::Run(RunEvent { plan: Some(p), .. }) = e {
+                announced.push(p);
+            }
+        };
+        let done = confirm::run_confirm(&request, &opts, &mut on_event).unwrap();
         let json = std::fs::read_to_string(done.run_dir.join("result.json")).unwrap();
         Outcome {
             result: serde_json::from_str(&json).unwrap(),
             fake,
             run_dir: done.run_dir,
+            announced,
         }
     }
 }
@@ -186,6 +207,8 @@ struct Outcome {
     result: Value,
     fake: FakeRunner,
     run_dir: PathBuf,
+    /// Every pair-count announcement, in order.
+    announced: Vec<PairsPlanned>,
 }
 
 /// Runs one case on a fresh fixture.
@@ -520,4 +543,249 @@ fn no_change_in_a_run_that_resolves_the_minimum_effect_is_rejected_not_inconclus
         "{r:#}"
     );
     assert_eq!(r["scenarios"].as_array().unwrap().len(), 1, "holdouts ran");
+}
+
+/// `evo receipt verify --recompute` on a confirmation's receipt; its exit code and output.
+fn recompute_receipt(fx: &Fixture, done: &Outcome) -> (Option<i32>, String) {
+    let public = (fx.camp.join("key")).join(evo::receipt::keys::PUBLIC_KEY_FILE);
+    let verify = util::evo()
+        .args(["receipt", "verify", "--recompute"])
+        .arg(done.run_dir.join(evo::receipt::RECEIPT_FILE))
+        .arg("--key")
+        .arg(public)
+        .output()
+        .unwrap();
+    (verify.status.code(), util::text(&verify))
+}
+
+/// The recorded result as the library reads it, and what `--recompute` finds in it.
+fn recompute(r: &Value) -> Vec<String> {
+    let result: evo::confirm::result::ConfirmResult = serde_json::from_value(r.clone()).unwrap();
+    (evo::receipt::recompute::recompute(&result).iter())
+        .map(|d| d.field.clone())
+        .collect()
+}
+
+/// A candidate 25% faster in training and as fast as the baseline on the holdout, on a machine
+/// with 2% noise per run: 9 pairs cannot show the holdout within its 1% tolerance.
+fn two_percent_noise() -> Vec<Rule> {
+    let run = |tree, mean| (tree, "./prog run", noisy(mean, 0.02));
+    let holdout = |tree| (tree, "./prog holdout", noisy(1.0, 0.02));
+    vec![
+        run("baseline", 1.0),
+        run("baseline-again", 1.0),
+        run("candidate", 0.8),
+        holdout("baseline"),
+        holdout("candidate"),
+    ]
+}
+
+#[test]
+fn a_holdout_on_a_noisy_machine_gets_the_pairs_its_gate_needs_and_recomputes() {
+    // The cap of 400 lets the plan reach the pairs the holdout needs.
+    let settings = r#"{ "pairs": 9, "max_pairs": 400, "aa_pairs": 11, "quiet_wait_s": 0 }"#;
+    let fx = Fixture::configured(
+        WORKLOAD,
+        true,
+        &[("prog.sh", "echo slow", "echo fast")],
+        settings,
+    );
+    let done = fx.confirm(two_percent_noise());
+    let r = &done.result;
+    expect_gates(r, &all_green());
+    let sigma = r["scenarios"][0]["training"]["aa"]["sigma"]
+        .as_f64()
+        .unwrap();
+    let plan = &r["scenarios"][1]["holdout"]["plan"];
+    assert_eq!(plan["sigma"].as_f64(), Some(sigma), "{plan:#}");
+    let (needed, planned) = (
+        plan["needed"].as_u64().unwrap(),
+        plan["planned"].as_u64().unwrap(),
+    );
+    assert_eq!(
+        needed as usize,
+        evo::stats::holdout_pairs_to_resolve(sigma, evo::stats::HOLDOUT_TOLERANCE)
+    );
+    assert!(
+        planned > 9 && planned == needed && planned <= 400,
+        "{plan:#}"
+    );
+    assert_eq!(
+        (&plan["pairs"], &plan["max_pairs"], &plan["warmups"]),
+        (&9.into(), &400.into(), &1.into())
+    );
+    let holdout_pairs = r["scenarios"][1]["pairs"].as_array().unwrap().len();
+    assert_eq!(holdout_pairs as u64, planned);
+    // Announced like the training comparison, counting from the configured pairs.
+    assert_eq!(done.announced.len(), 2, "{:?}", done.announced);
+    let a = done.announced[1];
+    assert_eq!(
+        (a.planned as u64, a.needed as u64, a.configured),
+        (planned, needed, 9)
+    );
+    assert_eq!(a.sigma, sigma);
+    assert_eq!(recompute(r), Vec::<String>::new());
+    assert_eq!(recompute_receipt(&fx, &done).0, Some(0));
+
+    // A holdout cut short (its last pair dropped) or extended (one more) does not follow.
+    let mut short = r.clone();
+    short["scenarios"][1]["pairs"].as_array_mut().unwrap().pop();
+    assert!(recompute(&short).contains(&"scenarios[1].pairs".to_string()));
+    let mut long = r.clone();
+    let pairs = long["scenarios"][1]["pairs"].as_array_mut().unwrap();
+    let mut extra = pairs[0].clone();
+    extra["index"] = pairs.len().into();
+    pairs.push(extra);
+    let found = recompute(&long);
+    assert!(
+        found.contains(&"scenarios[1].pairs".to_string()),
+        "{found:?}"
+    );
+    // Nor does a plan edited to fit the count, or a configured cap that is not the campaign's.
+    let mut edited = short.clone();
+    edited["scenarios"][1]["holdout"]["plan"]["planned"] = (planned - 1).into();
+    let found = recompute(&edited);
+    assert!(
+        found.contains(&"scenarios[1].holdout.plan.planned".to_string()),
+        "{found:?}"
+    );
+    let mut capped = short;
+    capped["scenarios"][1]["holdout"]["plan"]["max_pairs"] = (planned - 1).into();
+    let found = recompute(&capped);
+    assert!(
+        found.contains(&"scenarios[1].holdout.plan".to_string()),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn without_a_cap_a_holdout_runs_the_configured_pairs_and_says_what_it_needed() {
+    let settings = r#"{ "pairs": 9, "aa_pairs": 11, "quiet_wait_s": 0 }"#;
+    let fx = Fixture::configured(
+        WORKLOAD,
+        true,
+        &[("prog.sh", "echo slow", "echo fast")],
+        settings,
+    );
+    let done = fx.confirm(two_percent_noise());
+    let r = &done.result;
+    let plan = &r["scenarios"][1]["holdout"]["plan"];
+    assert_eq!(plan["planned"], 9, "{plan:#}");
+    assert!(plan["needed"].as_u64().unwrap() > 9, "{plan:#}");
+    assert_eq!(r["scenarios"][1]["pairs"].as_array().unwrap().len(), 9);
+    assert_eq!(recompute(r), Vec::<String>::new());
+}
+
+/// The fields `--recompute` names after `edit` changes a recorded result.
+fn recompute_after(r: &Value, edit: impl FnOnce(&mut Value)) -> Vec<String> {
+    let mut edited = r.clone();
+    edit(&mut edited);
+    recompute(&edited)
+}
+
+#[test]
+fn recompute_fails_a_passed_leftover_gate_over_a_candidate_run_that_left_processes() {
+    let r = case(true, Vec::new());
+    assert_eq!(recompute(&r), Vec::<String>::new());
+    let field = "gates[leftover processes].status".to_string();
+    for (scenario, runs, i, arm) in [(0, "pairs", 3, "candidate"), (1, "pairs", 0, "candidate")] {
+        let found = recompute_after(&r, |r| {
+            r["scenarios"][scenario][runs][i][arm]["leftover_processes"] = true.into();
+        });
+        assert!(found.contains(&field), "{scenario} {runs}: {found:?}");
+    }
+    let warmup = recompute_after(&r, |r| {
+        let warmups = r["scenarios"][0]["warmups"].as_array_mut().unwrap();
+        let candidate = (warmups.iter_mut())
+            .find(|w| w["arm"] == "candidate")
+            .unwrap();
+        candidate["run"]["leftover_processes"] = true.into();
+    });
+    assert!(warmup.contains(&field), "{warmup:?}");
+    let step = recompute_after(&r, |r| {
+        let steps = r["steps"].as_array_mut().unwrap();
+        let test = (steps.iter_mut())
+            .find(|s| s["tree"] == "candidate" && s["step"] != "build")
+            .unwrap();
+        test["leftover_processes"] = true.into();
+    });
+    assert!(step.contains(&field), "{step:?}");
+    // The baseline's runs are not the candidate's: its flags do not touch the gate.
+    let baseline = recompute_after(&r, |r| {
+        r["scenarios"][0]["pairs"][3]["baseline"]["leftover_processes"] = true.into();
+    });
+    assert!(!baseline.contains(&field), "{baseline:?}");
+}
+
+#[test]
+fn a_configuration_only_build_whose_runs_leave_processes_fails_the_leftover_gate() {
+    let workload = WORKLOAD.replace(
+        r#""name": "tiny","#,
+        r#""name": "tiny", "config_files": ["Makefile"],"#,
+    );
+    let edits = [
+        ("prog.sh", "echo slow", "echo fast"),
+        ("Makefile", "cp prog.sh", "cp -p prog.sh"),
+    ];
+    let fx = Fixture::with(&workload, false, &edits);
+    let config_only = ("config-only", "./prog run", FakeBehavior::LeavesProcesses);
+    let done = fx.confirm(vec![config_only]);
+    let r = &done.result;
+    assert_eq!(r["config_lane"]["ran"], true, "{:#}", r["config_lane"]);
+    assert_eq!(r["config_lane"]["warmups"].as_array().unwrap().len(), 2);
+    expect_decision(r, "rejected", "rejected");
+    let gate = &r["gates"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        (&gate["name"], &gate["status"]),
+        (&"leftover processes".into(), &"failed".into())
+    );
+    assert!(
+        str_of(&gate["detail"]).contains("configuration-only build"),
+        "{gate:#}"
+    );
+    assert_eq!(recompute_receipt(&fx, &done).0, Some(0));
+    // Recorded as passed, the gate does not follow from the lane's runs.
+    let found = recompute_after(r, |r| {
+        let gates = r["gates"].as_array_mut().unwrap();
+        gates.last_mut().unwrap()["status"] = "passed".into();
+    });
+    assert!(
+        found.contains(&"gates[leftover processes].status".to_string()),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn recompute_fails_warmup_counts_that_are_not_the_configured_ones() {
+    let r = case(true, Vec::new());
+    for scenario in [0, 1] {
+        let found = recompute_after(&r, |r| {
+            r["scenarios"][scenario]["warmups"]
+                .as_array_mut()
+                .unwrap()
+                .pop();
+        });
+        let field = format!("scenarios[{scenario}].warmups");
+        assert!(found.contains(&field), "{field}: {found:?}");
+    }
+}
+
+#[test]
+fn a_scenario_stopped_at_its_warmups_recomputes_and_one_without_cause_does_not() {
+    let gamed = FakeBehavior::Prints("n=0\n".into());
+    let r = case(true, vec![("candidate", "./prog run", gamed)]);
+    assert!(r["scenarios"][0]["pairs"].as_array().unwrap().is_empty());
+    assert_eq!(recompute(&r), Vec::<String>::new());
+    // The same stop after warmups that printed the same bytes does not follow.
+    let found = recompute_after(&r, |r| {
+        let warmups = r["scenarios"][0]["warmups"].as_array_mut().unwrap();
+        let first = warmups[0]["run"]["stdout_sha256"].clone();
+        for w in warmups.iter_mut() {
+            w["run"]["stdout_sha256"] = first.clone();
+        }
+    });
+    assert!(
+        found.contains(&"scenarios[0].pairs".to_string()),
+        "{found:?}"
+    );
 }

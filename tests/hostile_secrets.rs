@@ -160,12 +160,14 @@ fn clean_result() -> ConfirmResult {
         .iter()
         .map(|name| gate(*name, GateStatus::Passed, format!("{name} passed")))
         .collect();
-    let scenarios = vec![
+    let mut scenarios = vec![
         scenario("sum-100k", Role::Training, "./bench/run.sh 100000 7", ""),
         scenario(HOLDOUT, Role::Holdout, HOLDOUT_RUN, ""),
     ];
+    scenarios[1].holdout.as_mut().unwrap().plan = holdout_plan(&scenarios, 9, 0, 1);
     let mut r = ConfirmResult {
         evo_version: "0.0.0-test".into(),
+        rules: evo::confirm::verdict::RULES,
         run_id: "20261201T120000Z-memo-0123456".into(),
         campaign_file: "/home/alice/camp/campaign.json".into(),
         campaign_name: "cpairs".into(),
@@ -315,7 +317,9 @@ fn the_key_anywhere_in_the_result_is_refused_even_where_the_receipt_seals_it() {
 /// gates that repeat them, and a baseline re-run alone.
 fn result_quoting_the_holdout() -> ConfirmResult {
     let mut r = clean_result();
+    let plan = r.scenarios[1].holdout.as_ref().unwrap().plan;
     r.scenarios[1] = scenario(HOLDOUT, Role::Holdout, HOLDOUT_RUN, HOLDOUT_STDERR);
+    r.scenarios[1].holdout.as_mut().unwrap().plan = plan;
     let summary = format!("line 1: text differs: baseline \"{HOLDOUT_OUTPUT}\" vs candidate \"x\"");
     let diff = format!("--- baseline\n+++ candidate\n@@ -1 +1 @@\n-{HOLDOUT_OUTPUT}\n+x\n");
     r.differential[1].same = false;

@@ -176,10 +176,14 @@ fn tested_result() -> ConfirmResult {
         .iter()
         .map(|name| gate(*name, GateStatus::Passed, format!("{name} passed")))
         .collect();
-    let scenarios = vec![training_scenario(1.072), holdout_scenario()];
+    let mut scenarios = vec![training_scenario(1.072), holdout_scenario()];
+    // Configured as the training plan: 9 pairs, no extension, one warmup per arm.
+    let plan = evo::confirm::result::holdout_plan(&scenarios, 9, 0, 1);
+    scenarios[1].holdout.as_mut().unwrap().plan = plan;
     let d = verdict::decide(&gates, &scenarios);
     ConfirmResult {
         evo_version: "0.0.0-test".into(),
+        rules: evo::confirm::verdict::RULES,
         run_id: "20261201T120000Z-memo-0123456".into(),
         campaign_file: "/home/alice/camp/campaign.json".into(),
         campaign_name: "cpairs-speedups".into(),
@@ -890,6 +894,64 @@ fn verify_fails_with_exit_code_5_and_the_reason() {
         stderr.contains("scenarios[0].pairs[3].ratio: recorded"),
         "{stderr}"
     );
+}
+
+/// `evo receipt verify --recompute` on the receipt re-signed after `edit` changed its statement.
+fn recompute_resigned(
+    s: &Signed,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> std::process::Output {
+    let key =
+        keys::load_signing_key(&s.dir.path().join("keys").join(keys::PRIVATE_KEY_FILE)).unwrap();
+    let mut st: serde_json::Value =
+        serde_json::from_slice(&payload_of(&std::fs::read(&s.receipt).unwrap())).unwrap();
+    edit(&mut st);
+    let payload = serde_json::to_vec_pretty(&st).unwrap();
+    std::fs::write(&s.receipt, Envelope::sign(&payload, &key).to_file_bytes()).unwrap();
+    evo_cmd(s.dir.path())
+        .args(["receipt", "verify", "--recompute", "--key"])
+        .arg(&s.public)
+        .arg(&s.receipt)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn recompute_refuses_a_receipt_recorded_under_other_rules() {
+    let s = signed_with_keygen();
+    let now = verdict::RULES;
+    // Older than the rules number (no field: rules 0), and from a newer evo.
+    for (edit, recorded) in [(None, 0), (Some(now + 1), now + 1)] {
+        let out = recompute_resigned(&s, |st| {
+            let p = st["predicate"].as_object_mut().unwrap();
+            match edit {
+                None => p.remove("rules"),
+                Some(n) => p.insert("rules".into(), n.into()),
+            };
+        });
+        assert_eq!(out.status.code(), Some(5), "{}", output_text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let expected = format!(
+            "recorded under rules {recorded}; this evo applies rules {now}: the figures cannot \
+             be re-derived by this version"
+        );
+        assert!(stderr.contains(&expected), "{stderr}");
+        // Refused, not compared: no figure is named as a difference.
+        assert!(!stderr.contains("do not follow"), "{stderr}");
+        // Without --recompute the signature still verifies.
+        let plain = evo_cmd(s.dir.path())
+            .args(["receipt", "verify", "--key"])
+            .arg(&s.public)
+            .arg(&s.receipt)
+            .output()
+            .unwrap();
+        assert_eq!(plain.status.code(), Some(0), "{}", output_text(&plain));
+    }
+    let mut older = tested_result();
+    older.rules = 0;
+    let found = receipt::recompute::recompute(&older);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].field, "rules");
 }
 
 #[test]

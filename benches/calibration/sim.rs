@@ -216,3 +216,71 @@ pub fn clopper_pearson(x: usize, n: usize) -> (f64, f64) {
     };
     (lower, upper)
 }
+
+/// How a simulated holdout's pair count is chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HoldoutPairs {
+    /// Planned from the A/A noise as `evo confirm` does (`stats::plan_holdout_pairs`).
+    Planned,
+    /// The configured pairs, whatever the noise (the rule before holdout plans).
+    Fixed,
+}
+
+/// Counts over many simulated holdouts of one configuration.
+#[derive(Debug, Clone, Default)]
+pub struct HoldoutTally {
+    pub reps: usize,
+    pub no_regression: usize,
+    pub rejected: usize,
+    pub inconclusive: usize,
+    pub pairs: Vec<usize>,
+}
+
+impl HoldoutTally {
+    pub fn mean_pairs(&self) -> f64 {
+        self.pairs.iter().sum::<usize>() as f64 / self.reps.max(1) as f64
+    }
+}
+
+/// `reps` seeded simulated holdouts: the training scenario's A/A pairs (baseline first) give σ,
+/// σ gives the holdout's pair count, and the holdout's pairs (alternating, candidate first; the
+/// candidate truly `ratio` times as fast, below 1 slower) go through the holdout gate.
+pub fn run_holdout(
+    noise: Noise,
+    ratio: f64,
+    s: &SimSettings,
+    pairs: HoldoutPairs,
+    reps: usize,
+    seed: u64,
+) -> HoldoutTally {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut t = HoldoutTally::default();
+    for _ in 0..reps {
+        let aa: Vec<f64> = (0..s.aa_pairs)
+            .map(|_| pair_ratio(noise, 1.0, true, &mut rng))
+            .collect();
+        let aa = Ratios::new(aa).expect("simulated ratios are positive");
+        let n = match pairs {
+            HoldoutPairs::Planned => {
+                let sigma = stats::noise_sigma(&aa);
+                stats::plan_holdout_pairs(sigma, stats::HOLDOUT_TOLERANCE, s.pairs, s.max_pairs)
+                    .planned
+            }
+            HoldoutPairs::Fixed => s.pairs,
+        };
+        let measured: Vec<f64> = (0..n)
+            .map(|i| pair_ratio(noise, ratio, i % 2 == 1, &mut rng))
+            .collect();
+        let measured = Ratios::new(measured).expect("simulated ratios are positive");
+        let median = stats::median(&measured);
+        let verdict = stats::holdout_gate(median, stats::ci95(&measured).as_ref());
+        t.reps += 1;
+        match verdict {
+            stats::HoldoutVerdict::NoRegression => t.no_regression += 1,
+            stats::HoldoutVerdict::Rejected => t.rejected += 1,
+            stats::HoldoutVerdict::Inconclusive => t.inconclusive += 1,
+        }
+        t.pairs.push(n);
+    }
+    t
+}

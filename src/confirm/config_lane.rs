@@ -121,12 +121,15 @@ impl Run<'_> {
         (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
+        // The warmups are kept: their leftover processes count against the candidate like those
+        // of every other timed run of its code (the gate is decided after this lane).
         let measured =
             schedule::run_warmups(&mut *runner, arms, 1, Order::CandidateFirst, &mut emit)
-                .and_then(|_| {
+                .and_then(|warmups| {
                     schedule::run_pairs(&mut *runner, arms, n, order, Phase::Pairs, &mut emit)
+                        .map(|pairs| (warmups, pairs))
                 });
-        let pairs = match measured {
+        let (warmups, pairs) = match measured {
             Ok(p) => p,
             Err(e) => {
                 self.skip_config_lane(format!("the configuration-only runs failed: {e}"));
@@ -147,6 +150,7 @@ impl Run<'_> {
             lane.files.join(", "),
             figures.median
         );
+        lane.warmups = warmups;
         lane.pairs = pairs;
         Ok(())
     }

@@ -1,17 +1,22 @@
 //! The timed part of a confirmation: A/A and comparison pairs on each training scenario (as many
 //! as the A/A noise says resolve the minimum effect, up to `confirm.max_pairs`), then pairs on
-//! each sealed holdout — only after every build has finished. Comparison and holdout pairs run in
-//! a balanced random order whose seed is recorded with the scenario.
+//! each sealed holdout (as many as that A/A noise says a candidate no slower than the baseline
+//! needs to show it, up to the same cap) — only after every build has finished. Comparison and
+//! holdout pairs run in a balanced random order whose seed is recorded with the scenario.
 
 use crate::bench::{self, BenchError, BenchPlan, BenchSettings};
 use crate::measure::record::{Arm, Order, WarmupRun};
 use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::sandbox::SandboxPolicy;
-use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
+use crate::measure::schedule::{
+    self, Arms, MeasureError, PairOrder, PairsPlanned, Phase, RunEvent,
+};
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::Tree;
 
-use super::result::{GateName, ScenarioResult, holdout_figures, outputs_consistent};
+use super::result::{
+    GateName, HoldoutPlan, ScenarioResult, holdout_figures, holdout_plan, outputs_consistent,
+};
 use super::{ConfirmError, ConfirmEvent, Flow, Run};
 
 pub(super) fn spec(tree: &Tree, s: &Scenario, seed: u64, sandbox: &SandboxPolicy) -> RunSpec {
@@ -80,7 +85,7 @@ impl Run<'_> {
     }
 
     /// The runs of the measuring stage at the configured pair counts (the A/A runs may plan more
-    /// comparison pairs; the announcement says so): warmups, A/A and comparison pairs of each
+    /// comparison and holdout pairs; each announcement says so): warmups, A/A and comparison pairs of each
     /// training scenario, warmups and pairs of each holdout.
     fn expected_runs(&self, training: usize, holdouts: usize) -> usize {
         let set = &self.plan.settings;
@@ -247,24 +252,56 @@ impl Run<'_> {
             Ok(w) => w,
             Err(flow) => return Ok(flow),
         };
+        let set = &self.plan.settings;
+        let Some(plan) = holdout_plan(
+            &self.result.scenarios,
+            set.pairs.get(),
+            set.max_pairs(),
+            set.warmup.get(),
+        ) else {
+            return Err(ConfirmError::Internal(
+                "no training scenario's A/A runs to plan the holdout's pairs from".to_string(),
+            ));
+        };
         let order_seed = schedule::fresh_order_seed();
         let order = PairOrder::Shuffled { seed: order_seed };
-        let pairs_n = self.plan.settings.pairs.get();
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
-        let pairs = match schedule::run_pairs(runner, arms, pairs_n, order, Phase::Pairs, &mut emit)
-        {
-            Ok(p) => p,
-            Err(e) => return self.timed_failure(e),
-        };
+        emit(RunEvent::announce(
+            holdout_announcement(&plan, &warmups),
+            order.order_of(0).arms()[0],
+        ));
+        let pairs =
+            match schedule::run_pairs(runner, arms, plan.planned, order, Phase::Pairs, &mut emit) {
+                Ok(p) => p,
+                Err(e) => return self.timed_failure(e),
+            };
         let mut result = scenario_result(s, Role::Holdout, arms, warmups);
-        result.holdout =
-            Some(holdout_figures(&pairs).map_err(|e| ConfirmError::Internal(e.to_string()))?);
+        let mut figures =
+            holdout_figures(&pairs).map_err(|e| ConfirmError::Internal(e.to_string()))?;
+        figures.plan = Some(plan);
+        result.holdout = Some(figures);
         result.pairs = pairs;
         result.order_seed = Some(order_seed);
         let flow = self.check_timed_output(s, &mut result);
         self.result.scenarios.push(result);
         Ok(flow)
+    }
+}
+
+/// The announcement of a holdout's pair count, as the training comparison makes it; its time
+/// estimate comes from the holdout's warmups (it has no A/A pairs).
+fn holdout_announcement(plan: &HoldoutPlan, warmups: &[WarmupRun]) -> PairsPlanned {
+    let total: f64 = warmups.iter().map(|w| w.run.wall_s).sum();
+    // Two warmup runs (one per arm) take as long as a pair.
+    let per_pair = 2.0 * total / warmups.len().max(1) as f64;
+    PairsPlanned {
+        planned: plan.planned,
+        configured: plan.pairs,
+        needed: plan.needed,
+        sigma: plan.sigma,
+        estimated_s: plan.planned as f64 * per_pair,
+        needed_s: plan.needed as f64 * per_pair,
     }
 }
 

@@ -220,6 +220,7 @@ pub struct SignedReceipt {
 fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult {
     ConfirmResult {
         evo_version: env!("CARGO_PKG_VERSION").to_string(),
+        rules: verdict::RULES,
         run_id: run_id.to_string(),
         campaign_file: plan.campaign_file.display().to_string(),
         campaign_name: plan.campaign.name.clone(),

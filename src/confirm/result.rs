@@ -115,6 +115,18 @@ impl ConfirmResult {
                 ));
             }
         }
+        // The configuration-only tree is the candidate's own configuration: candidate code too.
+        let lane = &self.config_lane;
+        let config_runs = (lane.warmups.iter())
+            .filter(|w| w.arm == crate::measure::record::Arm::Candidate)
+            .map(|w| &w.run)
+            .chain(lane.pairs.iter().map(|p| &p.candidate));
+        let count = config_runs.filter(|r| r.leftover_processes).count();
+        if count > 0 {
+            places.push(format!(
+                "{count} timed run(s) of the configuration-only build"
+            ));
+        }
         places
     }
 }
@@ -186,6 +198,30 @@ pub struct HoldoutFigures {
     pub ci95: Option<Ci95>,
     pub cov: ArmCov,
     pub verdict: HoldoutVerdict,
+    /// How many pairs ran and why (absent in results from before holdout plans, and in the
+    /// configuration lane, which reuses these figures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<HoldoutPlan>,
+}
+
+/// A holdout's pair count, chosen before its first pair from the training scenarios' A/A noise
+/// (docs/design.md §3.10): enough pairs that, at that noise, a candidate exactly as fast as the
+/// baseline shows "no regression" 95% of the time, between the configured pairs and the cap.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HoldoutPlan {
+    /// Configured: the fewest pairs (`confirm.pairs`).
+    pub pairs: usize,
+    /// Configured: the cap (`confirm.max_pairs`; at most `pairs` means no extension).
+    pub max_pairs: usize,
+    /// Configured: warmup runs per arm.
+    pub warmups: usize,
+    /// The per-pair noise planned from: the largest A/A σ of the training scenarios.
+    pub sigma: f64,
+    /// Pairs at which a candidate as fast as the baseline passes the holdout gate 95% of the time
+    /// (at `sigma`; `stats::holdout_pairs_to_resolve`).
+    pub needed: usize,
+    /// Pairs run: `needed` within `[pairs, max(pairs, max_pairs)]`.
+    pub planned: usize,
 }
 
 /// The measurement of one scenario (training: with A/A and the training gate; holdout: pairs).
@@ -277,6 +313,10 @@ pub struct ConfigLane {
     /// The configuration-only patch in the run directory.
     pub patch_file: Option<String>,
     pub scenario: Option<String>,
+    /// Warmup runs of both arms, before the pairs (absent in results from before they were
+    /// kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warmups: Vec<WarmupRun>,
     /// Baseline against baseline + configuration only, candidate-first.
     pub pairs: Vec<Pair>,
     pub median: Option<f64>,
@@ -318,6 +358,10 @@ fn dot() -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConfirmResult {
     pub evo_version: String,
+    /// The verdict rules this result was decided under (`verdict::RULES`); 0 in results from
+    /// before the number was recorded. `--recompute` re-derives only results of its own rules.
+    #[serde(default)]
+    pub rules: u32,
     pub run_id: String,
     pub campaign_file: String,
     pub campaign_name: String,
@@ -384,6 +428,39 @@ pub fn holdout_figures(pairs: &[Pair]) -> Result<HoldoutFigures, stats::StatsErr
             candidate: stats::cov(&times(|p| p.candidate.wall_s)),
         },
         verdict: stats::holdout_gate(median, ci95.as_ref()),
+        plan: None,
+    })
+}
+
+/// The noise a holdout's pairs are planned from: the largest per-pair σ of the training
+/// scenarios' A/A pairs (a holdout has none of its own; the noisiest scenario is the cautious
+/// guess). `None` when no training scenario has usable A/A pairs.
+pub fn holdout_sigma(scenarios: &[ScenarioResult]) -> Option<f64> {
+    scenarios
+        .iter()
+        .filter(|s| s.role == crate::spec::workload::Role::Training)
+        .filter_map(|s| Ratios::new(s.aa_pairs.iter().map(|p| p.ratio).collect()).ok())
+        .map(|aa| stats::noise_sigma(&aa))
+        .max_by(f64::total_cmp)
+}
+
+/// A holdout's plan from the measured training scenarios and the configured counts, exactly as
+/// `evo confirm` makes it and `--recompute` re-derives it.
+pub fn holdout_plan(
+    scenarios: &[ScenarioResult],
+    pairs: usize,
+    max_pairs: usize,
+    warmups: usize,
+) -> Option<HoldoutPlan> {
+    let sigma = holdout_sigma(scenarios)?;
+    let plan = stats::plan_holdout_pairs(sigma, stats::HOLDOUT_TOLERANCE, pairs, max_pairs);
+    Some(HoldoutPlan {
+        pairs,
+        max_pairs,
+        warmups,
+        sigma,
+        needed: plan.needed,
+        planned: plan.planned,
     })
 }
 

@@ -4,6 +4,20 @@ use super::result::{Gate, GateName, GateStatus, ScenarioResult, Verdict};
 use crate::stats::{self, HoldoutVerdict, Tier};
 use serde::{Deserialize, Serialize};
 
+/// The version of the rules that turn raw runs into figures, gates, tier and verdict, recorded in
+/// every result (`ConfirmResult::rules`) so that `--recompute` never judges a receipt by rules it
+/// was not made under. A receipt without the field is rules 0 (before this number existed).
+///
+/// Bump it in the same commit as any change that can make the same raw runs give another
+/// recorded value: a formula or threshold in `src/stats/` (interval, noise, pair plans, MDE,
+/// gates), `bench::figures`, `confirm::result::{holdout_figures, holdout_plan,
+/// outputs_consistent, candidate_leftovers}`, `decide_by` and its reasons, or what
+/// `receipt::recompute` checks (docs/design.md §5.10).
+///
+/// 1: holdout pair counts planned from the training A/A noise; warmup counts and leftover flags
+/// (configuration-only runs included) checked.
+pub const RULES: u32 = 1;
+
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
     Gate {
         name,

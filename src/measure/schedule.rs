@@ -49,7 +49,8 @@ pub struct RunEvent {
     pub plan: Option<PairsPlanned>,
 }
 
-/// The comparison's pair count, announced before its first run.
+/// The comparison's pair count, announced before its first run: a training scenario's, or a
+/// holdout's (planned from the training A/A noise, docs/design.md §3.10).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct PairsPlanned {
     /// Pairs that will run.
@@ -57,7 +58,8 @@ pub struct PairsPlanned {
     /// The configured pair count (the least that runs), which progress reports counted on
     /// before the plan.
     pub configured: usize,
-    /// Pairs that would resolve the minimum effect (more than `planned` when the cap stops it).
+    /// Pairs that would resolve the minimum effect, or for a holdout its 1% tolerance (more than
+    /// `planned` when the cap stops it).
     pub needed: usize,
     /// The A/A noise per pair (σ of the log-ratios).
     pub sigma: f64,

@@ -3,13 +3,16 @@
 //!
 //! A signature proves who wrote a receipt; this proves the conclusions follow from the runs in it.
 //! The pipeline gates (build, tests, differential, sanitizers) are records of commands evo ran and
-//! are taken as recorded; everything measured is recomputed.
+//! are taken as recorded; everything measured is recomputed, and the `timed output` and
+//! `leftover processes` gates are checked against the flags of the recorded runs.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::bench::{self, BenchSettings};
-use crate::confirm::result::{ConfirmResult, GateName, GateStatus, Role, ScenarioResult};
+use crate::confirm::result::{
+    ConfirmResult, GateName, GateStatus, HoldoutFigures, Role, ScenarioResult,
+};
 use crate::confirm::verdict;
 use crate::measure::record::{Order, Pair};
 use crate::measure::schedule::PairOrder;
@@ -205,6 +208,128 @@ fn check_pair_count(path: &str, fresh: &ScenarioResult, out: &mut Vec<Difference
             format!("{} A/A pairs, as configured", plan.aa_pairs),
         ));
     }
+    check_warmup_count(path, fresh, plan.warmups, out);
+}
+
+/// Warmups are not in the statistics, but a run with fewer than configured would have been
+/// measured on a colder machine than it says.
+fn check_warmup_count(path: &str, s: &ScenarioResult, per_arm: usize, out: &mut Vec<Difference>) {
+    if s.warmups.len() != 2 * per_arm {
+        out.push(problem(
+            format!("{path}.warmups"),
+            format!("{} warmup runs", s.warmups.len()),
+            format!(
+                "{} warmup runs ({per_arm} per arm, as configured)",
+                2 * per_arm
+            ),
+        ));
+    }
+}
+
+/// Each measured holdout's plan, re-derived from the training scenarios' recomputed A/A pairs and
+/// the configured counts (which must be the training plan's), and its pair and warmup counts
+/// against it: a holdout cut short or extended after a look at its pairs does not follow.
+fn check_holdout_plans(scenarios: &[ScenarioResult], out: &mut Vec<Difference>) {
+    let training_plan = scenarios
+        .iter()
+        .find_map(|s| s.training.as_ref().and_then(|f| f.plan));
+    for (i, s) in scenarios.iter().enumerate() {
+        let Some(h) = &s.holdout else { continue };
+        let path = format!("scenarios[{i}]");
+        let Some(recorded) = h.plan else {
+            out.push(problem(
+                format!("{path}.holdout.plan"),
+                "none",
+                "a pair count planned from the training scenarios' A/A runs",
+            ));
+            continue;
+        };
+        if let Some(t) = training_plan {
+            let configured =
+                |p: usize, m: usize, w: usize| format!("pairs {p}, max_pairs {m}, warmups {w}");
+            let (mine, theirs) = (
+                configured(recorded.pairs, recorded.max_pairs, recorded.warmups),
+                configured(t.pairs, t.max_pairs, t.warmups),
+            );
+            if mine != theirs {
+                out.push(problem(
+                    format!("{path}.holdout.plan"),
+                    format!("configured {mine}"),
+                    format!("configured {theirs}, as the training plan records"),
+                ));
+            }
+        }
+        let Some(fresh) = crate::confirm::result::holdout_plan(
+            scenarios,
+            recorded.pairs,
+            recorded.max_pairs,
+            recorded.warmups,
+        ) else {
+            out.push(problem(
+                format!("{path}.holdout.plan"),
+                json(&recorded),
+                "none: no training scenario has A/A runs to plan from",
+            ));
+            continue;
+        };
+        out.extend(diff_serialized(
+            &format!("{path}.holdout.plan"),
+            &recorded,
+            &fresh,
+        ));
+        if s.pairs.len() != fresh.planned {
+            out.push(problem(
+                format!("{path}.pairs"),
+                format!("{} pairs", s.pairs.len()),
+                format!(
+                    "{} pairs, planned from the training A/A noise ({} needed, configured {} to {})",
+                    fresh.planned,
+                    fresh.needed,
+                    fresh.pairs,
+                    fresh.max_pairs.max(fresh.pairs)
+                ),
+            ));
+        }
+        check_warmup_count(&path, s, recorded.warmups, out);
+    }
+}
+
+/// A scenario recorded with its warmups alone: the pipeline stops there when the warmups of a
+/// scenario declaring deterministic output already printed different bytes (docs/design.md
+/// §2.2.9), and then there are no figures. Any other scenario without runs was cut short.
+/// Returns whether `fresh` is such a scenario (its figures and consistency then set).
+fn stopped_at_warmups(path: &str, fresh: &mut ScenarioResult, out: &mut Vec<Difference>) -> bool {
+    if !(fresh.aa_pairs.is_empty() && fresh.pairs.is_empty()) {
+        return false;
+    }
+    let consistent = outputs_consistent(&fresh.warmups, &[], &[]);
+    if fresh.timed_output_consistent.is_none() || consistent {
+        out.push(problem(
+            format!("{path}.pairs"),
+            "no pairs",
+            "pairs (only warmups that printed different bytes stop a scenario before its pairs)",
+        ));
+    }
+    let recorded = fresh.clone();
+    fresh.training = None;
+    fresh.holdout = None;
+    if fresh.timed_output_consistent.is_some() {
+        fresh.timed_output_consistent = Some(consistent);
+    }
+    for (field, a, b) in [
+        ("training", json(&recorded.training), json(&fresh.training)),
+        ("holdout", json(&recorded.holdout), json(&fresh.holdout)),
+        (
+            "timed_output_consistent",
+            json(&recorded.timed_output_consistent),
+            json(&fresh.timed_output_consistent),
+        ),
+    ] {
+        if a != b {
+            out.push(problem(format!("{path}.{field}"), a, b));
+        }
+    }
+    true
 }
 
 /// Recomputes one scenario; returns it with recomputed figures, appending differences.
@@ -252,6 +377,9 @@ fn recompute_scenario(
     let mut fresh = s.clone();
     fresh.aa_pairs = aa;
     fresh.pairs = pairs;
+    if stopped_at_warmups(&path, &mut fresh, out) {
+        return fresh;
+    }
     match s.role {
         Role::Training => {
             let settings = configured_settings(s, r);
@@ -266,7 +394,11 @@ fn recompute_scenario(
         }
         Role::Holdout => {
             fresh.holdout = match holdout_figures(&fresh.pairs) {
-                Ok(h) => Some(h),
+                // The plan is re-derived once every training scenario is (`check_holdout_plans`).
+                Ok(h) => Some(HoldoutFigures {
+                    plan: s.holdout.as_ref().and_then(|h| h.plan),
+                    ..h
+                }),
                 Err(e) => {
                     out.push(unusable(format!("{path}.holdout"), e));
                     None
@@ -299,7 +431,40 @@ fn recompute_scenario(
     fresh
 }
 
-/// Every field of `r` that its raw runs contradict; empty when the verdict follows from them.
+/// A candidate run flagged as leaving processes (a test, check, timed run, warmup, or a run of the
+/// configuration-only build) must have failed the `leftover processes` gate, unless the pipeline
+/// stopped at an earlier check gate before deciding it (then the verdict is rejected anyway).
+fn check_leftover_gate(r: &ConfirmResult, out: &mut Vec<Difference>) {
+    const GATE: GateName = GateName::LeftoverProcesses;
+    let places = r.candidate_leftovers();
+    if places.is_empty() {
+        return;
+    }
+    // The check gates the pipeline decides before it looks at leftovers (pipeline order).
+    let before_leftovers = GateName::ALL
+        .iter()
+        .take_while(|name| **name != GateName::TimedOutput);
+    let stopped_earlier = before_leftovers
+        .into_iter()
+        .any(|name| (r.gates.iter()).any(|g| g.name == *name && g.status == GateStatus::Failed));
+    let status = r.gates.iter().find(|g| g.name == GATE).map(|g| g.status);
+    let follows = match status {
+        Some(GateStatus::Failed) => true,
+        Some(_) => false,
+        None => stopped_earlier,
+    };
+    if !follows {
+        out.push(problem(
+            format!("gates[{GATE}].status"),
+            status.map_or("absent".to_string(), |s| json(&s)),
+            format!(
+                "\"failed\" (candidate runs left processes behind: {})",
+                places.join(", ")
+            ),
+        ));
+    }
+}
+
 /// The build-configuration lane's median and interval, from its own pairs.
 fn recompute_config_lane(r: &ConfirmResult, out: &mut Vec<Difference>) {
     let lane = &r.config_lane;
@@ -326,7 +491,40 @@ fn recompute_config_lane(r: &ConfirmResult, out: &mut Vec<Difference>) {
     }
 }
 
+/// A result decided under other verdict rules than this evo applies: its figures cannot be
+/// re-derived here, and comparing them would report rule changes as tampering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "recorded under rules {recorded}; this evo applies rules {applied}: the figures cannot be \
+     re-derived by this version"
+)]
+pub struct RulesMismatch {
+    pub recorded: u32,
+    pub applied: u32,
+}
+
+/// `Err` unless `r` was decided under the rules this evo applies (`verdict::RULES`).
+pub fn same_rules(r: &ConfirmResult) -> Result<(), RulesMismatch> {
+    if r.rules == verdict::RULES {
+        Ok(())
+    } else {
+        Err(RulesMismatch {
+            recorded: r.rules,
+            applied: verdict::RULES,
+        })
+    }
+}
+
+/// Every field of `r` that its raw runs contradict; empty when the verdict follows from them.
+/// A result of other rules ([`same_rules`]) gives the one difference `rules` and nothing else.
 pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
+    if let Err(e) = same_rules(r) {
+        return vec![problem(
+            "rules".into(),
+            e.recorded.to_string(),
+            format!("{} ({e})", e.applied),
+        )];
+    }
     let mut out = Vec::new();
     let scenarios: Vec<ScenarioResult> = r
         .scenarios
@@ -334,6 +532,7 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
         .enumerate()
         .map(|(i, s)| recompute_scenario(i, s, r, &mut out))
         .collect();
+    check_holdout_plans(&scenarios, &mut out);
     let inconsistent_output = scenarios
         .iter()
         .any(|s| s.timed_output_consistent == Some(false));
@@ -348,6 +547,7 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
             "\"failed\" (the timed runs printed different bytes)",
         ));
     }
+    check_leftover_gate(r, &mut out);
     recompute_config_lane(r, &mut out);
     let d = verdict::decide_by(&r.gates, &scenarios, r.metric, r.min_effect);
     out.extend(diff_serialized("tier", &r.tier, &d.tier));

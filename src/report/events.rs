@@ -71,7 +71,8 @@ pub enum Body {
         done: usize,
         total: usize,
     },
-    /// The comparison's pair count, chosen from the A/A noise before its first pair.
+    /// The comparison's pair count (a training scenario's or a holdout's), chosen from the A/A
+    /// noise before its first pair.
     PairsPlanned {
         planned: usize,
         configured: usize,

@@ -25,7 +25,8 @@ fn duration(seconds: f64) -> String {
     }
 }
 
-/// The announcement of the comparison's pair count, printed before its first run.
+/// The announcement of the comparison's pair count, printed before its first run (a training
+/// scenario's, or a holdout's, planned from the training A/A noise).
 pub fn pairs_planned_line(p: &PairsPlanned) -> String {
     let head = format!(
         "comparison: {} pairs, about {} of runs (A/A noise σ {:.2}% per pair)",
@@ -37,8 +38,8 @@ pub fn pairs_planned_line(p: &PairsPlanned) -> String {
         head
     } else {
         format!(
-            "{head}; the cap stops short of the {} pairs (about {}) that would resolve the \
-             minimum effect",
+            "{head}; the cap stops short of the {} pairs (about {}) that would resolve its \
+             threshold (the minimum effect; for a holdout, the 1% tolerance)",
             p.needed,
             duration(p.needed_s)
         )

@@ -11,6 +11,8 @@ use super::{AaValidity, Ci95};
 
 /// The holdout tolerance: slower than this is a practical slowdown (1%).
 const HOLDOUT_REGRESSION_MEDIAN: f64 = 0.99;
+/// How much slower than the baseline a holdout may be and still show no regression (1%).
+pub const HOLDOUT_TOLERANCE: f64 = 1.0 - HOLDOUT_REGRESSION_MEDIAN;
 
 /// The bar a comparison's median must clear, fixed before any A/B pair is seen: it depends on the
 /// A/A noise and the pair count only.

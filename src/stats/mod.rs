@@ -16,15 +16,15 @@ mod plan;
 
 pub use compare::{Comparison, compare};
 pub use gates::{
-    BenchVerdict, HoldoutVerdict, Thresholds, Tier, TrainingGate, bench_verdict, holdout_gate,
-    slowdown_shown, speedup_shown, tier, training_gate,
+    BenchVerdict, HOLDOUT_TOLERANCE, HoldoutVerdict, Thresholds, Tier, TrainingGate, bench_verdict,
+    holdout_gate, slowdown_shown, speedup_shown, tier, training_gate,
 };
 pub use interval::{Ci95, OrderRank, ci95, order_rank};
 pub use mde::{Mde, MdeSettings, PowerSimulation, minimum_detectable_effect};
 pub use noise::{AaValidity, aa_validity, cov, noise_floor, noise_sigma};
 pub use plan::{
-    MAX_PLANNABLE_PAIRS, MIN_INTERVAL_PAIRS, PairPlan, PlanSettings, pairs_to_resolve, plan_pairs,
-    resolves,
+    MAX_PLANNABLE_PAIRS, MIN_INTERVAL_PAIRS, PairPlan, PlanSettings, holdout_pairs_to_resolve,
+    pairs_to_resolve, plan_holdout_pairs, plan_pairs, resolves,
 };
 
 /// Per-pair speedup ratios `t_baseline / t_candidate`: at least one, all finite and > 0.

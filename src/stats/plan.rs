@@ -70,14 +70,61 @@ pub fn pairs_to_resolve(sigma: f64, min_effect: f64) -> usize {
 
 /// The pairs to run, from the A/A noise alone.
 pub fn plan_pairs(sigma: f64, s: &PlanSettings) -> PairPlan {
-    let needed = pairs_to_resolve(sigma, s.min_effect);
-    let cap = s.max_pairs.max(s.min_pairs);
-    let planned = needed.clamp(s.min_pairs, cap);
+    clamped(
+        pairs_to_resolve(sigma, s.min_effect),
+        s.min_pairs,
+        s.max_pairs,
+    )
+}
+
+/// `needed` within `[min_pairs, max(min_pairs, max_pairs)]`.
+fn clamped(needed: usize, min_pairs: usize, max_pairs: usize) -> PairPlan {
+    let planned = needed.clamp(min_pairs, max_pairs.max(min_pairs));
     PairPlan {
         needed,
         planned,
         resolves: needed <= planned,
     }
+}
+
+/// One-sided normal quantile of 95%: the margin, in standard errors of the median, between a
+/// null candidate's expected CI95 lower bound and the holdout tolerance.
+const Z_HOLDOUT_POWER: f64 = 1.6449;
+
+/// The smallest pair count (at least 6) at which a candidate exactly as fast as the baseline
+/// passes the holdout gate (CI95 lower bound at least `1 − tolerance`) with probability 95% at
+/// per-pair noise `sigma`, under the normal approximation the noise floor uses:
+/// `(1.96 + 1.6449) × 1.2533 × σ / √n ≤ ln(1 / (1 − tolerance))`.
+///
+/// A plan that only made the noise floor reach the tolerance (as the training plan does for the
+/// minimum effect) would put a null candidate's lower bound right at the threshold: it would pass
+/// half the time. The margin is 95% rather than the minimum detectable effect's 80% because σ
+/// comes from a few A/A pairs and is often estimated low, and the order-statistic interval is
+/// wider than the normal one: simulated with σ estimated from 11 A/A pairs, a null holdout passes
+/// about 75–80% of the time (`tests/stats_props.rs`, docs/design.md §3.10).
+pub fn holdout_pairs_to_resolve(sigma: f64, tolerance: f64) -> usize {
+    // Exactly `resolves(σ', n, e')` with σ' = σ (1.96 + 1.6449) / 1.96 and 1 + e' = 1 / (1 − t),
+    // so the answer agrees to the last bit with the same search the training plan uses.
+    let z = super::noise::Z_95;
+    pairs_to_resolve(
+        sigma * (z + Z_HOLDOUT_POWER) / z,
+        1.0 / (1.0 - tolerance) - 1.0,
+    )
+}
+
+/// A holdout's pairs, from the training scenarios' A/A noise (a holdout has no A/A pairs of its
+/// own), between the configured pairs and the cap.
+pub fn plan_holdout_pairs(
+    sigma: f64,
+    tolerance: f64,
+    min_pairs: usize,
+    max_pairs: usize,
+) -> PairPlan {
+    clamped(
+        holdout_pairs_to_resolve(sigma, tolerance),
+        min_pairs,
+        max_pairs,
+    )
 }
 
 #[cfg(test)]
@@ -107,6 +154,31 @@ mod tests {
         assert_eq!(pairs_to_resolve(0.0, 0.01), MIN_INTERVAL_PAIRS);
         assert_eq!(pairs_to_resolve(0.01, 0.0), MAX_PLANNABLE_PAIRS);
         assert_eq!(pairs_to_resolve(0.0, 0.0), MIN_INTERVAL_PAIRS);
+    }
+
+    #[test]
+    fn a_holdout_plan_puts_a_null_candidates_lower_bound_a_margin_above_the_tolerance() {
+        for sigma in [0.0, 0.005, 0.014, 0.03, 0.078] {
+            let n = holdout_pairs_to_resolve(sigma, 0.01);
+            let se = |n: usize| 1.2533 * sigma / (n as f64).sqrt();
+            let margin = (1.0f64 / 0.99).ln();
+            assert!(
+                (1.96 + 1.6449) * se(n) <= margin * (1.0 + 1e-12),
+                "{sigma}: {n}"
+            );
+            assert!(
+                n == MIN_INTERVAL_PAIRS || (1.96 + 1.6449) * se(n - 1) > margin,
+                "{sigma}: {n}"
+            );
+            // Stricter than resolving the tolerance as a training minimum effect.
+            assert!(n >= pairs_to_resolve(sigma, 0.01), "{sigma}");
+        }
+        // (3.6049 · 1.2533 · 0.02 / ln(1/0.99))² = 80.7.
+        assert_eq!(holdout_pairs_to_resolve(0.02, 0.01), 81);
+        let capped = plan_holdout_pairs(0.078, 0.01, 9, 60);
+        assert_eq!((capped.planned, capped.resolves), (60, false));
+        let quiet = plan_holdout_pairs(0.002, 0.01, 9, 60);
+        assert_eq!((quiet.needed, quiet.planned, quiet.resolves), (6, 9, true));
     }
 
     #[test]

@@ -107,10 +107,13 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
     if rejected {
         gates[3] = gate(GateName::Tests, GateStatus::Failed, h);
     }
-    let scenarios = vec![scenario(h, true, h), scenario("held", false, "")];
+    let mut scenarios = vec![scenario(h, true, h), scenario("held", false, "")];
+    let plan = evo::confirm::result::holdout_plan(&scenarios, 9, 0, 1);
+    scenarios[1].holdout.as_mut().unwrap().plan = plan;
     let d = verdict::decide(&gates, &scenarios);
     ConfirmResult {
         evo_version: "0.0.0-test".into(),
+        rules: evo::confirm::verdict::RULES,
         run_id: "20261201T120000Z-x-0123456".into(),
         campaign_file: "/c/campaign.json".into(),
         campaign_name: "c".into(),
