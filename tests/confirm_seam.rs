@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use evo::confirm::{self, ConfirmError, ConfirmEvent, ConfirmOptions, ConfirmRequest};
+use evo::confirm::{self, ConfirmEvent, ConfirmOptions, ConfirmRequest};
 use evo::host::{Hold, Stop, StopCondition};
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
@@ -314,7 +314,10 @@ fn a_stop_of_the_callers_own_ends_a_confirmation_mid_measurement_without_a_recei
         }
     })
     .unwrap_err();
-    assert!(matches!(err, ConfirmError::Interrupted(_)), "{err}");
+    assert!(
+        matches!(err, evo::pipeline::PipelineError::Interrupted(_)),
+        "{err}"
+    );
     assert_eq!(err.exit_code(), evo::exit_codes::INTERRUPTED);
     // Nothing ran after the stop: the fifth timed run was the last, and it was discarded.
     let calls = fake.calls();

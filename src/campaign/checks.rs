@@ -5,11 +5,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::CampaignRun;
 use super::journal::{Entry, Status};
-use super::{CampaignError, CampaignRun};
 use crate::check::{self, Comparison};
 use crate::confirm::result::{StepKind, StepName, TreeLabel};
 use crate::confirm::steps::{self, StepInput, StepOutput};
+use crate::pipeline::PipelineError;
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::{self, PatchError, Tree};
 
@@ -34,17 +35,17 @@ impl CampaignRun<'_> {
         &mut self,
         label: TreeLabel,
         overlay: bool,
-    ) -> Result<Tree, CampaignError> {
+    ) -> Result<Tree, PipelineError> {
         let dest = self.work.join(tree::dir_name(&label.to_string()));
         if dest.exists() {
             std::fs::remove_dir_all(&dest)
-                .map_err(|e| CampaignError::io("cannot clear a leftover tree", e))?;
+                .map_err(|e| PipelineError::io("cannot clear a leftover tree", e))?;
         }
         let t = tree::materialize(&self.pinned, &dest)
-            .map_err(|e| CampaignError::Internal(format!("cannot check out {label}: {e}")))?;
+            .map_err(|e| PipelineError::Internal(format!("cannot check out {label}: {e}")))?;
         if overlay {
             tree::copy_overlay(&self.plan.overlay, &t, &self.plan.overlay_base)
-                .map_err(|e| CampaignError::Usage(format!("cannot copy the overlay: {e}")))?;
+                .map_err(|e| PipelineError::Usage(format!("cannot copy the overlay: {e}")))?;
         }
         Ok(t)
     }
@@ -57,12 +58,12 @@ impl CampaignRun<'_> {
             .collect()
     }
 
-    fn step(&self, tree: &Tree, label: TreeLabel, c: Cmd<'_>) -> Result<StepOutput, CampaignError> {
+    fn step(&self, tree: &Tree, label: TreeLabel, c: Cmd<'_>) -> Result<StepOutput, PipelineError> {
         let keep_stdout = match c.keep_stdout {
             Some(scenario) => Some(
                 self.run_dir
                     .output_path(label, scenario)
-                    .map_err(|e| CampaignError::io("cannot create the outputs folder", e))?,
+                    .map_err(|e| PipelineError::io("cannot create the outputs folder", e))?,
             ),
             None => None,
         };
@@ -79,11 +80,11 @@ impl CampaignRun<'_> {
             sandbox: &self.sandbox,
         };
         steps::run_step(&mut *runner, &self.run_dir, input)
-            .map_err(|e| CampaignError::Internal(e.to_string()))
+            .map_err(|e| PipelineError::Internal(e.to_string()))
     }
 
     /// Build, artifacts and tests of one tree: `Err` carries the status and reason.
-    fn build_and_test(&mut self, t: &Tree, label: TreeLabel) -> Result<Lane, CampaignError> {
+    fn build_and_test(&mut self, t: &Tree, label: TreeLabel) -> Result<Lane, PipelineError> {
         let w = self.plan.workload.clone();
         let started = Instant::now();
         let out = self.step(
@@ -149,7 +150,7 @@ impl CampaignRun<'_> {
         t: &Tree,
         label: TreeLabel,
         s: &Scenario,
-    ) -> Result<StepOutput, CampaignError> {
+    ) -> Result<StepOutput, PipelineError> {
         let command = check::fill_seed(&s.check, self.search_seed);
         self.step(
             t,
@@ -166,7 +167,7 @@ impl CampaignRun<'_> {
     }
 
     /// Builds, tests and checks the baseline once; its check outputs are the reference.
-    pub(super) fn prepare_baseline(&mut self) -> Result<Tree, CampaignError> {
+    pub(super) fn prepare_baseline(&mut self) -> Result<Tree, PipelineError> {
         let dest = self
             .work
             .join(tree::dir_name(&TreeLabel::Baseline.to_string()));
@@ -181,12 +182,12 @@ impl CampaignRun<'_> {
         let t = self.fresh_tree(TreeLabel::Baseline, true)?;
         let started = Instant::now();
         if let Err((_, reason)) = self.build_and_test(&t, TreeLabel::Baseline)? {
-            return Err(CampaignError::Baseline(reason));
+            return Err(PipelineError::Baseline(reason));
         }
         for s in self.training() {
             let out = self.run_check(&t, TreeLabel::Baseline, &s)?;
             if !out.record.succeeded() {
-                return Err(CampaignError::Baseline(format!(
+                return Err(PipelineError::Baseline(format!(
                     "check of `{}`: {}",
                     s.name,
                     failure(&out, s.timeout_s.duration())
@@ -204,13 +205,13 @@ impl CampaignRun<'_> {
         &mut self,
         index: usize,
         baseline: &Tree,
-    ) -> Result<(), CampaignError> {
+    ) -> Result<(), PipelineError> {
         let patch_path = self
             .state
             .patch_path(&self.run_dir.path, index)
-            .ok_or_else(|| CampaignError::Internal(format!("candidate {index} is unknown")))?;
+            .ok_or_else(|| PipelineError::Internal(format!("candidate {index} is unknown")))?;
         let bytes = std::fs::read(&patch_path)
-            .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
+            .map_err(|e| PipelineError::io("cannot read a candidate patch", e))?;
         let label = TreeLabel::Numbered(index);
         self.candidate_stage(&format!("check {label}"), index);
         match self.candidate_lane(label, &bytes, baseline)? {
@@ -232,7 +233,7 @@ impl CampaignRun<'_> {
         label: TreeLabel,
         bytes: &[u8],
         baseline: &Tree,
-    ) -> Result<Lane, CampaignError> {
+    ) -> Result<Lane, PipelineError> {
         let summary = match tree::inspect_patch(bytes) {
             Ok(s) => s,
             Err(e) => return Ok(Err((Status::Refused, e.to_string()))),
@@ -264,9 +265,9 @@ impl CampaignRun<'_> {
             let reference = self
                 .run_dir
                 .output_path(TreeLabel::Baseline, &s.name)
-                .map_err(|e| CampaignError::io("cannot find the baseline outputs", e))?;
+                .map_err(|e| PipelineError::io("cannot find the baseline outputs", e))?;
             let read = |p: &Path| {
-                std::fs::read(p).map_err(|e| CampaignError::io("cannot read a check output", e))
+                std::fs::read(p).map_err(|e| PipelineError::io("cannot read a check output", e))
             };
             if let Comparison::Differs(m) =
                 check::compare_outputs(&s.compare, &read(&reference)?, &read(&cand.stdout_path)?)

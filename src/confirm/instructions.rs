@@ -8,13 +8,14 @@ use crate::measure::callgrind;
 use crate::spec::campaign::Counter;
 use crate::spec::workload::{Role, Scenario};
 
+use super::Run;
 use super::result::InstructionFigures;
-use super::{ConfirmError, Run};
+use crate::pipeline::PipelineError;
 
 impl Run<'_> {
     /// Counts both arms of every training scenario that was measured; a count that cannot be had
     /// is recorded with its reason, never a failure of the confirmation.
-    pub(crate) fn count_instructions(&mut self) -> Result<(), ConfirmError> {
+    pub(crate) fn count_instructions(&mut self) -> Result<(), PipelineError> {
         if !self
             .plan
             .campaign
@@ -49,7 +50,7 @@ impl Run<'_> {
                 });
             let _ = std::fs::remove_dir_all(&dir);
             if self.opts.stop.requested() {
-                return Err(ConfirmError::Interrupted(
+                return Err(PipelineError::Interrupted(
                     crate::interrupt::MESSAGE.to_string(),
                 ));
             }

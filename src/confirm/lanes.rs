@@ -13,9 +13,10 @@ use super::result::{
 use super::rundir::RunDir;
 use super::steps::{self, StepInput, StepOutput};
 use super::verdict::gate;
-use super::{ConfirmError, Flow, Run, io_err};
+use super::{Flow, Run, io_err};
 use crate::check::{self, Comparison};
 use crate::measure::sandbox::SandboxPolicy;
+use crate::pipeline::PipelineError;
 use crate::spec::workload::{Compare, Scenario, Workload};
 use crate::tree::{self, Tree};
 
@@ -59,7 +60,7 @@ impl<'a> PairStep<'a> {
         (label, t): (TreeLabel, &'s Tree),
         run_dir: &RunDir,
         sandbox: &'s SandboxPolicy,
-    ) -> Result<StepInput<'s>, ConfirmError> {
+    ) -> Result<StepInput<'s>, PipelineError> {
         let keep_stdout = match self.output_of {
             Some(name) => Some(
                 run_dir
@@ -128,14 +129,14 @@ impl Run<'_> {
         &mut self,
         s: &PairStep<'_>,
         trees: [(TreeLabel, &Tree); 2],
-    ) -> Result<[StepOutput; 2], ConfirmError> {
+    ) -> Result<[StepOutput; 2], PipelineError> {
         let runners = &*self.opts.runners;
         let run_dir = &self.run_dir;
         if s.step.builds() {
             for (label, tree) in trees {
                 let arm = label.sandbox_arm();
                 (self.sandbox.prepare_build(&tree.root, arm)).map_err(|message| {
-                    ConfirmError::Internal(format!(
+                    PipelineError::Internal(format!(
                         "cannot prepare the sandbox of {label}: {message}"
                     ))
                 })?;
@@ -171,12 +172,12 @@ impl Run<'_> {
         });
         let mut done = Vec::with_capacity(2);
         for o in outputs {
-            let o = o.map_err(|e| ConfirmError::Internal(e.to_string()))?;
+            let o = o.map_err(|e| PipelineError::Internal(e.to_string()))?;
             self.result.steps.push(o.record.clone());
             done.push(o);
         }
         done.try_into()
-            .map_err(|_| ConfirmError::Internal("a step pair lost a result".to_string()))
+            .map_err(|_| PipelineError::Internal("a step pair lost a result".to_string()))
     }
 
     /// Runs `s` in one tree and records the step.
@@ -184,29 +185,29 @@ impl Run<'_> {
         &mut self,
         s: &PairStep<'_>,
         tree: (TreeLabel, &Tree),
-    ) -> Result<StepOutput, ConfirmError> {
+    ) -> Result<StepOutput, PipelineError> {
         let input = s.input(tree, &self.run_dir, &self.sandbox)?;
         let mut runner = self.opts.runners.runner();
         let out = steps::run_step(&mut *runner, &self.run_dir, input)
-            .map_err(|e| ConfirmError::Internal(e.to_string()))?;
+            .map_err(|e| PipelineError::Internal(e.to_string()))?;
         self.result.steps.push(out.record.clone());
         Ok(out)
     }
 
-    fn main_trees(&self) -> Result<[(TreeLabel, Tree); 2], ConfirmError> {
+    fn main_trees(&self) -> Result<[(TreeLabel, Tree); 2], PipelineError> {
         match (&self.trees.baseline, &self.trees.candidate) {
             (Some(b), Some(c)) => Ok([
                 (TreeLabel::Baseline, b.clone()),
                 (TreeLabel::Candidate, c.clone()),
             ]),
-            _ => Err(ConfirmError::Internal(
+            _ => Err(PipelineError::Internal(
                 "the trees were not prepared".to_string(),
             )),
         }
     }
 
     /// Builds baseline and candidate (and their sanitizer twins), then digests the artifacts.
-    pub(crate) fn build_all(&mut self) -> Result<Flow, ConfirmError> {
+    pub(crate) fn build_all(&mut self) -> Result<Flow, PipelineError> {
         self.stage("build");
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
         let step = PairStep::build(&self.plan.workload);
@@ -239,7 +240,7 @@ impl Run<'_> {
     /// difference that comes from building or laying out a tree (not from the patch) shows as a
     /// biased A/A check, which stops acceptance. If the second build fails, the A/A pairs fall
     /// back to the baseline against itself, and the result says so.
-    fn build_baseline_again(&mut self) -> Result<(), ConfirmError> {
+    fn build_baseline_again(&mut self) -> Result<(), PipelineError> {
         self.stage("second baseline build");
         let t = self.materialize(TreeLabel::BaselineAgain)?;
         let step = PairStep::build(&self.plan.workload);
@@ -259,7 +260,7 @@ impl Run<'_> {
         (base, cand): (&StepOutput, &StepOutput),
         ct: &Tree,
         (label, gate): (TreeLabel, GateName),
-    ) -> Result<Flow, ConfirmError> {
+    ) -> Result<Flow, PipelineError> {
         let _ = std::fs::remove_dir_all(&ct.root);
         self.stage(&format!("{} alone", step.step));
         let alone = self.materialize(label)?;
@@ -288,7 +289,7 @@ impl Run<'_> {
         (base, cand): (&StepOutput, &StepOutput),
         baseline: (TreeLabel, &Tree),
         what: &str,
-    ) -> Result<String, ConfirmError> {
+    ) -> Result<String, PipelineError> {
         self.rerun_baseline_alone(step, baseline, what)?;
         Ok(format!(
             "the baseline's `{}` failed while the candidate's ran beside it, and passed alone: \
@@ -307,18 +308,18 @@ impl Run<'_> {
         step: &PairStep<'_>,
         tree: (TreeLabel, &Tree),
         what: &str,
-    ) -> Result<(), ConfirmError> {
+    ) -> Result<(), PipelineError> {
         let out = self.run_single(&step.renamed(step.step.alone()), tree)?;
         if out.record.succeeded() {
             return Ok(());
         }
-        Err(ConfirmError::Baseline(format!(
+        Err(PipelineError::Baseline(format!(
             "{what}, beside the candidate and again alone: {}",
             failure_text(&out, step.timeout)
         )))
     }
 
-    fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Flow, ConfirmError> {
+    fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Flow, PipelineError> {
         let cwd = self
             .plan
             .workload
@@ -336,7 +337,7 @@ impl Run<'_> {
                         sha256,
                     }),
                     Err(e) if label == TreeLabel::Baseline => {
-                        return Err(ConfirmError::Baseline(format!(
+                        return Err(PipelineError::Baseline(format!(
                             "the build did not produce the artifact `{artifact}`: {e}"
                         )));
                     }
@@ -352,7 +353,7 @@ impl Run<'_> {
         Ok(Flow::Continue)
     }
 
-    fn build_sanitizer_trees(&mut self) -> Result<Flow, ConfirmError> {
+    fn build_sanitizer_trees(&mut self) -> Result<Flow, PipelineError> {
         let Some(san) = self.plan.workload.sanitize.clone() else {
             return Ok(Flow::Continue);
         };
@@ -360,7 +361,7 @@ impl Run<'_> {
         let bt = self.materialize(TreeLabel::BaselineSanitize)?;
         let ct = self.materialize(TreeLabel::CandidateSanitize)?;
         tree::apply_patch(&ct, &self.plan.patch).map_err(|e| {
-            ConfirmError::Internal(format!("the patch applied once but not twice: {e}"))
+            PipelineError::Internal(format!("the patch applied once but not twice: {e}"))
         })?;
         let step = PairStep {
             step: StepName::new(StepKind::SanitizeBuild),
@@ -400,7 +401,7 @@ impl Run<'_> {
     }
 
     /// Every test command must exit 0 in both trees.
-    pub(crate) fn run_tests(&mut self) -> Result<Flow, ConfirmError> {
+    pub(crate) fn run_tests(&mut self) -> Result<Flow, PipelineError> {
         self.stage("tests");
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
         let t = self.plan.workload.test.clone();
@@ -443,7 +444,7 @@ impl Run<'_> {
     }
 
     /// Every scenario's check command on both trees, with a fresh seed; outputs must match.
-    pub(crate) fn run_differential(&mut self) -> Result<Flow, ConfirmError> {
+    pub(crate) fn run_differential(&mut self) -> Result<Flow, PipelineError> {
         self.stage("differential");
         self.result.seed = check::fresh_seed().map_err(io_err("cannot read a fresh seed"))?;
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
@@ -475,7 +476,7 @@ impl Run<'_> {
         command: String,
         lane: CheckLane,
         trees: [(TreeLabel, &Tree); 2],
-    ) -> Result<Option<String>, ConfirmError> {
+    ) -> Result<Option<String>, PipelineError> {
         let step = PairStep {
             step: StepName::check(&s.name),
             command: check::fill_seed(&command, self.result.seed),
@@ -492,7 +493,7 @@ impl Run<'_> {
                 .map(Some);
         }
         if let Some(f) = self.sanitizer_finding(&base)? {
-            return Err(ConfirmError::Baseline(format!(
+            return Err(PipelineError::Baseline(format!(
                 "{} reported in the {} tree:\n{}",
                 f.kind, f.tree, f.excerpt
             )));
@@ -548,7 +549,7 @@ impl Run<'_> {
     fn sanitizer_finding(
         &self,
         out: &StepOutput,
-    ) -> Result<Option<SanitizerFinding>, ConfirmError> {
+    ) -> Result<Option<SanitizerFinding>, PipelineError> {
         if !out.record.tree.is_sanitized() {
             return Ok(None);
         }
@@ -564,7 +565,7 @@ impl Run<'_> {
     }
 
     /// The sanitizer lane: checks on the sanitized builds; outputs must still match.
-    pub(crate) fn run_sanitizer_checks(&mut self) -> Result<Flow, ConfirmError> {
+    pub(crate) fn run_sanitizer_checks(&mut self) -> Result<Flow, PipelineError> {
         let (Some(bt), Some(ct)) = (
             self.trees.baseline_sanitize.clone(),
             self.trees.candidate_sanitize.clone(),
@@ -610,7 +611,7 @@ impl Run<'_> {
 }
 
 /// At most the log cap of a file, lossily decoded (logs may hold any bytes).
-fn read_capped(path: &Path) -> Result<String, ConfirmError> {
+fn read_capped(path: &Path) -> Result<String, PipelineError> {
     let bytes = std::fs::read(path).map_err(io_err(format!("cannot read {}", path.display())))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -26,9 +26,12 @@ use crate::environment::{self, Environment};
 use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
 use crate::measure::schedule::RunEvent;
+pub use crate::pipeline::PipelineError;
+/// The name `measure.rs` and `config_lane.rs` still use for [`PipelineError`].
+pub(crate) use crate::pipeline::PipelineError as ConfirmError;
+pub(crate) use crate::pipeline::io_err;
 use crate::plan::ConfirmPlan;
 use crate::receipt::{self, keys::Signer};
-use crate::report::path::shown;
 use crate::stats::Tier;
 use crate::tree::{self, Pinned, Tree};
 pub use outcome::{Outcome, OutcomeError, load_outcome};
@@ -103,69 +106,6 @@ pub enum ConfirmEvent {
     /// The runs that follow measure this scenario.
     Scenario(String),
     Run(RunEvent),
-}
-
-/// Something that stops a confirmation without a verdict on the candidate.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfirmError {
-    /// The inputs are wrong (baseline does not resolve, repository missing, ...).
-    #[error("{0}")]
-    Usage(String),
-    /// The baseline itself fails a step: the workload or baseline must be fixed first.
-    #[error("the baseline itself fails: {0}")]
-    Baseline(String),
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{0}")]
-    Internal(String),
-    /// Stopped by Ctrl-C or a stop signal; no verdict, no receipt.
-    #[error("{0}")]
-    Interrupted(String),
-    /// The private signing key is in what evo would sign or write: nothing was signed.
-    #[error("{0}")]
-    KeyLeak(String),
-}
-
-impl ConfirmError {
-    /// The same error, pointing at the run directory that holds the logs.
-    fn with_logs(self, dir: &Path, unsaved: Option<std::io::Error>) -> ConfirmError {
-        let note = match unsaved {
-            None => format!("\n(logs and error.txt are in {})", shown(dir)),
-            Some(e) => format!(
-                "\n(logs are in {}; error.txt could not be written: {e})",
-                shown(dir)
-            ),
-        };
-        match self {
-            ConfirmError::Usage(m) => ConfirmError::Usage(m + &note),
-            ConfirmError::Baseline(m) => ConfirmError::Baseline(m + &note),
-            ConfirmError::Internal(m) => ConfirmError::Internal(m + &note),
-            ConfirmError::Interrupted(m) => ConfirmError::Interrupted(m + &note),
-            ConfirmError::KeyLeak(m) => ConfirmError::KeyLeak(m + &note),
-            io @ ConfirmError::Io { .. } => io,
-        }
-    }
-
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            ConfirmError::Usage(_) | ConfirmError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
-            // A key found in the records is no verdict on the candidate's speed: nothing was
-            // decided or signed, as for any failure of evo's own.
-            ConfirmError::Io { .. } | ConfirmError::Internal(_) | ConfirmError::KeyLeak(_) => {
-                crate::exit_codes::INTERNAL_ERROR
-            }
-            ConfirmError::Interrupted(_) => crate::exit_codes::INTERRUPTED,
-        }
-    }
-}
-
-pub(crate) fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ConfirmError {
-    let context = context.into();
-    move |source| ConfirmError::Io { context, source }
 }
 
 /// The state of one confirmation while its stages run.
@@ -295,7 +235,7 @@ pub fn run_confirm(
     request: &ConfirmRequest,
     opts: &ConfirmOptions,
     on_event: &mut dyn FnMut(ConfirmEvent),
-) -> Result<Confirmed, ConfirmError> {
+) -> Result<Confirmed, PipelineError> {
     let started = Instant::now();
     let plan = &request.plan;
     // Every runner honours the run's stop, whatever stop condition its maker knows.
@@ -305,12 +245,12 @@ pub fn run_confirm(
     };
     on_event(ConfirmEvent::Stage("pin baseline".into()));
     let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
-        .map_err(|e| ConfirmError::Usage(e.to_string()))?;
+        .map_err(|e| PipelineError::Usage(e.to_string()))?;
     // The key is settled before anything runs, so a bad key costs no measurement.
     let key_file = crate::plan::key_file(&plan.campaign_file, &plan.campaign);
     let signer = (opts.sign_with.signer(key_file.as_deref()))
-        .map_err(|e| ConfirmError::Usage(format!("cannot use the signing key: {e}")))?;
-    crate::plan::check_output_dir(&plan.output_dir).map_err(ConfirmError::Usage)?;
+        .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
+    crate::plan::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
     let scratch = match &opts.work_dir {
         Some(dir) => Scratch::Kept(dir.clone()),
         None => Scratch::Temp(
@@ -332,7 +272,7 @@ pub fn run_confirm(
         &scratch.path().join("cache-copies"),
         request.sandbox,
     )
-    .map_err(ConfirmError::Usage)?;
+    .map_err(PipelineError::Usage)?;
     let label = plan
         .patch_file
         .file_stem()
@@ -374,10 +314,10 @@ pub fn run_confirm(
     // A stop request makes whatever the stages returned meaningless: a build or run cut short
     // must not become a failed gate, nor a receipt.
     let staged = match staged {
-        _ if opts.stop.requested() => Err(ConfirmError::Interrupted(
+        _ if opts.stop.requested() => Err(PipelineError::Interrupted(
             crate::interrupt::MESSAGE.to_string(),
         )),
-        Err(ConfirmError::Baseline(m)) => Err(ConfirmError::Baseline(run.sandbox.explain(m))),
+        Err(PipelineError::Baseline(m)) => Err(PipelineError::Baseline(run.sandbox.explain(m))),
         other => other,
     };
     if let Err(e) = staged {
@@ -438,7 +378,7 @@ impl Run<'_> {
             .push(gate(name, GateStatus::Passed, detail));
     }
 
-    fn stages(&mut self, started: Instant) -> Result<(), ConfirmError> {
+    fn stages(&mut self, started: Instant) -> Result<(), PipelineError> {
         if self.prepare_trees()? == Flow::Stop {
             return Ok(());
         }
@@ -520,7 +460,7 @@ impl Run<'_> {
     }
 
     /// Trees, overlay, patch safety and apply.
-    fn prepare_trees(&mut self) -> Result<Flow, ConfirmError> {
+    fn prepare_trees(&mut self) -> Result<Flow, PipelineError> {
         self.stage("prepare trees");
         let summary = match tree::inspect_patch(&self.plan.patch) {
             Ok(s) => s,
@@ -567,13 +507,13 @@ impl Run<'_> {
     }
 
     /// A fresh clean checkout of the baseline in the work directory, with the overlay copied in.
-    fn materialize(&mut self, label: TreeLabel) -> Result<Tree, ConfirmError> {
+    fn materialize(&mut self, label: TreeLabel) -> Result<Tree, PipelineError> {
         let dest = self.work.join(tree::dir_name(&label.to_string()));
         let t = tree::materialize(&self.pinned, &dest).map_err(|e| {
-            ConfirmError::Internal(format!("cannot check out the {label} tree: {e}"))
+            PipelineError::Internal(format!("cannot check out the {label} tree: {e}"))
         })?;
         let copied = tree::copy_overlay(&self.plan.overlay, &t, &self.plan.overlay_base)
-            .map_err(|e| ConfirmError::Usage(format!("cannot copy the overlay: {e}")))?;
+            .map_err(|e| PipelineError::Usage(format!("cannot copy the overlay: {e}")))?;
         if self.result.overlay.is_empty() {
             self.result.overlay = copied
                 .into_iter()
@@ -586,7 +526,7 @@ impl Run<'_> {
         Ok(t)
     }
 
-    fn finish(mut self, started: Instant) -> Result<Confirmed, ConfirmError> {
+    fn finish(mut self, started: Instant) -> Result<Confirmed, PipelineError> {
         self.result.environment.load_1m_after = environment::load_1m();
         let r = &self.result;
         let d = verdict::decide_by(&r.gates, &r.scenarios, r.metric, r.min_effect);
@@ -597,7 +537,7 @@ impl Run<'_> {
         let scanner = receipt::KeyScanner::new(&self.signer.key);
         receipt::check_result(&self.result, &scanner).map_err(|leak| self.key_leak(leak))?;
         let json = serde_json::to_vec_pretty(&self.result)
-            .map_err(|e| ConfirmError::Internal(format!("cannot serialize the result: {e}")))?;
+            .map_err(|e| PipelineError::Internal(format!("cannot serialize the result: {e}")))?;
         self.run_dir
             .write("result.json", &json)
             .map_err(io_err("cannot write result.json"))?;
@@ -612,8 +552,8 @@ impl Run<'_> {
 
     /// Refuses to go on when the private key is in what would be signed or written: says so in
     /// `error.txt`, and writes nothing else.
-    fn key_leak(&self, leak: receipt::KeyLeak) -> ConfirmError {
-        let e = ConfirmError::KeyLeak(format!(
+    fn key_leak(&self, leak: receipt::KeyLeak) -> PipelineError {
+        let e = PipelineError::KeyLeak(format!(
             "{leak}. No receipt, result.json or pr_body.md was written; this run's logs hold the \
              key: delete them"
         ));
@@ -624,7 +564,10 @@ impl Run<'_> {
     /// The signed receipt, then what is rendered from it: `pr_body.md` (which quotes the
     /// receipt's digest, so it comes second), `runs.csv` and `pairs.svg`. Each is searched for the
     /// private key before anything is written.
-    fn write_evidence(&self, scanner: &receipt::KeyScanner) -> Result<SignedReceipt, ConfirmError> {
+    fn write_evidence(
+        &self,
+        scanner: &receipt::KeyScanner,
+    ) -> Result<SignedReceipt, PipelineError> {
         use crate::report::{pairs_svg, pr_body, pr_context::ReceiptRef, runs_csv};
         let signed =
             receipt::sign(&self.result, &self.signer.key).map_err(|leak| self.key_leak(leak))?;
@@ -635,7 +578,7 @@ impl Run<'_> {
         };
         let sealed = receipt::statement::seal_holdouts(&self.result);
         let body = pr_body::render_default(&sealed, &reference)
-            .map_err(|e| ConfirmError::Internal(format!("cannot render pr_body.md: {e}")))?;
+            .map_err(|e| PipelineError::Internal(format!("cannot render pr_body.md: {e}")))?;
         let beside = [
             ("pr_body.md", body),
             ("runs.csv", runs_csv::render(&self.result)),
