@@ -109,7 +109,7 @@ impl CampaignRun<'_> {
     }
 
     fn brief_json(&self) -> Result<Vec<u8>, PipelineError> {
-        let c = &self.plan.campaign;
+        let c = &self.plan.spec;
         let w = &self.plan.workload;
         let brief = AgentBrief {
             objective: &c.brief.objective,
@@ -137,7 +137,7 @@ impl CampaignRun<'_> {
 
     /// Runs the agent command `count` times (resumable: finished runs are not repeated).
     pub(super) fn collect_agent_runs(&mut self) -> Result<(), PipelineError> {
-        let Some(agent) = self.plan.campaign.agent.clone() else {
+        let Some(agent) = self.plan.spec.agent.clone() else {
             return Ok(());
         };
         let brief_path = self.work.join("brief.json");

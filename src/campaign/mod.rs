@@ -169,17 +169,17 @@ pub fn run_campaign(
         runners: crate::host::stoppable(Arc::clone(&opts.runners), opts.stop.clone()),
         ..opts.clone()
     };
-    if plan.patches.is_empty() && plan.campaign.agent.is_none() {
+    if plan.patches.is_empty() && plan.spec.agent.is_none() {
         return Err(PipelineError::Usage(format!(
             "{}: the campaign has no candidates: give `candidates` (patch files) or `agent`",
             plan.campaign_file.display()
         )));
     }
-    let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
+    let pinned = tree::pin(&plan.repo, &plan.spec.baseline)
         .map_err(|e| PipelineError::Usage(e.to_string()))?;
     // A configured key that cannot be used is found now, not after the whole search.
     if let SignWith::CampaignKey = opts.sign_with {
-        let key_file = crate::plan::key_file(&plan.campaign_file, &plan.campaign);
+        let key_file = crate::plan::key_file(&plan.campaign_file, &plan.spec);
         crate::receipt::keys::Signer::check_configured(key_file.as_deref())
             .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
     }
@@ -187,7 +187,7 @@ pub fn run_campaign(
     // The work folder of every run lies in the output folder: hiding that hides all trees.
     let sandbox = crate::plan::sandbox_policy(
         &plan.campaign_file,
-        &plan.campaign,
+        &plan.spec,
         &[&plan.output_dir],
         &plan.output_dir.join(".cache-copies"),
         opts.sandbox,
@@ -207,7 +207,7 @@ pub fn run_campaign(
             RunDir { id, path }
         }
         None => {
-            let id = rundir::run_id(SystemTime::now(), &plan.campaign.name, &pinned.sha);
+            let id = rundir::run_id(SystemTime::now(), &plan.spec.name, &pinned.sha);
             RunDir::create(&plan.output_dir, &id)
                 .map_err(|e| PipelineError::io("cannot create the run directory", e))?
         }
@@ -235,7 +235,7 @@ pub fn run_campaign(
     std::fs::create_dir_all(&work)
         .map_err(|e| PipelineError::io("cannot create the work folder", e))?;
     // A resumed run keeps the seed it started with, even if the campaign file changed since.
-    let search_seed = state.search_seed.unwrap_or(plan.campaign.search.seed);
+    let search_seed = state.search_seed.unwrap_or(plan.spec.search.seed);
     let mut run = CampaignRun {
         plan,
         opts,
@@ -383,7 +383,7 @@ impl CampaignRun<'_> {
     /// Fresh confirmations of the best-screened candidates (only those faster in screening).
     fn confirm_top(&mut self) -> Result<(), PipelineError> {
         let ranking = summary::ranking(&self.state.candidates);
-        let top = self.plan.campaign.confirm.top.get();
+        let top = self.plan.spec.confirm.top.get();
         let chosen: Vec<usize> = ranking
             .iter()
             .filter(|(_, median)| *median > 1.0)
@@ -463,7 +463,7 @@ impl CampaignRun<'_> {
     /// plan with the run's `confirmations/` as output folder, and the search's figures.
     fn confirm_request(&self, index: usize, patch_file: PathBuf, bytes: Vec<u8>) -> ConfirmRequest {
         let mut plan = self.plan.confirm_plan(patch_file, bytes);
-        plan.output_dir = self.run_dir.path.join("confirmations");
+        plan.campaign.output_dir = self.run_dir.path.join("confirmations");
         ConfirmRequest::new(plan, Some(self.search_context(index)), self.opts.sandbox)
     }
 

@@ -120,7 +120,7 @@ impl CampaignRun<'_> {
             baseline: &b,
             candidate: &c,
         };
-        let want = self.plan.campaign.search.pairs.get();
+        let want = self.plan.spec.search.pairs.get();
         let (done, warmed) = self
             .state
             .candidate_mut(index)
@@ -156,12 +156,7 @@ impl CampaignRun<'_> {
             pair.index = i;
             self.record(Entry::ScreeningPair { index, pair })?;
         }
-        let counted = self
-            .plan
-            .campaign
-            .search
-            .counters
-            .contains(&Counter::Callgrind);
+        let counted = self.plan.spec.search.counters.contains(&Counter::Callgrind);
         if counted && !self.count_instructions(index, &b, &c)? {
             return Ok(());
         }

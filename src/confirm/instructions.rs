@@ -16,20 +16,14 @@ impl Run<'_> {
     /// Counts both arms of every training scenario that was measured; a count that cannot be had
     /// is recorded with its reason, never a failure of the confirmation.
     pub(crate) fn count_instructions(&mut self) -> Result<(), PipelineError> {
-        if !self
-            .plan
-            .campaign
-            .confirm
-            .counters
-            .contains(&Counter::Callgrind)
-        {
+        if !self.plan.settings().counters.contains(&Counter::Callgrind) {
             return Ok(());
         }
         let (Some(bt), Some(ct)) = (self.trees.baseline.clone(), self.trees.candidate.clone())
         else {
             return Ok(());
         };
-        let training: Vec<Scenario> = (self.plan.workload.scenarios.iter())
+        let training: Vec<Scenario> = (self.plan.campaign.workload.scenarios.iter())
             .filter(|s| s.role == Role::Training)
             .cloned()
             .collect();

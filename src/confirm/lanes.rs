@@ -210,7 +210,7 @@ impl Run<'_> {
     pub(crate) fn build_all(&mut self) -> Result<Flow, PipelineError> {
         self.stage("build");
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
-        let step = PairStep::build(&self.plan.workload);
+        let step = PairStep::build(&self.plan.campaign.workload);
         let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
         if !base.record.succeeded() {
             return self.baseline_build_failed_beside_candidate(
@@ -243,7 +243,7 @@ impl Run<'_> {
     fn build_baseline_again(&mut self) -> Result<(), PipelineError> {
         self.stage("second baseline build");
         let t = self.materialize(TreeLabel::BaselineAgain)?;
-        let step = PairStep::build(&self.plan.workload);
+        let step = PairStep::build(&self.plan.campaign.workload);
         let out = self.run_single(&step, (TreeLabel::BaselineAgain, &t))?;
         self.trees.baseline_again = out.record.succeeded().then_some(t);
         Ok(())
@@ -322,12 +322,13 @@ impl Run<'_> {
     fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Flow, PipelineError> {
         let cwd = self
             .plan
+            .campaign
             .workload
             .build
             .cwd
             .clone()
             .unwrap_or_else(|| ".".into());
-        for artifact in &self.plan.workload.build.artifacts {
+        for artifact in &self.plan.campaign.workload.build.artifacts {
             for (label, t) in [(TreeLabel::Baseline, bt), (TreeLabel::Candidate, ct)] {
                 let path = t.root.join(&cwd).join(artifact);
                 match tree::digest_tree_file(&t.root, &path) {
@@ -354,7 +355,7 @@ impl Run<'_> {
     }
 
     fn build_sanitizer_trees(&mut self) -> Result<Flow, PipelineError> {
-        let Some(san) = self.plan.workload.sanitize.clone() else {
+        let Some(san) = self.plan.campaign.workload.sanitize.clone() else {
             return Ok(Flow::Continue);
         };
         self.stage("sanitizer build");
@@ -404,7 +405,7 @@ impl Run<'_> {
     pub(crate) fn run_tests(&mut self) -> Result<Flow, PipelineError> {
         self.stage("tests");
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
-        let t = self.plan.workload.test.clone();
+        let t = self.plan.campaign.workload.test.clone();
         for (i, command) in t.command.as_slice().iter().enumerate() {
             let step = PairStep {
                 step: StepName::new(StepKind::Test(i + 1)),
@@ -436,8 +437,8 @@ impl Run<'_> {
 
     /// Training and holdout scenarios, with the workload's own and the sealed ones together.
     pub(crate) fn all_scenarios(&self) -> Vec<Scenario> {
-        let mut all = self.plan.workload.scenarios.clone();
-        if let Some(h) = &self.plan.holdouts {
+        let mut all = self.plan.campaign.workload.scenarios.clone();
+        if let Some(h) = &self.plan.campaign.holdouts {
             all.extend(h.holdouts.scenarios.iter().cloned());
         }
         all
@@ -581,6 +582,7 @@ impl Run<'_> {
         self.result.sanitizer_lane_ran = true;
         let check_override = self
             .plan
+            .campaign
             .workload
             .sanitize
             .as_ref()

@@ -43,13 +43,15 @@ impl Run<'_> {
         self.result.environment.cpus = runner.cpu_split().cloned();
         let training: Vec<Scenario> = self
             .plan
+            .campaign
             .workload
             .scenarios
             .iter()
             .filter(|s| s.role == Role::Training)
             .cloned()
             .collect();
-        let holdout_count = (self.plan.holdouts.as_ref()).map_or(0, |h| h.holdouts.scenarios.len());
+        let holdout_count =
+            (self.plan.campaign.holdouts.as_ref()).map_or(0, |h| h.holdouts.scenarios.len());
         let runs = self.expected_runs(training.len(), holdout_count);
         (self.on_event)(ConfirmEvent::Expect { runs });
         for s in &training {
@@ -57,7 +59,7 @@ impl Run<'_> {
                 return Ok(());
             }
         }
-        let metric = self.plan.campaign.confirm.metric;
+        let metric = self.plan.campaign.spec.confirm.metric;
         if !super::verdict::holdouts_can_matter(metric, &self.result.scenarios) {
             // The verdict is already "not accepted"; holdouts cannot change it, so spare their runs.
             self.finish_timed_output_gate();
@@ -65,6 +67,7 @@ impl Run<'_> {
         }
         let holdouts = self
             .plan
+            .campaign
             .holdouts
             .as_ref()
             .map(|h| h.holdouts.scenarios.clone())
@@ -83,7 +86,7 @@ impl Run<'_> {
     /// comparison pairs; the announcement says so): warmups, A/A and comparison pairs of each
     /// training scenario, warmups and pairs of each holdout.
     fn expected_runs(&self, training: usize, holdouts: usize) -> usize {
-        let set = &self.plan.settings;
+        let set = &self.plan.settings();
         let (warmup, aa, pairs) = (set.warmup.get(), set.aa_pairs.get(), set.pairs.get());
         2 * (training * (warmup + aa + pairs) + holdouts * (warmup + pairs))
     }
@@ -148,7 +151,7 @@ impl Run<'_> {
         role: Role,
     ) -> Result<Result<Vec<WarmupRun>, Flow>, ConfirmError> {
         (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
-        let warmup = self.plan.settings.warmup.get();
+        let warmup = self.plan.settings().warmup.get();
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
         let warmups =
@@ -185,7 +188,7 @@ impl Run<'_> {
             Ok(w) => w,
             Err(flow) => return Ok(flow),
         };
-        let set = &self.plan.settings;
+        let set = self.plan.settings();
         let again = (self.trees.baseline_again.as_ref()).map(|t| spec(t, s, seed, &self.sandbox));
         let plan = BenchPlan {
             baseline: b.clone(),
@@ -219,7 +222,7 @@ impl Run<'_> {
         let mut figures = report.figures;
         if let Some(plan) = figures.plan.as_mut() {
             // The warmups ran above, outside the bench; record the configured count.
-            plan.warmups = self.plan.settings.warmup.get();
+            plan.warmups = self.plan.settings().warmup.get();
         }
         result.training = Some(figures);
         let flow = self.check_timed_output(s, &mut result);
@@ -249,7 +252,7 @@ impl Run<'_> {
         };
         let order_seed = schedule::fresh_order_seed();
         let order = PairOrder::Shuffled { seed: order_seed };
-        let pairs_n = self.plan.settings.pairs.get();
+        let pairs_n = self.plan.settings().pairs.get();
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
         let pairs = match schedule::run_pairs(runner, arms, pairs_n, order, Phase::Pairs, &mut emit)

@@ -161,15 +161,19 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
     ConfirmResult {
         evo_version: env!("CARGO_PKG_VERSION").to_string(),
         run_id: run_id.to_string(),
-        campaign_file: plan.campaign_file.display().to_string(),
-        campaign_name: plan.campaign.name.clone(),
-        repo: plan.repo.display().to_string(),
-        baseline_commitish: plan.campaign.baseline.clone(),
+        campaign_file: plan.campaign.campaign_file.display().to_string(),
+        campaign_name: plan.campaign.spec.name.clone(),
+        repo: plan.campaign.repo.display().to_string(),
+        baseline_commitish: plan.campaign.spec.baseline.clone(),
         baseline_sha: pinned.sha.clone(),
-        workload_name: plan.workload.name.clone(),
-        workload_digest: plan.workload_digest.clone(),
-        holdout_portfolio_digest: plan.holdouts.as_ref().map(|h| h.portfolio_digest.clone()),
-        holdout_names: (plan.holdouts.iter())
+        workload_name: plan.campaign.workload.name.clone(),
+        workload_digest: plan.campaign.workload_digest.clone(),
+        holdout_portfolio_digest: plan
+            .campaign
+            .holdouts
+            .as_ref()
+            .map(|h| h.portfolio_digest.clone()),
+        holdout_names: (plan.campaign.holdouts.iter())
             .flat_map(|h| h.holdouts.scenarios.iter().map(|s| s.name.clone()))
             .collect(),
         patch: PatchInfo {
@@ -183,8 +187,8 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         },
         overlay: Vec::new(),
         seed: 0,
-        min_effect: plan.settings.min_effect.get(),
-        metric: plan.settings.metric,
+        min_effect: plan.settings().min_effect.get(),
+        metric: plan.settings().metric,
         environment: Environment {
             machine: environment::machine(),
             load_1m_before: environment::load_1m(),
@@ -218,11 +222,12 @@ fn stated_reason(plan: &ConfirmPlan) -> Option<String> {
         _ => a == b,
     };
     plan.campaign
+        .spec
         .candidates
         .iter()
         .find(|c| {
             same(
-                &crate::plan::resolve_in(&plan.campaign_file, &c.patch),
+                &crate::plan::resolve_in(&plan.campaign.campaign_file, &c.patch),
                 &plan.patch_file,
             )
         })
@@ -244,13 +249,13 @@ pub fn run_confirm(
         ..opts.clone()
     };
     on_event(ConfirmEvent::Stage("pin baseline".into()));
-    let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
+    let pinned = tree::pin(&plan.campaign.repo, &plan.campaign.spec.baseline)
         .map_err(|e| PipelineError::Usage(e.to_string()))?;
     // The key is settled before anything runs, so a bad key costs no measurement.
-    let key_file = crate::plan::key_file(&plan.campaign_file, &plan.campaign);
+    let key_file = crate::plan::key_file(&plan.campaign.campaign_file, &plan.campaign.spec);
     let signer = (opts.sign_with.signer(key_file.as_deref()))
         .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
-    crate::plan::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
+    crate::plan::check_output_dir(&plan.campaign.output_dir).map_err(PipelineError::Usage)?;
     let scratch = match &opts.work_dir {
         Some(dir) => Scratch::Kept(dir.clone()),
         None => Scratch::Temp(
@@ -262,12 +267,13 @@ pub fn run_confirm(
     };
     // Within a campaign the output folder is the run's `confirmations/`; the campaign's own
     // output folder (its search trees and logs) is hidden too.
-    let campaign_output = crate::plan::resolve_in(&plan.campaign_file, &plan.campaign.output);
-    let mut own = vec![scratch.path(), &plan.output_dir, &campaign_output];
+    let campaign_output =
+        crate::plan::resolve_in(&plan.campaign.campaign_file, &plan.campaign.spec.output);
+    let mut own = vec![scratch.path(), &plan.campaign.output_dir, &campaign_output];
     own.extend(opts.hidden.iter().map(PathBuf::as_path));
     let sandbox = crate::plan::sandbox_policy(
-        &plan.campaign_file,
-        &plan.campaign,
+        &plan.campaign.campaign_file,
+        &plan.campaign.spec,
         &own,
         &scratch.path().join("cache-copies"),
         request.sandbox,
@@ -278,9 +284,9 @@ pub fn run_confirm(
         .file_stem()
         .map_or_else(|| "patch".into(), |s| s.to_string_lossy().into_owned());
     let id = rundir::run_id(SystemTime::now(), &label, &pinned.sha);
-    let run_dir = RunDir::create(&plan.output_dir, &id).map_err(io_err(format!(
+    let run_dir = RunDir::create(&plan.campaign.output_dir, &id).map_err(io_err(format!(
         "cannot create the run directory in {}",
-        plan.output_dir.display()
+        plan.campaign.output_dir.display()
     )))?;
     run_dir
         .write("candidate.patch", &plan.patch)
@@ -420,7 +426,7 @@ impl Run<'_> {
         let limit = std::env::var("EVO_QUIET_WAIT_S")
             .ok()
             .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(self.plan.campaign.confirm.quiet_wait_s);
+            .unwrap_or(self.plan.campaign.spec.confirm.quiet_wait_s);
         if limit == 0 {
             return;
         }
@@ -479,7 +485,8 @@ impl Run<'_> {
         self.result.patch.added = summary.added_lines;
         self.result.patch.removed = summary.removed_lines;
         let baseline = self.materialize(TreeLabel::Baseline)?;
-        if let Err(e) = tree::check_patch_safety(&summary, &baseline, &self.plan.workload.protected)
+        if let Err(e) =
+            tree::check_patch_safety(&summary, &baseline, &self.plan.campaign.workload.protected)
         {
             return Ok(self.fail_gate(GateName::PatchSafety, e.to_string()));
         }
@@ -512,8 +519,12 @@ impl Run<'_> {
         let t = tree::materialize(&self.pinned, &dest).map_err(|e| {
             PipelineError::Internal(format!("cannot check out the {label} tree: {e}"))
         })?;
-        let copied = tree::copy_overlay(&self.plan.overlay, &t, &self.plan.overlay_base)
-            .map_err(|e| PipelineError::Usage(format!("cannot copy the overlay: {e}")))?;
+        let copied = tree::copy_overlay(
+            &self.plan.campaign.overlay,
+            &t,
+            &self.plan.campaign.overlay_base,
+        )
+        .map_err(|e| PipelineError::Usage(format!("cannot copy the overlay: {e}")))?;
         if self.result.overlay.is_empty() {
             self.result.overlay = copied
                 .into_iter()
