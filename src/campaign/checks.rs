@@ -3,30 +3,20 @@
 //! outputs. Only candidates that pass everything are screened.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::CampaignRun;
 use super::journal::{Entry, Status};
 use crate::check::{self, Comparison};
-use crate::confirm::result::{StepKind, StepName, TreeLabel};
-use crate::confirm::steps::{self, StepInput, StepOutput};
+use crate::confirm::result::TreeLabel;
+use crate::confirm::steps::{self, StepOutput};
 use crate::pipeline::PipelineError;
+use crate::pipeline::checks::{LaneStep, Shown, failure_text};
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::{self, PatchError, Tree};
 
 /// The outcome of one lane step for a candidate: go on, or stop with a status and reason.
 type Lane = Result<(), (Status, String)>;
-
-/// One untimed command of a lane.
-struct Cmd<'a> {
-    step: StepName,
-    command: String,
-    cwd: Option<&'a str>,
-    env: &'a std::collections::BTreeMap<String, String>,
-    timeout: Duration,
-    /// Keep stdout as the check output of this scenario.
-    keep_stdout: Option<&'a str>,
-}
 
 impl CampaignRun<'_> {
     /// A fresh clean tree `work/<label>` (replacing a leftover of an interrupted run), with the
@@ -58,27 +48,14 @@ impl CampaignRun<'_> {
             .collect()
     }
 
-    fn step(&self, tree: &Tree, label: TreeLabel, c: Cmd<'_>) -> Result<StepOutput, PipelineError> {
-        let keep_stdout = match c.keep_stdout {
-            Some(scenario) => Some(
-                self.run_dir
-                    .output_path(label, scenario)
-                    .map_err(|e| PipelineError::io("cannot create the outputs folder", e))?,
-            ),
-            None => None,
-        };
+    fn step(
+        &self,
+        tree: &Tree,
+        label: TreeLabel,
+        step: LaneStep<'_>,
+    ) -> Result<StepOutput, PipelineError> {
+        let input = step.input((label, tree), &self.run_dir, &self.sandbox)?;
         let mut runner = self.opts.runners.runner();
-        let input = StepInput {
-            step: c.step,
-            tree_label: label,
-            tree_root: &tree.root,
-            cwd: c.cwd,
-            command: c.command,
-            env: c.env,
-            timeout: c.timeout,
-            keep_stdout,
-            sandbox: &self.sandbox,
-        };
         steps::run_step(&mut *runner, &self.run_dir, input)
             .map_err(|e| PipelineError::Internal(e.to_string()))
     }
@@ -87,18 +64,7 @@ impl CampaignRun<'_> {
     fn build_and_test(&mut self, t: &Tree, label: TreeLabel) -> Result<Lane, PipelineError> {
         let w = self.plan.workload.clone();
         let started = Instant::now();
-        let out = self.step(
-            t,
-            label,
-            Cmd {
-                step: StepName::new(StepKind::Build),
-                command: w.build.command.clone(),
-                cwd: w.build.cwd.as_deref(),
-                env: &w.build.env,
-                timeout: w.build.timeout_s.duration(),
-                keep_stdout: None,
-            },
-        )?;
+        let out = self.step(t, label, LaneStep::build(&w))?;
         self.build_s += started.elapsed().as_secs_f64();
         if !out.record.succeeded() {
             let status = if out.record.timed_out {
@@ -106,7 +72,10 @@ impl CampaignRun<'_> {
             } else {
                 Status::BuildFailed
             };
-            return Ok(Err((status, failure(&out, w.build.timeout_s.duration()))));
+            return Ok(Err((
+                status,
+                failure_text(&out, w.build.timeout_s.duration(), Shown::CANDIDATE),
+            )));
         }
         let cwd = w.build.cwd.as_deref().unwrap_or(".");
         if let Some(missing) = w
@@ -121,25 +90,17 @@ impl CampaignRun<'_> {
             )));
         }
         for (i, command) in w.test.command.as_slice().iter().enumerate() {
-            let out = self.step(
-                t,
-                label,
-                Cmd {
-                    step: StepName::new(StepKind::Test(i + 1)),
-                    command: command.clone(),
-                    cwd: w.test.cwd.as_deref(),
-                    env: &w.test.env,
-                    timeout: w.test.timeout_s.duration(),
-                    keep_stdout: None,
-                },
-            )?;
+            let out = self.step(t, label, LaneStep::test(&w.test, i, command))?;
             if !out.record.succeeded() {
                 let status = if out.record.timed_out {
                     Status::TimedOut
                 } else {
                     Status::TestsFailed
                 };
-                return Ok(Err((status, failure(&out, w.test.timeout_s.duration()))));
+                return Ok(Err((
+                    status,
+                    failure_text(&out, w.test.timeout_s.duration(), Shown::CANDIDATE),
+                )));
             }
         }
         Ok(Ok(()))
@@ -151,19 +112,7 @@ impl CampaignRun<'_> {
         label: TreeLabel,
         s: &Scenario,
     ) -> Result<StepOutput, PipelineError> {
-        let command = check::fill_seed(&s.check, self.search_seed);
-        self.step(
-            t,
-            label,
-            Cmd {
-                step: StepName::check(&s.name),
-                command,
-                cwd: s.cwd.as_deref(),
-                env: &s.env,
-                timeout: s.timeout_s.duration(),
-                keep_stdout: Some(&s.name),
-            },
-        )
+        self.step(t, label, LaneStep::check(s, &s.check, self.search_seed))
     }
 
     /// Builds, tests and checks the baseline once; its check outputs are the reference.
@@ -190,7 +139,7 @@ impl CampaignRun<'_> {
                 return Err(PipelineError::Baseline(format!(
                     "check of `{}`: {}",
                     s.name,
-                    failure(&out, s.timeout_s.duration())
+                    failure_text(&out, s.timeout_s.duration(), Shown::CANDIDATE)
                 )));
             }
         }
@@ -258,7 +207,7 @@ impl CampaignRun<'_> {
                     format!(
                         "check of `{}`: {}",
                         s.name,
-                        failure(&cand, s.timeout_s.duration())
+                        failure_text(&cand, s.timeout_s.duration(), Shown::CANDIDATE)
                     ),
                 )));
             }
@@ -289,17 +238,6 @@ fn refusal_status(e: &PatchError) -> Status {
         }
         _ => Status::Refused,
     }
-}
-
-fn failure(out: &StepOutput, timeout: Duration) -> String {
-    let tail: Vec<&str> = out.run.stderr_tail.lines().rev().take(8).collect();
-    let tail: Vec<String> = tail.into_iter().rev().map(|l| format!("  | {l}")).collect();
-    format!(
-        "`{}`: {}\n{}",
-        out.record.command,
-        steps::describe_failure(&out.record, timeout),
-        tail.join("\n")
-    )
 }
 
 /// Cargo targets: when the candidate's `Cargo.lock` equals the baseline's, start its build from a

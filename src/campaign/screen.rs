@@ -2,33 +2,19 @@
 //! (and callgrind instruction counts when enabled). Screening ranks; it never accepts. Every pair
 //! is journaled as it completes, so a resumed campaign continues at the next pair.
 
-use std::path::Path;
-
 use super::journal::{Entry, Status};
 use super::{CampaignEvent, CampaignRun};
-use crate::check;
 use crate::confirm::result::{StepKind, StepName, TreeLabel};
 use crate::measure::callgrind;
 use crate::measure::record::Order;
 use crate::measure::runner::{RunSpec, Runner};
-use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
 use crate::pipeline::PipelineError;
+use crate::pipeline::checks::{LaneStep, scenario_spec as spec};
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Scenario;
 use crate::stats::{self, Ratios};
 use crate::tree::Tree;
-
-fn spec(root: &Path, s: &Scenario, seed: u64, sandbox: &SandboxPolicy) -> RunSpec {
-    let cwd = root.join(s.cwd.as_deref().unwrap_or("."));
-    RunSpec {
-        sandbox: sandbox.for_run(root, Some(&cwd)),
-        cwd: Some(cwd),
-        env: s.env.clone(),
-        base_env: Some(sandbox.environment().clone()),
-        ..RunSpec::new(check::fill_seed(&s.run, seed), s.timeout_s.duration())
-    }
-}
 
 impl CampaignRun<'_> {
     /// Screens candidate `index` on the first training scenario; resumes after its last pair.
@@ -84,18 +70,9 @@ impl CampaignRun<'_> {
         let t = self.fresh_tree(label, true)?;
         crate::tree::apply_patch(&t, bytes).map_err(|e| PipelineError::Internal(e.to_string()))?;
         super::checks::seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
-        let build = self.plan.workload.build.clone();
-        let input = crate::confirm::steps::StepInput {
-            step: StepName::new(StepKind::ScreenBuild),
-            tree_label: label,
-            tree_root: &t.root,
-            cwd: build.cwd.as_deref(),
-            command: build.command.clone(),
-            env: &build.env,
-            timeout: build.timeout_s.duration(),
-            keep_stdout: None,
-            sandbox: &self.sandbox,
-        };
+        let build =
+            LaneStep::build(&self.plan.workload).renamed(StepName::new(StepKind::ScreenBuild));
+        let input = build.input((label, &t), &self.run_dir, &self.sandbox)?;
         let started = std::time::Instant::now();
         let built = crate::confirm::steps::run_step(runner, &self.run_dir, input)
             .map_err(|e| PipelineError::Internal(e.to_string()))?;
@@ -113,8 +90,8 @@ impl CampaignRun<'_> {
     ) -> Result<(), PipelineError> {
         let seed = self.search_seed;
         let (b, c) = (
-            spec(&baseline.root, s, seed, &self.sandbox),
-            spec(&t.root, s, seed, &self.sandbox),
+            spec(baseline, s, seed, &self.sandbox),
+            spec(t, s, seed, &self.sandbox),
         );
         let arms = Arms {
             baseline: &b,

@@ -3,11 +3,11 @@
 //! measures it against the baseline, so the receipt says how much of the gain flags alone give and
 //! how much the code change gives. When the lane does not run, the result says why.
 
-use super::lanes::{PairStep, failure_text};
 use super::result::TreeLabel;
 use super::{ConfirmError, ConfirmEvent, Run, io_err};
 use crate::measure::record::Order;
 use crate::measure::schedule::{self, Arms, PairOrder, Phase};
+use crate::pipeline::checks::{LaneStep, Shown, failure_text};
 use crate::spec::workload::Role;
 use crate::tree;
 
@@ -65,10 +65,10 @@ impl Run<'_> {
             return Ok(());
         };
         self.stage("configuration-only build");
-        let step = PairStep::build(&self.plan.campaign.workload);
+        let step = LaneStep::build(&self.plan.campaign.workload);
         let out = self.run_single(&step, (TreeLabel::ConfigOnly, &t))?;
         if !out.record.succeeded() {
-            let text = failure_text(&out, step.timeout);
+            let text = failure_text(&out, step.timeout, Shown::GATE);
             self.skip_config_lane(format!("the configuration-only build failed: {text}"));
             self.trees.config_only = None;
         }

@@ -2,7 +2,6 @@
 //! lane. Baseline and candidate steps run side by side (two threads): nothing is being measured
 //! yet, and the two trees share nothing.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -10,88 +9,14 @@ use super::result::{
     ArtifactDigest, CheckLane, DifferentialRecord, GateName, GateStatus, SanitizerFinding,
     StepKind, StepName, TreeLabel,
 };
-use super::rundir::RunDir;
-use super::steps::{self, StepInput, StepOutput};
+use super::steps::{self, StepOutput};
 use super::verdict::gate;
 use super::{Flow, Run, io_err};
 use crate::check::{self, Comparison};
-use crate::measure::sandbox::SandboxPolicy;
 use crate::pipeline::PipelineError;
-use crate::spec::workload::{Compare, Scenario, Workload};
+use crate::pipeline::checks::{LaneStep, Shown, failure_text};
+use crate::spec::workload::{Compare, Scenario};
 use crate::tree::{self, Tree};
-
-/// One command to run in both trees of a lane.
-#[derive(Clone)]
-pub(crate) struct PairStep<'a> {
-    pub step: StepName,
-    pub command: String,
-    pub cwd: Option<&'a str>,
-    pub env: &'a BTreeMap<String, String>,
-    pub timeout: Duration,
-    /// Keep stdout under `outputs/<tree>/<scenario>.check.out`.
-    pub output_of: Option<&'a str>,
-}
-
-impl<'a> PairStep<'a> {
-    /// The workload's build command as a step.
-    pub(crate) fn build(workload: &'a Workload) -> PairStep<'a> {
-        let b = &workload.build;
-        PairStep {
-            step: StepName::new(StepKind::Build),
-            command: b.command.clone(),
-            cwd: b.cwd.as_deref(),
-            env: &b.env,
-            timeout: b.timeout_s.duration(),
-            output_of: None,
-        }
-    }
-
-    /// The same command under another step name.
-    fn renamed(&self, step: StepName) -> PairStep<'a> {
-        PairStep {
-            step,
-            ..self.clone()
-        }
-    }
-
-    /// What `run_step` needs to run this step in tree `t` (labelled `label`).
-    fn input<'s>(
-        &'s self,
-        (label, t): (TreeLabel, &'s Tree),
-        run_dir: &RunDir,
-        sandbox: &'s SandboxPolicy,
-    ) -> Result<StepInput<'s>, PipelineError> {
-        let keep_stdout = match self.output_of {
-            Some(name) => Some(
-                run_dir
-                    .output_path(label, name)
-                    .map_err(io_err("cannot create the outputs folder"))?,
-            ),
-            None => None,
-        };
-        Ok(StepInput {
-            step: self.step.clone(),
-            tree_label: label,
-            tree_root: &t.root,
-            cwd: self.cwd,
-            command: self.command.clone(),
-            env: self.env,
-            timeout: self.timeout,
-            keep_stdout,
-            sandbox,
-        })
-    }
-}
-
-fn tail(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let start = lines.len().saturating_sub(12);
-    lines[start..]
-        .iter()
-        .map(|l| format!("  | {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// How the candidate's own step went, beside a baseline step that failed.
 fn candidate_side(cand: &StepOutput, timeout: Duration) -> String {
@@ -100,20 +25,9 @@ fn candidate_side(cand: &StepOutput, timeout: Duration) -> String {
     } else {
         format!(
             "the candidate's step failed too: {}",
-            failure_text(cand, timeout)
+            failure_text(cand, timeout, Shown::GATE)
         )
     }
-}
-
-/// "`make` exit code 2\n  | last stderr lines".
-pub(crate) fn failure_text(out: &StepOutput, timeout: Duration) -> String {
-    format!(
-        "`{}` in the {} tree: {}\n{}",
-        out.record.command,
-        out.record.tree,
-        steps::describe_failure(&out.record, timeout),
-        tail(&out.run.stderr_tail)
-    )
 }
 
 fn rule_name(rule: &Compare) -> String {
@@ -127,7 +41,7 @@ impl Run<'_> {
     /// Runs `s` in both trees at once and records both steps.
     pub(crate) fn run_pair(
         &mut self,
-        s: &PairStep<'_>,
+        s: &LaneStep<'_>,
         trees: [(TreeLabel, &Tree); 2],
     ) -> Result<[StepOutput; 2], PipelineError> {
         let runners = &*self.opts.runners;
@@ -183,7 +97,7 @@ impl Run<'_> {
     /// Runs `s` in one tree and records the step.
     pub(crate) fn run_single(
         &mut self,
-        s: &PairStep<'_>,
+        s: &LaneStep<'_>,
         tree: (TreeLabel, &Tree),
     ) -> Result<StepOutput, PipelineError> {
         let input = s.input(tree, &self.run_dir, &self.sandbox)?;
@@ -210,7 +124,7 @@ impl Run<'_> {
     pub(crate) fn build_all(&mut self) -> Result<Flow, PipelineError> {
         self.stage("build");
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
-        let step = PairStep::build(&self.plan.campaign.workload);
+        let step = LaneStep::build(&self.plan.campaign.workload);
         let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
         if !base.record.succeeded() {
             return self.baseline_build_failed_beside_candidate(
@@ -221,7 +135,10 @@ impl Run<'_> {
             );
         }
         if !cand.record.succeeded() {
-            return Ok(self.fail_gate(GateName::Build, failure_text(&cand, step.timeout)));
+            return Ok(self.fail_gate(
+                GateName::Build,
+                failure_text(&cand, step.timeout, Shown::GATE),
+            ));
         }
         if self.digest_artifacts(&bt, &ct)? == Flow::Stop {
             return Ok(Flow::Stop);
@@ -243,7 +160,7 @@ impl Run<'_> {
     fn build_baseline_again(&mut self) -> Result<(), PipelineError> {
         self.stage("second baseline build");
         let t = self.materialize(TreeLabel::BaselineAgain)?;
-        let step = PairStep::build(&self.plan.campaign.workload);
+        let step = LaneStep::build(&self.plan.campaign.workload);
         let out = self.run_single(&step, (TreeLabel::BaselineAgain, &t))?;
         self.trees.baseline_again = out.record.succeeded().then_some(t);
         Ok(())
@@ -256,7 +173,7 @@ impl Run<'_> {
     /// fails.
     fn baseline_build_failed_beside_candidate(
         &mut self,
-        step: &PairStep<'_>,
+        step: &LaneStep<'_>,
         (base, cand): (&StepOutput, &StepOutput),
         ct: &Tree,
         (label, gate): (TreeLabel, GateName),
@@ -273,7 +190,7 @@ impl Run<'_> {
                  alone: the candidate's build disturbed it (for example by filling the disk or \
                  the memory). Beside it: {}\n{}",
                 step.step,
-                failure_text(base, step.timeout),
+                failure_text(base, step.timeout, Shown::GATE),
                 candidate_side(cand, step.timeout)
             ),
         ))
@@ -285,7 +202,7 @@ impl Run<'_> {
     /// disturbed it (killed it, starved it), and the text says so for the candidate's failed gate.
     fn baseline_alone(
         &mut self,
-        step: &PairStep<'_>,
+        step: &LaneStep<'_>,
         (base, cand): (&StepOutput, &StepOutput),
         baseline: (TreeLabel, &Tree),
         what: &str,
@@ -296,7 +213,7 @@ impl Run<'_> {
              the candidate's step disturbed it (killed it, or starved it of disk or memory). \
              Beside it: {}\n{}",
             step.step,
-            failure_text(base, step.timeout),
+            failure_text(base, step.timeout, Shown::GATE),
             candidate_side(cand, step.timeout)
         ))
     }
@@ -305,7 +222,7 @@ impl Run<'_> {
     /// baseline itself fails (`what` says which step).
     fn rerun_baseline_alone(
         &mut self,
-        step: &PairStep<'_>,
+        step: &LaneStep<'_>,
         tree: (TreeLabel, &Tree),
         what: &str,
     ) -> Result<(), PipelineError> {
@@ -315,7 +232,7 @@ impl Run<'_> {
         }
         Err(PipelineError::Baseline(format!(
             "{what}, beside the candidate and again alone: {}",
-            failure_text(&out, step.timeout)
+            failure_text(&out, step.timeout, Shown::GATE)
         )))
     }
 
@@ -364,7 +281,7 @@ impl Run<'_> {
         tree::apply_patch(&ct, &self.plan.patch).map_err(|e| {
             PipelineError::Internal(format!("the patch applied once but not twice: {e}"))
         })?;
-        let step = PairStep {
+        let step = LaneStep {
             step: StepName::new(StepKind::SanitizeBuild),
             command: san.build.clone(),
             cwd: san.cwd.as_deref(),
@@ -394,7 +311,7 @@ impl Run<'_> {
                 GateName::Sanitizers,
                 format!(
                     "sanitizer build failed: {}",
-                    failure_text(&cand, step.timeout)
+                    failure_text(&cand, step.timeout, Shown::GATE)
                 ),
             ));
         }
@@ -407,14 +324,7 @@ impl Run<'_> {
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
         let t = self.plan.campaign.workload.test.clone();
         for (i, command) in t.command.as_slice().iter().enumerate() {
-            let step = PairStep {
-                step: StepName::new(StepKind::Test(i + 1)),
-                command: command.clone(),
-                cwd: t.cwd.as_deref(),
-                env: &t.env,
-                timeout: t.timeout_s.duration(),
-                output_of: None,
-            };
+            let step = LaneStep::test(&t, i, command);
             let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
             if !base.record.succeeded() {
                 let disturbed =
@@ -422,7 +332,10 @@ impl Run<'_> {
                 return Ok(self.fail_gate(GateName::Tests, disturbed));
             }
             if !cand.record.succeeded() {
-                return Ok(self.fail_gate(GateName::Tests, failure_text(&cand, step.timeout)));
+                return Ok(self.fail_gate(
+                    GateName::Tests,
+                    failure_text(&cand, step.timeout, Shown::GATE),
+                ));
             }
         }
         self.pass_gate(
@@ -478,14 +391,7 @@ impl Run<'_> {
         lane: CheckLane,
         trees: [(TreeLabel, &Tree); 2],
     ) -> Result<Option<String>, PipelineError> {
-        let step = PairStep {
-            step: StepName::check(&s.name),
-            command: check::fill_seed(&command, self.result.seed),
-            cwd: s.cwd.as_deref(),
-            env: &s.env,
-            timeout: s.timeout_s.duration(),
-            output_of: Some(&s.name),
-        };
+        let step = LaneStep::check(s, &command, self.result.seed);
         let [base, cand] = self.run_pair(&step, trees)?;
         if !base.record.succeeded() {
             let what = format!("check of scenario `{}` failed", s.name);
@@ -508,7 +414,7 @@ impl Run<'_> {
             return Ok(Some(format!(
                 "check of scenario `{}` failed: {}",
                 s.name,
-                failure_text(&cand, step.timeout)
+                failure_text(&cand, step.timeout, Shown::GATE)
             )));
         }
         let read = |o: &StepOutput| {

@@ -5,8 +5,7 @@
 
 use crate::bench::{self, BenchError, BenchPlan, BenchSettings};
 use crate::measure::record::{Arm, Order, WarmupRun};
-use crate::measure::runner::{RunSpec, Runner};
-use crate::measure::sandbox::SandboxPolicy;
+use crate::measure::runner::Runner;
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::Tree;
@@ -14,19 +13,7 @@ use crate::tree::Tree;
 use super::result::{GateName, ScenarioResult, holdout_figures, outputs_consistent};
 use super::{ConfirmError, ConfirmEvent, Flow, Run};
 
-pub(super) fn spec(tree: &Tree, s: &Scenario, seed: u64, sandbox: &SandboxPolicy) -> RunSpec {
-    let cwd = tree.root.join(s.cwd.as_deref().unwrap_or("."));
-    RunSpec {
-        sandbox: sandbox.for_run(&tree.root, Some(&cwd)),
-        cwd: Some(cwd),
-        env: s.env.clone(),
-        base_env: Some(sandbox.environment().clone()),
-        ..RunSpec::new(
-            crate::check::fill_seed(&s.run, seed),
-            s.timeout_s.duration(),
-        )
-    }
-}
+pub(super) use crate::pipeline::checks::scenario_spec as spec;
 
 impl Run<'_> {
     pub(crate) fn measure_all(&mut self) -> Result<(), ConfirmError> {
