@@ -9,7 +9,7 @@ use super::CampaignRun;
 use super::journal::{Entry, Status};
 use crate::check::{self, Comparison};
 use crate::confirm::result::TreeLabel;
-use crate::confirm::steps::{self, StepOutput};
+use crate::confirm::steps::StepOutput;
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{LaneStep, Shown, failure_text};
 use crate::spec::workload::{Role, Scenario};
@@ -54,10 +54,12 @@ impl CampaignRun<'_> {
         label: TreeLabel,
         step: LaneStep<'_>,
     ) -> Result<StepOutput, PipelineError> {
-        let input = step.input((label, tree), &self.run_dir, &self.sandbox)?;
-        let mut runner = self.opts.runners.runner();
-        steps::run_step(&mut *runner, &self.run_dir, input)
-            .map_err(|e| PipelineError::Internal(e.to_string()))
+        step.run(
+            (label, tree),
+            &self.run_dir,
+            &self.sandbox,
+            &*self.opts.runners,
+        )
     }
 
     /// Build, artifacts and tests of one tree: `Err` carries the status and reason.
@@ -155,12 +157,7 @@ impl CampaignRun<'_> {
         index: usize,
         baseline: &Tree,
     ) -> Result<(), PipelineError> {
-        let patch_path = self
-            .state
-            .patch_path(&self.run_dir.path, index)
-            .ok_or_else(|| PipelineError::Internal(format!("candidate {index} is unknown")))?;
-        let bytes = std::fs::read(&patch_path)
-            .map_err(|e| PipelineError::io("cannot read a candidate patch", e))?;
+        let bytes = self.candidate_patch(index)?.bytes;
         let label = TreeLabel::Numbered(index);
         self.candidate_stage(&format!("check {label}"), index);
         match self.candidate_lane(label, &bytes, baseline)? {

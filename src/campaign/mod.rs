@@ -125,6 +125,12 @@ pub(crate) struct CampaignRun<'a> {
     sandbox: SandboxPolicy,
 }
 
+/// A candidate's patch as the run directory keeps it.
+struct CandidatePatch {
+    file: PathBuf,
+    bytes: Vec<u8>,
+}
+
 /// A finished campaign: its summary and run directory.
 #[derive(Debug)]
 pub struct CampaignOutcome {
@@ -401,13 +407,8 @@ impl CampaignRun<'_> {
             self.discard_interrupted_confirmation(index)?;
             self.candidate_stage(&format!("confirm candidate {index}"), index);
             self.record(Entry::ConfirmationStarted { index })?;
-            let patch_file = self
-                .state
-                .patch_path(&self.run_dir.path, index)
-                .ok_or_else(|| PipelineError::Internal(format!("candidate {index} is unknown")))?;
-            let bytes = std::fs::read(&patch_file)
-                .map_err(|e| PipelineError::io("cannot read a candidate patch", e))?;
-            let request = self.confirm_request(index, patch_file, bytes);
+            let CandidatePatch { file, bytes } = self.candidate_patch(index)?;
+            let request = self.confirm_request(index, file, bytes);
             let opts = ConfirmOptions {
                 runners: Arc::clone(&self.opts.runners),
                 work_dir: None,
@@ -457,6 +458,15 @@ impl CampaignRun<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Candidate `index`'s patch file in the run directory, and its bytes.
+    fn candidate_patch(&self, index: usize) -> Result<CandidatePatch, PipelineError> {
+        let file = (self.state.patch_path(&self.run_dir.path, index))
+            .ok_or_else(|| PipelineError::Internal(format!("candidate {index} is unknown")))?;
+        let bytes = std::fs::read(&file)
+            .map_err(|e| PipelineError::io("cannot read a candidate patch", e))?;
+        Ok(CandidatePatch { file, bytes })
     }
 
     /// What the confirmation of candidate `index` (its patch file and bytes) runs: the campaign's

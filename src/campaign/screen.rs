@@ -23,12 +23,7 @@ impl CampaignRun<'_> {
             return Err(PipelineError::Internal("no training scenario".into()));
         };
         let label = TreeLabel::Numbered(index);
-        let patch = self
-            .state
-            .patch_path(&self.run_dir.path, index)
-            .ok_or_else(|| PipelineError::Internal(format!("candidate {index} is unknown")))?;
-        let bytes = std::fs::read(&patch)
-            .map_err(|e| PipelineError::io("cannot read a candidate patch", e))?;
+        let bytes = self.candidate_patch(index)?.bytes;
         self.candidate_stage(&format!("screen {label}"), index);
         let mut runner = self.opts.runners.runner();
         let t = match self.built_tree(label) {

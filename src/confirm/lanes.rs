@@ -100,10 +100,7 @@ impl Run<'_> {
         s: &LaneStep<'_>,
         tree: (TreeLabel, &Tree),
     ) -> Result<StepOutput, PipelineError> {
-        let input = s.input(tree, &self.run_dir, &self.sandbox)?;
-        let mut runner = self.opts.runners.runner();
-        let out = steps::run_step(&mut *runner, &self.run_dir, input)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let out = s.run(tree, &self.run_dir, &self.sandbox, &*self.opts.runners)?;
         self.result.steps.push(out.record.clone());
         Ok(out)
     }

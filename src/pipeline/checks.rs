@@ -9,7 +9,7 @@ use super::{PipelineError, io_err};
 use crate::confirm::result::{StepKind, StepName, TreeLabel};
 use crate::confirm::rundir::RunDir;
 use crate::confirm::steps::{self, StepInput, StepOutput};
-use crate::measure::runner::RunSpec;
+use crate::measure::runner::{RunSpec, RunnerFactory};
 use crate::measure::sandbox::SandboxPolicy;
 use crate::spec::workload::{Scenario, TestStep, Workload};
 use crate::tree::Tree;
@@ -99,6 +99,23 @@ impl<'a> LaneStep<'a> {
             keep_stdout,
             sandbox,
         })
+    }
+}
+
+impl LaneStep<'_> {
+    /// Runs this step in `tree` with a runner from `runners`; a failing command is an output,
+    /// not an error.
+    pub(crate) fn run(
+        &self,
+        tree: (TreeLabel, &Tree),
+        run_dir: &RunDir,
+        sandbox: &SandboxPolicy,
+        runners: &dyn RunnerFactory,
+    ) -> Result<StepOutput, PipelineError> {
+        let input = self.input(tree, run_dir, sandbox)?;
+        let mut runner = runners.runner();
+        steps::run_step(&mut *runner, run_dir, input)
+            .map_err(|e| PipelineError::Internal(e.to_string()))
     }
 }
 
