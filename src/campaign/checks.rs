@@ -9,9 +9,9 @@ use super::CampaignRun;
 use super::journal::{Entry, Status};
 use crate::check::{self, Comparison};
 use crate::confirm::result::TreeLabel;
-use crate::confirm::steps::StepOutput;
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{LaneStep, Shown, failure_text};
+use crate::pipeline::steps::StepOutput;
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::{self, PatchError, Tree};
 

@@ -69,7 +69,7 @@ impl CampaignRun<'_> {
             LaneStep::build(&self.plan.workload).renamed(StepName::new(StepKind::ScreenBuild));
         let input = build.input((label, &t), &self.run_dir, &self.sandbox)?;
         let started = std::time::Instant::now();
-        let built = crate::confirm::steps::run_step(runner, &self.run_dir, input)
+        let built = crate::pipeline::steps::run_step(runner, &self.run_dir, input)
             .map_err(|e| PipelineError::Internal(e.to_string()))?;
         self.build_s += started.elapsed().as_secs_f64();
         Ok(built.record.succeeded().then_some(t))

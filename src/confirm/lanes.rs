@@ -9,12 +9,12 @@ use super::result::{
     ArtifactDigest, CheckLane, DifferentialRecord, GateName, GateStatus, SanitizerFinding,
     StepKind, StepName, TreeLabel,
 };
-use super::steps::{self, StepOutput};
 use super::verdict::gate;
 use super::{Flow, Run, io_err};
 use crate::check::{self, Comparison};
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{LaneStep, Shown, failure_text};
+use crate::pipeline::steps::{self, StepOutput};
 use crate::spec::workload::{Compare, Scenario};
 use crate::tree::{self, Tree};
 

@@ -15,7 +15,6 @@ pub mod outcome;
 pub mod request;
 pub mod result;
 pub mod rundir;
-pub mod steps;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::steps::{self, StepInput, StepOutput};
 use super::{PipelineError, io_err};
 use crate::confirm::result::{StepKind, StepName, TreeLabel};
 use crate::confirm::rundir::RunDir;
-use crate::confirm::steps::{self, StepInput, StepOutput};
 use crate::measure::runner::{RunSpec, RunnerFactory};
 use crate::measure::sandbox::SandboxPolicy;
 use crate::spec::workload::{Scenario, TestStep, Workload};
