@@ -73,7 +73,7 @@ impl Run<'_> {
     /// comparison pairs; the announcement says so): warmups, A/A and comparison pairs of each
     /// training scenario, warmups and pairs of each holdout.
     fn expected_runs(&self, training: usize, holdouts: usize) -> usize {
-        let set = &self.plan.settings();
+        let set = self.plan.settings();
         let (warmup, aa, pairs) = (set.warmup.get(), set.aa_pairs.get(), set.pairs.get());
         2 * (training * (warmup + aa + pairs) + holdouts * (warmup + pairs))
     }
