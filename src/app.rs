@@ -251,13 +251,13 @@ fn confirm_request(
     };
     let plan = &mut request.plan;
     if let Some(affinity) = args.run.affinity {
-        plan.campaign.confirm.affinity = affinity;
+        plan.campaign.spec.confirm.affinity = affinity;
     }
     if let Some(baseline) = &args.baseline {
-        plan.campaign.baseline = baseline.clone();
+        plan.campaign.spec.baseline = baseline.clone();
     }
     if let Some(dir) = &args.out_dir {
-        plan.output_dir = std::path::absolute(dir)
+        plan.campaign.output_dir = std::path::absolute(dir)
             .with_context(|| format!("cannot resolve --out-dir {}", dir.display()))?;
     }
     request.sandbox = args.run.sandbox.or(request.sandbox);
@@ -274,11 +274,11 @@ fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {
     let request_flag = if args.request { "--request " } else { "" };
     let what = format!("evo confirm {request_flag}{}", args.patch.display());
     let plan = &request.plan;
-    let hold = crate::host::Hold::lock_repo(&plan.repo, &what).map_err(Failure::usage)?;
+    let hold = crate::host::Hold::lock_repo(&plan.campaign.repo, &what).map_err(Failure::usage)?;
     let opts = ConfirmOptions {
         work_dir: args.work_dir.clone(),
         hidden: hidden.into_iter().collect(),
-        ..ConfirmOptions::new(local_runners(plan.campaign.confirm.affinity)?, hold)
+        ..ConfirmOptions::new(local_runners(plan.campaign.spec.confirm.affinity)?, hold)
     };
     let outcome = confirm::run_confirm(&request, &opts, &mut |e| live.confirm(e, false));
     live.finish_progress();
@@ -539,14 +539,14 @@ fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> Result<Final, Failu
         Err(e) => return Err(Failure::usage(e)),
     };
     if let Some(affinity) = args.run.affinity {
-        plan.campaign.confirm.affinity = affinity;
+        plan.spec.confirm.affinity = affinity;
     }
     let what = format!("evo campaign run {}", args.campaign.display());
     let hold = crate::host::Hold::lock_repo(&plan.repo, &what).map_err(Failure::usage)?;
     let opts = CampaignOptions {
         resume: args.resume.clone(),
         sandbox: args.run.sandbox,
-        ..CampaignOptions::new(local_runners(plan.campaign.confirm.affinity)?, hold)
+        ..CampaignOptions::new(local_runners(plan.spec.confirm.affinity)?, hold)
     };
     let outcome = campaign::run_campaign(&plan, &opts, &mut |e| live.campaign(e));
     live.finish_progress();
@@ -603,7 +603,7 @@ fn campaign_key(
     receipt: &std::path::Path,
 ) -> crate::receipt::keys::VerifyWith {
     use crate::receipt::keys::{KeySource, VerifyWith};
-    let key_file = crate::plan::key_file(&plan.campaign_file, &plan.campaign);
+    let key_file = crate::plan::key_file(&plan.campaign_file, &plan.spec);
     let Ok(source) = KeySource::for_campaign(key_file.as_deref()) else {
         return VerifyWith::Found;
     };

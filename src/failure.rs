@@ -74,14 +74,8 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
-impl From<crate::confirm::ConfirmError> for Failure {
-    fn from(error: crate::confirm::ConfirmError) -> Failure {
-        Failure::new(error.exit_code(), error)
-    }
-}
-
-impl From<crate::campaign::CampaignError> for Failure {
-    fn from(error: crate::campaign::CampaignError) -> Failure {
+impl From<crate::pipeline::PipelineError> for Failure {
+    fn from(error: crate::pipeline::PipelineError) -> Failure {
         Failure::new(error.exit_code(), error)
     }
 }

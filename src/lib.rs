@@ -20,6 +20,7 @@ pub mod host;
 pub mod interrupt;
 pub mod live;
 pub mod measure;
+pub mod pipeline;
 pub mod plan;
 pub mod receipt;
 pub mod report;

@@ -63,44 +63,41 @@ pub struct HoldoutSet {
     pub portfolio_digest: String,
 }
 
-/// A validated `evo confirm`: every path absolute, every file parsed. It travels whole in a
+/// A validated `evo confirm`: the campaign it runs under and the patch. It travels whole in a
 /// confirmation request (`confirm::request`), holdouts included.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfirmPlan {
-    pub campaign_file: PathBuf,
-    pub campaign: Campaign,
-    pub repo: PathBuf,
-    pub workload_file: PathBuf,
-    pub workload: Workload,
-    /// sha256 of the workload file's bytes.
-    pub workload_digest: String,
-    pub holdouts: Option<HoldoutSet>,
-    /// Overlay files, resolved against the workload file's directory.
-    pub overlay: Vec<PathBuf>,
-    pub overlay_base: PathBuf,
+    /// Everything but the patch; its `output_dir` is where this confirmation writes (a campaign
+    /// sends its confirmations to its run's `confirmations/`).
+    pub campaign: CampaignPlan,
     pub patch_file: PathBuf,
     /// The patch's bytes (base64 in JSON: a patch may hold binary data).
     #[serde(with = "base64_bytes")]
     pub patch: Vec<u8>,
-    pub output_dir: PathBuf,
-    pub settings: ConfirmSettings,
 }
 
 impl ConfirmPlan {
+    /// How the confirmation measures and decides: the campaign's `confirm` section.
+    pub fn settings(&self) -> &ConfirmSettings {
+        &self.campaign.spec.confirm
+    }
+
     /// Every path of the plan (not those written inside the campaign, which are resolved against
     /// `campaign_file` when used): what a request rewrites relative to its own folder.
     pub fn paths_mut(&mut self) -> Vec<&mut PathBuf> {
+        let c = &mut self.campaign;
         let mut paths = vec![
-            &mut self.campaign_file,
-            &mut self.repo,
-            &mut self.workload_file,
-            &mut self.overlay_base,
+            &mut c.campaign_file,
+            &mut c.repo,
+            &mut c.workload_file,
+            &mut c.overlay_base,
+            &mut c.output_dir,
             &mut self.patch_file,
-            &mut self.output_dir,
         ];
-        paths.extend(self.holdouts.as_mut().map(|h| &mut h.file));
-        paths.extend(self.overlay.iter_mut());
+        paths.extend(c.holdouts.as_mut().map(|h| &mut h.file));
+        paths.extend(c.overlay.iter_mut());
+        paths.extend(c.patches.iter_mut().map(|p| &mut p.file));
         paths
     }
 }
@@ -261,15 +258,19 @@ fn check_workload(file: &Path, w: &Workload) -> Result<(), PlanError> {
 }
 
 /// A validated campaign: every file parsed, every path absolute, candidates' patch files located.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CampaignPlan {
     pub campaign_file: PathBuf,
-    pub campaign: Campaign,
+    /// The campaign file as parsed.
+    pub spec: Campaign,
     pub repo: PathBuf,
     pub workload_file: PathBuf,
     pub workload: Workload,
+    /// sha256 of the workload file's bytes.
     pub workload_digest: String,
     pub holdouts: Option<HoldoutSet>,
+    /// Overlay files, resolved against the workload file's directory.
     pub overlay: Vec<PathBuf>,
     pub overlay_base: PathBuf,
     /// The campaign's patch candidates, resolved against the campaign file.
@@ -278,7 +279,8 @@ pub struct CampaignPlan {
 }
 
 /// A candidate given as a patch file in the campaign.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PatchCandidate {
     pub name: String,
     pub file: PathBuf,
@@ -317,7 +319,7 @@ pub fn campaign_plan(campaign_file: &Path) -> Result<CampaignPlan, PlanError> {
         workload_digest: hex::encode(Sha256::digest(&workload_bytes)),
         overlay_base: dir_of(&workload_file),
         campaign_file: campaign_file.to_path_buf(),
-        campaign,
+        spec: campaign,
         workload_file,
         workload,
         holdouts,
@@ -330,19 +332,9 @@ impl CampaignPlan {
     /// The confirmation of one patch under this campaign.
     pub fn confirm_plan(&self, patch_file: PathBuf, patch: Vec<u8>) -> ConfirmPlan {
         ConfirmPlan {
-            campaign_file: self.campaign_file.clone(),
-            campaign: self.campaign.clone(),
-            repo: self.repo.clone(),
-            workload_file: self.workload_file.clone(),
-            workload: self.workload.clone(),
-            workload_digest: self.workload_digest.clone(),
-            holdouts: self.holdouts.clone(),
-            overlay: self.overlay.clone(),
-            overlay_base: self.overlay_base.clone(),
+            campaign: self.clone(),
             patch_file,
             patch,
-            output_dir: self.output_dir.clone(),
-            settings: self.campaign.confirm.clone(),
         }
     }
 }

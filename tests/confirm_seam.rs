@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use evo::confirm::{self, ConfirmError, ConfirmEvent, ConfirmOptions, ConfirmRequest};
+use evo::confirm::{self, ConfirmEvent, ConfirmOptions, ConfirmRequest};
 use evo::host::{Hold, Stop, StopCondition};
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
@@ -196,9 +196,12 @@ fn a_request_survives_its_json_byte_for_byte_with_paths_relative_to_its_folder()
     let json: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(json["version"], 1);
     // As the plan resolved it: relative to the campaign file, not tidied.
-    assert_eq!(json["plan"]["repo"], "camp/../repo");
-    assert_eq!(json["plan"]["output_dir"], "camp/receipts");
-    assert_eq!(json["plan"]["holdouts"]["file"], "camp/holdouts.json");
+    assert_eq!(json["plan"]["campaign"]["repo"], "camp/../repo");
+    assert_eq!(json["plan"]["campaign"]["output_dir"], "camp/receipts");
+    assert_eq!(
+        json["plan"]["campaign"]["holdouts"]["file"],
+        "camp/holdouts.json"
+    );
     // The holdouts travel whole: the request is as secret as the holdout file.
     assert!(text.contains("./prog holdout {seed}"));
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
@@ -209,9 +212,12 @@ fn a_request_survives_its_json_byte_for_byte_with_paths_relative_to_its_folder()
     let moved = elsewhere.path().join("request.json");
     std::fs::write(&moved, &bytes).unwrap();
     let there = confirm::read_request(&moved).unwrap();
-    assert_eq!(there.plan.repo, elsewhere.path().join("camp/../repo"));
     assert_eq!(
-        there.plan.output_dir,
+        there.plan.campaign.repo,
+        elsewhere.path().join("camp/../repo")
+    );
+    assert_eq!(
+        there.plan.campaign.output_dir,
         elsewhere.path().join("camp/receipts")
     );
     assert_eq!(there.to_bytes(elsewhere.path()).unwrap(), bytes);
@@ -314,7 +320,10 @@ fn a_stop_of_the_callers_own_ends_a_confirmation_mid_measurement_without_a_recei
         }
     })
     .unwrap_err();
-    assert!(matches!(err, ConfirmError::Interrupted(_)), "{err}");
+    assert!(
+        matches!(err, evo::pipeline::PipelineError::Interrupted(_)),
+        "{err}"
+    );
     assert_eq!(err.exit_code(), evo::exit_codes::INTERRUPTED);
     // Nothing ran after the stop: the fifth timed run was the last, and it was discarded.
     let calls = fake.calls();

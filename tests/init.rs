@@ -82,7 +82,7 @@ fn a_cargo_project_gets_its_release_binary_timed_and_a_plan_that_loads() {
     let out = init_in(&repo.join("src"), &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let plan = assert_valid_files(&repo);
-    assert_eq!(plan.campaign.baseline, sha);
+    assert_eq!(plan.spec.baseline, sha);
     assert_eq!(
         plan.repo.canonicalize().unwrap(),
         repo.canonicalize().unwrap()
@@ -123,7 +123,7 @@ fn a_make_project_confirms_a_real_speedup_with_the_files_as_written() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains(".gitignore"), "{stdout}");
     let plan = assert_valid_files(&repo);
-    assert_eq!(plan.campaign.baseline, sha);
+    assert_eq!(plan.spec.baseline, sha);
     assert_eq!(plan.workload.build.command, "make");
     // The fixture's Makefile has no `test:` rule.
     assert_eq!(plan.workload.test.command.as_slice(), ["true"]);
@@ -203,7 +203,7 @@ fn a_cmake_project_confirms_a_real_speedup_with_the_files_as_written() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("a CMake project"), "{stdout}");
     let plan = assert_valid_files(&repo);
-    assert_eq!(plan.campaign.baseline, sha);
+    assert_eq!(plan.spec.baseline, sha);
     assert!(
         plan.workload
             .build

@@ -55,13 +55,19 @@ fn paths_resolve_against_the_file_that_names_them() {
     write(&d.join("camp/w/workload.json"), WORKLOAD);
     write(&d.join("p.patch"), "diff");
     let plan = confirm_plan(Path::new("p.patch"), Some(Path::new("camp/c.json")), d).unwrap();
-    assert_eq!(plan.repo, d.join("camp").join("../repo"));
-    assert_eq!(plan.workload_file, d.join("camp").join("w/workload.json"));
-    assert_eq!(plan.overlay, vec![d.join("camp/w").join("harness/h.sh")]);
-    assert_eq!(plan.output_dir, d.join("camp").join("receipts"));
+    assert_eq!(plan.campaign.repo, d.join("camp").join("../repo"));
+    assert_eq!(
+        plan.campaign.workload_file,
+        d.join("camp").join("w/workload.json")
+    );
+    assert_eq!(
+        plan.campaign.overlay,
+        vec![d.join("camp/w").join("harness/h.sh")]
+    );
+    assert_eq!(plan.campaign.output_dir, d.join("camp").join("receipts"));
     assert_eq!(plan.patch, b"diff");
-    assert_eq!(plan.settings.pairs.get(), 9);
-    assert_eq!(plan.workload_digest.len(), 64);
+    assert_eq!(plan.settings().pairs.get(), 9);
+    assert_eq!(plan.campaign.workload_digest.len(), 64);
 }
 
 #[test]

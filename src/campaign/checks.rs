@@ -3,29 +3,20 @@
 //! outputs. Only candidates that pass everything are screened.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use super::CampaignRun;
 use super::journal::{Entry, Status};
-use super::{CampaignError, CampaignRun};
 use crate::check::{self, Comparison};
-use crate::confirm::result::{StepKind, StepName, TreeLabel};
-use crate::confirm::steps::{self, StepInput, StepOutput};
+use crate::confirm::result::TreeLabel;
+use crate::pipeline::PipelineError;
+use crate::pipeline::checks::{LaneStep, Shown, failure_text};
+use crate::pipeline::steps::StepOutput;
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::{self, PatchError, Tree};
 
 /// The outcome of one lane step for a candidate: go on, or stop with a status and reason.
 type Lane = Result<(), (Status, String)>;
-
-/// One untimed command of a lane.
-struct Cmd<'a> {
-    step: StepName,
-    command: String,
-    cwd: Option<&'a str>,
-    env: &'a std::collections::BTreeMap<String, String>,
-    timeout: Duration,
-    /// Keep stdout as the check output of this scenario.
-    keep_stdout: Option<&'a str>,
-}
 
 impl CampaignRun<'_> {
     /// A fresh clean tree `work/<label>` (replacing a leftover of an interrupted run), with the
@@ -34,17 +25,17 @@ impl CampaignRun<'_> {
         &mut self,
         label: TreeLabel,
         overlay: bool,
-    ) -> Result<Tree, CampaignError> {
+    ) -> Result<Tree, PipelineError> {
         let dest = self.work.join(tree::dir_name(&label.to_string()));
         if dest.exists() {
             std::fs::remove_dir_all(&dest)
-                .map_err(|e| CampaignError::io("cannot clear a leftover tree", e))?;
+                .map_err(|e| PipelineError::io("cannot clear a leftover tree", e))?;
         }
         let t = tree::materialize(&self.pinned, &dest)
-            .map_err(|e| CampaignError::Internal(format!("cannot check out {label}: {e}")))?;
+            .map_err(|e| PipelineError::Internal(format!("cannot check out {label}: {e}")))?;
         if overlay {
             tree::copy_overlay(&self.plan.overlay, &t, &self.plan.overlay_base)
-                .map_err(|e| CampaignError::Usage(format!("cannot copy the overlay: {e}")))?;
+                .map_err(|e| PipelineError::Usage(format!("cannot copy the overlay: {e}")))?;
         }
         Ok(t)
     }
@@ -57,47 +48,25 @@ impl CampaignRun<'_> {
             .collect()
     }
 
-    fn step(&self, tree: &Tree, label: TreeLabel, c: Cmd<'_>) -> Result<StepOutput, CampaignError> {
-        let keep_stdout = match c.keep_stdout {
-            Some(scenario) => Some(
-                self.run_dir
-                    .output_path(label, scenario)
-                    .map_err(|e| CampaignError::io("cannot create the outputs folder", e))?,
-            ),
-            None => None,
-        };
-        let mut runner = self.opts.runners.runner();
-        let input = StepInput {
-            step: c.step,
-            tree_label: label,
-            tree_root: &tree.root,
-            cwd: c.cwd,
-            command: c.command,
-            env: c.env,
-            timeout: c.timeout,
-            keep_stdout,
-            sandbox: &self.sandbox,
-        };
-        steps::run_step(&mut *runner, &self.run_dir, input)
-            .map_err(|e| CampaignError::Internal(e.to_string()))
+    fn step(
+        &self,
+        tree: &Tree,
+        label: TreeLabel,
+        step: LaneStep<'_>,
+    ) -> Result<StepOutput, PipelineError> {
+        step.run(
+            (label, tree),
+            &self.run_dir,
+            &self.sandbox,
+            &*self.opts.runners,
+        )
     }
 
     /// Build, artifacts and tests of one tree: `Err` carries the status and reason.
-    fn build_and_test(&mut self, t: &Tree, label: TreeLabel) -> Result<Lane, CampaignError> {
+    fn build_and_test(&mut self, t: &Tree, label: TreeLabel) -> Result<Lane, PipelineError> {
         let w = self.plan.workload.clone();
         let started = Instant::now();
-        let out = self.step(
-            t,
-            label,
-            Cmd {
-                step: StepName::new(StepKind::Build),
-                command: w.build.command.clone(),
-                cwd: w.build.cwd.as_deref(),
-                env: &w.build.env,
-                timeout: w.build.timeout_s.duration(),
-                keep_stdout: None,
-            },
-        )?;
+        let out = self.step(t, label, LaneStep::build(&w))?;
         self.build_s += started.elapsed().as_secs_f64();
         if !out.record.succeeded() {
             let status = if out.record.timed_out {
@@ -105,7 +74,10 @@ impl CampaignRun<'_> {
             } else {
                 Status::BuildFailed
             };
-            return Ok(Err((status, failure(&out, w.build.timeout_s.duration()))));
+            return Ok(Err((
+                status,
+                failure_text(&out, w.build.timeout_s.duration(), Shown::CANDIDATE),
+            )));
         }
         let cwd = w.build.cwd.as_deref().unwrap_or(".");
         if let Some(missing) = w
@@ -120,25 +92,17 @@ impl CampaignRun<'_> {
             )));
         }
         for (i, command) in w.test.command.as_slice().iter().enumerate() {
-            let out = self.step(
-                t,
-                label,
-                Cmd {
-                    step: StepName::new(StepKind::Test(i + 1)),
-                    command: command.clone(),
-                    cwd: w.test.cwd.as_deref(),
-                    env: &w.test.env,
-                    timeout: w.test.timeout_s.duration(),
-                    keep_stdout: None,
-                },
-            )?;
+            let out = self.step(t, label, LaneStep::test(&w.test, i, command))?;
             if !out.record.succeeded() {
                 let status = if out.record.timed_out {
                     Status::TimedOut
                 } else {
                     Status::TestsFailed
                 };
-                return Ok(Err((status, failure(&out, w.test.timeout_s.duration()))));
+                return Ok(Err((
+                    status,
+                    failure_text(&out, w.test.timeout_s.duration(), Shown::CANDIDATE),
+                )));
             }
         }
         Ok(Ok(()))
@@ -149,24 +113,12 @@ impl CampaignRun<'_> {
         t: &Tree,
         label: TreeLabel,
         s: &Scenario,
-    ) -> Result<StepOutput, CampaignError> {
-        let command = check::fill_seed(&s.check, self.search_seed);
-        self.step(
-            t,
-            label,
-            Cmd {
-                step: StepName::check(&s.name),
-                command,
-                cwd: s.cwd.as_deref(),
-                env: &s.env,
-                timeout: s.timeout_s.duration(),
-                keep_stdout: Some(&s.name),
-            },
-        )
+    ) -> Result<StepOutput, PipelineError> {
+        self.step(t, label, LaneStep::check(s, &s.check, self.search_seed))
     }
 
     /// Builds, tests and checks the baseline once; its check outputs are the reference.
-    pub(super) fn prepare_baseline(&mut self) -> Result<Tree, CampaignError> {
+    pub(super) fn prepare_baseline(&mut self) -> Result<Tree, PipelineError> {
         let dest = self
             .work
             .join(tree::dir_name(&TreeLabel::Baseline.to_string()));
@@ -181,15 +133,15 @@ impl CampaignRun<'_> {
         let t = self.fresh_tree(TreeLabel::Baseline, true)?;
         let started = Instant::now();
         if let Err((_, reason)) = self.build_and_test(&t, TreeLabel::Baseline)? {
-            return Err(CampaignError::Baseline(reason));
+            return Err(PipelineError::Baseline(reason));
         }
         for s in self.training() {
             let out = self.run_check(&t, TreeLabel::Baseline, &s)?;
             if !out.record.succeeded() {
-                return Err(CampaignError::Baseline(format!(
+                return Err(PipelineError::Baseline(format!(
                     "check of `{}`: {}",
                     s.name,
-                    failure(&out, s.timeout_s.duration())
+                    failure_text(&out, s.timeout_s.duration(), Shown::CANDIDATE)
                 )));
             }
         }
@@ -204,13 +156,8 @@ impl CampaignRun<'_> {
         &mut self,
         index: usize,
         baseline: &Tree,
-    ) -> Result<(), CampaignError> {
-        let patch_path = self
-            .state
-            .patch_path(&self.run_dir.path, index)
-            .ok_or_else(|| CampaignError::Internal(format!("candidate {index} is unknown")))?;
-        let bytes = std::fs::read(&patch_path)
-            .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
+    ) -> Result<(), PipelineError> {
+        let bytes = self.candidate_patch(index)?.bytes;
         let label = TreeLabel::Numbered(index);
         self.candidate_stage(&format!("check {label}"), index);
         match self.candidate_lane(label, &bytes, baseline)? {
@@ -232,7 +179,7 @@ impl CampaignRun<'_> {
         label: TreeLabel,
         bytes: &[u8],
         baseline: &Tree,
-    ) -> Result<Lane, CampaignError> {
+    ) -> Result<Lane, PipelineError> {
         let summary = match tree::inspect_patch(bytes) {
             Ok(s) => s,
             Err(e) => return Ok(Err((Status::Refused, e.to_string()))),
@@ -257,16 +204,16 @@ impl CampaignRun<'_> {
                     format!(
                         "check of `{}`: {}",
                         s.name,
-                        failure(&cand, s.timeout_s.duration())
+                        failure_text(&cand, s.timeout_s.duration(), Shown::CANDIDATE)
                     ),
                 )));
             }
             let reference = self
                 .run_dir
                 .output_path(TreeLabel::Baseline, &s.name)
-                .map_err(|e| CampaignError::io("cannot find the baseline outputs", e))?;
+                .map_err(|e| PipelineError::io("cannot find the baseline outputs", e))?;
             let read = |p: &Path| {
-                std::fs::read(p).map_err(|e| CampaignError::io("cannot read a check output", e))
+                std::fs::read(p).map_err(|e| PipelineError::io("cannot read a check output", e))
             };
             if let Comparison::Differs(m) =
                 check::compare_outputs(&s.compare, &read(&reference)?, &read(&cand.stdout_path)?)
@@ -288,17 +235,6 @@ fn refusal_status(e: &PatchError) -> Status {
         }
         _ => Status::Refused,
     }
-}
-
-fn failure(out: &StepOutput, timeout: Duration) -> String {
-    let tail: Vec<&str> = out.run.stderr_tail.lines().rev().take(8).collect();
-    let tail: Vec<String> = tail.into_iter().rev().map(|l| format!("  | {l}")).collect();
-    format!(
-        "`{}`: {}\n{}",
-        out.record.command,
-        steps::describe_failure(&out.record, timeout),
-        tail.join("\n")
-    )
 }
 
 /// Cargo targets: when the candidate's `Cargo.lock` equals the baseline's, start its build from a

@@ -11,10 +11,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::CampaignRun;
 use super::journal::{Entry, Source, Status};
-use super::{CampaignError, CampaignRun};
 use crate::confirm::result::TreeLabel;
 use crate::measure::runner::RunSpec;
+use crate::pipeline::PipelineError;
 use crate::spec::workload::Role;
 
 /// The file an agent may leave at the tree root to say why its change is faster.
@@ -51,7 +52,7 @@ impl CampaignRun<'_> {
     }
 
     /// Copies the campaign's patch files into the run directory (once; resumable).
-    pub(super) fn collect_patches(&mut self) -> Result<(), CampaignError> {
+    pub(super) fn collect_patches(&mut self) -> Result<(), PipelineError> {
         let patch_count = self
             .state
             .candidates
@@ -68,7 +69,7 @@ impl CampaignRun<'_> {
         {
             let index = self.next_index();
             let read = crate::tree::read_patch(&p.file).map_err(|e| {
-                CampaignError::Usage(format!("cannot read the patch {}: {e}", p.file.display()))
+                PipelineError::Usage(format!("cannot read the patch {}: {e}", p.file.display()))
             })?;
             // A patch over the cap is journaled with an empty copy: accounted for, not read.
             let (bytes, refused) = match read {
@@ -93,11 +94,11 @@ impl CampaignRun<'_> {
         source: Source,
         bytes: &[u8],
         explanation: Option<String>,
-    ) -> Result<(), CampaignError> {
+    ) -> Result<(), PipelineError> {
         let patch_file = format!("candidate_{index}.patch");
         self.run_dir
             .write(&patch_file, bytes)
-            .map_err(|e| CampaignError::io("cannot write a candidate patch", e))?;
+            .map_err(|e| PipelineError::io("cannot write a candidate patch", e))?;
         self.record(Entry::Candidate {
             index,
             name: name.to_string(),
@@ -107,8 +108,8 @@ impl CampaignRun<'_> {
         })
     }
 
-    fn brief_json(&self) -> Result<Vec<u8>, CampaignError> {
-        let c = &self.plan.campaign;
+    fn brief_json(&self) -> Result<Vec<u8>, PipelineError> {
+        let c = &self.plan.spec;
         let w = &self.plan.workload;
         let brief = AgentBrief {
             objective: &c.brief.objective,
@@ -131,17 +132,17 @@ impl CampaignRun<'_> {
             search_seed: self.search_seed,
             explanation_file: EXPLANATION_FILE,
         };
-        serde_json::to_vec_pretty(&brief).map_err(|e| CampaignError::Internal(e.to_string()))
+        serde_json::to_vec_pretty(&brief).map_err(|e| PipelineError::Internal(e.to_string()))
     }
 
     /// Runs the agent command `count` times (resumable: finished runs are not repeated).
-    pub(super) fn collect_agent_runs(&mut self) -> Result<(), CampaignError> {
-        let Some(agent) = self.plan.campaign.agent.clone() else {
+    pub(super) fn collect_agent_runs(&mut self) -> Result<(), PipelineError> {
+        let Some(agent) = self.plan.spec.agent.clone() else {
             return Ok(());
         };
         let brief_path = self.work.join("brief.json");
         std::fs::write(&brief_path, self.brief_json()?)
-            .map_err(|e| CampaignError::io("cannot write the agent's brief", e))?;
+            .map_err(|e| PipelineError::io("cannot write the agent's brief", e))?;
         for run in self.state.agent_runs_done..agent.count.get() {
             self.stage(&format!("agent run {}/{}", run + 1, agent.count.get()));
             let index = self.next_index();
@@ -169,10 +170,10 @@ impl CampaignRun<'_> {
             let mut runner = self.opts.runners.runner();
             let outcome = runner
                 .run(&spec)
-                .map_err(|e| CampaignError::Internal(e.to_string()))?;
+                .map_err(|e| PipelineError::Internal(e.to_string()))?;
             let explanation = take_explanation(&tree.root);
             let bytes = crate::tree::diff_worktree(&tree)
-                .map_err(|e| CampaignError::Internal(e.to_string()))?;
+                .map_err(|e| PipelineError::Internal(e.to_string()))?;
             self.add_candidate(index, &name, Source::Agent, &bytes, explanation)?;
             let verdict = if outcome.timed_out {
                 Some((

@@ -25,6 +25,7 @@ use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
 use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::RunEvent;
+use crate::pipeline::PipelineError;
 use crate::plan::{CampaignPlan, RUN_MANIFEST, RunManifest};
 use crate::report::path::shown;
 use crate::tree::{self, Pinned};
@@ -107,49 +108,6 @@ pub struct CandidateRef {
     pub name: String,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum CampaignError {
-    #[error("{0}")]
-    Usage(String),
-    #[error("the baseline itself fails: {0}")]
-    Baseline(String),
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{0}")]
-    Internal(String),
-    /// Stopped by Ctrl-C or a stop signal; the journal keeps everything finished before.
-    #[error("{0}")]
-    Interrupted(String),
-    /// A candidate got the private signing key into its records: it is rejected, and the campaign
-    /// stops, since anything signed with a key a candidate holds proves nothing.
-    #[error(
-        "{0}\nthe campaign stopped: treat the signing key as compromised, make a new one (evo \
-         keygen) and confirm again"
-    )]
-    KeyLeak(String),
-}
-
-impl CampaignError {
-    fn io(context: &str, source: std::io::Error) -> CampaignError {
-        CampaignError::Io {
-            context: context.to_string(),
-            source,
-        }
-    }
-
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            CampaignError::Usage(_) | CampaignError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
-            CampaignError::Interrupted(_) => crate::exit_codes::INTERRUPTED,
-            _ => crate::exit_codes::INTERNAL_ERROR,
-        }
-    }
-}
-
 /// A running campaign.
 pub(crate) struct CampaignRun<'a> {
     plan: &'a CampaignPlan,
@@ -167,6 +125,12 @@ pub(crate) struct CampaignRun<'a> {
     sandbox: SandboxPolicy,
 }
 
+/// A candidate's patch as the run directory keeps it.
+struct CandidatePatch {
+    file: PathBuf,
+    bytes: Vec<u8>,
+}
+
 /// A finished campaign: its summary and run directory.
 #[derive(Debug)]
 pub struct CampaignOutcome {
@@ -175,27 +139,27 @@ pub struct CampaignOutcome {
 }
 
 /// The run directory to resume: an id under the output folder, or the newest one there.
-fn resume_dir(output: &Path, which: &str) -> Result<PathBuf, CampaignError> {
+fn resume_dir(output: &Path, which: &str) -> Result<PathBuf, PipelineError> {
     if which != "latest" {
         let dir = output.join(which);
         return if dir.join(journal::JOURNAL).is_file() {
             Ok(dir)
         } else {
-            Err(CampaignError::Usage(format!(
+            Err(PipelineError::Usage(format!(
                 "no campaign run `{which}` in {} to resume",
                 output.display()
             )))
         };
     }
     let mut runs: Vec<PathBuf> = std::fs::read_dir(output)
-        .map_err(|e| CampaignError::io(&format!("cannot list {}", output.display()), e))?
+        .map_err(|e| PipelineError::io(format!("cannot list {}", output.display()), e))?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.join(journal::JOURNAL).is_file())
         .collect();
     runs.sort();
     runs.pop().ok_or_else(|| {
-        CampaignError::Usage(format!("no campaign run in {} to resume", output.display()))
+        PipelineError::Usage(format!("no campaign run in {} to resume", output.display()))
     })
 }
 
@@ -204,37 +168,37 @@ pub fn run_campaign(
     plan: &CampaignPlan,
     opts: &CampaignOptions,
     on_event: &mut dyn FnMut(CampaignEvent),
-) -> Result<CampaignOutcome, CampaignError> {
+) -> Result<CampaignOutcome, PipelineError> {
     let started = Instant::now();
     // Every runner honours the run's stop, whatever stop condition its maker knows.
     let opts = &CampaignOptions {
         runners: crate::host::stoppable(Arc::clone(&opts.runners), opts.stop.clone()),
         ..opts.clone()
     };
-    if plan.patches.is_empty() && plan.campaign.agent.is_none() {
-        return Err(CampaignError::Usage(format!(
+    if plan.patches.is_empty() && plan.spec.agent.is_none() {
+        return Err(PipelineError::Usage(format!(
             "{}: the campaign has no candidates: give `candidates` (patch files) or `agent`",
             plan.campaign_file.display()
         )));
     }
-    let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
-        .map_err(|e| CampaignError::Usage(e.to_string()))?;
+    let pinned = tree::pin(&plan.repo, &plan.spec.baseline)
+        .map_err(|e| PipelineError::Usage(e.to_string()))?;
     // A configured key that cannot be used is found now, not after the whole search.
     if let SignWith::CampaignKey = opts.sign_with {
-        let key_file = crate::plan::key_file(&plan.campaign_file, &plan.campaign);
+        let key_file = crate::plan::key_file(&plan.campaign_file, &plan.spec);
         crate::receipt::keys::Signer::check_configured(key_file.as_deref())
-            .map_err(|e| CampaignError::Usage(format!("cannot use the signing key: {e}")))?;
+            .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
     }
-    crate::plan::check_output_dir(&plan.output_dir).map_err(CampaignError::Usage)?;
+    crate::plan::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
     // The work folder of every run lies in the output folder: hiding that hides all trees.
     let sandbox = crate::plan::sandbox_policy(
         &plan.campaign_file,
-        &plan.campaign,
+        &plan.spec,
         &[&plan.output_dir],
         &plan.output_dir.join(".cache-copies"),
         opts.sandbox,
     )
-    .map_err(CampaignError::Usage)?;
+    .map_err(PipelineError::Usage)?;
     if !sandbox.enabled() {
         on_event(CampaignEvent::Warning {
             message: format!("runs are NOT sandboxed: {}", sandbox.record.detail),
@@ -249,9 +213,9 @@ pub fn run_campaign(
             RunDir { id, path }
         }
         None => {
-            let id = rundir::run_id(SystemTime::now(), &plan.campaign.name, &pinned.sha);
+            let id = rundir::run_id(SystemTime::now(), &plan.spec.name, &pinned.sha);
             RunDir::create(&plan.output_dir, &id)
-                .map_err(|e| CampaignError::io("cannot create the run directory", e))?
+                .map_err(|e| PipelineError::io("cannot create the run directory", e))?
         }
     };
     // Shown to people and kept in records: say it without `..` detours.
@@ -259,25 +223,25 @@ pub fn run_campaign(
         path: run_dir.path.canonicalize().unwrap_or(run_dir.path),
         id: run_dir.id,
     };
-    let lock = RunLock::acquire(&run_dir.path).map_err(|e| CampaignError::Usage(e.to_string()))?;
+    let lock = RunLock::acquire(&run_dir.path).map_err(|e| PipelineError::Usage(e.to_string()))?;
     let entries = journal::read(&run_dir.path)
-        .map_err(|e| CampaignError::io("cannot read the journal", e))?;
+        .map_err(|e| PipelineError::io("cannot read the journal", e))?;
     let state = State::from_entries(&entries);
     if let Some(sha) = &state.baseline_sha {
         if *sha != pinned.sha {
-            return Err(CampaignError::Usage(format!(
+            return Err(PipelineError::Usage(format!(
                 "run {} pinned {sha}, but the campaign's baseline now resolves to {}: start a new run",
                 run_dir.id, pinned.sha
             )));
         }
     }
     let journal = Journal::open(&run_dir.path)
-        .map_err(|e| CampaignError::io("cannot open the journal", e))?;
+        .map_err(|e| PipelineError::io("cannot open the journal", e))?;
     let work = run_dir.path.join("work");
     std::fs::create_dir_all(&work)
-        .map_err(|e| CampaignError::io("cannot create the work folder", e))?;
+        .map_err(|e| PipelineError::io("cannot create the work folder", e))?;
     // A resumed run keeps the seed it started with, even if the campaign file changed since.
-    let search_seed = state.search_seed.unwrap_or(plan.campaign.search.seed);
+    let search_seed = state.search_seed.unwrap_or(plan.spec.search.seed);
     let mut run = CampaignRun {
         plan,
         opts,
@@ -311,8 +275,8 @@ pub fn run_campaign(
         return Err(run.interrupted());
     }
     match staged {
-        Err(CampaignError::Baseline(m)) => {
-            return Err(CampaignError::Baseline(run.sandbox.explain(m)));
+        Err(PipelineError::Baseline(m)) => {
+            return Err(PipelineError::Baseline(run.sandbox.explain(m)));
         }
         other => other?,
     }
@@ -342,15 +306,15 @@ impl CampaignRun<'_> {
 
     /// Journals an entry (durably) and applies it to the state. After a stop request nothing is
     /// journaled: a status or pair drawn from a run cut short would be wrong.
-    fn record(&mut self, entry: Entry) -> Result<(), CampaignError> {
+    fn record(&mut self, entry: Entry) -> Result<(), PipelineError> {
         if self.opts.stop.requested() {
-            return Err(CampaignError::Interrupted(
+            return Err(PipelineError::Interrupted(
                 crate::interrupt::MESSAGE.to_string(),
             ));
         }
         self.journal
             .append(&entry)
-            .map_err(|e| CampaignError::io("cannot write the journal", e))?;
+            .map_err(|e| PipelineError::io("cannot write the journal", e))?;
         self.state.apply(&entry);
         Ok(())
     }
@@ -360,7 +324,7 @@ impl CampaignRun<'_> {
         index: usize,
         status: Status,
         reason: String,
-    ) -> Result<(), CampaignError> {
+    ) -> Result<(), PipelineError> {
         let name = self
             .state
             .candidate_mut(index)
@@ -378,16 +342,16 @@ impl CampaignRun<'_> {
         })
     }
 
-    fn write_manifest(&self) -> Result<(), CampaignError> {
+    fn write_manifest(&self) -> Result<(), PipelineError> {
         let manifest = RunManifest {
             campaign: self.plan.campaign_file.clone(),
             run_id: self.run_dir.id.clone(),
         };
         let text = serde_json::to_vec_pretty(&manifest)
-            .map_err(|e| CampaignError::Internal(e.to_string()))?;
+            .map_err(|e| PipelineError::Internal(e.to_string()))?;
         self.run_dir
             .write(RUN_MANIFEST, &text)
-            .map_err(|e| CampaignError::io("cannot write the run manifest", e))?;
+            .map_err(|e| PipelineError::io("cannot write the run manifest", e))?;
         Ok(())
     }
 
@@ -400,7 +364,7 @@ impl CampaignRun<'_> {
             .collect()
     }
 
-    fn stages(&mut self) -> Result<(), CampaignError> {
+    fn stages(&mut self) -> Result<(), PipelineError> {
         if self.state.finished {
             return Ok(());
         }
@@ -423,9 +387,9 @@ impl CampaignRun<'_> {
     }
 
     /// Fresh confirmations of the best-screened candidates (only those faster in screening).
-    fn confirm_top(&mut self) -> Result<(), CampaignError> {
+    fn confirm_top(&mut self) -> Result<(), PipelineError> {
         let ranking = summary::ranking(&self.state.candidates);
-        let top = self.plan.campaign.confirm.top.get();
+        let top = self.plan.spec.confirm.top.get();
         let chosen: Vec<usize> = ranking
             .iter()
             .filter(|(_, median)| *median > 1.0)
@@ -443,13 +407,8 @@ impl CampaignRun<'_> {
             self.discard_interrupted_confirmation(index)?;
             self.candidate_stage(&format!("confirm candidate {index}"), index);
             self.record(Entry::ConfirmationStarted { index })?;
-            let patch_file = self
-                .state
-                .patch_path(&self.run_dir.path, index)
-                .ok_or_else(|| CampaignError::Internal(format!("candidate {index} is unknown")))?;
-            let bytes = std::fs::read(&patch_file)
-                .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
-            let request = self.confirm_request(index, patch_file, bytes);
+            let CandidatePatch { file, bytes } = self.candidate_patch(index)?;
+            let request = self.confirm_request(index, file, bytes);
             let opts = ConfirmOptions {
                 runners: Arc::clone(&self.opts.runners),
                 work_dir: None,
@@ -465,11 +424,11 @@ impl CampaignRun<'_> {
                     // Read back as a confirmation that ran elsewhere would be: the receipt
                     // vouches for what is recorded.
                     let outcome = confirm::load_outcome(&done.run_dir, &done.receipt.verifying_key)
-                        .map_err(|e| CampaignError::Internal(e.to_string()))?;
+                        .map_err(|e| PipelineError::Internal(e.to_string()))?;
                     let sent =
                         hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&request.plan.patch));
                     if outcome.patch_sha256 != sent {
-                        return Err(CampaignError::Internal(format!(
+                        return Err(PipelineError::Internal(format!(
                             "{} confirmed another patch than candidate {index}'s",
                             shown(&outcome.run_dir)
                         )));
@@ -481,18 +440,16 @@ impl CampaignRun<'_> {
                     self.record_confirmation(index, &outcome, screened)?;
                 }
                 Err(e) => {
-                    let status = match &e {
-                        confirm::ConfirmError::Baseline(_) => {
-                            return Err(CampaignError::Baseline(e.to_string()));
+                    let status = match e {
+                        PipelineError::Baseline(_) => {
+                            return Err(PipelineError::Baseline(e.to_string()));
                         }
-                        confirm::ConfirmError::Interrupted(m) => {
-                            return Err(CampaignError::Interrupted(m.clone()));
-                        }
-                        confirm::ConfirmError::KeyLeak(m) => {
+                        PipelineError::Interrupted(_) => return Err(e),
+                        PipelineError::KeyLeak(_) => {
                             let why = "its records carried the private signing key; nothing was \
                                        signed";
                             self.set_status(index, Status::Rejected, why.to_string())?;
-                            return Err(CampaignError::KeyLeak(m.clone()));
+                            return Err(PipelineError::CampaignKeyLeak(Box::new(e)));
                         }
                         _ => Status::Inconclusive,
                     };
@@ -503,11 +460,20 @@ impl CampaignRun<'_> {
         Ok(())
     }
 
+    /// Candidate `index`'s patch file in the run directory, and its bytes.
+    fn candidate_patch(&self, index: usize) -> Result<CandidatePatch, PipelineError> {
+        let file = (self.state.patch_path(&self.run_dir.path, index))
+            .ok_or_else(|| PipelineError::Internal(format!("candidate {index} is unknown")))?;
+        let bytes = std::fs::read(&file)
+            .map_err(|e| PipelineError::io("cannot read a candidate patch", e))?;
+        Ok(CandidatePatch { file, bytes })
+    }
+
     /// What the confirmation of candidate `index` (its patch file and bytes) runs: the campaign's
     /// plan with the run's `confirmations/` as output folder, and the search's figures.
     fn confirm_request(&self, index: usize, patch_file: PathBuf, bytes: Vec<u8>) -> ConfirmRequest {
         let mut plan = self.plan.confirm_plan(patch_file, bytes);
-        plan.output_dir = self.run_dir.path.join("confirmations");
+        plan.campaign.output_dir = self.run_dir.path.join("confirmations");
         ConfirmRequest::new(plan, Some(self.search_context(index)), self.opts.sandbox)
     }
 
@@ -518,7 +484,7 @@ impl CampaignRun<'_> {
         index: usize,
         outcome: &confirm::Outcome,
         screened: f64,
-    ) -> Result<(), CampaignError> {
+    ) -> Result<(), PipelineError> {
         let status = match outcome.verdict {
             confirm::result::Verdict::Accepted => Status::Confirmed,
             confirm::result::Verdict::Rejected => Status::Rejected,
@@ -539,7 +505,7 @@ impl CampaignRun<'_> {
     }
 
     /// Journals the stop and says how to go on; everything journaled before stays.
-    fn interrupted(&mut self) -> CampaignError {
+    fn interrupted(&mut self) -> PipelineError {
         let noted = self.journal.append(&Entry::Interrupted {
             at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         });
@@ -547,7 +513,7 @@ impl CampaignRun<'_> {
             Ok(()) => String::new(),
             Err(e) => format!(" (the stop itself could not be journaled: {e})"),
         };
-        CampaignError::Interrupted(format!(
+        PipelineError::Interrupted(format!(
             "{}.\nEverything finished before the stop is in {}{journal_note}; continue with: evo \
              campaign run {} --resume {}",
             crate::interrupt::MESSAGE,
@@ -559,7 +525,7 @@ impl CampaignRun<'_> {
 
     /// When a confirmation of `index` began but never finished, journals the folders it left so
     /// their runs are accounted for, before a new confirmation starts from scratch.
-    fn discard_interrupted_confirmation(&mut self, index: usize) -> Result<(), CampaignError> {
+    fn discard_interrupted_confirmation(&mut self, index: usize) -> Result<(), PipelineError> {
         if !self
             .state
             .candidate_mut(index)
@@ -614,17 +580,17 @@ impl CampaignRun<'_> {
         }
     }
 
-    fn finish(mut self, started: Instant) -> Result<CampaignOutcome, CampaignError> {
+    fn finish(mut self, started: Instant) -> Result<CampaignOutcome, PipelineError> {
         let seconds = started.elapsed().as_secs_f64();
         if !self.state.finished {
             self.record(Entry::Finished { seconds })?;
         }
         let summary = summary::Summary::new(&self.run_dir.id, &self.state, self.build_s, seconds);
         let text = serde_json::to_vec_pretty(&summary)
-            .map_err(|e| CampaignError::Internal(e.to_string()))?;
+            .map_err(|e| PipelineError::Internal(e.to_string()))?;
         self.run_dir
             .write("summary.json", &text)
-            .map_err(|e| CampaignError::io("cannot write summary.json", e))?;
+            .map_err(|e| PipelineError::io("cannot write summary.json", e))?;
         // The trees are rebuilt from the journal if ever needed; keep the run directory small.
         let _ = std::fs::remove_dir_all(&self.work);
         Ok(CampaignOutcome {

@@ -2,46 +2,28 @@
 //! (and callgrind instruction counts when enabled). Screening ranks; it never accepts. Every pair
 //! is journaled as it completes, so a resumed campaign continues at the next pair.
 
-use std::path::Path;
-
 use super::journal::{Entry, Status};
-use super::{CampaignError, CampaignEvent, CampaignRun};
-use crate::check;
+use super::{CampaignEvent, CampaignRun};
 use crate::confirm::result::{StepKind, StepName, TreeLabel};
 use crate::measure::callgrind;
 use crate::measure::record::Order;
 use crate::measure::runner::{RunSpec, Runner};
-use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
+use crate::pipeline::PipelineError;
+use crate::pipeline::checks::{LaneStep, scenario_spec as spec};
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Scenario;
 use crate::stats::{self, Ratios};
 use crate::tree::Tree;
 
-fn spec(root: &Path, s: &Scenario, seed: u64, sandbox: &SandboxPolicy) -> RunSpec {
-    let cwd = root.join(s.cwd.as_deref().unwrap_or("."));
-    RunSpec {
-        sandbox: sandbox.for_run(root, Some(&cwd)),
-        cwd: Some(cwd),
-        env: s.env.clone(),
-        base_env: Some(sandbox.environment().clone()),
-        ..RunSpec::new(check::fill_seed(&s.run, seed), s.timeout_s.duration())
-    }
-}
-
 impl CampaignRun<'_> {
     /// Screens candidate `index` on the first training scenario; resumes after its last pair.
-    pub(super) fn screen(&mut self, index: usize, baseline: &Tree) -> Result<(), CampaignError> {
+    pub(super) fn screen(&mut self, index: usize, baseline: &Tree) -> Result<(), PipelineError> {
         let Some(s) = self.training().into_iter().next() else {
-            return Err(CampaignError::Internal("no training scenario".into()));
+            return Err(PipelineError::Internal("no training scenario".into()));
         };
         let label = TreeLabel::Numbered(index);
-        let patch = self
-            .state
-            .patch_path(&self.run_dir.path, index)
-            .ok_or_else(|| CampaignError::Internal(format!("candidate {index} is unknown")))?;
-        let bytes = std::fs::read(&patch)
-            .map_err(|e| CampaignError::io("cannot read a candidate patch", e))?;
+        let bytes = self.candidate_patch(index)?.bytes;
         self.candidate_stage(&format!("screen {label}"), index);
         let mut runner = self.opts.runners.runner();
         let t = match self.built_tree(label) {
@@ -79,25 +61,16 @@ impl CampaignRun<'_> {
         bytes: &[u8],
         baseline: &Tree,
         runner: &mut dyn Runner,
-    ) -> Result<Option<Tree>, CampaignError> {
+    ) -> Result<Option<Tree>, PipelineError> {
         let t = self.fresh_tree(label, true)?;
-        crate::tree::apply_patch(&t, bytes).map_err(|e| CampaignError::Internal(e.to_string()))?;
+        crate::tree::apply_patch(&t, bytes).map_err(|e| PipelineError::Internal(e.to_string()))?;
         super::checks::seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
-        let build = self.plan.workload.build.clone();
-        let input = crate::confirm::steps::StepInput {
-            step: StepName::new(StepKind::ScreenBuild),
-            tree_label: label,
-            tree_root: &t.root,
-            cwd: build.cwd.as_deref(),
-            command: build.command.clone(),
-            env: &build.env,
-            timeout: build.timeout_s.duration(),
-            keep_stdout: None,
-            sandbox: &self.sandbox,
-        };
+        let build =
+            LaneStep::build(&self.plan.workload).renamed(StepName::new(StepKind::ScreenBuild));
+        let input = build.input((label, &t), &self.run_dir, &self.sandbox)?;
         let started = std::time::Instant::now();
-        let built = crate::confirm::steps::run_step(runner, &self.run_dir, input)
-            .map_err(|e| CampaignError::Internal(e.to_string()))?;
+        let built = crate::pipeline::steps::run_step(runner, &self.run_dir, input)
+            .map_err(|e| PipelineError::Internal(e.to_string()))?;
         self.build_s += started.elapsed().as_secs_f64();
         Ok(built.record.succeeded().then_some(t))
     }
@@ -109,17 +82,17 @@ impl CampaignRun<'_> {
         baseline: &Tree,
         t: &Tree,
         runner: &mut dyn Runner,
-    ) -> Result<(), CampaignError> {
+    ) -> Result<(), PipelineError> {
         let seed = self.search_seed;
         let (b, c) = (
-            spec(&baseline.root, s, seed, &self.sandbox),
-            spec(&t.root, s, seed, &self.sandbox),
+            spec(baseline, s, seed, &self.sandbox),
+            spec(t, s, seed, &self.sandbox),
         );
         let arms = Arms {
             baseline: &b,
             candidate: &c,
         };
-        let want = self.plan.campaign.search.pairs.get();
+        let want = self.plan.spec.search.pairs.get();
         let (done, warmed) = self
             .state
             .candidate_mut(index)
@@ -149,18 +122,13 @@ impl CampaignRun<'_> {
             };
             let mut pair = match measured {
                 Ok(mut p) if !p.is_empty() => p.remove(0),
-                Ok(_) => return Err(CampaignError::Internal("a pair went missing".into())),
+                Ok(_) => return Err(PipelineError::Internal("a pair went missing".into())),
                 Err(e) => return self.screening_failure(index, e),
             };
             pair.index = i;
             self.record(Entry::ScreeningPair { index, pair })?;
         }
-        let counted = self
-            .plan
-            .campaign
-            .search
-            .counters
-            .contains(&Counter::Callgrind);
+        let counted = self.plan.spec.search.counters.contains(&Counter::Callgrind);
         if counted && !self.count_instructions(index, &b, &c)? {
             return Ok(());
         }
@@ -178,7 +146,7 @@ impl CampaignRun<'_> {
         )
     }
 
-    fn screening_failure(&mut self, index: usize, e: MeasureError) -> Result<(), CampaignError> {
+    fn screening_failure(&mut self, index: usize, e: MeasureError) -> Result<(), PipelineError> {
         use crate::measure::record::Arm;
         // Only the candidate's own failure is the candidate's: a baseline run that times out or
         // fails is the baseline's, whichever way it failed.
@@ -192,7 +160,7 @@ impl CampaignRun<'_> {
                 arm: Arm::Candidate,
                 ..
             } => self.set_status(index, Status::Rejected, e.to_string()),
-            other => Err(CampaignError::Baseline(other.to_string())),
+            other => Err(PipelineError::Baseline(other.to_string())),
         }
     }
 
@@ -205,12 +173,12 @@ impl CampaignRun<'_> {
         index: usize,
         b: &RunSpec,
         c: &RunSpec,
-    ) -> Result<bool, CampaignError> {
+    ) -> Result<bool, PipelineError> {
         let dir = self.work.join(format!("callgrind-{index}"));
         let mut runner = self.opts.runners.runner();
         let baseline = callgrind::count(&mut *runner, b, &dir.join("baseline"))
             .map(|c| c.instructions)
-            .map_err(CampaignError::Usage)?;
+            .map_err(PipelineError::Usage)?;
         let candidate = callgrind::count(&mut *runner, c, &dir.join("candidate"));
         let _ = std::fs::remove_dir_all(&dir);
         match candidate {

@@ -3,11 +3,11 @@
 //! measures it against the baseline, so the receipt says how much of the gain flags alone give and
 //! how much the code change gives. When the lane does not run, the result says why.
 
-use super::lanes::{PairStep, failure_text};
 use super::result::TreeLabel;
 use super::{ConfirmError, ConfirmEvent, Run, io_err};
 use crate::measure::record::Order;
 use crate::measure::schedule::{self, Arms, PairOrder, Phase};
+use crate::pipeline::checks::{LaneStep, Shown, failure_text};
 use crate::spec::workload::Role;
 use crate::tree;
 
@@ -23,7 +23,7 @@ impl Run<'_> {
     /// Splits the patch; when it mixes configuration and code, prepares the configuration-only
     /// tree (built later with the others).
     pub(crate) fn prepare_config_lane(&mut self) -> Result<(), ConfirmError> {
-        let globs = &self.plan.workload.config_files;
+        let globs = &self.plan.campaign.workload.config_files;
         if globs.is_empty() {
             self.skip_config_lane("the workload declares no config_files");
             return Ok(());
@@ -65,10 +65,10 @@ impl Run<'_> {
             return Ok(());
         };
         self.stage("configuration-only build");
-        let step = PairStep::build(&self.plan.workload);
+        let step = LaneStep::build(&self.plan.campaign.workload);
         let out = self.run_single(&step, (TreeLabel::ConfigOnly, &t))?;
         if !out.record.succeeded() {
-            let text = failure_text(&out, step.timeout);
+            let text = failure_text(&out, step.timeout, Shown::GATE);
             self.skip_config_lane(format!("the configuration-only build failed: {text}"));
             self.trees.config_only = None;
         }
@@ -86,6 +86,7 @@ impl Run<'_> {
         };
         let Some(s) = self
             .plan
+            .campaign
             .workload
             .scenarios
             .iter()
@@ -116,7 +117,7 @@ impl Run<'_> {
         };
         let mut runner = self.opts.runners.timed_runner();
         let order = PairOrder::Alternating(Order::CandidateFirst);
-        let n = self.plan.settings.pairs.get();
+        let n = self.plan.settings().pairs.get();
         (self.on_event)(ConfirmEvent::Expect { runs: 2 + 2 * n });
         (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
         let on_event = &mut *self.on_event;

@@ -8,27 +8,22 @@ use crate::measure::callgrind;
 use crate::spec::campaign::Counter;
 use crate::spec::workload::{Role, Scenario};
 
+use super::Run;
 use super::result::InstructionFigures;
-use super::{ConfirmError, Run};
+use crate::pipeline::PipelineError;
 
 impl Run<'_> {
     /// Counts both arms of every training scenario that was measured; a count that cannot be had
     /// is recorded with its reason, never a failure of the confirmation.
-    pub(crate) fn count_instructions(&mut self) -> Result<(), ConfirmError> {
-        if !self
-            .plan
-            .campaign
-            .confirm
-            .counters
-            .contains(&Counter::Callgrind)
-        {
+    pub(crate) fn count_instructions(&mut self) -> Result<(), PipelineError> {
+        if !self.plan.settings().counters.contains(&Counter::Callgrind) {
             return Ok(());
         }
         let (Some(bt), Some(ct)) = (self.trees.baseline.clone(), self.trees.candidate.clone())
         else {
             return Ok(());
         };
-        let training: Vec<Scenario> = (self.plan.workload.scenarios.iter())
+        let training: Vec<Scenario> = (self.plan.campaign.workload.scenarios.iter())
             .filter(|s| s.role == Role::Training)
             .cloned()
             .collect();
@@ -49,7 +44,7 @@ impl Run<'_> {
                 });
             let _ = std::fs::remove_dir_all(&dir);
             if self.opts.stop.requested() {
-                return Err(ConfirmError::Interrupted(
+                return Err(PipelineError::Interrupted(
                     crate::interrupt::MESSAGE.to_string(),
                 ));
             }

@@ -2,7 +2,6 @@
 //! lane. Baseline and candidate steps run side by side (two threads): nothing is being measured
 //! yet, and the two trees share nothing.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -10,87 +9,14 @@ use super::result::{
     ArtifactDigest, CheckLane, DifferentialRecord, GateName, GateStatus, SanitizerFinding,
     StepKind, StepName, TreeLabel,
 };
-use super::rundir::RunDir;
-use super::steps::{self, StepInput, StepOutput};
 use super::verdict::gate;
-use super::{ConfirmError, Flow, Run, io_err};
+use super::{Flow, Run, io_err};
 use crate::check::{self, Comparison};
-use crate::measure::sandbox::SandboxPolicy;
-use crate::spec::workload::{Compare, Scenario, Workload};
+use crate::pipeline::PipelineError;
+use crate::pipeline::checks::{LaneStep, Shown, failure_text};
+use crate::pipeline::steps::{self, StepOutput};
+use crate::spec::workload::{Compare, Scenario};
 use crate::tree::{self, Tree};
-
-/// One command to run in both trees of a lane.
-#[derive(Clone)]
-pub(crate) struct PairStep<'a> {
-    pub step: StepName,
-    pub command: String,
-    pub cwd: Option<&'a str>,
-    pub env: &'a BTreeMap<String, String>,
-    pub timeout: Duration,
-    /// Keep stdout under `outputs/<tree>/<scenario>.check.out`.
-    pub output_of: Option<&'a str>,
-}
-
-impl<'a> PairStep<'a> {
-    /// The workload's build command as a step.
-    pub(crate) fn build(workload: &'a Workload) -> PairStep<'a> {
-        let b = &workload.build;
-        PairStep {
-            step: StepName::new(StepKind::Build),
-            command: b.command.clone(),
-            cwd: b.cwd.as_deref(),
-            env: &b.env,
-            timeout: b.timeout_s.duration(),
-            output_of: None,
-        }
-    }
-
-    /// The same command under another step name.
-    fn renamed(&self, step: StepName) -> PairStep<'a> {
-        PairStep {
-            step,
-            ..self.clone()
-        }
-    }
-
-    /// What `run_step` needs to run this step in tree `t` (labelled `label`).
-    fn input<'s>(
-        &'s self,
-        (label, t): (TreeLabel, &'s Tree),
-        run_dir: &RunDir,
-        sandbox: &'s SandboxPolicy,
-    ) -> Result<StepInput<'s>, ConfirmError> {
-        let keep_stdout = match self.output_of {
-            Some(name) => Some(
-                run_dir
-                    .output_path(label, name)
-                    .map_err(io_err("cannot create the outputs folder"))?,
-            ),
-            None => None,
-        };
-        Ok(StepInput {
-            step: self.step.clone(),
-            tree_label: label,
-            tree_root: &t.root,
-            cwd: self.cwd,
-            command: self.command.clone(),
-            env: self.env,
-            timeout: self.timeout,
-            keep_stdout,
-            sandbox,
-        })
-    }
-}
-
-fn tail(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let start = lines.len().saturating_sub(12);
-    lines[start..]
-        .iter()
-        .map(|l| format!("  | {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// How the candidate's own step went, beside a baseline step that failed.
 fn candidate_side(cand: &StepOutput, timeout: Duration) -> String {
@@ -99,20 +25,9 @@ fn candidate_side(cand: &StepOutput, timeout: Duration) -> String {
     } else {
         format!(
             "the candidate's step failed too: {}",
-            failure_text(cand, timeout)
+            failure_text(cand, timeout, Shown::GATE)
         )
     }
-}
-
-/// "`make` exit code 2\n  | last stderr lines".
-pub(crate) fn failure_text(out: &StepOutput, timeout: Duration) -> String {
-    format!(
-        "`{}` in the {} tree: {}\n{}",
-        out.record.command,
-        out.record.tree,
-        steps::describe_failure(&out.record, timeout),
-        tail(&out.run.stderr_tail)
-    )
 }
 
 fn rule_name(rule: &Compare) -> String {
@@ -126,16 +41,16 @@ impl Run<'_> {
     /// Runs `s` in both trees at once and records both steps.
     pub(crate) fn run_pair(
         &mut self,
-        s: &PairStep<'_>,
+        s: &LaneStep<'_>,
         trees: [(TreeLabel, &Tree); 2],
-    ) -> Result<[StepOutput; 2], ConfirmError> {
+    ) -> Result<[StepOutput; 2], PipelineError> {
         let runners = &*self.opts.runners;
         let run_dir = &self.run_dir;
         if s.step.builds() {
             for (label, tree) in trees {
                 let arm = label.sandbox_arm();
                 (self.sandbox.prepare_build(&tree.root, arm)).map_err(|message| {
-                    ConfirmError::Internal(format!(
+                    PipelineError::Internal(format!(
                         "cannot prepare the sandbox of {label}: {message}"
                     ))
                 })?;
@@ -171,45 +86,42 @@ impl Run<'_> {
         });
         let mut done = Vec::with_capacity(2);
         for o in outputs {
-            let o = o.map_err(|e| ConfirmError::Internal(e.to_string()))?;
+            let o = o.map_err(|e| PipelineError::Internal(e.to_string()))?;
             self.result.steps.push(o.record.clone());
             done.push(o);
         }
         done.try_into()
-            .map_err(|_| ConfirmError::Internal("a step pair lost a result".to_string()))
+            .map_err(|_| PipelineError::Internal("a step pair lost a result".to_string()))
     }
 
     /// Runs `s` in one tree and records the step.
     pub(crate) fn run_single(
         &mut self,
-        s: &PairStep<'_>,
+        s: &LaneStep<'_>,
         tree: (TreeLabel, &Tree),
-    ) -> Result<StepOutput, ConfirmError> {
-        let input = s.input(tree, &self.run_dir, &self.sandbox)?;
-        let mut runner = self.opts.runners.runner();
-        let out = steps::run_step(&mut *runner, &self.run_dir, input)
-            .map_err(|e| ConfirmError::Internal(e.to_string()))?;
+    ) -> Result<StepOutput, PipelineError> {
+        let out = s.run(tree, &self.run_dir, &self.sandbox, &*self.opts.runners)?;
         self.result.steps.push(out.record.clone());
         Ok(out)
     }
 
-    fn main_trees(&self) -> Result<[(TreeLabel, Tree); 2], ConfirmError> {
+    fn main_trees(&self) -> Result<[(TreeLabel, Tree); 2], PipelineError> {
         match (&self.trees.baseline, &self.trees.candidate) {
             (Some(b), Some(c)) => Ok([
                 (TreeLabel::Baseline, b.clone()),
                 (TreeLabel::Candidate, c.clone()),
             ]),
-            _ => Err(ConfirmError::Internal(
+            _ => Err(PipelineError::Internal(
                 "the trees were not prepared".to_string(),
             )),
         }
     }
 
     /// Builds baseline and candidate (and their sanitizer twins), then digests the artifacts.
-    pub(crate) fn build_all(&mut self) -> Result<Flow, ConfirmError> {
+    pub(crate) fn build_all(&mut self) -> Result<Flow, PipelineError> {
         self.stage("build");
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
-        let step = PairStep::build(&self.plan.workload);
+        let step = LaneStep::build(&self.plan.campaign.workload);
         let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
         if !base.record.succeeded() {
             return self.baseline_build_failed_beside_candidate(
@@ -220,7 +132,10 @@ impl Run<'_> {
             );
         }
         if !cand.record.succeeded() {
-            return Ok(self.fail_gate(GateName::Build, failure_text(&cand, step.timeout)));
+            return Ok(self.fail_gate(
+                GateName::Build,
+                failure_text(&cand, step.timeout, Shown::GATE),
+            ));
         }
         if self.digest_artifacts(&bt, &ct)? == Flow::Stop {
             return Ok(Flow::Stop);
@@ -239,10 +154,10 @@ impl Run<'_> {
     /// difference that comes from building or laying out a tree (not from the patch) shows as a
     /// biased A/A check, which stops acceptance. If the second build fails, the A/A pairs fall
     /// back to the baseline against itself, and the result says so.
-    fn build_baseline_again(&mut self) -> Result<(), ConfirmError> {
+    fn build_baseline_again(&mut self) -> Result<(), PipelineError> {
         self.stage("second baseline build");
         let t = self.materialize(TreeLabel::BaselineAgain)?;
-        let step = PairStep::build(&self.plan.workload);
+        let step = LaneStep::build(&self.plan.campaign.workload);
         let out = self.run_single(&step, (TreeLabel::BaselineAgain, &t))?;
         self.trees.baseline_again = out.record.succeeded().then_some(t);
         Ok(())
@@ -255,11 +170,11 @@ impl Run<'_> {
     /// fails.
     fn baseline_build_failed_beside_candidate(
         &mut self,
-        step: &PairStep<'_>,
+        step: &LaneStep<'_>,
         (base, cand): (&StepOutput, &StepOutput),
         ct: &Tree,
         (label, gate): (TreeLabel, GateName),
-    ) -> Result<Flow, ConfirmError> {
+    ) -> Result<Flow, PipelineError> {
         let _ = std::fs::remove_dir_all(&ct.root);
         self.stage(&format!("{} alone", step.step));
         let alone = self.materialize(label)?;
@@ -272,7 +187,7 @@ impl Run<'_> {
                  alone: the candidate's build disturbed it (for example by filling the disk or \
                  the memory). Beside it: {}\n{}",
                 step.step,
-                failure_text(base, step.timeout),
+                failure_text(base, step.timeout, Shown::GATE),
                 candidate_side(cand, step.timeout)
             ),
         ))
@@ -284,18 +199,18 @@ impl Run<'_> {
     /// disturbed it (killed it, starved it), and the text says so for the candidate's failed gate.
     fn baseline_alone(
         &mut self,
-        step: &PairStep<'_>,
+        step: &LaneStep<'_>,
         (base, cand): (&StepOutput, &StepOutput),
         baseline: (TreeLabel, &Tree),
         what: &str,
-    ) -> Result<String, ConfirmError> {
+    ) -> Result<String, PipelineError> {
         self.rerun_baseline_alone(step, baseline, what)?;
         Ok(format!(
             "the baseline's `{}` failed while the candidate's ran beside it, and passed alone: \
              the candidate's step disturbed it (killed it, or starved it of disk or memory). \
              Beside it: {}\n{}",
             step.step,
-            failure_text(base, step.timeout),
+            failure_text(base, step.timeout, Shown::GATE),
             candidate_side(cand, step.timeout)
         ))
     }
@@ -304,29 +219,30 @@ impl Run<'_> {
     /// baseline itself fails (`what` says which step).
     fn rerun_baseline_alone(
         &mut self,
-        step: &PairStep<'_>,
+        step: &LaneStep<'_>,
         tree: (TreeLabel, &Tree),
         what: &str,
-    ) -> Result<(), ConfirmError> {
+    ) -> Result<(), PipelineError> {
         let out = self.run_single(&step.renamed(step.step.alone()), tree)?;
         if out.record.succeeded() {
             return Ok(());
         }
-        Err(ConfirmError::Baseline(format!(
+        Err(PipelineError::Baseline(format!(
             "{what}, beside the candidate and again alone: {}",
-            failure_text(&out, step.timeout)
+            failure_text(&out, step.timeout, Shown::GATE)
         )))
     }
 
-    fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Flow, ConfirmError> {
+    fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Flow, PipelineError> {
         let cwd = self
             .plan
+            .campaign
             .workload
             .build
             .cwd
             .clone()
             .unwrap_or_else(|| ".".into());
-        for artifact in &self.plan.workload.build.artifacts {
+        for artifact in &self.plan.campaign.workload.build.artifacts {
             for (label, t) in [(TreeLabel::Baseline, bt), (TreeLabel::Candidate, ct)] {
                 let path = t.root.join(&cwd).join(artifact);
                 match tree::digest_tree_file(&t.root, &path) {
@@ -336,7 +252,7 @@ impl Run<'_> {
                         sha256,
                     }),
                     Err(e) if label == TreeLabel::Baseline => {
-                        return Err(ConfirmError::Baseline(format!(
+                        return Err(PipelineError::Baseline(format!(
                             "the build did not produce the artifact `{artifact}`: {e}"
                         )));
                     }
@@ -352,17 +268,17 @@ impl Run<'_> {
         Ok(Flow::Continue)
     }
 
-    fn build_sanitizer_trees(&mut self) -> Result<Flow, ConfirmError> {
-        let Some(san) = self.plan.workload.sanitize.clone() else {
+    fn build_sanitizer_trees(&mut self) -> Result<Flow, PipelineError> {
+        let Some(san) = self.plan.campaign.workload.sanitize.clone() else {
             return Ok(Flow::Continue);
         };
         self.stage("sanitizer build");
         let bt = self.materialize(TreeLabel::BaselineSanitize)?;
         let ct = self.materialize(TreeLabel::CandidateSanitize)?;
         tree::apply_patch(&ct, &self.plan.patch).map_err(|e| {
-            ConfirmError::Internal(format!("the patch applied once but not twice: {e}"))
+            PipelineError::Internal(format!("the patch applied once but not twice: {e}"))
         })?;
-        let step = PairStep {
+        let step = LaneStep {
             step: StepName::new(StepKind::SanitizeBuild),
             command: san.build.clone(),
             cwd: san.cwd.as_deref(),
@@ -392,7 +308,7 @@ impl Run<'_> {
                 GateName::Sanitizers,
                 format!(
                     "sanitizer build failed: {}",
-                    failure_text(&cand, step.timeout)
+                    failure_text(&cand, step.timeout, Shown::GATE)
                 ),
             ));
         }
@@ -400,19 +316,12 @@ impl Run<'_> {
     }
 
     /// Every test command must exit 0 in both trees.
-    pub(crate) fn run_tests(&mut self) -> Result<Flow, ConfirmError> {
+    pub(crate) fn run_tests(&mut self) -> Result<Flow, PipelineError> {
         self.stage("tests");
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
-        let t = self.plan.workload.test.clone();
+        let t = self.plan.campaign.workload.test.clone();
         for (i, command) in t.command.as_slice().iter().enumerate() {
-            let step = PairStep {
-                step: StepName::new(StepKind::Test(i + 1)),
-                command: command.clone(),
-                cwd: t.cwd.as_deref(),
-                env: &t.env,
-                timeout: t.timeout_s.duration(),
-                output_of: None,
-            };
+            let step = LaneStep::test(&t, i, command);
             let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
             if !base.record.succeeded() {
                 let disturbed =
@@ -420,7 +329,10 @@ impl Run<'_> {
                 return Ok(self.fail_gate(GateName::Tests, disturbed));
             }
             if !cand.record.succeeded() {
-                return Ok(self.fail_gate(GateName::Tests, failure_text(&cand, step.timeout)));
+                return Ok(self.fail_gate(
+                    GateName::Tests,
+                    failure_text(&cand, step.timeout, Shown::GATE),
+                ));
             }
         }
         self.pass_gate(
@@ -435,15 +347,15 @@ impl Run<'_> {
 
     /// Training and holdout scenarios, with the workload's own and the sealed ones together.
     pub(crate) fn all_scenarios(&self) -> Vec<Scenario> {
-        let mut all = self.plan.workload.scenarios.clone();
-        if let Some(h) = &self.plan.holdouts {
+        let mut all = self.plan.campaign.workload.scenarios.clone();
+        if let Some(h) = &self.plan.campaign.holdouts {
             all.extend(h.holdouts.scenarios.iter().cloned());
         }
         all
     }
 
     /// Every scenario's check command on both trees, with a fresh seed; outputs must match.
-    pub(crate) fn run_differential(&mut self) -> Result<Flow, ConfirmError> {
+    pub(crate) fn run_differential(&mut self) -> Result<Flow, PipelineError> {
         self.stage("differential");
         self.result.seed = check::fresh_seed().map_err(io_err("cannot read a fresh seed"))?;
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
@@ -475,15 +387,8 @@ impl Run<'_> {
         command: String,
         lane: CheckLane,
         trees: [(TreeLabel, &Tree); 2],
-    ) -> Result<Option<String>, ConfirmError> {
-        let step = PairStep {
-            step: StepName::check(&s.name),
-            command: check::fill_seed(&command, self.result.seed),
-            cwd: s.cwd.as_deref(),
-            env: &s.env,
-            timeout: s.timeout_s.duration(),
-            output_of: Some(&s.name),
-        };
+    ) -> Result<Option<String>, PipelineError> {
+        let step = LaneStep::check(s, &command, self.result.seed);
         let [base, cand] = self.run_pair(&step, trees)?;
         if !base.record.succeeded() {
             let what = format!("check of scenario `{}` failed", s.name);
@@ -492,7 +397,7 @@ impl Run<'_> {
                 .map(Some);
         }
         if let Some(f) = self.sanitizer_finding(&base)? {
-            return Err(ConfirmError::Baseline(format!(
+            return Err(PipelineError::Baseline(format!(
                 "{} reported in the {} tree:\n{}",
                 f.kind, f.tree, f.excerpt
             )));
@@ -506,7 +411,7 @@ impl Run<'_> {
             return Ok(Some(format!(
                 "check of scenario `{}` failed: {}",
                 s.name,
-                failure_text(&cand, step.timeout)
+                failure_text(&cand, step.timeout, Shown::GATE)
             )));
         }
         let read = |o: &StepOutput| {
@@ -548,7 +453,7 @@ impl Run<'_> {
     fn sanitizer_finding(
         &self,
         out: &StepOutput,
-    ) -> Result<Option<SanitizerFinding>, ConfirmError> {
+    ) -> Result<Option<SanitizerFinding>, PipelineError> {
         if !out.record.tree.is_sanitized() {
             return Ok(None);
         }
@@ -564,7 +469,7 @@ impl Run<'_> {
     }
 
     /// The sanitizer lane: checks on the sanitized builds; outputs must still match.
-    pub(crate) fn run_sanitizer_checks(&mut self) -> Result<Flow, ConfirmError> {
+    pub(crate) fn run_sanitizer_checks(&mut self) -> Result<Flow, PipelineError> {
         let (Some(bt), Some(ct)) = (
             self.trees.baseline_sanitize.clone(),
             self.trees.candidate_sanitize.clone(),
@@ -580,6 +485,7 @@ impl Run<'_> {
         self.result.sanitizer_lane_ran = true;
         let check_override = self
             .plan
+            .campaign
             .workload
             .sanitize
             .as_ref()
@@ -610,7 +516,7 @@ impl Run<'_> {
 }
 
 /// At most the log cap of a file, lossily decoded (logs may hold any bytes).
-fn read_capped(path: &Path) -> Result<String, ConfirmError> {
+fn read_capped(path: &Path) -> Result<String, PipelineError> {
     let bytes = std::fs::read(path).map_err(io_err(format!("cannot read {}", path.display())))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -6,8 +6,7 @@
 
 use crate::bench::{self, BenchError, BenchPlan, BenchSettings};
 use crate::measure::record::{Arm, Order, WarmupRun};
-use crate::measure::runner::{RunSpec, Runner};
-use crate::measure::sandbox::SandboxPolicy;
+use crate::measure::runner::Runner;
 use crate::measure::schedule::{
     self, Arms, MeasureError, PairOrder, PairsPlanned, Phase, RunEvent,
 };
@@ -19,19 +18,7 @@ use super::result::{
 };
 use super::{ConfirmError, ConfirmEvent, Flow, Run};
 
-pub(super) fn spec(tree: &Tree, s: &Scenario, seed: u64, sandbox: &SandboxPolicy) -> RunSpec {
-    let cwd = tree.root.join(s.cwd.as_deref().unwrap_or("."));
-    RunSpec {
-        sandbox: sandbox.for_run(&tree.root, Some(&cwd)),
-        cwd: Some(cwd),
-        env: s.env.clone(),
-        base_env: Some(sandbox.environment().clone()),
-        ..RunSpec::new(
-            crate::check::fill_seed(&s.run, seed),
-            s.timeout_s.duration(),
-        )
-    }
-}
+pub(super) use crate::pipeline::checks::scenario_spec as spec;
 
 impl Run<'_> {
     pub(crate) fn measure_all(&mut self) -> Result<(), ConfirmError> {
@@ -48,13 +35,15 @@ impl Run<'_> {
         self.result.environment.cpus = runner.cpu_split().cloned();
         let training: Vec<Scenario> = self
             .plan
+            .campaign
             .workload
             .scenarios
             .iter()
             .filter(|s| s.role == Role::Training)
             .cloned()
             .collect();
-        let holdout_count = (self.plan.holdouts.as_ref()).map_or(0, |h| h.holdouts.scenarios.len());
+        let holdout_count =
+            (self.plan.campaign.holdouts.as_ref()).map_or(0, |h| h.holdouts.scenarios.len());
         let runs = self.expected_runs(training.len(), holdout_count);
         (self.on_event)(ConfirmEvent::Expect { runs });
         for s in &training {
@@ -62,7 +51,7 @@ impl Run<'_> {
                 return Ok(());
             }
         }
-        let metric = self.plan.campaign.confirm.metric;
+        let metric = self.plan.campaign.spec.confirm.metric;
         if !super::verdict::holdouts_can_matter(metric, &self.result.scenarios) {
             // The verdict is already "not accepted"; holdouts cannot change it, so spare their runs.
             self.finish_timed_output_gate();
@@ -70,6 +59,7 @@ impl Run<'_> {
         }
         let holdouts = self
             .plan
+            .campaign
             .holdouts
             .as_ref()
             .map(|h| h.holdouts.scenarios.clone())
@@ -88,7 +78,7 @@ impl Run<'_> {
     /// comparison and holdout pairs; each announcement says so): warmups, A/A and comparison pairs of each
     /// training scenario, warmups and pairs of each holdout.
     fn expected_runs(&self, training: usize, holdouts: usize) -> usize {
-        let set = &self.plan.settings;
+        let set = self.plan.settings();
         let (warmup, aa, pairs) = (set.warmup.get(), set.aa_pairs.get(), set.pairs.get());
         2 * (training * (warmup + aa + pairs) + holdouts * (warmup + pairs))
     }
@@ -153,7 +143,7 @@ impl Run<'_> {
         role: Role,
     ) -> Result<Result<Vec<WarmupRun>, Flow>, ConfirmError> {
         (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
-        let warmup = self.plan.settings.warmup.get();
+        let warmup = self.plan.settings().warmup.get();
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
         let warmups =
@@ -190,7 +180,7 @@ impl Run<'_> {
             Ok(w) => w,
             Err(flow) => return Ok(flow),
         };
-        let set = &self.plan.settings;
+        let set = self.plan.settings();
         let again = (self.trees.baseline_again.as_ref()).map(|t| spec(t, s, seed, &self.sandbox));
         let plan = BenchPlan {
             baseline: b.clone(),
@@ -224,7 +214,7 @@ impl Run<'_> {
         let mut figures = report.figures;
         if let Some(plan) = figures.plan.as_mut() {
             // The warmups ran above, outside the bench; record the configured count.
-            plan.warmups = self.plan.settings.warmup.get();
+            plan.warmups = self.plan.settings().warmup.get();
         }
         result.training = Some(figures);
         let flow = self.check_timed_output(s, &mut result);
@@ -252,7 +242,7 @@ impl Run<'_> {
             Ok(w) => w,
             Err(flow) => return Ok(flow),
         };
-        let set = &self.plan.settings;
+        let set = self.plan.settings();
         let Some(plan) = holdout_plan(
             &self.result.scenarios,
             set.pairs.get(),

@@ -15,7 +15,6 @@ pub mod outcome;
 pub mod request;
 pub mod result;
 pub mod rundir;
-pub mod steps;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};
@@ -26,9 +25,12 @@ use crate::environment::{self, Environment};
 use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
 use crate::measure::schedule::RunEvent;
+pub use crate::pipeline::PipelineError;
+/// The name `measure.rs` and `config_lane.rs` still use for [`PipelineError`].
+pub(crate) use crate::pipeline::PipelineError as ConfirmError;
+pub(crate) use crate::pipeline::io_err;
 use crate::plan::ConfirmPlan;
 use crate::receipt::{self, keys::Signer};
-use crate::report::path::shown;
 use crate::stats::Tier;
 use crate::tree::{self, Pinned, Tree};
 pub use outcome::{Outcome, OutcomeError, load_outcome};
@@ -105,69 +107,6 @@ pub enum ConfirmEvent {
     Run(RunEvent),
 }
 
-/// Something that stops a confirmation without a verdict on the candidate.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfirmError {
-    /// The inputs are wrong (baseline does not resolve, repository missing, ...).
-    #[error("{0}")]
-    Usage(String),
-    /// The baseline itself fails a step: the workload or baseline must be fixed first.
-    #[error("the baseline itself fails: {0}")]
-    Baseline(String),
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{0}")]
-    Internal(String),
-    /// Stopped by Ctrl-C or a stop signal; no verdict, no receipt.
-    #[error("{0}")]
-    Interrupted(String),
-    /// The private signing key is in what evo would sign or write: nothing was signed.
-    #[error("{0}")]
-    KeyLeak(String),
-}
-
-impl ConfirmError {
-    /// The same error, pointing at the run directory that holds the logs.
-    fn with_logs(self, dir: &Path, unsaved: Option<std::io::Error>) -> ConfirmError {
-        let note = match unsaved {
-            None => format!("\n(logs and error.txt are in {})", shown(dir)),
-            Some(e) => format!(
-                "\n(logs are in {}; error.txt could not be written: {e})",
-                shown(dir)
-            ),
-        };
-        match self {
-            ConfirmError::Usage(m) => ConfirmError::Usage(m + &note),
-            ConfirmError::Baseline(m) => ConfirmError::Baseline(m + &note),
-            ConfirmError::Internal(m) => ConfirmError::Internal(m + &note),
-            ConfirmError::Interrupted(m) => ConfirmError::Interrupted(m + &note),
-            ConfirmError::KeyLeak(m) => ConfirmError::KeyLeak(m + &note),
-            io @ ConfirmError::Io { .. } => io,
-        }
-    }
-
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            ConfirmError::Usage(_) | ConfirmError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
-            // A key found in the records is no verdict on the candidate's speed: nothing was
-            // decided or signed, as for any failure of evo's own.
-            ConfirmError::Io { .. } | ConfirmError::Internal(_) | ConfirmError::KeyLeak(_) => {
-                crate::exit_codes::INTERNAL_ERROR
-            }
-            ConfirmError::Interrupted(_) => crate::exit_codes::INTERRUPTED,
-        }
-    }
-}
-
-pub(crate) fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ConfirmError {
-    let context = context.into();
-    move |source| ConfirmError::Io { context, source }
-}
-
 /// The state of one confirmation while its stages run.
 pub(crate) struct Run<'a> {
     plan: &'a ConfirmPlan,
@@ -222,15 +161,19 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         evo_version: env!("CARGO_PKG_VERSION").to_string(),
         rules: verdict::RULES,
         run_id: run_id.to_string(),
-        campaign_file: plan.campaign_file.display().to_string(),
-        campaign_name: plan.campaign.name.clone(),
-        repo: plan.repo.display().to_string(),
-        baseline_commitish: plan.campaign.baseline.clone(),
+        campaign_file: plan.campaign.campaign_file.display().to_string(),
+        campaign_name: plan.campaign.spec.name.clone(),
+        repo: plan.campaign.repo.display().to_string(),
+        baseline_commitish: plan.campaign.spec.baseline.clone(),
         baseline_sha: pinned.sha.clone(),
-        workload_name: plan.workload.name.clone(),
-        workload_digest: plan.workload_digest.clone(),
-        holdout_portfolio_digest: plan.holdouts.as_ref().map(|h| h.portfolio_digest.clone()),
-        holdout_names: (plan.holdouts.iter())
+        workload_name: plan.campaign.workload.name.clone(),
+        workload_digest: plan.campaign.workload_digest.clone(),
+        holdout_portfolio_digest: plan
+            .campaign
+            .holdouts
+            .as_ref()
+            .map(|h| h.portfolio_digest.clone()),
+        holdout_names: (plan.campaign.holdouts.iter())
             .flat_map(|h| h.holdouts.scenarios.iter().map(|s| s.name.clone()))
             .collect(),
         patch: PatchInfo {
@@ -244,8 +187,8 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         },
         overlay: Vec::new(),
         seed: 0,
-        min_effect: plan.settings.min_effect.get(),
-        metric: plan.settings.metric,
+        min_effect: plan.settings().min_effect.get(),
+        metric: plan.settings().metric,
         environment: Environment {
             machine: environment::machine(),
             load_1m_before: environment::load_1m(),
@@ -279,11 +222,12 @@ fn stated_reason(plan: &ConfirmPlan) -> Option<String> {
         _ => a == b,
     };
     plan.campaign
+        .spec
         .candidates
         .iter()
         .find(|c| {
             same(
-                &crate::plan::resolve_in(&plan.campaign_file, &c.patch),
+                &crate::plan::resolve_in(&plan.campaign.campaign_file, &c.patch),
                 &plan.patch_file,
             )
         })
@@ -296,7 +240,7 @@ pub fn run_confirm(
     request: &ConfirmRequest,
     opts: &ConfirmOptions,
     on_event: &mut dyn FnMut(ConfirmEvent),
-) -> Result<Confirmed, ConfirmError> {
+) -> Result<Confirmed, PipelineError> {
     let started = Instant::now();
     let plan = &request.plan;
     // Every runner honours the run's stop, whatever stop condition its maker knows.
@@ -305,13 +249,13 @@ pub fn run_confirm(
         ..opts.clone()
     };
     on_event(ConfirmEvent::Stage("pin baseline".into()));
-    let pinned = tree::pin(&plan.repo, &plan.campaign.baseline)
-        .map_err(|e| ConfirmError::Usage(e.to_string()))?;
+    let pinned = tree::pin(&plan.campaign.repo, &plan.campaign.spec.baseline)
+        .map_err(|e| PipelineError::Usage(e.to_string()))?;
     // The key is settled before anything runs, so a bad key costs no measurement.
-    let key_file = crate::plan::key_file(&plan.campaign_file, &plan.campaign);
+    let key_file = crate::plan::key_file(&plan.campaign.campaign_file, &plan.campaign.spec);
     let signer = (opts.sign_with.signer(key_file.as_deref()))
-        .map_err(|e| ConfirmError::Usage(format!("cannot use the signing key: {e}")))?;
-    crate::plan::check_output_dir(&plan.output_dir).map_err(ConfirmError::Usage)?;
+        .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
+    crate::plan::check_output_dir(&plan.campaign.output_dir).map_err(PipelineError::Usage)?;
     let scratch = match &opts.work_dir {
         Some(dir) => Scratch::Kept(dir.clone()),
         None => Scratch::Temp(
@@ -323,25 +267,26 @@ pub fn run_confirm(
     };
     // Within a campaign the output folder is the run's `confirmations/`; the campaign's own
     // output folder (its search trees and logs) is hidden too.
-    let campaign_output = crate::plan::resolve_in(&plan.campaign_file, &plan.campaign.output);
-    let mut own = vec![scratch.path(), &plan.output_dir, &campaign_output];
+    let campaign_output =
+        crate::plan::resolve_in(&plan.campaign.campaign_file, &plan.campaign.spec.output);
+    let mut own = vec![scratch.path(), &plan.campaign.output_dir, &campaign_output];
     own.extend(opts.hidden.iter().map(PathBuf::as_path));
     let sandbox = crate::plan::sandbox_policy(
-        &plan.campaign_file,
-        &plan.campaign,
+        &plan.campaign.campaign_file,
+        &plan.campaign.spec,
         &own,
         &scratch.path().join("cache-copies"),
         request.sandbox,
     )
-    .map_err(ConfirmError::Usage)?;
+    .map_err(PipelineError::Usage)?;
     let label = plan
         .patch_file
         .file_stem()
         .map_or_else(|| "patch".into(), |s| s.to_string_lossy().into_owned());
     let id = rundir::run_id(SystemTime::now(), &label, &pinned.sha);
-    let run_dir = RunDir::create(&plan.output_dir, &id).map_err(io_err(format!(
+    let run_dir = RunDir::create(&plan.campaign.output_dir, &id).map_err(io_err(format!(
         "cannot create the run directory in {}",
-        plan.output_dir.display()
+        plan.campaign.output_dir.display()
     )))?;
     run_dir
         .write("candidate.patch", &plan.patch)
@@ -375,10 +320,10 @@ pub fn run_confirm(
     // A stop request makes whatever the stages returned meaningless: a build or run cut short
     // must not become a failed gate, nor a receipt.
     let staged = match staged {
-        _ if opts.stop.requested() => Err(ConfirmError::Interrupted(
+        _ if opts.stop.requested() => Err(PipelineError::Interrupted(
             crate::interrupt::MESSAGE.to_string(),
         )),
-        Err(ConfirmError::Baseline(m)) => Err(ConfirmError::Baseline(run.sandbox.explain(m))),
+        Err(PipelineError::Baseline(m)) => Err(PipelineError::Baseline(run.sandbox.explain(m))),
         other => other,
     };
     if let Err(e) = staged {
@@ -439,7 +384,7 @@ impl Run<'_> {
             .push(gate(name, GateStatus::Passed, detail));
     }
 
-    fn stages(&mut self, started: Instant) -> Result<(), ConfirmError> {
+    fn stages(&mut self, started: Instant) -> Result<(), PipelineError> {
         if self.prepare_trees()? == Flow::Stop {
             return Ok(());
         }
@@ -481,7 +426,7 @@ impl Run<'_> {
         let limit = std::env::var("EVO_QUIET_WAIT_S")
             .ok()
             .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(self.plan.campaign.confirm.quiet_wait_s);
+            .unwrap_or(self.plan.campaign.spec.confirm.quiet_wait_s);
         if limit == 0 {
             return;
         }
@@ -521,7 +466,7 @@ impl Run<'_> {
     }
 
     /// Trees, overlay, patch safety and apply.
-    fn prepare_trees(&mut self) -> Result<Flow, ConfirmError> {
+    fn prepare_trees(&mut self) -> Result<Flow, PipelineError> {
         self.stage("prepare trees");
         let summary = match tree::inspect_patch(&self.plan.patch) {
             Ok(s) => s,
@@ -540,7 +485,8 @@ impl Run<'_> {
         self.result.patch.added = summary.added_lines;
         self.result.patch.removed = summary.removed_lines;
         let baseline = self.materialize(TreeLabel::Baseline)?;
-        if let Err(e) = tree::check_patch_safety(&summary, &baseline, &self.plan.workload.protected)
+        if let Err(e) =
+            tree::check_patch_safety(&summary, &baseline, &self.plan.campaign.workload.protected)
         {
             return Ok(self.fail_gate(GateName::PatchSafety, e.to_string()));
         }
@@ -568,13 +514,17 @@ impl Run<'_> {
     }
 
     /// A fresh clean checkout of the baseline in the work directory, with the overlay copied in.
-    fn materialize(&mut self, label: TreeLabel) -> Result<Tree, ConfirmError> {
+    fn materialize(&mut self, label: TreeLabel) -> Result<Tree, PipelineError> {
         let dest = self.work.join(tree::dir_name(&label.to_string()));
         let t = tree::materialize(&self.pinned, &dest).map_err(|e| {
-            ConfirmError::Internal(format!("cannot check out the {label} tree: {e}"))
+            PipelineError::Internal(format!("cannot check out the {label} tree: {e}"))
         })?;
-        let copied = tree::copy_overlay(&self.plan.overlay, &t, &self.plan.overlay_base)
-            .map_err(|e| ConfirmError::Usage(format!("cannot copy the overlay: {e}")))?;
+        let copied = tree::copy_overlay(
+            &self.plan.campaign.overlay,
+            &t,
+            &self.plan.campaign.overlay_base,
+        )
+        .map_err(|e| PipelineError::Usage(format!("cannot copy the overlay: {e}")))?;
         if self.result.overlay.is_empty() {
             self.result.overlay = copied
                 .into_iter()
@@ -587,7 +537,7 @@ impl Run<'_> {
         Ok(t)
     }
 
-    fn finish(mut self, started: Instant) -> Result<Confirmed, ConfirmError> {
+    fn finish(mut self, started: Instant) -> Result<Confirmed, PipelineError> {
         self.result.environment.load_1m_after = environment::load_1m();
         let r = &self.result;
         let d = verdict::decide_by(&r.gates, &r.scenarios, r.metric, r.min_effect);
@@ -598,7 +548,7 @@ impl Run<'_> {
         let scanner = receipt::KeyScanner::new(&self.signer.key);
         receipt::check_result(&self.result, &scanner).map_err(|leak| self.key_leak(leak))?;
         let json = serde_json::to_vec_pretty(&self.result)
-            .map_err(|e| ConfirmError::Internal(format!("cannot serialize the result: {e}")))?;
+            .map_err(|e| PipelineError::Internal(format!("cannot serialize the result: {e}")))?;
         self.run_dir
             .write("result.json", &json)
             .map_err(io_err("cannot write result.json"))?;
@@ -613,8 +563,8 @@ impl Run<'_> {
 
     /// Refuses to go on when the private key is in what would be signed or written: says so in
     /// `error.txt`, and writes nothing else.
-    fn key_leak(&self, leak: receipt::KeyLeak) -> ConfirmError {
-        let e = ConfirmError::KeyLeak(format!(
+    fn key_leak(&self, leak: receipt::KeyLeak) -> PipelineError {
+        let e = PipelineError::KeyLeak(format!(
             "{leak}. No receipt, result.json or pr_body.md was written; this run's logs hold the \
              key: delete them"
         ));
@@ -625,7 +575,10 @@ impl Run<'_> {
     /// The signed receipt, then what is rendered from it: `pr_body.md` (which quotes the
     /// receipt's digest, so it comes second), `runs.csv` and `pairs.svg`. Each is searched for the
     /// private key before anything is written.
-    fn write_evidence(&self, scanner: &receipt::KeyScanner) -> Result<SignedReceipt, ConfirmError> {
+    fn write_evidence(
+        &self,
+        scanner: &receipt::KeyScanner,
+    ) -> Result<SignedReceipt, PipelineError> {
         use crate::report::{pairs_svg, pr_body, pr_context::ReceiptRef, runs_csv};
         let signed =
             receipt::sign(&self.result, &self.signer.key).map_err(|leak| self.key_leak(leak))?;
@@ -636,7 +589,7 @@ impl Run<'_> {
         };
         let sealed = receipt::statement::seal_holdouts(&self.result);
         let body = pr_body::render_default(&sealed, &reference)
-            .map_err(|e| ConfirmError::Internal(format!("cannot render pr_body.md: {e}")))?;
+            .map_err(|e| PipelineError::Internal(format!("cannot render pr_body.md: {e}")))?;
         let beside = [
             ("pr_body.md", body),
             ("runs.csv", runs_csv::render(&self.result)),

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::result::{StepName, StepRecord, TreeLabel};
-use super::rundir::RunDir;
+use crate::confirm::result::{StepName, StepRecord, TreeLabel};
+use crate::confirm::rundir::RunDir;
 use crate::measure::record::RunRecord;
 use crate::measure::runner::{RunSpec, Runner, RunnerError};
 

@@ -1,0 +1,237 @@
+//! The untimed check engine both pipelines run their trees through: one command of a lane
+//! (build, test, check) as a [`LaneStep`], the run of a scenario's timed command as a
+//! [`RunSpec`], and how a failed step is told in a gate's or a candidate's reason.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::steps::{self, StepInput, StepOutput};
+use super::{PipelineError, io_err};
+use crate::confirm::result::{StepKind, StepName, TreeLabel};
+use crate::confirm::rundir::RunDir;
+use crate::measure::runner::{RunSpec, RunnerFactory};
+use crate::measure::sandbox::SandboxPolicy;
+use crate::spec::workload::{Scenario, TestStep, Workload};
+use crate::tree::Tree;
+
+/// One untimed command of a lane, to run in one tree or in both trees of a pair.
+#[derive(Clone)]
+pub(crate) struct LaneStep<'a> {
+    pub step: StepName,
+    pub command: String,
+    pub cwd: Option<&'a str>,
+    pub env: &'a BTreeMap<String, String>,
+    pub timeout: Duration,
+    /// Keep stdout as this scenario's check output (`outputs/<tree>/<scenario>.check.out`).
+    pub output_of: Option<&'a str>,
+}
+
+impl<'a> LaneStep<'a> {
+    /// The workload's build command.
+    pub(crate) fn build(workload: &'a Workload) -> LaneStep<'a> {
+        let b = &workload.build;
+        LaneStep {
+            step: StepName::new(StepKind::Build),
+            command: b.command.clone(),
+            cwd: b.cwd.as_deref(),
+            env: &b.env,
+            timeout: b.timeout_s.duration(),
+            output_of: None,
+        }
+    }
+
+    /// Test command `index` (from 0) of the workload's `test` section.
+    pub(crate) fn test(test: &'a TestStep, index: usize, command: &str) -> LaneStep<'a> {
+        LaneStep {
+            step: StepName::new(StepKind::Test(index + 1)),
+            command: command.to_string(),
+            cwd: test.cwd.as_deref(),
+            env: &test.env,
+            timeout: test.timeout_s.duration(),
+            output_of: None,
+        }
+    }
+
+    /// Scenario `s`'s check, `command` (its own or an override) with `seed` filled in; its
+    /// stdout is kept as the scenario's check output.
+    pub(crate) fn check(s: &'a Scenario, command: &str, seed: u64) -> LaneStep<'a> {
+        LaneStep {
+            step: StepName::check(&s.name),
+            command: crate::check::fill_seed(command, seed),
+            cwd: s.cwd.as_deref(),
+            env: &s.env,
+            timeout: s.timeout_s.duration(),
+            output_of: Some(&s.name),
+        }
+    }
+
+    /// The same command under another step name.
+    pub(crate) fn renamed(&self, step: StepName) -> LaneStep<'a> {
+        LaneStep {
+            step,
+            ..self.clone()
+        }
+    }
+
+    /// What `steps::run_step` needs to run this step in tree `t` (labelled `label`).
+    pub(crate) fn input<'s>(
+        &'s self,
+        (label, t): (TreeLabel, &'s Tree),
+        run_dir: &RunDir,
+        sandbox: &'s SandboxPolicy,
+    ) -> Result<StepInput<'s>, PipelineError> {
+        let keep_stdout = match self.output_of {
+            Some(name) => Some(
+                run_dir
+                    .output_path(label, name)
+                    .map_err(io_err("cannot create the outputs folder"))?,
+            ),
+            None => None,
+        };
+        Ok(StepInput {
+            step: self.step.clone(),
+            tree_label: label,
+            tree_root: &t.root,
+            cwd: self.cwd,
+            command: self.command.clone(),
+            env: self.env,
+            timeout: self.timeout,
+            keep_stdout,
+            sandbox,
+        })
+    }
+}
+
+impl LaneStep<'_> {
+    /// Runs this step in `tree` with a runner from `runners`; a failing command is an output,
+    /// not an error.
+    pub(crate) fn run(
+        &self,
+        tree: (TreeLabel, &Tree),
+        run_dir: &RunDir,
+        sandbox: &SandboxPolicy,
+        runners: &dyn RunnerFactory,
+    ) -> Result<StepOutput, PipelineError> {
+        let input = self.input(tree, run_dir, sandbox)?;
+        let mut runner = runners.runner();
+        steps::run_step(&mut *runner, run_dir, input)
+            .map_err(|e| PipelineError::Internal(e.to_string()))
+    }
+}
+
+/// The timed run of scenario `s` in `tree`, with `seed` filled in, isolated by `sandbox`.
+pub(crate) fn scenario_spec(
+    tree: &Tree,
+    s: &Scenario,
+    seed: u64,
+    sandbox: &SandboxPolicy,
+) -> RunSpec {
+    let cwd = tree.root.join(s.cwd.as_deref().unwrap_or("."));
+    RunSpec {
+        sandbox: sandbox.for_run(&tree.root, Some(&cwd)),
+        cwd: Some(cwd),
+        env: s.env.clone(),
+        base_env: Some(sandbox.environment().clone()),
+        ..RunSpec::new(
+            crate::check::fill_seed(&s.run, seed),
+            s.timeout_s.duration(),
+        )
+    }
+}
+
+/// How much of a failed step its reason shows.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shown {
+    /// Name the tree the step ran in.
+    pub tree: bool,
+    /// The last this many lines of its stderr.
+    pub tail_lines: usize,
+}
+
+impl Shown {
+    /// A confirmation's gate reason, beside the other tree's step.
+    pub(crate) const GATE: Shown = Shown {
+        tree: true,
+        tail_lines: 12,
+    };
+    /// A campaign candidate's reason: one tree, shown in the summary.
+    pub(crate) const CANDIDATE: Shown = Shown {
+        tree: false,
+        tail_lines: 8,
+    };
+}
+
+/// "`make` in the candidate tree: exit code 2\n  | last stderr lines" (the tree only when
+/// `shown.tree`).
+pub(crate) fn failure_text(out: &StepOutput, timeout: Duration, shown: Shown) -> String {
+    let lines: Vec<&str> = out.run.stderr_tail.lines().collect();
+    let start = lines.len().saturating_sub(shown.tail_lines);
+    let tail: Vec<String> = lines[start..].iter().map(|l| format!("  | {l}")).collect();
+    let place = match shown.tree {
+        true => format!(" in the {} tree", out.record.tree),
+        false => String::new(),
+    };
+    format!(
+        "`{}`{place}: {}\n{}",
+        out.record.command,
+        steps::describe_failure(&out.record, timeout),
+        tail.join("\n")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::confirm::result::StepRecord;
+    use crate::measure::record::{ExitStatus, RunRecord};
+
+    fn failed(stderr_lines: usize) -> StepOutput {
+        let status = ExitStatus::Exited { code: 2 };
+        let stderr_tail: Vec<String> = (1..=stderr_lines).map(|i| format!("e{i}")).collect();
+        StepOutput {
+            record: StepRecord {
+                step: StepName::new(StepKind::Build),
+                tree: TreeLabel::Candidate,
+                command: "make".into(),
+                cwd: ".".into(),
+                status,
+                timed_out: false,
+                leftover_processes: false,
+                wall_s: 1.0,
+                stdout_sha256: String::new(),
+                stdout_log: "logs/o".into(),
+                stderr_log: "logs/e".into(),
+            },
+            run: RunRecord {
+                wall_s: 1.0,
+                rusage: Default::default(),
+                status,
+                timed_out: false,
+                leftover_processes: false,
+                stdout_sha256: String::new(),
+                stdout_bytes: 0,
+                stderr_tail: stderr_tail.join("\n"),
+                steal_s: None,
+            },
+            stdout_path: "o".into(),
+            stderr_path: "e".into(),
+        }
+    }
+
+    #[test]
+    fn a_gate_reason_names_the_tree_and_the_last_twelve_stderr_lines() {
+        let text = failure_text(&failed(14), Duration::from_secs(9), Shown::GATE);
+        let tail: Vec<String> = (3..=14).map(|i| format!("  | e{i}")).collect();
+        let head = "`make` in the candidate tree: exit code 2\n";
+        assert_eq!(text, format!("{head}{}", tail.join("\n")));
+    }
+
+    #[test]
+    fn a_candidate_reason_shows_the_last_eight_stderr_lines_and_no_tree() {
+        let text = failure_text(&failed(14), Duration::from_secs(9), Shown::CANDIDATE);
+        let tail: Vec<String> = (7..=14).map(|i| format!("  | e{i}")).collect();
+        assert_eq!(text, format!("`make`: exit code 2\n{}", tail.join("\n")));
+        let short = failure_text(&failed(0), Duration::from_secs(9), Shown::CANDIDATE);
+        assert_eq!(short, "`make`: exit code 2\n");
+    }
+}

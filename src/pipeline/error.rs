@@ -1,0 +1,119 @@
+//! The one error of the confirm and campaign pipelines: something that stops them without a
+//! verdict on the candidate. Each variant picks its exit code; `failure::Failure` prints it.
+
+use std::path::Path;
+
+use crate::report::path::shown;
+
+/// Something that stops a confirmation or a campaign without a verdict on the candidate.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The inputs are wrong (baseline does not resolve, repository missing, ...).
+    #[error("{0}")]
+    Usage(String),
+    /// The baseline itself fails a step: the workload or baseline must be fixed first.
+    #[error("the baseline itself fails: {0}")]
+    Baseline(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Internal(String),
+    /// Stopped by Ctrl-C or a stop signal: no verdict, no receipt; a campaign's journal keeps
+    /// everything finished before.
+    #[error("{0}")]
+    Interrupted(String),
+    /// The private signing key is in what evo would sign or write: nothing was signed.
+    #[error("{0}")]
+    KeyLeak(String),
+    /// A candidate of a campaign got the private signing key into its records (the confirmation's
+    /// `KeyLeak`): it is rejected, and the campaign stops, since anything signed with a key a
+    /// candidate holds proves nothing.
+    #[error(
+        "{0}\nthe campaign stopped: treat the signing key as compromised, make a new one (evo \
+         keygen) and confirm again"
+    )]
+    CampaignKeyLeak(#[source] Box<PipelineError>),
+}
+
+impl PipelineError {
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> PipelineError {
+        PipelineError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// The same error, pointing at the run directory that holds the logs.
+    pub(crate) fn with_logs(self, dir: &Path, unsaved: Option<std::io::Error>) -> PipelineError {
+        let note = match unsaved {
+            None => format!("\n(logs and error.txt are in {})", shown(dir)),
+            Some(e) => format!(
+                "\n(logs are in {}; error.txt could not be written: {e})",
+                shown(dir)
+            ),
+        };
+        match self {
+            PipelineError::Usage(m) => PipelineError::Usage(m + &note),
+            PipelineError::Baseline(m) => PipelineError::Baseline(m + &note),
+            PipelineError::Internal(m) => PipelineError::Internal(m + &note),
+            PipelineError::Interrupted(m) => PipelineError::Interrupted(m + &note),
+            PipelineError::KeyLeak(m) => PipelineError::KeyLeak(m + &note),
+            // Already says where it stands; a campaign's error has no run directory of its own.
+            same @ (PipelineError::Io { .. } | PipelineError::CampaignKeyLeak(_)) => same,
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            PipelineError::Usage(_) | PipelineError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
+            PipelineError::Interrupted(_) => crate::exit_codes::INTERRUPTED,
+            // A key found in the records is no verdict on the candidate's speed: nothing was
+            // decided or signed, as for any failure of evo's own.
+            PipelineError::Io { .. }
+            | PipelineError::Internal(_)
+            | PipelineError::KeyLeak(_)
+            | PipelineError::CampaignKeyLeak(_) => crate::exit_codes::INTERNAL_ERROR,
+        }
+    }
+}
+
+/// `map_err` for an I/O error: `context` says what evo was doing.
+pub(crate) fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PipelineError {
+    let context = context.into();
+    move |source| PipelineError::Io { context, source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::failure::Failure;
+
+    #[test]
+    fn a_campaign_key_leak_says_the_leak_once_and_what_to_do() {
+        let leak = PipelineError::KeyLeak("the key is in logs/x.stderr".into());
+        let f = Failure::from(PipelineError::CampaignKeyLeak(Box::new(leak)));
+        assert_eq!(
+            f.render(),
+            "error: the key is in logs/x.stderr\nthe campaign stopped: treat the signing key as \
+             compromised, make a new one (evo keygen) and confirm again\n"
+        );
+        assert_eq!(f.code, crate::exit_codes::INTERNAL_ERROR);
+    }
+
+    #[test]
+    fn an_io_error_names_its_cause_in_the_chain() {
+        let io = std::io::Error::new(std::io::ErrorKind::StorageFull, "disk full");
+        let e = io_err("cannot write result.json")(io);
+        let source = std::error::Error::source(&e).map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("disk full"));
+        assert_eq!(e.exit_code(), crate::exit_codes::INTERNAL_ERROR);
+        assert_eq!(
+            PipelineError::Baseline("x".into()).exit_code(),
+            crate::exit_codes::USAGE_ERROR
+        );
+    }
+}

@@ -1,0 +1,10 @@
+//! What `evo confirm` and `evo campaign run` share: the way they fail (`error`) and the untimed
+//! check engine both run their trees through: the build, test and check commands of a lane and
+//! how a failed one is told (`checks`), and running one of them in one tree (`steps`).
+
+pub(crate) mod checks;
+pub mod error;
+pub mod steps;
+
+pub use error::PipelineError;
+pub(crate) use error::io_err;
