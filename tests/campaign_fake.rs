@@ -57,12 +57,17 @@ fn noisy(mean_s: f64) -> FakeBehavior {
 /// The script: `broken` does not build, `wrong` prints another result, `fast` runs in 80% of
 /// the baseline's time, `slower` in 125%.
 fn fake() -> FakeRunner {
+    script(FakeRunner::new(5))
+}
+
+/// The rules of [`fake`] after those `first` already has.
+fn script(first: FakeRunner) -> FakeRunner {
     let broken = FakeBehavior::Fails {
         code: 2,
         stderr: "syntax error\n".into(),
     };
     let any = |command: &'static str| move |s: &RunSpec| s.command.starts_with(command);
-    FakeRunner::new(5)
+    first
         .when(rule("make prog", "echo broken"), broken)
         .when(any("make "), FakeBehavior::Prints(String::new()))
         .when(
@@ -242,4 +247,39 @@ fn a_stop_of_the_callers_own_ends_the_campaign_resumably_and_the_resumed_run_fin
     assert_eq!(fast["status"], "confirmed", "{s:#}");
     assert_eq!(fast["screening_pairs"], 5, "{fast:#}");
     assert_eq!(row(&s, "slower")["screening_pairs"], 5, "{s:#}");
+}
+
+#[test]
+fn a_baseline_that_fails_only_in_the_confirmation_says_so_once() {
+    let fx = Fixture::new();
+    let plan = evo::plan::campaign_plan(&fx.camp.join("campaign.json")).unwrap();
+    // The baseline's tests pass in the search and fail in the confirmation's fresh trees.
+    let confirmation_baseline_test = |s: &RunSpec| {
+        let cwd = s.cwd.as_ref().map(|c| c.to_string_lossy().into_owned());
+        s.command.starts_with("make test")
+            && cwd.is_some_and(|c| c.contains("evo-trees-") && c.contains("/baseline"))
+    };
+    let flaky = FakeBehavior::Fails {
+        code: 1,
+        stderr: "flaky test\n".into(),
+    };
+    let runner = script(FakeRunner::new(5).when(confirmation_baseline_test, flaky));
+    let opts = CampaignOptions {
+        sandbox: Some(SandboxMode::Off),
+        ..CampaignOptions::new(
+            Arc::new(runner),
+            Hold::External("a test's own repository".into()),
+        )
+    };
+    let Err(e) = campaign::run_campaign(&plan, &opts, &mut |_| {}) else {
+        panic!("the campaign went on past a baseline that fails");
+    };
+    let message = e.to_string();
+    assert_eq!(e.exit_code(), evo::exit_codes::USAGE_ERROR, "{message}");
+    assert_eq!(
+        message.matches("the baseline itself fails").count(),
+        1,
+        "{message}"
+    );
+    assert!(message.contains("flaky test"), "{message}");
 }

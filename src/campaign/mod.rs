@@ -441,9 +441,9 @@ impl CampaignRun<'_> {
                 }
                 Err(e) => {
                     let status = match e {
-                        PipelineError::Baseline(_) => {
-                            return Err(PipelineError::Baseline(e.to_string()));
-                        }
+                        // Already the confirmation's whole account (and its logs): not wrapped
+                        // again, which said "the baseline itself fails" twice.
+                        PipelineError::Baseline(_) => return Err(e),
                         PipelineError::Interrupted(_) => return Err(e),
                         PipelineError::KeyLeak(_) => {
                             let why = "its records carried the private signing key; nothing was \
