@@ -32,6 +32,16 @@ fn init_in(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `evo confirm PATCH` run in `repo`, finding the campaign `evo init` wrote there.
+fn confirm_in(repo: &Path, patch: &Path) -> Output {
+    evo()
+        .arg("confirm")
+        .arg(patch)
+        .current_dir(repo)
+        .output()
+        .unwrap()
+}
+
 fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -132,12 +142,7 @@ fn a_make_project_confirms_a_real_speedup_with_the_files_as_written() {
         &patch,
         &util::patch_by_editing(&repo, &util::cpairs::MEMO_EDITS),
     );
-    let out = evo()
-        .arg("confirm")
-        .arg(&patch)
-        .current_dir(&repo)
-        .output()
-        .unwrap();
+    let out = confirm_in(&repo, &patch);
     let runs = repo.join(".evo/receipts");
     let (_, r) = util::first_result(&repo.join(".evo"))
         .unwrap_or_else(|| panic!("no result.json under {}\n{}", runs.display(), text(&out)));
@@ -223,12 +228,7 @@ fn a_cmake_project_confirms_a_real_speedup_with_the_files_as_written() {
             )],
         ),
     );
-    let out = evo()
-        .arg("confirm")
-        .arg(&patch)
-        .current_dir(&repo)
-        .output()
-        .unwrap();
+    let out = confirm_in(&repo, &patch);
     let (_, r) = util::first_result(&repo.join(".evo"))
         .unwrap_or_else(|| panic!("no result.json\n{}", text(&out)));
     for gate in r["gates"].as_array().unwrap() {

@@ -62,6 +62,15 @@ fn events(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// Runs `command` with `--json`; it must exit 3 and end its stream with a `rejected` verdict.
+fn rejected(command: &mut std::process::Command) -> (Output, Vec<Value>) {
+    let out = command.arg("--json").output().unwrap();
+    let events = events(&out);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(events.last().unwrap()["verdict"], "rejected");
+    (out, events)
+}
+
 fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["event"] == kind).collect()
 }
@@ -136,18 +145,10 @@ fn confirm_streams_its_stages_and_ends_with_the_receipt_it_wrote() {
     );
     let patch = camp.join("harness.patch");
     write(&patch, &diff);
-    let out = evo()
-        .arg("confirm")
-        .arg(&patch)
-        .arg("--campaign")
-        .arg(camp.join("campaign.json"))
-        .arg("--json")
-        .output()
-        .unwrap();
-    let events = events(&out);
+    let mut confirm = evo();
+    confirm.arg("confirm").arg(&patch).arg("--campaign");
+    let (out, events) = rejected(confirm.arg(camp.join("campaign.json")));
     let last = final_line(&events, &out);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    assert_eq!(last["verdict"], "rejected");
     assert_eq!(last["tier"], "rejected");
     let started = of_kind(&events, "started");
     assert_eq!(started.len(), 1, "{events:#?}");
@@ -231,16 +232,10 @@ fn a_campaign_streams_its_candidates_and_its_summary_matches_the_schema() {
              "candidates": [{ "name": "numerics", "patch": "numerics.patch" }],
              "output": "receipts" }"#,
     );
-    let out = evo()
-        .args(["campaign", "run"])
-        .arg(camp.join("campaign.json"))
-        .arg("--json")
-        .output()
-        .unwrap();
-    let events = events(&out);
+    let mut campaign = evo();
+    campaign.args(["campaign", "run"]);
+    let (out, events) = rejected(campaign.arg(camp.join("campaign.json")));
     let last = final_line(&events, &out);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    assert_eq!(last["verdict"], "rejected");
     assert_eq!(last["receipt"], Value::Null, "nothing was confirmed");
     let summary = Path::new(last["result"].as_str().unwrap());
     assert!(summary.ends_with("summary.json"));
