@@ -303,20 +303,11 @@ fn scenario_result(
     warmups: Vec<WarmupRun>,
 ) -> ScenarioResult {
     ScenarioResult {
-        name: s.name.clone(),
-        role,
         baseline_command: arms.baseline.command.clone(),
         candidate_command: arms.candidate.command.clone(),
         cwd: s.cwd.clone().unwrap_or_else(|| ".".to_string()),
         warmups,
-        aa_pairs: Vec::new(),
-        pairs: Vec::new(),
-        training: None,
-        holdout: None,
-        timed_output_consistent: None,
-        instructions: None,
-        aa_second_build: false,
-        order_seed: None,
+        ..ScenarioResult::unmeasured(&s.name, role)
     }
 }
 
@@ -344,20 +335,8 @@ mod tests {
 
     fn scenario(name: &str, timed_output_consistent: Option<bool>) -> ScenarioResult {
         ScenarioResult {
-            name: name.into(),
-            role: Role::Training,
-            baseline_command: String::new(),
-            candidate_command: String::new(),
-            cwd: ".".into(),
-            warmups: Vec::new(),
-            aa_pairs: Vec::new(),
-            pairs: Vec::new(),
-            training: None,
-            holdout: None,
             timed_output_consistent,
-            instructions: None,
-            aa_second_build: false,
-            order_seed: None,
+            ..ScenarioResult::unmeasured(name, Role::Training)
         }
     }
 

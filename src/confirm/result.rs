@@ -259,6 +259,27 @@ pub struct ScenarioResult {
 }
 
 impl ScenarioResult {
+    /// A scenario's record before anything is measured: no runs, figures or checks yet (the
+    /// pipeline and test builders fill in what they have).
+    pub fn unmeasured(name: &str, role: crate::spec::workload::Role) -> ScenarioResult {
+        ScenarioResult {
+            name: name.to_string(),
+            role,
+            baseline_command: String::new(),
+            candidate_command: String::new(),
+            cwd: ".".to_string(),
+            warmups: Vec::new(),
+            aa_pairs: Vec::new(),
+            pairs: Vec::new(),
+            training: None,
+            holdout: None,
+            timed_output_consistent: None,
+            instructions: None,
+            aa_second_build: false,
+            order_seed: None,
+        }
+    }
+
     /// The order its comparison pairs ran in, re-derivable from the record alone.
     pub fn comparison_order(&self) -> PairOrder {
         match self.order_seed {

@@ -323,20 +323,8 @@ mod tests {
         };
         let f = figures(&settings, &pairs(aa_ratio, 11), &pairs(ratio, 9)).unwrap();
         ScenarioResult {
-            name: "t".into(),
-            role: crate::spec::workload::Role::Training,
-            baseline_command: String::new(),
-            candidate_command: String::new(),
-            cwd: ".".into(),
-            warmups: Vec::new(),
-            aa_pairs: Vec::new(),
-            pairs: Vec::new(),
             training: Some(f),
-            holdout: None,
-            timed_output_consistent: None,
-            instructions: None,
-            aa_second_build: false,
-            order_seed: None,
+            ..ScenarioResult::unmeasured("t", crate::spec::workload::Role::Training)
         }
     }
 
