@@ -14,7 +14,6 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 struct Stage {
     name: String,
     started: Instant,
-    runs: usize,
 }
 
 /// The terminal reporter's bar and what it knows about the current stage.
@@ -88,7 +87,6 @@ impl Progress {
         self.stage = Some(Stage {
             name: name.to_string(),
             started: Instant::now(),
-            runs: 0,
         });
         if self.hidden() {
             eprintln!("evo: {}", self.label());
@@ -110,9 +108,8 @@ impl Progress {
         // does not take CPU time from them.
         self.bar.disable_steady_tick();
         self.bar.set_style(style(BAR));
+        // The position already counts the stage's runs so far (it restarts with each stage).
         self.bar.set_length(runs as u64);
-        self.bar
-            .set_position(self.stage.as_ref().map_or(0, |s| s.runs) as u64);
     }
 
     /// The stage's total changes by `delta` runs (a pair plan above or below the configured
@@ -135,9 +132,6 @@ impl Progress {
 
     /// One timed run finished.
     pub fn run(&mut self) {
-        if let Some(s) = &mut self.stage {
-            s.runs += 1;
-        }
         self.bar.inc(1);
         if self.bar.position() > self.bar.length().unwrap_or(0) {
             self.bar.set_length(self.bar.position());
@@ -174,7 +168,7 @@ impl Progress {
             return;
         }
         let took = stage.started.elapsed().as_secs_f64();
-        let runs = match stage.runs {
+        let runs = match self.bar.position() {
             0 => String::new(),
             1 => ", 1 run".to_string(),
             n => format!(", {n} runs"),
