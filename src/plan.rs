@@ -415,6 +415,8 @@ pub fn sandbox_policy(
         secrets.push(dir);
     }
     secrets.push(crate::campaign::lock::state_dir());
+    // The local Slurm cluster's munge key and socket: whoever holds them submits jobs as root.
+    secrets.extend(crate::fleet::slurm::state_dir());
     // Canonical where they exist, so a path reached through a link is still recognised.
     let secrets: Vec<PathBuf> = secrets
         .into_iter()

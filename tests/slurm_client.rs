@@ -175,3 +175,61 @@ fn a_requeued_job_runs_again_and_counts_the_restart() {
     let lines = std::fs::read_to_string(&starts).unwrap().lines().count();
     assert_eq!(lines, 2, "the job ran {lines} times");
 }
+
+/// The cluster's folder holds its munge key and socket (a credential to submit jobs as root): it
+/// is one of the secrets the sandbox covers inside any declared folder, and declaring a folder
+/// inside it is refused before anything runs. No cluster is needed for this.
+#[test]
+fn a_campaign_that_would_show_the_clusters_credentials_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(cache.join("evo/slurm/munge-key")).unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let camp = dir.path().join("camp");
+    std::fs::create_dir_all(&camp).unwrap();
+    std::fs::write(
+        camp.join("workload.json"),
+        r#"{ "name": "w", "build": { "command": "true" }, "test": { "command": "true" },
+             "scenarios": [{ "name": "s", "role": "training", "run": "true", "check": "true", "compare": "exact" }] }"#,
+    )
+    .unwrap();
+    let campaign = format!(
+        r#"{{ "name": "c", "repo": "../repo", "baseline": "HEAD", "workload": "workload.json",
+             "sandbox": {{ "read_only": ["{}"] }} }}"#,
+        cache.join("evo/slurm/munge-key").display()
+    );
+    std::fs::write(camp.join("campaign.json"), campaign).unwrap();
+    for args in [
+        &["init", "-q"][..],
+        &["commit", "-q", "--allow-empty", "-m", "b"],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    std::fs::write(camp.join("x.patch"), "").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evo"))
+        .arg("confirm")
+        .arg(camp.join("x.patch"))
+        .arg("--campaign")
+        .arg(camp.join("campaign.json"))
+        .env("XDG_CACHE_HOME", &cache)
+        .env_remove("EVO_SLURM_DIR")
+        .env("EVO_KEY_DIR", dir.path().join("keys"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("must never see") && stderr.contains("evo/slurm"),
+        "{stderr}"
+    );
+}

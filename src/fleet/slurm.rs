@@ -11,6 +11,20 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+/// The folder of the local cluster `scripts/slurm-cluster` runs (its munge key and socket, the
+/// daemons' state): `$EVO_SLURM_DIR`, else `evo/slurm` in the user's cache folder, as the script
+/// decides it. A credential for the cluster: no sandboxed run may see it.
+pub fn state_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("EVO_SLURM_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let cache = match std::env::var_os("XDG_CACHE_HOME") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache"),
+    };
+    Some(cache.join("evo/slurm"))
+}
+
 /// A Slurm job id, as `sbatch --parsable` prints it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct JobId(pub u64);
