@@ -159,29 +159,6 @@ pub fn holdouts_can_matter(metric: Metric, scenarios: &[ScenarioResult]) -> bool
     }
 }
 
-/// What decides a training scenario (`confirm.metric`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// The paired wall-time comparison against its noise floor.
-    #[default]
-    WallTime,
-    /// The deterministic lane's instruction counts (needs `counters: ["callgrind"]`). Exact and
-    /// immune to the machine's noise, but instructions are not time (a change in memory traffic,
-    /// cache behaviour or parallelism may not show in them), and valgrind writes them inside the
-    /// candidate's sandbox, where a hostile candidate could forge its own: for trusted
-    /// candidates only.
-    Instructions,
-}
-
-impl Metric {
-    pub fn is_wall_time(&self) -> bool {
-        *self == Metric::WallTime
-    }
-}
-
 /// Whether the candidate executes at least `min_effect` fewer instructions (baseline /
 /// candidate ≥ 1 + min_effect); `None` without both counts.
 fn fewer_instructions(s: &ScenarioResult, min_effect: f64) -> Option<bool> {
