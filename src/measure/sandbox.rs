@@ -278,9 +278,13 @@ const PASSED_ENV: &[&str] = &[
     "EVO_CACHE_DIR",
 ];
 
+/// Holds the signing key's PKCS#8 PEM text (a CI secret, read by `receipt::keys`); when set, it
+/// signs, whatever the campaign's `key` says.
+pub const SIGNING_KEY_ENV: &str = "EVO_SIGNING_KEY";
+
 /// Variables of evo's that no program evo runs ever gets, whatever a campaign's `pass_env` says
 /// (the campaign loader refuses to name them; this holds for plans built another way too).
-const NEVER_PASSED: &[&str] = &[crate::receipt::keys::SIGNING_KEY_ENV];
+const NEVER_PASSED: &[&str] = &[SIGNING_KEY_ENV];
 
 /// Whether `name` is one of evo's variables that no program evo runs may get.
 pub fn never_passed(name: &str) -> bool {
