@@ -81,6 +81,12 @@ impl PipelineError {
     }
 }
 
+impl From<PipelineError> for crate::failure::Failure {
+    fn from(error: PipelineError) -> crate::failure::Failure {
+        crate::failure::Failure::new(error.exit_code(), error)
+    }
+}
+
 /// `map_err` for an I/O error: `context` says what evo was doing.
 pub(crate) fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PipelineError {
     let context = context.into();
