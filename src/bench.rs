@@ -36,7 +36,6 @@ pub enum BenchError {
     Stats(#[from] stats::StatsError),
 }
 
-
 /// Measures warmups, A/A pairs and the comparison, then computes the figures.
 pub fn run_bench(
     plan: &BenchPlan,

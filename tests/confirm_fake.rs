@@ -560,7 +560,7 @@ fn recompute_receipt(fx: &Fixture, done: &Outcome) -> (Option<i32>, String) {
 
 /// The recorded result as the library reads it, and what `--recompute` finds in it.
 fn recompute(r: &Value) -> Vec<String> {
-    let result: evo::confirm::result::ConfirmResult = serde_json::from_value(r.clone()).unwrap();
+    let result: evo::evidence::result::ConfirmResult = serde_json::from_value(r.clone()).unwrap();
     (evo::receipt::recompute::recompute(&result).iter())
         .map(|d| d.field.clone())
         .collect()

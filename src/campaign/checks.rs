@@ -6,9 +6,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::CampaignRun;
-use super::journal::{Entry, Status};
+use super::journal::Entry;
 use crate::check::{self, Comparison};
-use crate::confirm::result::TreeLabel;
+use crate::evidence::result::TreeLabel;
+use crate::evidence::summary::Status;
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{LaneStep, Shown, failure_text};
 use crate::pipeline::steps::StepOutput;

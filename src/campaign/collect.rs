@@ -12,8 +12,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::CampaignRun;
-use super::journal::{Entry, Source, Status};
-use crate::confirm::result::TreeLabel;
+use super::journal::Entry;
+use crate::evidence::result::TreeLabel;
+use crate::evidence::summary::{Source, Status};
 use crate::measure::runner::RunSpec;
 use crate::pipeline::PipelineError;
 use crate::spec::workload::Role;

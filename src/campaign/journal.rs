@@ -76,7 +76,7 @@ pub enum Entry {
     Confirmation {
         index: usize,
         run_dir: String,
-        verdict: crate::confirm::result::Verdict,
+        verdict: crate::evidence::result::Verdict,
         tier: crate::stats::Tier,
         /// The confirmation's median speedup on the (first) training scenario, when measured.
         #[serde(default)]

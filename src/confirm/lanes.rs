@@ -5,13 +5,13 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::result::{
+use super::{Flow, Run, io_err};
+use crate::check::{self, Comparison};
+use crate::evidence::result::{
     ArtifactDigest, CheckLane, DifferentialRecord, GateName, GateStatus, SanitizerFinding,
     StepKind, StepName, TreeLabel,
 };
-use super::verdict::gate;
-use super::{Flow, Run, io_err};
-use crate::check::{self, Comparison};
+use crate::evidence::verdict::gate;
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{LaneStep, Shown, failure_text};
 use crate::pipeline::steps::{self, StepOutput};

@@ -11,7 +11,6 @@ use crate::stats::{
     self, AaValidity, BenchVerdict, Ci95, Mde, PairPlan, PlanSettings, Ratios, TrainingGate,
 };
 
-
 /// The knobs of one paired comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BenchSettings {

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::evidence::result::Verdict;
+use super::result::Verdict;
 use crate::stats;
 
 /// Where a candidate came from.

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use super::steps::{self, StepInput, StepOutput};
 use super::{PipelineError, io_err};
-use crate::confirm::result::{StepKind, StepName, TreeLabel};
-use crate::confirm::rundir::RunDir;
+use crate::evidence::result::{StepKind, StepName, TreeLabel};
 use crate::measure::runner::{RunSpec, RunnerFactory};
 use crate::measure::sandbox::SandboxPolicy;
+use crate::pipeline::rundir::RunDir;
 use crate::spec::workload::{Scenario, TestStep, Workload};
 use crate::tree::Tree;
 
@@ -182,7 +182,7 @@ pub(crate) fn failure_text(out: &StepOutput, timeout: Duration, shown: Shown) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::confirm::result::StepRecord;
+    use crate::evidence::result::StepRecord;
     use crate::measure::record::{ExitStatus, RunRecord};
 
     fn failed(stderr_lines: usize) -> StepOutput {

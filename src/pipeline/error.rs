@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::report::path::shown;
+use crate::path::shown;
 
 /// Something that stops a confirmation or a campaign without a verdict on the candidate.
 #[derive(Debug, thiserror::Error)]

@@ -317,7 +317,7 @@ pub fn find_verifying_key(wanted: &[String]) -> Result<KeyLookup, KeyError> {
 /// `$EVO_KEY_DIR` is always named: the shell the commands are pasted into may not have the
 /// variable (`scripts/run-campaign` sets it for evo alone).
 pub fn verify_flag_for(private: &Path) -> Option<PathBuf> {
-    let shown = crate::report::path::normalized;
+    let shown = crate::path::normalized;
     let from_env = std::env::var_os(KEY_DIR_ENV).is_some_and(|v| !v.is_empty());
     let known = !from_env
         && known_key_dirs()

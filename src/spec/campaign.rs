@@ -283,9 +283,7 @@ struct ConfirmSettingsFile {
 impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
     type Error = String;
     fn try_from(f: ConfirmSettingsFile) -> Result<ConfirmSettings, String> {
-        if f.metric == Metric::Instructions
-            && !f.counters.contains(&Counter::Callgrind)
-        {
+        if f.metric == Metric::Instructions && !f.counters.contains(&Counter::Callgrind) {
             return Err("metric \"instructions\" needs the deterministic lane: add \
                         \"counters\": [\"callgrind\"]"
                 .to_string());
