@@ -178,7 +178,7 @@ fn bench_command(args: BenchArgs) -> Result<i32, Failure> {
 
 /// This machine's runners, with this `evo` binary as their helper and the timed runs' CPU split.
 fn local_runners(
-    affinity: crate::measure::cpus::Affinity,
+    affinity: crate::spec::modes::Affinity,
 ) -> anyhow::Result<std::sync::Arc<dyn crate::measure::runner::RunnerFactory>> {
     Ok(std::sync::Arc::new(crate::measure::local::LocalRunners {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,

@@ -372,7 +372,7 @@ pub fn sandbox_policy(
     campaign: &Campaign,
     own: &[&Path],
     copies: &Path,
-    mode: Option<crate::measure::sandbox::SandboxMode>,
+    mode: Option<crate::spec::modes::SandboxMode>,
 ) -> Result<SandboxPolicy, String> {
     let resolve = |field: &str, raw: &str| -> Result<PathBuf, String> {
         if raw.starts_with("~/") && std::env::var_os("HOME").is_none() {

@@ -11,7 +11,7 @@ use evo::campaign::{self, CampaignOptions};
 use evo::host::Hold;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
-use evo::measure::sandbox::SandboxMode;
+use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::{patch_by_editing, write};
 

@@ -13,8 +13,8 @@ use evo::host::Hold;
 use evo::measure::cpus::CpuSplit;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
-use evo::measure::sandbox::SandboxMode;
 use evo::measure::schedule::{PairsPlanned, RunEvent};
+use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::{patch_by_editing, write};
 

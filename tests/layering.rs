@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // Foundations: exit codes, the one failure type, paths as shown, pure statistics, Ctrl-C.
     &["exit_codes", "failure", "path", "stats", "interrupt"],
-    // What the stages run on: processes and their records, the input files, the checks, the
+    // The input files, and what the stages run on: processes and their records, the checks, the
     // trees, the machine's facts.
-    &["measure", "spec", "check", "tree", "environment"],
+    &["spec", "measure", "check", "tree", "environment"],
     // The evidence model: figures, results, identities, verdict rules, the campaign summary.
     &["evidence"],
     // The signed receipt and its verifier, which read the evidence.

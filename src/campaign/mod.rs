@@ -43,7 +43,7 @@ pub struct CampaignOptions {
     /// `Some(run id)` or `Some("latest")` to continue an interrupted run.
     pub resume: Option<String>,
     /// Overrides the campaign's `sandbox.mode` (`--sandbox`).
-    pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
+    pub sandbox: Option<crate::spec::modes::SandboxMode>,
     /// When to stop: nothing more is run or journaled, and the campaign ends `Interrupted`,
     /// resumable.
     pub stop: Stop,

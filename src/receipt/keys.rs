@@ -28,9 +28,9 @@ pub const PUBLIC_KEY_FILE: &str = "signing.pub.pem";
 /// Overrides the default key directory (tests set it so they never touch the real home).
 pub const KEY_DIR_ENV: &str = "EVO_KEY_DIR";
 /// Holds the private key's PKCS#8 PEM text (a CI secret); when set, it signs, whatever the
-/// campaign's `key` says. Named where the sandbox withholds it from every run (measure sits
-/// below the receipt).
-pub use crate::measure::sandbox::SIGNING_KEY_ENV;
+/// campaign's `key` says. Named with the input files (`spec::modes`), which refuse to pass it
+/// to a run, as the sandbox does.
+pub use crate::spec::modes::SIGNING_KEY_ENV;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {

@@ -69,7 +69,7 @@ pub struct Brief {
 pub struct SandboxSettings {
     /// `auto` (default: bubblewrap when this machine has it), `on` (required) or `off`.
     #[serde(default)]
-    pub mode: crate::measure::sandbox::SandboxMode,
+    pub mode: crate::spec::modes::SandboxMode,
     /// Paths builds may write besides their own tree, such as a shared build cache (the baseline
     /// writes the real one, each candidate its own copy; tests, checks and timed runs do not see
     /// them). A leading `~/` means the home folder; relative paths are relative to the campaign
@@ -234,7 +234,7 @@ pub struct ConfirmSettings {
     /// trusted candidates). The split gives a multi-threaded
     /// command one CPU fewer.
     #[serde(default)]
-    pub affinity: crate::measure::cpus::Affinity,
+    pub affinity: crate::spec::modes::Affinity,
 }
 
 fn thirty() -> u32 {
@@ -277,7 +277,7 @@ struct ConfirmSettingsFile {
     /// `split`: evo on one CPU, the timed commands on the others; `off`: no pinning; `auto`
     /// (default): `off`; `split` is for trusted candidates.
     #[serde(default)]
-    affinity: crate::measure::cpus::Affinity,
+    affinity: crate::spec::modes::Affinity,
 }
 
 impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
