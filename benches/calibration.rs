@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use evo::bench::{BenchPlan, BenchReport, BenchSettings, run_bench};
+use evo::bench::{BenchPlan, run_bench};
+use evo::evidence::figures::{BenchReport, BenchSettings};
 use evo::measure::record::Order;
 use evo::measure::runner::RunSpec;
 use evo::measure::spawn::ProcessRunner;

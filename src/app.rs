@@ -5,19 +5,20 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::bench::{self, BenchPlan, BenchSettings};
+use crate::bench::{self, BenchPlan};
 use crate::cli::{
     BenchArgs, CampaignCommand, CampaignRunArgs, Cli, Command, ConfirmArgs, FirstArm, InitArgs,
     KeygenArgs, ManArgs, PrCommand, PrRenderArgs, ReceiptCommand, SchemaArg, VerifyArgs,
 };
+use crate::evidence::figures::{BenchReport, BenchSettings};
 use crate::exit_codes;
 use crate::failure::Failure;
 use crate::live::Live;
 use crate::measure::record::Order;
 use crate::measure::runner::RunSpec;
 use crate::measure::spawn::ProcessRunner;
+use crate::path::shown;
 use crate::report::events::{Final, Source};
-use crate::report::path::shown;
 use crate::report::terminal;
 use crate::stats::BenchVerdict;
 
@@ -37,13 +38,13 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 SchemaArg::Workload => crate::spec::schema(SchemaKind::Workload),
                 SchemaArg::Campaign => crate::spec::schema(SchemaKind::Campaign),
                 SchemaArg::Holdouts => crate::spec::schema(SchemaKind::Holdouts),
-                SchemaArg::Result => {
-                    output_schema(schemars::schema_for!(crate::confirm::result::ConfirmResult))
-                }
+                SchemaArg::Result => output_schema(schemars::schema_for!(
+                    crate::evidence::result::ConfirmResult
+                )),
                 SchemaArg::Summary => {
-                    output_schema(schemars::schema_for!(crate::campaign::summary::Summary))
+                    output_schema(schemars::schema_for!(crate::evidence::summary::Summary))
                 }
-                SchemaArg::Bench => output_schema(schemars::schema_for!(bench::BenchReport)),
+                SchemaArg::Bench => output_schema(schemars::schema_for!(BenchReport)),
                 SchemaArg::Events => crate::report::events::schema(),
             };
             print_all(&(text + "\n"))
@@ -132,7 +133,7 @@ fn bench_command(args: BenchArgs) -> Result<i32, Failure> {
     let mut live = Live::new(args.json, Source::Bench);
     if let Live::Json(stream) = &mut live {
         // A bench has no run directory or commit: its id is the time it started.
-        let id = crate::confirm::rundir::run_id(std::time::SystemTime::now(), "bench", "");
+        let id = crate::pipeline::rundir::run_id(std::time::SystemTime::now(), "bench", "");
         stream.run_id = Some(id.trim_end_matches('-').to_string());
     }
     live.stage("measure", None);
@@ -177,7 +178,7 @@ fn bench_command(args: BenchArgs) -> Result<i32, Failure> {
 
 /// This machine's runners, with this `evo` binary as their helper and the timed runs' CPU split.
 fn local_runners(
-    affinity: crate::measure::cpus::Affinity,
+    affinity: crate::spec::modes::Affinity,
 ) -> anyhow::Result<std::sync::Arc<dyn crate::measure::runner::RunnerFactory>> {
     Ok(std::sync::Arc::new(crate::measure::local::LocalRunners {
         helper: std::env::current_exe().context("cannot locate the evo executable")?,
@@ -580,10 +581,10 @@ fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> Result<Final, Failu
 /// The receipt a campaign run leaves for review: the accepted candidate's, else the last
 /// confirmation's; `None` when nothing was confirmed.
 fn campaign_receipt(
-    summary: &crate::campaign::summary::Summary,
+    summary: &crate::evidence::summary::Summary,
     run_dir: &std::path::Path,
 ) -> Option<std::path::PathBuf> {
-    let confirmed = |r: &&crate::campaign::summary::Row| r.confirmation_run_dir.is_some();
+    let confirmed = |r: &&crate::evidence::summary::Row| r.confirmation_run_dir.is_some();
     let row = match summary.accepted {
         Some(i) => summary.rows.iter().find(|r| r.index == i),
         None => summary.rows.iter().rev().find(confirmed),

@@ -128,7 +128,7 @@ pub struct BenchArgs {
     /// `off` pins nothing, nor does `auto` (a command can widen its own CPU mask, so `split` is
     /// for trusted commands).
     #[arg(long, value_enum, default_value = "auto", value_name = "MODE")]
-    pub affinity: crate::measure::cpus::Affinity,
+    pub affinity: crate::spec::modes::Affinity,
     /// Seed for the minimum-detectable-effect resampling (default: random, and recorded).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -171,12 +171,12 @@ pub struct CampaignRunArgs {
 pub struct RunOptions {
     /// Overrides the campaign's `sandbox.mode`: `on` refuses to start without a working sandbox.
     #[arg(long, value_enum, value_name = "MODE")]
-    pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
+    pub sandbox: Option<crate::spec::modes::SandboxMode>,
     /// Overrides the campaign's `confirm.affinity`: `split` keeps evo on one CPU and the timed
     /// commands on the others (trusted candidates only: a command can widen its own CPU mask),
     /// `off` and `auto` pin nothing.
     #[arg(long, value_enum, value_name = "MODE")]
-    pub affinity: Option<crate::measure::cpus::Affinity>,
+    pub affinity: Option<crate::spec::modes::Affinity>,
     /// Verdicts that exit with their own code (3 rejected, 4 inconclusive), comma-separated; a
     /// verdict not listed exits 0. Errors (1, 2, 130) always keep theirs.
     #[arg(

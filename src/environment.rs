@@ -80,11 +80,12 @@ pub fn parse_proc_stat(text: &str) -> Option<CpuTimes> {
 
 /// Samples the machine's CPU use every `sample` until other work stays under
 /// [`QUIET_BUSY_PCT`] of all CPUs, or `limit` has passed, or `stop` is requested; says what it
-/// found. `None` when `/proc/stat` cannot be read.
+/// found. `None` when `/proc/stat` cannot be read. `stop` is the run's stop condition
+/// (`host::Stop::requested`), asked once a sample.
 pub fn wait_for_quiet(
     limit: std::time::Duration,
     sample: std::time::Duration,
-    stop: &crate::host::Stop,
+    stop: &dyn Fn() -> bool,
 ) -> Option<QuietWait> {
     let started = std::time::Instant::now();
     let mut last = parse_proc_stat(&read("/proc/stat"))?;
@@ -96,7 +97,7 @@ pub fn wait_for_quiet(
         let steal_pct = now.steal.saturating_sub(last.steal) as f64 / total * 100.0;
         let quiet = busy_pct + steal_pct < QUIET_BUSY_PCT;
         let waited = started.elapsed();
-        if quiet || waited >= limit || stop.requested() {
+        if quiet || waited >= limit || stop() {
             return Some(QuietWait {
                 waited_s: waited.as_secs_f64(),
                 busy_pct,

@@ -74,18 +74,6 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
-impl From<crate::pipeline::PipelineError> for Failure {
-    fn from(error: crate::pipeline::PipelineError) -> Failure {
-        Failure::new(error.exit_code(), error)
-    }
-}
-
-impl From<crate::scaffold::InitError> for Failure {
-    fn from(error: crate::scaffold::InitError) -> Failure {
-        Failure::new(error.exit_code(), error)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

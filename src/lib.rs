@@ -2,8 +2,10 @@
 //! without changing what it computes.
 //!
 //! The modules follow the stages of the work: `measure` runs commands and pairs them, `stats`
-//! turns runs into figures and gates, `bench` drives one paired comparison, `report` renders it,
-//! `app` wires the command line (`cli`) to all of it.
+//! turns runs into figures and gates, `bench`, `confirm` and `campaign` drive the comparisons and
+//! fill the evidence model (`evidence`), which `receipt` signs and re-derives and `report`
+//! renders; `app` wires the command line (`cli`) to all of it. The layers and the one direction
+//! data flows between them are in docs/design.md §1.2 (checked by `tests/layering.rs`).
 
 pub mod app;
 pub mod bench;
@@ -13,6 +15,7 @@ pub mod cli;
 pub mod cli_docs;
 pub mod confirm;
 pub mod environment;
+pub mod evidence;
 pub mod exit_codes;
 pub mod failure;
 pub mod fleet;
@@ -20,6 +23,7 @@ pub mod host;
 pub mod interrupt;
 pub mod live;
 pub mod measure;
+pub mod path;
 pub mod pipeline;
 pub mod plan;
 pub mod receipt;

@@ -7,8 +7,8 @@
 use crate::campaign::{CampaignEvent, CandidateRef};
 use crate::confirm::ConfirmEvent;
 use crate::measure::schedule::RunEvent;
+use crate::path::shown;
 use crate::report::events::{Body, CandidateName, Final, Source, Stream};
-use crate::report::path::shown;
 use crate::report::progress::Progress;
 use crate::report::terminal;
 

@@ -372,7 +372,7 @@ pub fn sandbox_policy(
     campaign: &Campaign,
     own: &[&Path],
     copies: &Path,
-    mode: Option<crate::measure::sandbox::SandboxMode>,
+    mode: Option<crate::spec::modes::SandboxMode>,
 ) -> Result<SandboxPolicy, String> {
     let resolve = |field: &str, raw: &str| -> Result<PathBuf, String> {
         if raw.starts_with("~/") && std::env::var_os("HOME").is_none() {
@@ -414,7 +414,7 @@ pub fn sandbox_policy(
     if let Ok(dir) = crate::receipt::keys::default_dir() {
         secrets.push(dir);
     }
-    secrets.push(crate::campaign::lock::state_dir());
+    secrets.push(crate::host::lock::state_dir());
     // The local Slurm cluster's munge key and socket: whoever holds them submits jobs as root.
     secrets.extend(crate::fleet::slurm::state_dir());
     // Canonical where they exist, so a path reached through a link is still recognised.

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use evo::bench::{BenchPlan, BenchReport, BenchSettings, figures, run_bench};
+use evo::bench::{BenchPlan, run_bench};
+use evo::evidence::figures::{BenchReport, BenchSettings, figures};
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::record::{Order, Purpose};
 use evo::measure::runner::RunSpec;

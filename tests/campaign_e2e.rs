@@ -303,7 +303,7 @@ fn a_second_evo_on_the_same_run_is_refused() {
     write(&fx.camp.join("campaign.json"), &campaign(&c, None, 5));
     let first = fx.run(&[]);
     assert_eq!(first.status.code(), Some(3), "{}", text(&first));
-    let _held = evo::campaign::lock::RunLock::acquire(&fx.run_dir()).unwrap();
+    let _held = evo::host::lock::RunLock::acquire(&fx.run_dir()).unwrap();
     let second = fx.run(&["--resume", "latest"]);
     assert_eq!(second.status.code(), Some(2), "{}", text(&second));
     assert!(String::from_utf8_lossy(&second.stderr).contains("in use by another evo process"));

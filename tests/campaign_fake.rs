@@ -11,7 +11,7 @@ use evo::campaign::{self, CampaignOptions};
 use evo::host::Hold;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
-use evo::measure::sandbox::SandboxMode;
+use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::{patch_by_editing, write};
 
@@ -167,6 +167,11 @@ fn every_candidate_gets_its_exact_status_and_only_the_fast_one_is_confirmed() {
     assert!(reason("harness").contains("bench/run.sh"), "{s:#}");
     assert!(reason("broken").contains("syntax error"), "{s:#}");
     assert!(reason("wrong").contains("+43"), "{s:#}");
+    // A differing check output is told as a confirmation's differential gate tells it: one engine.
+    assert!(
+        reason("wrong").starts_with("scenario `main` (differential): "),
+        "{s:#}"
+    );
     let fast = row(&s, "fast");
     assert_eq!(s["accepted"], fast["index"]);
     assert_eq!(s["candidates_tried"], 5);

@@ -483,9 +483,9 @@ fn the_deterministic_lane_counts_instructions_of_both_arms_beside_the_wall_time_
     assert!(pr.contains("a second build of the baseline"), "{pr}");
     // The change follows from the counts, and --recompute says so when it does not.
     let json = std::fs::read_to_string(dir.join("result.json")).unwrap();
-    let mut parsed: evo::confirm::result::ConfirmResult = serde_json::from_str(&json).unwrap();
+    let mut parsed: evo::evidence::result::ConfirmResult = serde_json::from_str(&json).unwrap();
     let field = "scenarios[0].instructions.change_pct";
-    let fields = |r: &evo::confirm::result::ConfirmResult| -> Vec<String> {
+    let fields = |r: &evo::evidence::result::ConfirmResult| -> Vec<String> {
         evo::receipt::recompute::recompute(r)
             .into_iter()
             .map(|d| d.field)

@@ -13,8 +13,8 @@ use evo::host::Hold;
 use evo::measure::cpus::CpuSplit;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
-use evo::measure::sandbox::SandboxMode;
 use evo::measure::schedule::{PairsPlanned, RunEvent};
+use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::{patch_by_editing, write};
 
@@ -560,7 +560,7 @@ fn recompute_receipt(fx: &Fixture, done: &Outcome) -> (Option<i32>, String) {
 
 /// The recorded result as the library reads it, and what `--recompute` finds in it.
 fn recompute(r: &Value) -> Vec<String> {
-    let result: evo::confirm::result::ConfirmResult = serde_json::from_value(r.clone()).unwrap();
+    let result: evo::evidence::result::ConfirmResult = serde_json::from_value(r.clone()).unwrap();
     (evo::receipt::recompute::recompute(&result).iter())
         .map(|d| d.field.clone())
         .collect()

@@ -13,7 +13,7 @@ use evo::confirm::{self, ConfirmEvent, ConfirmOptions, ConfirmRequest};
 use evo::host::{Hold, Stop, StopCondition};
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
-use evo::measure::sandbox::SandboxMode;
+use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::{patch_by_editing, write};
 

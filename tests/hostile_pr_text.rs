@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 
 use ed25519_dalek::SigningKey;
 
-use evo::confirm::result::{ConfirmResult, Verdict};
+use evo::evidence::result::{ConfirmResult, Verdict};
 use evo::receipt::{self, keys};
 use evo::report::{pr_body, pr_context::ReceiptRef, terminal};
 use evo::spec::{Campaign, SpecError, parse_json};

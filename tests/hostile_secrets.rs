@@ -16,10 +16,10 @@ use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-use evo::bench::{self, BenchSettings};
-use evo::confirm::result::*;
-use evo::confirm::verdict::{self, gate};
 use evo::environment::{Environment, Machine};
+use evo::evidence::figures::{self, BenchSettings};
+use evo::evidence::result::*;
+use evo::evidence::verdict::{self, gate};
 use evo::measure::record::{Arm, ExitStatus, Order, Pair, Purpose, RunRecord, Rusage, WarmupRun};
 use evo::receipt::{self, dsse::Envelope, seal};
 use evo::report::{pr_body, pr_context::ReceiptRef};
@@ -109,7 +109,7 @@ fn scenario(name: &str, role: Role, command: &str, stderr: &str) -> ScenarioResu
             mde_seed: 7,
             timeout_s: 20.0,
         };
-        s.training = Some(bench::figures(&settings, &aa, &measured).unwrap());
+        s.training = Some(figures::figures(&settings, &aa, &measured).unwrap());
         s.aa_pairs = aa;
     } else {
         s.holdout = Some(holdout_figures(&measured).unwrap());
@@ -167,7 +167,7 @@ fn clean_result() -> ConfirmResult {
     scenarios[1].holdout.as_mut().unwrap().plan = holdout_plan(&scenarios, 9, 0, 1);
     let mut r = ConfirmResult {
         evo_version: "0.0.0-test".into(),
-        rules: evo::confirm::verdict::RULES,
+        rules: evo::evidence::verdict::RULES,
         run_id: "20261201T120000Z-memo-0123456".into(),
         campaign_file: "/home/alice/camp/campaign.json".into(),
         campaign_name: "cpairs".into(),

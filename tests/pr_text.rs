@@ -11,7 +11,7 @@ mod hostile_result;
 
 use ed25519_dalek::SigningKey;
 
-use evo::confirm::result::{ConfirmResult, DifferentialRecord, Verdict};
+use evo::evidence::result::{ConfirmResult, DifferentialRecord, Verdict};
 use evo::receipt;
 use evo::report::{pr_body, pr_context::ReceiptRef};
 use hostile_result::hostile_result;

@@ -12,10 +12,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use ed25519_dalek::SigningKey;
 
-use evo::bench::{self, BenchSettings};
-use evo::confirm::result::*;
-use evo::confirm::verdict::{self, gate};
 use evo::environment::{Environment, Machine};
+use evo::evidence::figures::{self, BenchSettings};
+use evo::evidence::result::*;
+use evo::evidence::verdict::{self, gate};
 use evo::measure::record::{Arm, ExitStatus, Order, Pair, Purpose, RunRecord, Rusage, WarmupRun};
 use evo::receipt::{self, EnvelopeError, VerifyError, dsse::Envelope, keys};
 use evo::report::{pr_body, pr_context::ReceiptRef};
@@ -101,7 +101,7 @@ fn training_scenario(speedup: f64) -> ScenarioResult {
         candidate_command: TRAINING_CMD.into(),
         cwd: ".".into(),
         warmups: warmups(0.5, speedup),
-        training: Some(bench::figures(&settings, &aa, &measured).unwrap()),
+        training: Some(figures::figures(&settings, &aa, &measured).unwrap()),
         aa_pairs: aa,
         pairs: measured,
         holdout: None,
@@ -178,12 +178,12 @@ fn tested_result() -> ConfirmResult {
         .collect();
     let mut scenarios = vec![training_scenario(1.072), holdout_scenario()];
     // Configured as the training plan: 9 pairs, no extension, one warmup per arm.
-    let plan = evo::confirm::result::holdout_plan(&scenarios, 9, 0, 1);
+    let plan = evo::evidence::result::holdout_plan(&scenarios, 9, 0, 1);
     scenarios[1].holdout.as_mut().unwrap().plan = plan;
     let d = verdict::decide(&gates, &scenarios);
     ConfirmResult {
         evo_version: "0.0.0-test".into(),
-        rules: evo::confirm::verdict::RULES,
+        rules: evo::evidence::verdict::RULES,
         run_id: "20261201T120000Z-memo-0123456".into(),
         campaign_file: "/home/alice/camp/campaign.json".into(),
         campaign_name: "cpairs-speedups".into(),
@@ -256,7 +256,7 @@ fn tested_result() -> ConfirmResult {
         candidates_tried: 1,
         search: None,
         explanation: Some("Memoizes slow_hash: the loop sees only 1000 distinct inputs.".into()),
-        config_lane: evo::confirm::result::ConfigLane {
+        config_lane: evo::evidence::result::ConfigLane {
             reason: "the patch touches no build configuration file".into(),
             ..Default::default()
         },

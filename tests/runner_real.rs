@@ -349,7 +349,8 @@ fn stdin_comes_from_the_stdin_file_or_is_empty() {
 
 #[test]
 fn a_sandboxed_run_writes_only_its_tree_and_its_leftovers_are_still_caught() {
-    use evo::measure::sandbox::{Arm, SandboxMode, SandboxPolicy, SandboxRequest};
+    use evo::measure::sandbox::{Arm, SandboxPolicy, SandboxRequest};
+    use evo::spec::modes::SandboxMode;
     let work = tempfile::tempdir().unwrap();
     let tree = work.path().join("candidate");
     let other = work.path().join("baseline");
@@ -411,7 +412,8 @@ fn cpus_allowed(status: &str) -> String {
 
 #[test]
 fn a_split_runner_keeps_evo_and_the_command_on_different_cpus_until_dropped() {
-    use evo::measure::cpus::{self, Affinity};
+    use evo::measure::cpus;
+    use evo::spec::modes::Affinity;
     // On a thread of its own: the pin is per thread, and the test harness's threads are shared.
     std::thread::spawn(|| {
         let all = cpus::allowed().unwrap();

@@ -129,7 +129,7 @@ fn schemas_describe_every_file() {
 
 #[test]
 fn the_sandbox_setting_defaults_to_auto_and_names_a_bad_mode() {
-    use evo::measure::sandbox::SandboxMode;
+    use evo::spec::modes::SandboxMode;
     let c: Campaign = parse_json(Path::new("c.json"), CAMPAIGN).unwrap();
     assert_eq!(c.sandbox.mode, SandboxMode::Auto);
     assert!(c.sandbox.writable.is_empty());

@@ -6,7 +6,7 @@ mod hostile_result;
 
 use std::path::Path;
 
-use evo::confirm::result::ConfirmResult;
+use evo::evidence::result::ConfirmResult;
 use evo::report::terminal;
 use hostile_result::hostile_result;
 

@@ -6,11 +6,14 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::CampaignRun;
-use super::journal::{Entry, Status};
-use crate::check::{self, Comparison};
-use crate::confirm::result::TreeLabel;
+use super::journal::Entry;
+use crate::check::Comparison;
+use crate::evidence::result::{CheckLane, TreeLabel};
+use crate::evidence::summary::Status;
 use crate::pipeline::PipelineError;
-use crate::pipeline::checks::{LaneStep, Shown, failure_text};
+use crate::pipeline::checks::{
+    LaneStep, Shown, compare_check_outputs, failure_text, mismatch_text,
+};
 use crate::pipeline::steps::StepOutput;
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::{self, PatchError, Tree};
@@ -212,15 +215,12 @@ impl CampaignRun<'_> {
                 .run_dir
                 .output_path(TreeLabel::Baseline, &s.name)
                 .map_err(|e| PipelineError::io("cannot find the baseline outputs", e))?;
-            let read = |p: &Path| {
-                std::fs::read(p).map_err(|e| PipelineError::io("cannot read a check output", e))
-            };
             if let Comparison::Differs(m) =
-                check::compare_outputs(&s.compare, &read(&reference)?, &read(&cand.stdout_path)?)
+                compare_check_outputs(&s, &reference, &cand.stdout_path)?
             {
                 return Ok(Err((
                     Status::DifferentialMismatch,
-                    format!("scenario `{}`: {}\n{}", s.name, m.summary, m.diff),
+                    mismatch_text(&s, CheckLane::Differential, &m),
                 )));
             }
         }

@@ -12,8 +12,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::CampaignRun;
-use super::journal::{Entry, Source, Status};
-use crate::confirm::result::TreeLabel;
+use super::journal::Entry;
+use crate::evidence::result::TreeLabel;
+use crate::evidence::summary::{Source, Status};
 use crate::measure::runner::RunSpec;
 use crate::pipeline::PipelineError;
 use crate::spec::workload::Role;
@@ -153,7 +154,7 @@ impl CampaignRun<'_> {
             // network; its own variables on top of the allow-list.
             let mut env = self.sandbox.environment().clone();
             let passed = agent.pass_env.iter();
-            for name in passed.filter(|n| !crate::measure::sandbox::never_passed(n)) {
+            for name in passed.filter(|n| !crate::spec::modes::never_passed(n)) {
                 if let Some(value) = std::env::var_os(name).and_then(|v| v.into_string().ok()) {
                     env.insert(name.clone(), value);
                 }

@@ -11,70 +11,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::evidence::summary::{Source, Status};
 use crate::measure::record::{Pair, WarmupRun};
 
 /// The journal's file name inside the run directory.
 pub const JOURNAL: &str = "journal.jsonl";
-
-/// Where a candidate came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    Patch,
-    Agent,
-}
-
-/// What became of a candidate; the last status journaled is its status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Collected, not yet checked.
-    Collected,
-    /// Refused before anything ran: a protected or unsafe path, or an unreadable patch.
-    Refused,
-    DidNotApply,
-    BuildFailed,
-    TestsFailed,
-    DifferentialMismatch,
-    SanitizerFailure,
-    TimedOut,
-    /// The agent command failed (non-zero exit); its patch is kept but not checked.
-    AgentFailed,
-    /// The agent produced no change.
-    NoChange,
-    /// Every check passed; waiting for screening.
-    Checked,
-    /// Screening pairs measured.
-    Screened,
-    /// Sent to a fresh confirmation, which accepted it.
-    Confirmed,
-    /// Sent to a fresh confirmation, which did not accept it.
-    Rejected,
-    /// Sent to a fresh confirmation, which could not decide.
-    Inconclusive,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Collected => "collected",
-            Status::Refused => "refused",
-            Status::DidNotApply => "did not apply",
-            Status::BuildFailed => "build failed",
-            Status::TestsFailed => "tests failed",
-            Status::DifferentialMismatch => "differential mismatch",
-            Status::SanitizerFailure => "sanitizer failure",
-            Status::TimedOut => "timed out",
-            Status::AgentFailed => "agent failed",
-            Status::NoChange => "no change",
-            Status::Checked => "checked",
-            Status::Screened => "screened",
-            Status::Confirmed => "confirmed",
-            Status::Rejected => "rejected",
-            Status::Inconclusive => "inconclusive",
-        }
-    }
-}
 
 /// One line of the journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,7 +76,7 @@ pub enum Entry {
     Confirmation {
         index: usize,
         run_dir: String,
-        verdict: crate::confirm::result::Verdict,
+        verdict: crate::evidence::result::Verdict,
         tier: crate::stats::Tier,
         /// The confirmation's median speedup on the (first) training scenario, when measured.
         #[serde(default)]

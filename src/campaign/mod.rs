@@ -5,12 +5,12 @@
 //! once → check each candidate (safety, apply, build, tests, differential) → screen the survivors
 //! with a few pairs each (ranking only) → fresh confirmation of the top candidate(s) with
 //! `evo confirm`'s pipeline. Every finished step is journaled (`journal`), so `--resume` picks up
-//! where a crash left off; a lock (`lock`) keeps a second evo off the same run.
+//! where a crash left off; a lock (`host::lock`) keeps a second evo off the same run.
 
 mod checks;
 mod collect;
+mod confirmation;
 pub mod journal;
-pub mod lock;
 mod screen;
 pub mod state;
 pub mod summary;
@@ -19,18 +19,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use crate::confirm::rundir::{self, RunDir};
-use crate::confirm::{self, ConfirmEvent, ConfirmOptions, ConfirmRequest};
+use crate::confirm::ConfirmEvent;
+use crate::evidence::summary::{Status, Summary};
+use crate::host::lock::RunLock;
 use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
 use crate::measure::sandbox::SandboxPolicy;
 use crate::measure::schedule::RunEvent;
+use crate::path::shown;
 use crate::pipeline::PipelineError;
+use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::{CampaignPlan, RUN_MANIFEST, RunManifest};
-use crate::report::path::shown;
 use crate::tree::{self, Pinned};
-use journal::{Entry, Journal, Status};
-use lock::RunLock;
+use journal::{Entry, Journal};
 use state::State;
 
 /// How to run a campaign.
@@ -42,7 +43,7 @@ pub struct CampaignOptions {
     /// `Some(run id)` or `Some("latest")` to continue an interrupted run.
     pub resume: Option<String>,
     /// Overrides the campaign's `sandbox.mode` (`--sandbox`).
-    pub sandbox: Option<crate::measure::sandbox::SandboxMode>,
+    pub sandbox: Option<crate::spec::modes::SandboxMode>,
     /// When to stop: nothing more is run or journaled, and the campaign ends `Interrupted`,
     /// resumable.
     pub stop: Stop,
@@ -134,7 +135,7 @@ struct CandidatePatch {
 /// A finished campaign: its summary and run directory.
 #[derive(Debug)]
 pub struct CampaignOutcome {
-    pub summary: summary::Summary,
+    pub summary: Summary,
     pub run_dir: PathBuf,
 }
 
@@ -386,80 +387,6 @@ impl CampaignRun<'_> {
         self.confirm_top()
     }
 
-    /// Fresh confirmations of the best-screened candidates (only those faster in screening).
-    fn confirm_top(&mut self) -> Result<(), PipelineError> {
-        let ranking = summary::ranking(&self.state.candidates);
-        let top = self.plan.spec.confirm.top.get();
-        let chosen: Vec<usize> = ranking
-            .iter()
-            .filter(|(_, median)| *median > 1.0)
-            .take(top)
-            .map(|(i, _)| *i)
-            .collect();
-        for index in chosen {
-            if self
-                .state
-                .candidate_mut(index)
-                .is_some_and(|c| c.confirmation.is_some())
-            {
-                continue;
-            }
-            self.discard_interrupted_confirmation(index)?;
-            self.candidate_stage(&format!("confirm candidate {index}"), index);
-            self.record(Entry::ConfirmationStarted { index })?;
-            let CandidatePatch { file, bytes } = self.candidate_patch(index)?;
-            let request = self.confirm_request(index, file, bytes);
-            let opts = ConfirmOptions {
-                runners: Arc::clone(&self.opts.runners),
-                work_dir: None,
-                stop: self.opts.stop.clone(),
-                hold: self.opts.hold.clone(),
-                sign_with: self.opts.sign_with.clone(),
-                hidden: Vec::new(),
-            };
-            let on_event = &mut *self.on_event;
-            let mut forward = |e: ConfirmEvent| on_event(CampaignEvent::Confirm(e));
-            match confirm::run_confirm(&request, &opts, &mut forward) {
-                Ok(done) => {
-                    // Read back as a confirmation that ran elsewhere would be: the receipt
-                    // vouches for what is recorded.
-                    let outcome = confirm::load_outcome(&done.run_dir, &done.receipt.verifying_key)
-                        .map_err(|e| PipelineError::Internal(e.to_string()))?;
-                    let sent =
-                        hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&request.plan.patch));
-                    if outcome.patch_sha256 != sent {
-                        return Err(PipelineError::Internal(format!(
-                            "{} confirmed another patch than candidate {index}'s",
-                            shown(&outcome.run_dir)
-                        )));
-                    }
-                    let screened = request
-                        .search
-                        .as_ref()
-                        .map_or(f64::NAN, |s| s.figures.median);
-                    self.record_confirmation(index, &outcome, screened)?;
-                }
-                Err(e) => {
-                    let status = match e {
-                        // Already the confirmation's whole account (and its logs): not wrapped
-                        // again, which said "the baseline itself fails" twice.
-                        PipelineError::Baseline(_) => return Err(e),
-                        PipelineError::Interrupted(_) => return Err(e),
-                        PipelineError::KeyLeak(_) => {
-                            let why = "its records carried the private signing key; nothing was \
-                                       signed";
-                            self.set_status(index, Status::Rejected, why.to_string())?;
-                            return Err(PipelineError::CampaignKeyLeak(Box::new(e)));
-                        }
-                        _ => Status::Inconclusive,
-                    };
-                    self.set_status(index, status, format!("the confirmation stopped: {e}"))?;
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Candidate `index`'s patch file in the run directory, and its bytes.
     fn candidate_patch(&self, index: usize) -> Result<CandidatePatch, PipelineError> {
         let file = (self.state.patch_path(&self.run_dir.path, index))
@@ -467,41 +394,6 @@ impl CampaignRun<'_> {
         let bytes = std::fs::read(&file)
             .map_err(|e| PipelineError::io("cannot read a candidate patch", e))?;
         Ok(CandidatePatch { file, bytes })
-    }
-
-    /// What the confirmation of candidate `index` (its patch file and bytes) runs: the campaign's
-    /// plan with the run's `confirmations/` as output folder, and the search's figures.
-    fn confirm_request(&self, index: usize, patch_file: PathBuf, bytes: Vec<u8>) -> ConfirmRequest {
-        let mut plan = self.plan.confirm_plan(patch_file, bytes);
-        plan.campaign.output_dir = self.run_dir.path.join("confirmations");
-        ConfirmRequest::new(plan, Some(self.search_context(index)), self.opts.sandbox)
-    }
-
-    /// Journals a finished confirmation of `index` and the status it gives the candidate
-    /// (`screened`: its screening median, to say whether that held up).
-    fn record_confirmation(
-        &mut self,
-        index: usize,
-        outcome: &confirm::Outcome,
-        screened: f64,
-    ) -> Result<(), PipelineError> {
-        let status = match outcome.verdict {
-            confirm::result::Verdict::Accepted => Status::Confirmed,
-            confirm::result::Verdict::Rejected => Status::Rejected,
-            confirm::result::Verdict::Inconclusive => Status::Inconclusive,
-        };
-        let run_dir = self.run_dir.relative(&outcome.run_dir);
-        self.record(Entry::Confirmation {
-            index,
-            run_dir: run_dir.clone(),
-            verdict: outcome.verdict,
-            tier: outcome.tier,
-            median: outcome.median,
-        })?;
-        let reason = (outcome.reasons.first().cloned())
-            .unwrap_or_else(|| format!("tier {}", outcome.tier.as_str()));
-        let held = summary::held_up_note(screened, outcome.median);
-        self.set_status(index, status, format!("{reason}{held} ({run_dir})"))
     }
 
     /// Journals the stop and says how to go on; everything journaled before stays.
@@ -523,69 +415,12 @@ impl CampaignRun<'_> {
         ))
     }
 
-    /// When a confirmation of `index` began but never finished, journals the folders it left so
-    /// their runs are accounted for, before a new confirmation starts from scratch.
-    fn discard_interrupted_confirmation(&mut self, index: usize) -> Result<(), PipelineError> {
-        if !self
-            .state
-            .candidate_mut(index)
-            .is_some_and(|c| c.confirmation_started)
-        {
-            return Ok(());
-        }
-        let known: Vec<String> = self
-            .state
-            .candidates
-            .iter()
-            .flat_map(|c| {
-                let done = c.confirmation.iter().map(|x| x.run_dir.clone());
-                done.chain(c.discarded_confirmations.iter().cloned())
-            })
-            .collect();
-        let folder = self.run_dir.path.join("confirmations");
-        let mut run_dirs: Vec<String> = std::fs::read_dir(&folder)
-            .map(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .map(|e| self.run_dir.relative(&e.path()))
-                    .filter(|d| !known.contains(d))
-                    .collect()
-            })
-            .unwrap_or_default();
-        run_dirs.sort();
-        self.record(Entry::ConfirmationDiscarded { index, run_dirs })
-    }
-
-    /// The screening figures and stated reason of candidate `index`, for its confirmation.
-    fn search_context(&self, index: usize) -> confirm::SearchContext {
-        let c = self.state.candidates.iter().find(|c| c.index == index);
-        let ratios = c.map_or_else(Vec::new, |c| c.pairs.iter().map(|p| p.ratio).collect());
-        let (median, ci95) = match crate::stats::Ratios::new(ratios) {
-            Ok(r) => (crate::stats::median(&r), crate::stats::ci95(&r)),
-            Err(_) => (f64::NAN, None),
-        };
-        let scenario = self
-            .training()
-            .first()
-            .map_or_else(String::new, |s| s.name.clone());
-        confirm::SearchContext {
-            candidates_tried: self.state.candidates.len(),
-            figures: confirm::result::SearchFigures {
-                scenario,
-                pairs: c.map_or(0, |c| c.pairs.len()),
-                median,
-                ci95,
-            },
-            explanation: c.and_then(|c| c.explanation.clone()),
-        }
-    }
-
     fn finish(mut self, started: Instant) -> Result<CampaignOutcome, PipelineError> {
         let seconds = started.elapsed().as_secs_f64();
         if !self.state.finished {
             self.record(Entry::Finished { seconds })?;
         }
-        let summary = summary::Summary::new(&self.run_dir.id, &self.state, self.build_s, seconds);
+        let summary = Summary::new(&self.run_dir.id, &self.state, self.build_s, seconds);
         let text = serde_json::to_vec_pretty(&summary)
             .map_err(|e| PipelineError::Internal(e.to_string()))?;
         self.run_dir

@@ -2,9 +2,10 @@
 //! (and callgrind instruction counts when enabled). Screening ranks; it never accepts. Every pair
 //! is journaled as it completes, so a resumed campaign continues at the next pair.
 
-use super::journal::{Entry, Status};
+use super::journal::Entry;
 use super::{CampaignEvent, CampaignRun};
-use crate::confirm::result::{StepKind, StepName, TreeLabel};
+use crate::evidence::result::{StepKind, StepName, TreeLabel};
+use crate::evidence::summary::Status;
 use crate::measure::callgrind;
 use crate::measure::record::Order;
 use crate::measure::runner::{RunSpec, Runner};

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::journal::{Entry, Source, Status};
+use super::journal::Entry;
+use crate::evidence::summary::{Source, Status};
 use crate::measure::record::{Pair, WarmupRun};
 
 /// One candidate and everything learned about it so far.
@@ -35,7 +36,7 @@ pub struct Candidate {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConfirmationRef {
     pub run_dir: String,
-    pub verdict: crate::confirm::result::Verdict,
+    pub verdict: crate::evidence::result::Verdict,
     pub tier: crate::stats::Tier,
     pub median: Option<f64>,
 }

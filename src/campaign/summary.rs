@@ -1,50 +1,9 @@
-//! The end of a campaign in one table: every candidate's status and reason, its screening figures
-//! and its confirmation — the same in `summary.json` and on the terminal.
+//! The campaign's summary (`evidence::summary`) built from its state: the rows, the ranking of
+//! the screened candidates, and what a confirmation said against screening.
 
-use serde::Serialize;
-
-use super::journal::{Source, Status};
 use super::state::{Candidate, State};
+use crate::evidence::summary::{Row, Status, Summary};
 use crate::stats::{self, Ratios};
-
-/// One row of the summary.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Row {
-    pub index: usize,
-    pub name: String,
-    pub source: Source,
-    pub patch_file: String,
-    pub status: Status,
-    pub reason: String,
-    pub screening_pairs: usize,
-    pub screening_median: Option<f64>,
-    /// Mean max RSS of the candidate's screening runs, KiB.
-    pub screening_max_rss_kib: Option<f64>,
-    pub instructions: Option<(u64, u64)>,
-    pub confirmation_run_dir: Option<String>,
-    pub confirmation_verdict: Option<crate::confirm::result::Verdict>,
-    pub confirmation_tier: Option<stats::Tier>,
-    /// The confirmation's median speedup on the training scenario, when it measured one.
-    pub confirmation_median: Option<f64>,
-    /// Confirmations of this candidate that an interruption cut short (their logs stay there).
-    pub discarded_confirmations: Vec<String>,
-}
-
-/// The whole campaign, for `summary.json` and the terminal.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Summary {
-    pub run_id: String,
-    pub candidates_tried: usize,
-    pub rows: Vec<Row>,
-    /// Seconds spent building trees in the search by this process (confirmations report their
-    /// own in their results).
-    pub build_s: f64,
-    /// Seconds of timed runs in screening (both arms, warmups included), from the journal.
-    pub screening_run_s: f64,
-    pub total_s: f64,
-    /// The best confirmed candidate, if any was accepted.
-    pub accepted: Option<usize>,
-}
 
 fn median_of(c: &Candidate) -> Option<f64> {
     let r = Ratios::new(c.pairs.iter().map(|p| p.ratio).collect()).ok()?;
@@ -133,21 +92,6 @@ impl Summary {
             build_s,
             total_s,
             accepted,
-        }
-    }
-
-    /// Accepted if a candidate was confirmed; inconclusive if the best one could not be decided;
-    /// rejected otherwise.
-    /// The campaign's verdict: accepted when a candidate was, inconclusive when none was but
-    /// one ended inconclusive, else rejected.
-    pub fn verdict(&self) -> crate::confirm::result::Verdict {
-        use crate::confirm::result::Verdict;
-        if self.accepted.is_some() {
-            Verdict::Accepted
-        } else if self.rows.iter().any(|r| r.status == Status::Inconclusive) {
-            Verdict::Inconclusive
-        } else {
-            Verdict::Rejected
         }
     }
 }

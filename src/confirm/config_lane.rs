@@ -3,10 +3,11 @@
 //! measures it against the baseline, so the receipt says how much of the gain flags alone give and
 //! how much the code change gives. When the lane does not run, the result says why.
 
-use super::result::TreeLabel;
-use super::{ConfirmError, ConfirmEvent, Run, io_err};
+use super::{ConfirmEvent, Run, io_err};
+use crate::evidence::result::TreeLabel;
 use crate::measure::record::Order;
 use crate::measure::schedule::{self, Arms, PairOrder, Phase};
+use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{LaneStep, Shown, failure_text};
 use crate::spec::workload::Role;
 use crate::tree;
@@ -22,7 +23,7 @@ impl Run<'_> {
 
     /// Splits the patch; when it mixes configuration and code, prepares the configuration-only
     /// tree (built later with the others).
-    pub(crate) fn prepare_config_lane(&mut self) -> Result<(), ConfirmError> {
+    pub(crate) fn prepare_config_lane(&mut self) -> Result<(), PipelineError> {
         let globs = &self.plan.campaign.workload.config_files;
         if globs.is_empty() {
             self.skip_config_lane("the workload declares no config_files");
@@ -60,7 +61,7 @@ impl Run<'_> {
     }
 
     /// Builds the configuration-only tree; a failure ends the lane, not the confirmation.
-    pub(crate) fn build_config_tree(&mut self) -> Result<(), ConfirmError> {
+    pub(crate) fn build_config_tree(&mut self) -> Result<(), PipelineError> {
         let Some(t) = self.trees.config_only.clone() else {
             return Ok(());
         };
@@ -78,7 +79,7 @@ impl Run<'_> {
     /// Pairs of baseline against baseline + configuration on the first training scenario; runs
     /// only once the whole patch has passed its training gate (otherwise there is no gain to
     /// attribute).
-    pub(crate) fn measure_config_lane(&mut self) -> Result<(), ConfirmError> {
+    pub(crate) fn measure_config_lane(&mut self) -> Result<(), PipelineError> {
         let (Some(config), Some(bt)) =
             (self.trees.config_only.clone(), self.trees.baseline.clone())
         else {
@@ -137,8 +138,8 @@ impl Run<'_> {
                 return Ok(());
             }
         };
-        let figures = super::result::holdout_figures(&pairs)
-            .map_err(|e| ConfirmError::Internal(e.to_string()))?;
+        let figures = crate::evidence::result::holdout_figures(&pairs)
+            .map_err(|e| PipelineError::Internal(e.to_string()))?;
         let lane = &mut self.result.config_lane;
         lane.ran = true;
         lane.scenario = Some(s.name.clone());

@@ -9,7 +9,7 @@ use crate::spec::campaign::Counter;
 use crate::spec::workload::{Role, Scenario};
 
 use super::Run;
-use super::result::InstructionFigures;
+use crate::evidence::result::InstructionFigures;
 use crate::pipeline::PipelineError;
 
 impl Run<'_> {

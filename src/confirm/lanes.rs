@@ -5,15 +5,17 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::result::{
+use super::{Flow, Run, io_err};
+use crate::check::{self, Comparison};
+use crate::evidence::result::{
     ArtifactDigest, CheckLane, DifferentialRecord, GateName, GateStatus, SanitizerFinding,
     StepKind, StepName, TreeLabel,
 };
-use super::verdict::gate;
-use super::{Flow, Run, io_err};
-use crate::check::{self, Comparison};
+use crate::evidence::verdict::gate;
 use crate::pipeline::PipelineError;
-use crate::pipeline::checks::{LaneStep, Shown, failure_text};
+use crate::pipeline::checks::{
+    LaneStep, Shown, compare_check_outputs, failure_text, mismatch_text,
+};
 use crate::pipeline::steps::{self, StepOutput};
 use crate::spec::workload::{Compare, Scenario};
 use crate::tree::{self, Tree};
@@ -179,24 +181,16 @@ impl Run<'_> {
         self.stage(&format!("{} alone", step.step));
         let alone = self.materialize(label)?;
         let what = format!("{} failed", step.step);
-        self.rerun_baseline_alone(step, (label, &alone), &what)?;
-        Ok(self.fail_gate(
-            gate,
-            format!(
-                "the baseline's {} failed while the candidate's ran beside it, and succeeded \
-                 alone: the candidate's build disturbed it (for example by filling the disk or \
-                 the memory). Beside it: {}\n{}",
-                step.step,
-                failure_text(base, step.timeout, Shown::GATE),
-                candidate_side(cand, step.timeout)
-            ),
-        ))
+        let disturbed = self.baseline_alone(step, (base, cand), (label, &alone), &what)?;
+        Ok(self.fail_gate(gate, disturbed))
     }
 
-    /// The baseline's step failed while the candidate's ran beside it (a test or a check, which
-    /// leave their tree as it was): run it again alone before blaming the baseline. Alone it
-    /// fails too: the baseline itself fails (`Err`). Alone it passes: the candidate's step
-    /// disturbed it (killed it, starved it), and the text says so for the candidate's failed gate.
+    /// The baseline's step failed while the candidate's ran beside it: run it again alone, in
+    /// `baseline` (its own tree for a test or a check, which leave it as it was; a fresh one for a
+    /// build), before blaming the baseline. Alone it fails too: the baseline itself fails
+    /// (`Err`). Alone it passes: the candidate's step disturbed it (killed it, starved it of disk
+    /// or memory), and the text says so for the candidate's failed gate — the one text for every
+    /// kind of step.
     fn baseline_alone(
         &mut self,
         step: &LaneStep<'_>,
@@ -206,9 +200,9 @@ impl Run<'_> {
     ) -> Result<String, PipelineError> {
         self.rerun_baseline_alone(step, baseline, what)?;
         Ok(format!(
-            "the baseline's `{}` failed while the candidate's ran beside it, and passed alone: \
-             the candidate's step disturbed it (killed it, or starved it of disk or memory). \
-             Beside it: {}\n{}",
+            "the baseline's `{}` failed while the candidate's ran beside it, and succeeded \
+             alone: the candidate's step disturbed it (killed it, or starved it of disk or \
+             memory). Beside it: {}\n{}",
             step.step,
             failure_text(base, step.timeout, Shown::GATE),
             candidate_side(cand, step.timeout)
@@ -414,27 +408,20 @@ impl Run<'_> {
                 failure_text(&cand, step.timeout, Shown::GATE)
             )));
         }
-        let read = |o: &StepOutput| {
-            std::fs::read(&o.stdout_path)
-                .map_err(io_err(format!("cannot read {}", o.stdout_path.display())))
-        };
+        // Equal digests are the same output: no need to read them again.
         let comparison = if base.run.stdout_sha256 == cand.run.stdout_sha256 {
             Comparison::Same
         } else {
-            check::compare_outputs(&s.compare, &read(&base)?, &read(&cand)?)
+            compare_check_outputs(s, &base.stdout_path, &cand.stdout_path)?
+        };
+        let failure = match &comparison {
+            Comparison::Same => None,
+            Comparison::Differs(m) => Some(mismatch_text(s, lane, m)),
         };
         let (same, summary, diff) = match comparison {
             Comparison::Same => (true, None, None),
             Comparison::Differs(m) => (false, Some(m.summary), Some(m.diff)),
         };
-        let failure = (!same).then(|| {
-            format!(
-                "scenario `{}` ({lane}): {}\n{}",
-                s.name,
-                summary.clone().unwrap_or_default(),
-                diff.clone().unwrap_or_default()
-            )
-        });
         self.result.differential.push(DifferentialRecord {
             scenario: s.name.clone(),
             role: s.role,

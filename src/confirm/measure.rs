@@ -4,7 +4,8 @@
 //! needs to show it, up to the same cap) — only after every build has finished. Comparison and
 //! holdout pairs run in a balanced random order whose seed is recorded with the scenario.
 
-use crate::bench::{self, BenchError, BenchPlan, BenchSettings};
+use crate::bench::{self, BenchError, BenchPlan};
+use crate::evidence::figures::BenchSettings;
 use crate::measure::record::{Arm, Order, WarmupRun};
 use crate::measure::runner::Runner;
 use crate::measure::schedule::{
@@ -13,19 +14,20 @@ use crate::measure::schedule::{
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::Tree;
 
-use super::result::{
+use super::{ConfirmEvent, Flow, Run};
+use crate::evidence::result::{
     GateName, HoldoutPlan, ScenarioResult, holdout_figures, holdout_plan, outputs_consistent,
 };
-use super::{ConfirmError, ConfirmEvent, Flow, Run};
+use crate::pipeline::PipelineError;
 
 pub(super) use crate::pipeline::checks::scenario_spec as spec;
 
 impl Run<'_> {
-    pub(crate) fn measure_all(&mut self) -> Result<(), ConfirmError> {
+    pub(crate) fn measure_all(&mut self) -> Result<(), PipelineError> {
         self.stage("measure");
         let (Some(bt), Some(ct)) = (self.trees.baseline.clone(), self.trees.candidate.clone())
         else {
-            return Err(ConfirmError::Internal(
+            return Err(PipelineError::Internal(
                 "the trees were not prepared".to_string(),
             ));
         };
@@ -52,7 +54,7 @@ impl Run<'_> {
             }
         }
         let metric = self.plan.campaign.spec.confirm.metric;
-        if !super::verdict::holdouts_can_matter(metric, &self.result.scenarios) {
+        if !crate::evidence::verdict::holdouts_can_matter(metric, &self.result.scenarios) {
             // The verdict is already "not accepted"; holdouts cannot change it, so spare their runs.
             self.finish_timed_output_gate();
             return Ok(());
@@ -96,7 +98,7 @@ impl Run<'_> {
     }
 
     /// Turns a failed timed run into a baseline error or a failed gate.
-    fn timed_failure(&mut self, e: MeasureError) -> Result<Flow, ConfirmError> {
+    fn timed_failure(&mut self, e: MeasureError) -> Result<Flow, PipelineError> {
         match e {
             MeasureError::RunFailed {
                 arm: Arm::Candidate,
@@ -106,9 +108,9 @@ impl Run<'_> {
                 format!("a timed run of the candidate failed: {e}"),
             )),
             MeasureError::RunFailed { .. } => {
-                Err(ConfirmError::Baseline(format!("a timed run failed: {e}")))
+                Err(PipelineError::Baseline(format!("a timed run failed: {e}")))
             }
-            MeasureError::Runner(r) => Err(ConfirmError::Internal(r.to_string())),
+            MeasureError::Runner(r) => Err(PipelineError::Internal(r.to_string())),
         }
     }
 
@@ -141,7 +143,7 @@ impl Run<'_> {
         s: &Scenario,
         arms: Arms<'_>,
         role: Role,
-    ) -> Result<Result<Vec<WarmupRun>, Flow>, ConfirmError> {
+    ) -> Result<Result<Vec<WarmupRun>, Flow>, PipelineError> {
         (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
         let warmup = self.plan.settings().warmup.get();
         let on_event = &mut *self.on_event;
@@ -166,7 +168,7 @@ impl Run<'_> {
         s: &Scenario,
         bt: &Tree,
         ct: &Tree,
-    ) -> Result<Flow, ConfirmError> {
+    ) -> Result<Flow, PipelineError> {
         let seed = self.result.seed;
         let (b, c) = (
             spec(bt, s, seed, &self.sandbox),
@@ -204,7 +206,7 @@ impl Run<'_> {
         {
             Ok(r) => r,
             Err(BenchError::Measure(e)) => return self.timed_failure(e),
-            Err(BenchError::Stats(e)) => return Err(ConfirmError::Internal(e.to_string())),
+            Err(BenchError::Stats(e)) => return Err(PipelineError::Internal(e.to_string())),
         };
         let mut result = scenario_result(s, Role::Training, arms, warmups);
         result.aa_second_build = again.is_some();
@@ -228,7 +230,7 @@ impl Run<'_> {
         s: &Scenario,
         bt: &Tree,
         ct: &Tree,
-    ) -> Result<Flow, ConfirmError> {
+    ) -> Result<Flow, PipelineError> {
         let seed = self.result.seed;
         let (b, c) = (
             spec(bt, s, seed, &self.sandbox),
@@ -249,7 +251,7 @@ impl Run<'_> {
             set.max_pairs(),
             set.warmup.get(),
         ) else {
-            return Err(ConfirmError::Internal(
+            return Err(PipelineError::Internal(
                 "no training scenario's A/A runs to plan the holdout's pairs from".to_string(),
             ));
         };
@@ -268,7 +270,7 @@ impl Run<'_> {
             };
         let mut result = scenario_result(s, Role::Holdout, arms, warmups);
         let mut figures =
-            holdout_figures(&pairs).map_err(|e| ConfirmError::Internal(e.to_string()))?;
+            holdout_figures(&pairs).map_err(|e| PipelineError::Internal(e.to_string()))?;
         figures.plan = Some(plan);
         result.holdout = Some(figures);
         result.pairs = pairs;

@@ -7,38 +7,34 @@
 //! lives in its own file; this one sequences them and writes the run directory.
 
 mod config_lane;
+mod finish;
 mod instructions;
 mod lanes;
 mod measure;
-pub mod names;
 pub mod outcome;
 pub mod request;
-pub mod result;
-pub mod rundir;
-pub mod verdict;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use crate::environment::{self, Environment};
+use crate::evidence::result::{
+    ConfirmResult, GateName, GateStatus, PatchFileChange, PatchInfo, Timings, TreeLabel, Verdict,
+};
+use crate::evidence::{result, verdict};
 use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
 use crate::measure::schedule::RunEvent;
 pub use crate::pipeline::PipelineError;
-/// The name `measure.rs` and `config_lane.rs` still use for [`PipelineError`].
-pub(crate) use crate::pipeline::PipelineError as ConfirmError;
 pub(crate) use crate::pipeline::io_err;
+use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::ConfirmPlan;
-use crate::receipt::{self, keys::Signer};
+use crate::receipt::keys::Signer;
 use crate::stats::Tier;
 use crate::tree::{self, Pinned, Tree};
 pub use outcome::{Outcome, OutcomeError, load_outcome};
 pub use request::{ConfirmRequest, RequestError, read_request, write_request};
-use result::{
-    ConfirmResult, GateName, GateStatus, PatchFileChange, PatchInfo, Timings, TreeLabel, Verdict,
-};
-use rundir::RunDir;
 use verdict::gate;
 
 /// What the machine that runs a confirmation gives it (what to run is the [`ConfirmRequest`]):
@@ -434,7 +430,7 @@ impl Run<'_> {
         let limit = std::time::Duration::from_secs(u64::from(limit));
         let sample = std::time::Duration::from_millis(500);
         self.result.environment.quiet =
-            crate::environment::wait_for_quiet(limit, sample, &self.opts.stop);
+            crate::environment::wait_for_quiet(limit, sample, &|| self.opts.stop.requested());
     }
 
     /// Fails when a run of the candidate left processes behind: a background process can work
@@ -535,85 +531,5 @@ impl Run<'_> {
                 .collect();
         }
         Ok(t)
-    }
-
-    fn finish(mut self, started: Instant) -> Result<Confirmed, PipelineError> {
-        self.result.environment.load_1m_after = environment::load_1m();
-        let r = &self.result;
-        let d = verdict::decide_by(&r.gates, &r.scenarios, r.metric, r.min_effect);
-        self.result.tier = d.tier;
-        self.result.verdict = d.verdict;
-        self.result.reasons = d.reasons;
-        self.result.timings.total_s = started.elapsed().as_secs_f64();
-        let scanner = receipt::KeyScanner::new(&self.signer.key);
-        receipt::check_result(&self.result, &scanner).map_err(|leak| self.key_leak(leak))?;
-        let json = serde_json::to_vec_pretty(&self.result)
-            .map_err(|e| PipelineError::Internal(format!("cannot serialize the result: {e}")))?;
-        self.run_dir
-            .write("result.json", &json)
-            .map_err(io_err("cannot write result.json"))?;
-        self.stage("sign receipt");
-        let receipt = self.write_evidence(&scanner)?;
-        Ok(Confirmed {
-            result: self.result,
-            run_dir: self.run_dir.path,
-            receipt,
-        })
-    }
-
-    /// Refuses to go on when the private key is in what would be signed or written: says so in
-    /// `error.txt`, and writes nothing else.
-    fn key_leak(&self, leak: receipt::KeyLeak) -> PipelineError {
-        let e = PipelineError::KeyLeak(format!(
-            "{leak}. No receipt, result.json or pr_body.md was written; this run's logs hold the \
-             key: delete them"
-        ));
-        let saved = self.run_dir.write("error.txt", format!("{e}\n").as_bytes());
-        e.with_logs(&self.run_dir.path, saved.err())
-    }
-
-    /// The signed receipt, then what is rendered from it: `pr_body.md` (which quotes the
-    /// receipt's digest, so it comes second), `runs.csv` and `pairs.svg`. Each is searched for the
-    /// private key before anything is written.
-    fn write_evidence(
-        &self,
-        scanner: &receipt::KeyScanner,
-    ) -> Result<SignedReceipt, PipelineError> {
-        use crate::report::{pairs_svg, pr_body, pr_context::ReceiptRef, runs_csv};
-        let signed =
-            receipt::sign(&self.result, &self.signer.key).map_err(|leak| self.key_leak(leak))?;
-        let reference = ReceiptRef {
-            file: receipt::RECEIPT_FILE.to_string(),
-            sha256: signed.sha256.clone(),
-            key_id: signed.key_id.clone(),
-        };
-        let sealed = receipt::statement::seal_holdouts(&self.result);
-        let body = pr_body::render_default(&sealed, &reference)
-            .map_err(|e| PipelineError::Internal(format!("cannot render pr_body.md: {e}")))?;
-        let beside = [
-            ("pr_body.md", body),
-            ("runs.csv", runs_csv::render(&self.result)),
-            ("pairs.svg", pairs_svg::render(&self.result)),
-        ];
-        for (name, text) in &beside {
-            (scanner.check_text(text, name)).map_err(|leak| self.key_leak(leak))?;
-        }
-        let path = self
-            .run_dir
-            .write(receipt::RECEIPT_FILE, &signed.bytes)
-            .map_err(io_err("cannot write the receipt"))?;
-        for (name, text) in beside {
-            self.run_dir
-                .write(name, text.as_bytes())
-                .map_err(io_err(format!("cannot write {name}")))?;
-        }
-        Ok(SignedReceipt {
-            path,
-            sha256: signed.sha256,
-            key_id: signed.key_id,
-            key_source: self.signer.source.clone(),
-            key_created: self.signer.created,
-            verifying_key: self.signer.key.verifying_key(),
-        })
     }
 }

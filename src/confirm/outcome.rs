@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use ed25519_dalek::VerifyingKey;
 use serde_json::Value;
 
-use super::result::{ConfirmResult, Verdict};
+use crate::evidence::result::{ConfirmResult, Verdict};
 use crate::receipt::{self, RECEIPT_FILE, VerifyError};
 use crate::stats::Tier;
 

@@ -23,9 +23,9 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::SearchContext;
-use crate::measure::sandbox::SandboxMode;
 use crate::plan::ConfirmPlan;
 use crate::spec::SpecError;
+use crate::spec::modes::SandboxMode;
 
 /// The request layout this evo writes and reads; another version is refused, never guessed at.
 pub const REQUEST_VERSION: u32 = 1;

@@ -11,47 +11,6 @@ use std::io;
 use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
 use serde::{Deserialize, Serialize};
 
-/// Whether evo keeps its own work off the timed command's CPUs.
-///
-/// `auto` does not split. The split is not enforced on the command: any process may widen its own
-/// CPU mask (`sched_setaffinity` needs no privilege), so a hostile candidate could take evo's CPU
-/// back and run on one CPU more than the baseline, which keeps to the split. Until the sandbox
-/// enforces the mask, the split is for trusted candidates only (`split`), and it bought nothing
-/// measurable anyway: on the 2-core machine kind this project measured (`scripts/noise-measures`,
-/// README) it did not lower the trainer's per-pair noise, quiet or loaded.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Affinity {
-    /// `off`, until the sandbox can hold a command to its CPUs (see above).
-    #[default]
-    Auto,
-    /// Everything may run on every CPU evo may use.
-    Off,
-    /// evo on the first CPU it may use, the timed command on all the others (needs two or more).
-    Split,
-}
-
-impl Affinity {
-    /// Whether to split `allowed` CPUs.
-    pub fn splits(self, allowed: usize) -> bool {
-        match self {
-            Affinity::Off | Affinity::Auto => false,
-            Affinity::Split => allowed >= 2,
-        }
-    }
-}
-
 /// The CPUs of each side when the split is in force; recorded with the environment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuSplit {
@@ -144,15 +103,6 @@ mod tests {
         // A CPU the file does not list, or a kernel without the column: no figure, never 0.
         assert_eq!(steal_in(STAT, Some(&[2])), None);
         assert_eq!(steal_in("cpu  1 2 3 4 5 6 7\n", None), None);
-    }
-
-    #[test]
-    fn auto_never_splits_since_a_candidate_could_undo_it() {
-        assert!(!Affinity::Auto.splits(2));
-        assert!(!Affinity::Auto.splits(64));
-        assert!(Affinity::Split.splits(2));
-        assert!(!Affinity::Split.splits(1));
-        assert!(!Affinity::Off.splits(64));
     }
 
     #[test]

@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
-use super::cpus::Affinity;
 use super::runner::{Runner, RunnerFactory};
 use super::spawn::ProcessRunner;
+use crate::spec::modes::Affinity;
 
 /// Hands out [`ProcessRunner`]s that start their commands through `helper`.
 #[derive(Debug, Clone)]

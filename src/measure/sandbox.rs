@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::init::{INIT_ARG, INIT_PATH};
 use super::view::{Covered, Shown, View};
+use crate::spec::modes::{SandboxMode, never_passed};
 
 /// The user and group id a sandboxed command has inside its user namespace.
 const SANDBOX_ID: &str = "65534";
@@ -152,30 +153,6 @@ pub enum Arm {
     Candidate,
 }
 
-/// What the campaign asked for.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum SandboxMode {
-    /// Use bubblewrap when it works on this machine; otherwise run unsandboxed and say so.
-    #[default]
-    Auto,
-    /// Require bubblewrap; stop before anything runs when it does not work.
-    On,
-    /// Never sandbox.
-    Off,
-}
-
 /// Whether runs were sandboxed, as recorded in results and receipts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SandboxRecord {
@@ -277,15 +254,6 @@ const PASSED_ENV: &[&str] = &[
     "XDG_CACHE_HOME",
     "EVO_CACHE_DIR",
 ];
-
-/// Variables of evo's that no program evo runs ever gets, whatever a campaign's `pass_env` says
-/// (the campaign loader refuses to name them; this holds for plans built another way too).
-const NEVER_PASSED: &[&str] = &[crate::receipt::keys::SIGNING_KEY_ENV];
-
-/// Whether `name` is one of evo's variables that no program evo runs may get.
-pub fn never_passed(name: &str) -> bool {
-    NEVER_PASSED.contains(&name)
-}
 
 /// The environment code under test starts from: the allow-list above and `pass` taken from
 /// evo's environment (values that are not UTF-8 are left out), and `TMPDIR` (`/tmp` inside the

@@ -19,10 +19,11 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal};
 use sha2::{Digest, Sha256};
 
-use super::cpus::{self, Affinity, CpuSplit};
+use super::cpus::{self, CpuSplit};
 use super::helper::{HELPER_FAILURE_CODE, HelperArgs, HelperReport, REPORT_FD, REPORT_FD_PATH};
 use super::record::RunRecord;
 use super::runner::{LOG_CAP_BYTES, RunSpec, Runner, RunnerError};
+use crate::spec::modes::Affinity;
 
 /// Default time between TERM and KILL when a command times out.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);

@@ -3,14 +3,16 @@
 //! [`RunSpec`], and how a failed step is told in a gate's or a candidate's reason.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 use super::steps::{self, StepInput, StepOutput};
 use super::{PipelineError, io_err};
-use crate::confirm::result::{StepKind, StepName, TreeLabel};
-use crate::confirm::rundir::RunDir;
+use crate::check::{Comparison, Mismatch};
+use crate::evidence::result::{CheckLane, StepKind, StepName, TreeLabel};
 use crate::measure::runner::{RunSpec, RunnerFactory};
 use crate::measure::sandbox::SandboxPolicy;
+use crate::pipeline::rundir::RunDir;
 use crate::spec::workload::{Scenario, TestStep, Workload};
 use crate::tree::Tree;
 
@@ -179,10 +181,31 @@ pub(crate) fn failure_text(out: &StepOutput, timeout: Duration, shown: Shown) ->
     )
 }
 
+/// The differential of both pipelines: a scenario's check outputs, the baseline's and the
+/// candidate's (files under `outputs/`), compared under the scenario's rule (docs/design.md §4.1,
+/// §4.2).
+pub(crate) fn compare_check_outputs(
+    s: &Scenario,
+    baseline: &Path,
+    candidate: &Path,
+) -> Result<Comparison, PipelineError> {
+    let read = |p: &Path| std::fs::read(p).map_err(io_err(format!("cannot read {}", p.display())));
+    Ok(crate::check::compare_outputs(
+        &s.compare,
+        &read(baseline)?,
+        &read(candidate)?,
+    ))
+}
+
+/// How a differing check output is told, in a gate's detail or a candidate's reason.
+pub(crate) fn mismatch_text(s: &Scenario, lane: CheckLane, m: &Mismatch) -> String {
+    format!("scenario `{}` ({lane}): {}\n{}", s.name, m.summary, m.diff)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::confirm::result::StepRecord;
+    use crate::evidence::result::StepRecord;
     use crate::measure::record::{ExitStatus, RunRecord};
 
     fn failed(stderr_lines: usize) -> StepOutput {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::report::path::shown;
+use crate::path::shown;
 
 /// Something that stops a confirmation or a campaign without a verdict on the candidate.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +78,12 @@ impl PipelineError {
             | PipelineError::KeyLeak(_)
             | PipelineError::CampaignKeyLeak(_) => crate::exit_codes::INTERNAL_ERROR,
         }
+    }
+}
+
+impl From<PipelineError> for crate::failure::Failure {
+    fn from(error: PipelineError) -> crate::failure::Failure {
+        crate::failure::Failure::new(error.exit_code(), error)
     }
 }
 

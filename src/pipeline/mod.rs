@@ -4,6 +4,7 @@
 
 pub(crate) mod checks;
 pub mod error;
+pub mod rundir;
 pub mod steps;
 
 pub use error::PipelineError;

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::confirm::result::{StepName, StepRecord, TreeLabel};
-use crate::confirm::rundir::RunDir;
+use crate::evidence::result::{StepName, StepRecord, TreeLabel};
 use crate::measure::record::RunRecord;
 use crate::measure::runner::{RunSpec, Runner, RunnerError};
+use crate::pipeline::rundir::RunDir;
 
 /// One step to run.
 #[derive(Debug, Clone)]

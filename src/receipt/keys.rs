@@ -28,8 +28,9 @@ pub const PUBLIC_KEY_FILE: &str = "signing.pub.pem";
 /// Overrides the default key directory (tests set it so they never touch the real home).
 pub const KEY_DIR_ENV: &str = "EVO_KEY_DIR";
 /// Holds the private key's PKCS#8 PEM text (a CI secret); when set, it signs, whatever the
-/// campaign's `key` says.
-pub const SIGNING_KEY_ENV: &str = "EVO_SIGNING_KEY";
+/// campaign's `key` says. Named with the input files (`spec::modes`), which refuse to pass it
+/// to a run, as the sandbox does.
+pub use crate::spec::modes::SIGNING_KEY_ENV;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
@@ -316,7 +317,7 @@ pub fn find_verifying_key(wanted: &[String]) -> Result<KeyLookup, KeyError> {
 /// `$EVO_KEY_DIR` is always named: the shell the commands are pasted into may not have the
 /// variable (`scripts/run-campaign` sets it for evo alone).
 pub fn verify_flag_for(private: &Path) -> Option<PathBuf> {
-    let shown = crate::report::path::normalized;
+    let shown = crate::path::normalized;
     let from_env = std::env::var_os(KEY_DIR_ENV).is_some_and(|v| !v.is_empty());
     let known = !from_env
         && known_key_dirs()

@@ -18,7 +18,7 @@ pub mod statement;
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 
-use crate::confirm::result::ConfirmResult;
+use crate::evidence::result::ConfirmResult;
 pub use dsse::{EnvelopeError, PAYLOAD_TYPE};
 pub use keyscan::{KeyLeak, KeyScanner};
 pub use seal::SEALED;

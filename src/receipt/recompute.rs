@@ -9,11 +9,11 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::bench::{self, BenchSettings};
-use crate::confirm::result::{
+use crate::evidence::figures::{self, BenchSettings};
+use crate::evidence::result::{
     ConfirmResult, GateName, GateStatus, HoldoutFigures, Role, ScenarioResult,
 };
-use crate::confirm::verdict;
+use crate::evidence::verdict;
 use crate::measure::record::{Order, Pair};
 use crate::measure::schedule::PairOrder;
 use crate::stats;
@@ -159,7 +159,7 @@ fn check_pairs(
     fixed
 }
 
-pub use crate::confirm::result::{holdout_figures, outputs_consistent};
+pub use crate::evidence::result::{holdout_figures, outputs_consistent};
 
 fn unusable(path: String, e: stats::StatsError) -> Difference {
     problem(path, "figures", format!("none: {e}"))
@@ -259,7 +259,7 @@ fn check_holdout_plans(scenarios: &[ScenarioResult], out: &mut Vec<Difference>) 
                 ));
             }
         }
-        let Some(fresh) = crate::confirm::result::holdout_plan(
+        let Some(fresh) = crate::evidence::result::holdout_plan(
             scenarios,
             recorded.pairs,
             recorded.max_pairs,
@@ -344,7 +344,7 @@ fn recompute_scenario(
     // instructions metric).
     if let Some(lane) = &s.instructions {
         if let (Some(b), Some(c)) = (lane.baseline, lane.candidate) {
-            let fresh = crate::confirm::result::InstructionFigures::of(b, c);
+            let fresh = crate::evidence::result::InstructionFigures::of(b, c);
             out.extend(diff_serialized(
                 &format!("{path}.instructions.change_pct"),
                 &lane.change_pct,
@@ -383,7 +383,7 @@ fn recompute_scenario(
     match s.role {
         Role::Training => {
             let settings = configured_settings(s, r);
-            fresh.training = match bench::figures(&settings, &fresh.aa_pairs, &fresh.pairs) {
+            fresh.training = match figures::figures(&settings, &fresh.aa_pairs, &fresh.pairs) {
                 Ok(f) => Some(f),
                 Err(e) => {
                     out.push(unusable(format!("{path}.training"), e));

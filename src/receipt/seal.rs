@@ -11,7 +11,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::confirm::result::{
+use crate::evidence::result::{
     ConfirmResult, Gate, GateName, GateStatus, Role, ScenarioResult, StepName,
 };
 
@@ -244,7 +244,7 @@ pub fn seal_holdouts(r: &ConfirmResult) -> ConfirmResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::confirm::result::StepKind;
+    use crate::evidence::result::StepKind;
 
     #[test]
     fn sealed_text_carries_the_sha256_of_the_original() {

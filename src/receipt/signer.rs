@@ -57,14 +57,14 @@ impl KeySource {
     /// The source as evo names it to the user.
     pub fn describe(&self) -> String {
         match self {
-            KeySource::File(path) => crate::report::path::shown(path),
+            KeySource::File(path) => crate::path::shown(path),
             KeySource::Env { instead_of: None } => format!("the key from ${SIGNING_KEY_ENV}"),
             KeySource::Env {
                 instead_of: Some(file),
             } => format!(
                 "the key from ${SIGNING_KEY_ENV}, which takes precedence over the campaign's key \
                  {}",
-                crate::report::path::shown(file)
+                crate::path::shown(file)
             ),
         }
     }
@@ -288,7 +288,7 @@ mod tests {
         assert!(
             said.contains("$EVO_SIGNING_KEY")
                 && said.contains("precedence")
-                && said.contains(&crate::report::path::shown(&files.private)),
+                && said.contains(&crate::path::shown(&files.private)),
             "{said}"
         );
     }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::confirm::result::ConfirmResult;
+use crate::evidence::result::ConfirmResult;
 pub use crate::receipt::seal::{SEALED, seal_holdouts};
 
 /// The in-toto Statement type.

@@ -3,7 +3,6 @@
 pub mod events;
 pub mod markdown;
 pub mod pairs_svg;
-pub mod path;
 pub mod pr_body;
 pub mod pr_checks;
 pub mod pr_context;

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::confirm::result::{ConfirmResult, ScenarioResult};
+use crate::evidence::result::{ConfirmResult, ScenarioResult};
 use crate::measure::record::Order;
 use crate::stats::Ci95;
 

@@ -21,7 +21,7 @@ use minijinja::{AutoEscape, Environment, Error, Output, State, UndefinedBehavior
 
 use super::markdown;
 use super::pr_context::{self, ReceiptRef};
-use crate::confirm::result::ConfirmResult;
+use crate::evidence::result::ConfirmResult;
 
 /// The template shipped with evo (`templates/pr_body.md`).
 pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/pr_body.md");

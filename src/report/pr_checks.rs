@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::markdown::{Markdown, code, inline, prose};
 use super::pr_context::first_line;
-use crate::confirm::result::{CheckLane, ConfirmResult, DifferentialRecord, GateStatus, Role};
+use crate::evidence::result::{CheckLane, ConfirmResult, DifferentialRecord, GateStatus, Role};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckLine {

@@ -17,8 +17,8 @@ use super::pr_checks::{Checks, checks};
 use super::pr_sections::{config_lane, limitations, reproduce, sandbox_text, search};
 use super::pr_summary::{Overview, Why, overview, tier_sentence, why};
 use super::scenario_summary::interval_ranks;
-use crate::bench::{self, ArmCov, Figures};
-use crate::confirm::result::{ConfirmResult, GateStatus, Role, ScenarioResult};
+use crate::evidence::figures::{self, ArmCov, Figures};
+use crate::evidence::result::{ConfirmResult, GateStatus, Role, ScenarioResult};
 use crate::stats::Ci95;
 
 /// The receipt the PR text points to.
@@ -393,7 +393,7 @@ fn noise(r: &ConfirmResult) -> NoiseInfo {
     );
     let mut warnings: Vec<String> = r.environment.load_warning().into_iter().collect();
     for (s, f) in training(r) {
-        warnings.extend(bench::figure_warnings(f, s.pairs.len()));
+        warnings.extend(figures::figure_warnings(f, s.pairs.len()));
     }
     NoiseInfo {
         sentences: training(r).map(|(s, f)| noise_sentence(s, f)).collect(),

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use super::markdown::{Markdown, code, inline, prose};
-use super::path::{relative_to, shell_word};
 use super::pr_context::{NoiseInfo, ReceiptRef, Reproduce, ci_text, first_line, training};
-use crate::confirm::result::{ConfirmResult, Role, TreeLabel, Verdict};
+use crate::evidence::result::{ConfirmResult, Role, TreeLabel, Verdict};
+use crate::path::{relative_to, shell_word};
 
 pub(super) fn search(r: &ConfirmResult) -> Markdown {
     let confirmation = training(r)
@@ -71,7 +71,7 @@ pub(super) fn config_lane(r: &ConfirmResult) -> Markdown {
 
 pub(super) fn step_lines(r: &ConfirmResult) -> Vec<String> {
     let mut lines = Vec::new();
-    let public = |s: &&crate::confirm::result::StepRecord| {
+    let public = |s: &&crate::evidence::result::StepRecord| {
         s.tree == TreeLabel::Candidate && s.command != crate::receipt::SEALED
     };
     for step in r.steps.iter().filter(public) {

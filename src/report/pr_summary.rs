@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::markdown::{Markdown, code, inline, prose};
 use super::pr_context::{ReceiptRef, first_line};
 use super::scenario_summary::{ArmComparison, Decided, cpu_note, mib, time};
-use crate::confirm::result::{ConfirmResult, Verdict};
+use crate::evidence::result::{ConfirmResult, Verdict};
 use crate::stats::Tier;
 
 /// The file `evo confirm` writes beside `pr_body.md` (`pairs_svg`).

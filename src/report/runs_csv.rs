@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::confirm::result::{ConfirmResult, ScenarioResult};
+use crate::evidence::result::{ConfirmResult, ScenarioResult};
 use crate::measure::record::{Arm, Order, Pair, RunRecord};
 
 pub const HEADER: &str = "scenario,role,phase,pair_index,arm,order,wall_s,user_s,sys_s,\

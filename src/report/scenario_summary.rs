@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use super::markdown::visible;
-use crate::confirm::result::ScenarioResult;
+use crate::evidence::result::ScenarioResult;
 use crate::measure::record::{Pair, RunRecord};
 use crate::stats::{self, Ci95};
 

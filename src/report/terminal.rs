@@ -7,11 +7,11 @@ use std::fmt::Write;
 use std::path::Path;
 
 use super::markdown::visible;
-use crate::bench::{BenchReport, Figures};
+use crate::evidence::figures::{BenchReport, Figures};
 use crate::measure::record::Order;
 use crate::measure::schedule::PairsPlanned;
+use crate::path::{shell_word, shown};
 use crate::receipt::keys::{PUBLIC_KEY_FILE, SIGNING_KEY_ENV, VerifyWith};
-use crate::report::path::{shell_word, shown};
 
 fn pct(fraction: f64) -> String {
     format!("{:.1}%", 100.0 * fraction)
@@ -89,7 +89,7 @@ pub fn noise_floor_sentence(report: &BenchReport) -> String {
 }
 
 /// The A/A check in one line: its median, its interval and whether that interval contains 1.
-pub fn aa_check(f: &crate::bench::Figures) -> String {
+pub fn aa_check(f: &crate::evidence::figures::Figures) -> String {
     match f.aa.ci95 {
         Some(ci) => format!(
             "median {:.4}×, CI95 {:.4}–{:.4}× ({})",
@@ -107,7 +107,7 @@ pub fn aa_check(f: &crate::bench::Figures) -> String {
 }
 
 /// The minimum detectable effect with how it was found (pairs, power, resamples, seed).
-pub fn mde_detail(f: &crate::bench::Figures) -> String {
+pub fn mde_detail(f: &crate::evidence::figures::Figures) -> String {
     match f.mde {
         Some(m) => format!(
             "{:.2}% at {} pairs (power {:.0}%, {} resamples, seed {})",
@@ -191,11 +191,11 @@ pub fn render_bench(report: &BenchReport) -> String {
 /// The summary `evo confirm` prints: gates, what each arm of each scenario took, the verdict,
 /// where the evidence is; `verbose` adds the statistics behind each scenario's verdict.
 pub fn render_confirm(
-    r: &crate::confirm::result::ConfirmResult,
+    r: &crate::evidence::result::ConfirmResult,
     run_dir: &std::path::Path,
     verbose: bool,
 ) -> String {
-    use crate::confirm::result::GateStatus;
+    use crate::evidence::result::GateStatus;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -270,7 +270,7 @@ pub fn render_confirm(
     // from each training scenario's figures as the PR text does.
     for s in &r.scenarios {
         if let Some(f) = &s.training {
-            for warning in crate::bench::figure_warnings(f, s.pairs.len()) {
+            for warning in crate::evidence::figures::figure_warnings(f, s.pairs.len()) {
                 let _ = writeln!(out, "warning ({}): {warning}", visible(&s.name));
             }
         }
@@ -280,7 +280,7 @@ pub fn render_confirm(
 }
 
 /// The end-of-campaign table: every candidate with its status, reason and figures.
-pub fn render_campaign(s: &crate::campaign::summary::Summary, run_dir: &std::path::Path) -> String {
+pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::path::Path) -> String {
     let mut out = String::new();
     // Columns as wide as their longest entry, so long names keep the table straight.
     let name_w = s
@@ -451,7 +451,7 @@ pub fn render_init(done: &crate::scaffold::Initialized) -> String {
 }
 
 /// The deterministic lane's figure in one line, with its caveat.
-pub fn instructions_sentence(i: &crate::confirm::result::InstructionFigures) -> String {
+pub fn instructions_sentence(i: &crate::evidence::result::InstructionFigures) -> String {
     match (i.baseline, i.candidate, i.change_pct) {
         (Some(b), Some(c), Some(pct)) => format!(
             "instructions {pct:+.2}% (callgrind, one run per arm: {b} → {c}; exact, but \
@@ -470,7 +470,7 @@ mod tests {
 
     #[test]
     fn the_campaign_table_shows_the_run_directory_without_dot_dot() {
-        let summary = crate::campaign::summary::Summary {
+        let summary = crate::evidence::summary::Summary {
             run_id: "r1".into(),
             candidates_tried: 0,
             rows: Vec::new(),

@@ -66,6 +66,12 @@ impl InitError {
     }
 }
 
+impl From<InitError> for crate::failure::Failure {
+    fn from(error: InitError) -> crate::failure::Failure {
+        crate::failure::Failure::new(error.exit_code(), error)
+    }
+}
+
 /// What `evo init` was asked for.
 #[derive(Debug, Clone, Default)]
 pub struct InitOptions {

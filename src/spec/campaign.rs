@@ -69,7 +69,7 @@ pub struct Brief {
 pub struct SandboxSettings {
     /// `auto` (default: bubblewrap when this machine has it), `on` (required) or `off`.
     #[serde(default)]
-    pub mode: crate::measure::sandbox::SandboxMode,
+    pub mode: crate::spec::modes::SandboxMode,
     /// Paths builds may write besides their own tree, such as a shared build cache (the baseline
     /// writes the real one, each candidate its own copy; tests, checks and timed runs do not see
     /// them). A leading `~/` means the home folder; relative paths are relative to the campaign
@@ -171,6 +171,29 @@ pub enum Counter {
     Callgrind,
 }
 
+/// What decides a training scenario (`confirm.metric`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// The paired wall-time comparison against its noise floor.
+    #[default]
+    WallTime,
+    /// The deterministic lane's instruction counts (needs `counters: ["callgrind"]`). Exact and
+    /// immune to the machine's noise, but instructions are not time (a change in memory traffic,
+    /// cache behaviour or parallelism may not show in them), and valgrind writes them inside the
+    /// candidate's sandbox, where a hostile candidate could forge its own: for trusted
+    /// candidates only.
+    Instructions,
+}
+
+impl Metric {
+    pub fn is_wall_time(&self) -> bool {
+        *self == Metric::WallTime
+    }
+}
+
 /// Confirmation: fresh trees and enough pairs for a 95% interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, try_from = "ConfirmSettingsFile")]
@@ -204,14 +227,14 @@ pub struct ConfirmSettings {
     /// What decides a training scenario: `wall_time` (default) or `instructions` (the
     /// deterministic lane; needs `counters: ["callgrind"]`; instructions are not time).
     #[serde(default)]
-    pub metric: crate::confirm::verdict::Metric,
+    pub metric: Metric,
     /// `split`: while measuring, evo's own threads stay on the first CPU it may use and the
     /// timed commands run on the others (with two or more); `off`: everything on every CPU;
     /// `auto` (default): `off` (a candidate could widen its own CPU mask, so `split` is for
     /// trusted candidates). The split gives a multi-threaded
     /// command one CPU fewer.
     #[serde(default)]
-    pub affinity: crate::measure::cpus::Affinity,
+    pub affinity: crate::spec::modes::Affinity,
 }
 
 fn thirty() -> u32 {
@@ -250,19 +273,17 @@ struct ConfirmSettingsFile {
     /// What decides a training scenario: `wall_time` (default) or `instructions` (needs
     /// `counters: ["callgrind"]`; instructions are not time).
     #[serde(default)]
-    metric: crate::confirm::verdict::Metric,
+    metric: Metric,
     /// `split`: evo on one CPU, the timed commands on the others; `off`: no pinning; `auto`
     /// (default): `off`; `split` is for trusted candidates.
     #[serde(default)]
-    affinity: crate::measure::cpus::Affinity,
+    affinity: crate::spec::modes::Affinity,
 }
 
 impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
     type Error = String;
     fn try_from(f: ConfirmSettingsFile) -> Result<ConfirmSettings, String> {
-        if f.metric == crate::confirm::verdict::Metric::Instructions
-            && !f.counters.contains(&Counter::Callgrind)
-        {
+        if f.metric == Metric::Instructions && !f.counters.contains(&Counter::Callgrind) {
             return Err("metric \"instructions\" needs the deterministic lane: add \
                         \"counters\": [\"callgrind\"]"
                 .to_string());

@@ -6,6 +6,7 @@
 
 pub mod campaign;
 pub mod load;
+pub mod modes;
 pub mod values;
 pub mod workload;
 

@@ -255,10 +255,7 @@ pub fn passed_env_names<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Vec<String>, D::Error> {
     let names = Vec::<String>::deserialize(deserializer)?;
-    match names
-        .iter()
-        .find(|n| crate::measure::sandbox::never_passed(n))
-    {
+    match names.iter().find(|n| crate::spec::modes::never_passed(n)) {
         Some(name) => Err(serde::de::Error::custom(format!(
             "{name} holds evo's signing key, which is never passed to the programs evo runs"
         ))),

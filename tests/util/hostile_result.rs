@@ -1,10 +1,10 @@
 //! A synthetic confirmation whose candidate-controlled fields all hold one hostile string, for
 //! `hostile_pr_text`: self-consistent figures from evo's own statistics, no builds or runs.
 
-use evo::bench::{self, BenchSettings};
-use evo::confirm::result::*;
-use evo::confirm::verdict::{self, gate};
 use evo::environment::{Environment, Machine};
+use evo::evidence::figures::{self, BenchSettings};
+use evo::evidence::result::*;
+use evo::evidence::verdict::{self, gate};
 use evo::measure::record::{ExitStatus, Order, Pair, RunRecord, Rusage};
 use evo::measure::sandbox::SandboxRecord;
 use evo::receipt;
@@ -70,7 +70,7 @@ fn scenario(name: &str, training: bool, h: &str) -> ScenarioResult {
         candidate_command: command.into(),
         cwd: ".".into(),
         warmups: vec![],
-        training: training.then(|| bench::figures(&settings, &aa, &measured).unwrap()),
+        training: training.then(|| figures::figures(&settings, &aa, &measured).unwrap()),
         holdout: (!training).then(|| receipt::recompute::holdout_figures(&measured).unwrap()),
         aa_pairs: aa,
         pairs: measured,
@@ -108,12 +108,12 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
         gates[3] = gate(GateName::Tests, GateStatus::Failed, h);
     }
     let mut scenarios = vec![scenario(h, true, h), scenario("held", false, "")];
-    let plan = evo::confirm::result::holdout_plan(&scenarios, 9, 0, 1);
+    let plan = evo::evidence::result::holdout_plan(&scenarios, 9, 0, 1);
     scenarios[1].holdout.as_mut().unwrap().plan = plan;
     let d = verdict::decide(&gates, &scenarios);
     ConfirmResult {
         evo_version: "0.0.0-test".into(),
-        rules: evo::confirm::verdict::RULES,
+        rules: evo::evidence::verdict::RULES,
         run_id: "20261201T120000Z-x-0123456".into(),
         campaign_file: "/c/campaign.json".into(),
         campaign_name: "c".into(),

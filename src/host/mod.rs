@@ -4,7 +4,9 @@
 //!
 //! `evo confirm` and `evo campaign run` build the local ones in `app`; a test or a remote job
 //! passes its own. Nothing here reads process-wide state except [`Stop::ctrl_c`] and
-//! [`Hold::lock_repo`], which wrap `interrupt` and `campaign::lock`.
+//! [`Hold::lock_repo`], which wrap `interrupt` and `host::lock`.
+
+pub mod lock;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -131,7 +133,7 @@ impl Runner for StoppableRunner {
 #[derive(Debug, Clone)]
 pub enum Hold {
     /// This process holds the repository's lock in evo's state folder.
-    RepoLock(Arc<crate::campaign::lock::RepoLock>),
+    RepoLock(Arc<crate::host::lock::RepoLock>),
     /// Something outside this process gives the run its machine alone and keeps other runs off
     /// it (a job scheduler's exclusive allocation, or a test's private repository); says what.
     External(String),
@@ -140,7 +142,7 @@ pub enum Hold {
 impl Hold {
     /// Takes the repository's lock for `what` (the command line, shown to a second evo).
     pub fn lock_repo(repo: &Path, what: &str) -> std::io::Result<Hold> {
-        crate::campaign::lock::RepoLock::acquire(repo, what).map(|lock| Hold::RepoLock(lock.into()))
+        crate::host::lock::RepoLock::acquire(repo, what).map(|lock| Hold::RepoLock(lock.into()))
     }
 }
 

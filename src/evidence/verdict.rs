@@ -1,8 +1,8 @@
 //! From gates to tier and verdict (docs/design.md §3.11), as pure functions over a finished result.
 
 use super::result::{Gate, GateName, GateStatus, ScenarioResult, Verdict};
+use crate::spec::campaign::Metric;
 use crate::stats::{self, HoldoutVerdict, Tier};
-use serde::{Deserialize, Serialize};
 
 /// The version of the rules that turn raw runs into figures, gates, tier and verdict, recorded in
 /// every result (`ConfirmResult::rules`) so that `--recompute` never judges a receipt by rules it
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// Bump it in the same commit as any change that can make the same raw runs give another
 /// recorded value: a formula or threshold in `src/stats/` (interval, noise, pair plans, MDE,
-/// gates), `bench::figures`, `confirm::result::{holdout_figures, holdout_plan,
+/// gates), `evidence::figures::figures`, `evidence::result::{holdout_figures, holdout_plan,
 /// outputs_consistent, candidate_leftovers}`, `decide_by` and its reasons, or what
 /// `receipt::recompute` checks (docs/design.md §5.10).
 ///
@@ -63,7 +63,7 @@ pub fn decide_by(
         .filter_map(|s| s.training.as_ref().map(|f| (s, f)))
         .collect();
     let measured = !training.is_empty();
-    let passes = |s: &ScenarioResult, f: &crate::bench::Figures| match metric {
+    let passes = |s: &ScenarioResult, f: &super::figures::Figures| match metric {
         Metric::WallTime => f.training_gate.passed,
         Metric::Instructions => fewer_instructions(s, min_effect) == Some(true),
     };
@@ -146,7 +146,7 @@ pub fn decide_by(
 /// counts come after the timed runs), whenever none is a significant wall-time slowdown, so a
 /// candidate that passes on instructions is never accepted with its holdouts unmeasured.
 pub fn holdouts_can_matter(metric: Metric, scenarios: &[ScenarioResult]) -> bool {
-    let training: Vec<&crate::bench::Figures> = scenarios
+    let training: Vec<&super::figures::Figures> = scenarios
         .iter()
         .filter_map(|s| s.training.as_ref())
         .collect();
@@ -156,29 +156,6 @@ pub fn holdouts_can_matter(metric: Metric, scenarios: &[ScenarioResult]) -> bool
     match metric {
         Metric::WallTime => training.iter().all(|f| f.training_gate.passed),
         Metric::Instructions => !training.iter().any(|f| slower(f)),
-    }
-}
-
-/// What decides a training scenario (`confirm.metric`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// The paired wall-time comparison against its noise floor.
-    #[default]
-    WallTime,
-    /// The deterministic lane's instruction counts (needs `counters: ["callgrind"]`). Exact and
-    /// immune to the machine's noise, but instructions are not time (a change in memory traffic,
-    /// cache behaviour or parallelism may not show in them), and valgrind writes them inside the
-    /// candidate's sandbox, where a hostile candidate could forge its own: for trusted
-    /// candidates only.
-    Instructions,
-}
-
-impl Metric {
-    pub fn is_wall_time(&self) -> bool {
-        *self == Metric::WallTime
     }
 }
 
@@ -213,8 +190,8 @@ fn instructions_reason(s: &ScenarioResult, min_effect: f64) -> String {
 /// cannot resolve the minimum effect, a slowdown beyond the minimum effect and the noise floor
 /// with CI95 upper bound below 1 even when it is smaller than the MDE. A rejection accepts
 /// nothing, so it needs no guard against lucky draws; `evo bench` keeps the exact mirror.
-fn slower(f: &crate::bench::Figures) -> bool {
-    let shown = |p: &crate::bench::PlanRecord| {
+fn slower(f: &super::figures::Figures) -> bool {
+    let shown = |p: &super::figures::PlanRecord| {
         let t = stats::Thresholds {
             min_effect: p.min_effect,
             noise_floor: f.pairs_noise_floor_pct / 100.0,
@@ -224,7 +201,7 @@ fn slower(f: &crate::bench::Figures) -> bool {
     f.training_gate.regression || f.plan.as_ref().is_some_and(shown)
 }
 
-fn training_reason(name: &str, f: &crate::bench::Figures) -> String {
+fn training_reason(name: &str, f: &super::figures::Figures) -> String {
     let g = &f.training_gate;
     let why = if !g.aa_valid {
         "the A/A check found the setup biased".to_string()
@@ -265,7 +242,7 @@ fn training_reason(name: &str, f: &crate::bench::Figures) -> String {
 }
 
 /// For a run that could not resolve the minimum effect: the pairs, and minutes, that would.
-fn resolve_hint(f: &crate::bench::Figures) -> Option<String> {
+fn resolve_hint(f: &super::figures::Figures) -> Option<String> {
     let p = f.plan.filter(|_| !f.training_gate.resolved)?;
     Some(format!(
         "inconclusive at {} pairs (noise floor ±{:.2}%, minimum effect {:.2}%): {} pairs, about \
@@ -282,7 +259,7 @@ fn resolve_hint(f: &crate::bench::Figures) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::{BenchSettings, figures};
+    use crate::evidence::figures::{BenchSettings, figures};
     use crate::measure::record::{ExitStatus, Order, Pair, RunRecord, Rusage};
 
     fn run(wall_s: f64) -> RunRecord {
@@ -420,7 +397,7 @@ mod tests {
     }
 
     fn counted(mut s: ScenarioResult, baseline: u64, candidate: u64) -> ScenarioResult {
-        s.instructions = Some(crate::confirm::result::InstructionFigures::of(
+        s.instructions = Some(crate::evidence::result::InstructionFigures::of(
             baseline, candidate,
         ));
         s

@@ -7,7 +7,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::result::{StepName, TreeLabel};
+use crate::evidence::result::{StepName, TreeLabel};
 
 /// An open run directory.
 #[derive(Debug, Clone)]

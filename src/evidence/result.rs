@@ -6,13 +6,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::{ArmCov, Figures};
+use super::figures::{ArmCov, Figures};
 use crate::environment::Environment;
 use crate::measure::record::{ExitStatus, Order, Pair, WarmupRun};
 use crate::measure::schedule::PairOrder;
 use crate::stats::{self, Ci95, HoldoutVerdict, Ratios, Tier};
 
-pub use super::names::{CheckLane, GateName, StepKind, StepName, TreeLabel, UnknownName};
+pub use super::names::{CheckLane, GateName, TreeLabel, UnknownName};
+pub use super::steps::{StepKind, StepName};
 pub use crate::spec::workload::Role;
 
 /// The decision, as scripts see it (and as the exit code says).
@@ -403,8 +404,11 @@ pub struct ConfirmResult {
     pub seed: u64,
     pub min_effect: f64,
     /// What decided the training scenarios (`confirm.metric`); wall time unless said.
-    #[serde(default, skip_serializing_if = "super::verdict::Metric::is_wall_time")]
-    pub metric: super::verdict::Metric,
+    #[serde(
+        default,
+        skip_serializing_if = "crate::spec::campaign::Metric::is_wall_time"
+    )]
+    pub metric: crate::spec::campaign::Metric,
     pub environment: Environment,
     pub steps: Vec<StepRecord>,
     pub artifacts: Vec<ArtifactDigest>,

@@ -1,0 +1,182 @@
+//! Fresh confirmation of the top candidates (docs/design.md §2.3.5): each is sent to `evo
+//! confirm`'s pipeline as a request, read back from its run directory as a confirmation that ran
+//! elsewhere would be, and journaled with the status it gives the candidate.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::journal::Entry;
+use super::{CampaignEvent, CampaignRun, CandidatePatch, summary};
+use crate::confirm::{self, ConfirmEvent, ConfirmOptions, ConfirmRequest};
+use crate::evidence;
+use crate::evidence::summary::Status;
+use crate::path::shown;
+use crate::pipeline::PipelineError;
+
+impl CampaignRun<'_> {
+    /// Fresh confirmations of the best-screened candidates (only those faster in screening).
+    pub(super) fn confirm_top(&mut self) -> Result<(), PipelineError> {
+        let ranking = summary::ranking(&self.state.candidates);
+        let top = self.plan.spec.confirm.top.get();
+        let chosen: Vec<usize> = ranking
+            .iter()
+            .filter(|(_, median)| *median > 1.0)
+            .take(top)
+            .map(|(i, _)| *i)
+            .collect();
+        for index in chosen {
+            if self
+                .state
+                .candidate_mut(index)
+                .is_some_and(|c| c.confirmation.is_some())
+            {
+                continue;
+            }
+            self.discard_interrupted_confirmation(index)?;
+            self.candidate_stage(&format!("confirm candidate {index}"), index);
+            self.record(Entry::ConfirmationStarted { index })?;
+            let CandidatePatch { file, bytes } = self.candidate_patch(index)?;
+            let request = self.confirm_request(index, file, bytes);
+            let opts = ConfirmOptions {
+                runners: Arc::clone(&self.opts.runners),
+                work_dir: None,
+                stop: self.opts.stop.clone(),
+                hold: self.opts.hold.clone(),
+                sign_with: self.opts.sign_with.clone(),
+                hidden: Vec::new(),
+            };
+            let on_event = &mut *self.on_event;
+            let mut forward = |e: ConfirmEvent| on_event(CampaignEvent::Confirm(e));
+            match confirm::run_confirm(&request, &opts, &mut forward) {
+                Ok(done) => {
+                    // Read back as a confirmation that ran elsewhere would be: the receipt
+                    // vouches for what is recorded.
+                    let outcome = confirm::load_outcome(&done.run_dir, &done.receipt.verifying_key)
+                        .map_err(|e| PipelineError::Internal(e.to_string()))?;
+                    let sent =
+                        hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&request.plan.patch));
+                    if outcome.patch_sha256 != sent {
+                        return Err(PipelineError::Internal(format!(
+                            "{} confirmed another patch than candidate {index}'s",
+                            shown(&outcome.run_dir)
+                        )));
+                    }
+                    let screened = request
+                        .search
+                        .as_ref()
+                        .map_or(f64::NAN, |s| s.figures.median);
+                    self.record_confirmation(index, &outcome, screened)?;
+                }
+                Err(e) => {
+                    let status = match e {
+                        // Already the confirmation's whole account (and its logs): not wrapped
+                        // again, which said "the baseline itself fails" twice.
+                        PipelineError::Baseline(_) => return Err(e),
+                        PipelineError::Interrupted(_) => return Err(e),
+                        PipelineError::KeyLeak(_) => {
+                            let why = "its records carried the private signing key; nothing was \
+                                       signed";
+                            self.set_status(index, Status::Rejected, why.to_string())?;
+                            return Err(PipelineError::CampaignKeyLeak(Box::new(e)));
+                        }
+                        _ => Status::Inconclusive,
+                    };
+                    self.set_status(index, status, format!("the confirmation stopped: {e}"))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What the confirmation of candidate `index` (its patch file and bytes) runs: the campaign's
+    /// plan with the run's `confirmations/` as output folder, and the search's figures.
+    fn confirm_request(&self, index: usize, patch_file: PathBuf, bytes: Vec<u8>) -> ConfirmRequest {
+        let mut plan = self.plan.confirm_plan(patch_file, bytes);
+        plan.campaign.output_dir = self.run_dir.path.join("confirmations");
+        ConfirmRequest::new(plan, Some(self.search_context(index)), self.opts.sandbox)
+    }
+
+    /// Journals a finished confirmation of `index` and the status it gives the candidate
+    /// (`screened`: its screening median, to say whether that held up).
+    fn record_confirmation(
+        &mut self,
+        index: usize,
+        outcome: &confirm::Outcome,
+        screened: f64,
+    ) -> Result<(), PipelineError> {
+        let status = match outcome.verdict {
+            evidence::result::Verdict::Accepted => Status::Confirmed,
+            evidence::result::Verdict::Rejected => Status::Rejected,
+            evidence::result::Verdict::Inconclusive => Status::Inconclusive,
+        };
+        let run_dir = self.run_dir.relative(&outcome.run_dir);
+        self.record(Entry::Confirmation {
+            index,
+            run_dir: run_dir.clone(),
+            verdict: outcome.verdict,
+            tier: outcome.tier,
+            median: outcome.median,
+        })?;
+        let reason = (outcome.reasons.first().cloned())
+            .unwrap_or_else(|| format!("tier {}", outcome.tier.as_str()));
+        let held = summary::held_up_note(screened, outcome.median);
+        self.set_status(index, status, format!("{reason}{held} ({run_dir})"))
+    }
+
+    /// When a confirmation of `index` began but never finished, journals the folders it left so
+    /// their runs are accounted for, before a new confirmation starts from scratch.
+    fn discard_interrupted_confirmation(&mut self, index: usize) -> Result<(), PipelineError> {
+        if !self
+            .state
+            .candidate_mut(index)
+            .is_some_and(|c| c.confirmation_started)
+        {
+            return Ok(());
+        }
+        let known: Vec<String> = self
+            .state
+            .candidates
+            .iter()
+            .flat_map(|c| {
+                let done = c.confirmation.iter().map(|x| x.run_dir.clone());
+                done.chain(c.discarded_confirmations.iter().cloned())
+            })
+            .collect();
+        let folder = self.run_dir.path.join("confirmations");
+        let mut run_dirs: Vec<String> = std::fs::read_dir(&folder)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|e| self.run_dir.relative(&e.path()))
+                    .filter(|d| !known.contains(d))
+                    .collect()
+            })
+            .unwrap_or_default();
+        run_dirs.sort();
+        self.record(Entry::ConfirmationDiscarded { index, run_dirs })
+    }
+
+    /// The screening figures and stated reason of candidate `index`, for its confirmation.
+    fn search_context(&self, index: usize) -> confirm::SearchContext {
+        let c = self.state.candidates.iter().find(|c| c.index == index);
+        let ratios = c.map_or_else(Vec::new, |c| c.pairs.iter().map(|p| p.ratio).collect());
+        let (median, ci95) = match crate::stats::Ratios::new(ratios) {
+            Ok(r) => (crate::stats::median(&r), crate::stats::ci95(&r)),
+            Err(_) => (f64::NAN, None),
+        };
+        let scenario = self
+            .training()
+            .first()
+            .map_or_else(String::new, |s| s.name.clone());
+        confirm::SearchContext {
+            candidates_tried: self.state.candidates.len(),
+            figures: evidence::result::SearchFigures {
+                scenario,
+                pairs: c.map_or(0, |c| c.pairs.len()),
+                median,
+                ci95,
+            },
+            explanation: c.and_then(|c| c.explanation.clone()),
+        }
+    }
+}

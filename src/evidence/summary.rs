@@ -1,0 +1,123 @@
+//! The end of a campaign in one table: every candidate's status and reason, its screening figures
+//! and its confirmation — the same in `summary.json` and on the terminal. `campaign::summary`
+//! builds it from the campaign's state.
+
+use serde::{Deserialize, Serialize};
+
+use super::result::Verdict;
+use crate::stats;
+
+/// Where a candidate came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Patch,
+    Agent,
+}
+
+/// What became of a candidate; the last status journaled is its status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Collected, not yet checked.
+    Collected,
+    /// Refused before anything ran: a protected or unsafe path, or an unreadable patch.
+    Refused,
+    DidNotApply,
+    BuildFailed,
+    TestsFailed,
+    DifferentialMismatch,
+    SanitizerFailure,
+    TimedOut,
+    /// The agent command failed (non-zero exit); its patch is kept but not checked.
+    AgentFailed,
+    /// The agent produced no change.
+    NoChange,
+    /// Every check passed; waiting for screening.
+    Checked,
+    /// Screening pairs measured.
+    Screened,
+    /// Sent to a fresh confirmation, which accepted it.
+    Confirmed,
+    /// Sent to a fresh confirmation, which did not accept it.
+    Rejected,
+    /// Sent to a fresh confirmation, which could not decide.
+    Inconclusive,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Collected => "collected",
+            Status::Refused => "refused",
+            Status::DidNotApply => "did not apply",
+            Status::BuildFailed => "build failed",
+            Status::TestsFailed => "tests failed",
+            Status::DifferentialMismatch => "differential mismatch",
+            Status::SanitizerFailure => "sanitizer failure",
+            Status::TimedOut => "timed out",
+            Status::AgentFailed => "agent failed",
+            Status::NoChange => "no change",
+            Status::Checked => "checked",
+            Status::Screened => "screened",
+            Status::Confirmed => "confirmed",
+            Status::Rejected => "rejected",
+            Status::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// One row of the summary.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Row {
+    pub index: usize,
+    pub name: String,
+    pub source: Source,
+    pub patch_file: String,
+    pub status: Status,
+    pub reason: String,
+    pub screening_pairs: usize,
+    pub screening_median: Option<f64>,
+    /// Mean max RSS of the candidate's screening runs, KiB.
+    pub screening_max_rss_kib: Option<f64>,
+    pub instructions: Option<(u64, u64)>,
+    pub confirmation_run_dir: Option<String>,
+    pub confirmation_verdict: Option<Verdict>,
+    pub confirmation_tier: Option<stats::Tier>,
+    /// The confirmation's median speedup on the training scenario, when it measured one.
+    pub confirmation_median: Option<f64>,
+    /// Confirmations of this candidate that an interruption cut short (their logs stay there).
+    pub discarded_confirmations: Vec<String>,
+}
+
+/// The whole campaign, for `summary.json` and the terminal.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Summary {
+    pub run_id: String,
+    pub candidates_tried: usize,
+    pub rows: Vec<Row>,
+    /// Seconds spent building trees in the search by this process (confirmations report their
+    /// own in their results).
+    pub build_s: f64,
+    /// Seconds of timed runs in screening (both arms, warmups included), from the journal.
+    pub screening_run_s: f64,
+    pub total_s: f64,
+    /// The best confirmed candidate, if any was accepted.
+    pub accepted: Option<usize>,
+}
+
+impl Summary {
+    /// Accepted if a candidate was confirmed; inconclusive if the best one could not be decided;
+    /// rejected otherwise.
+    /// The campaign's verdict: accepted when a candidate was, inconclusive when none was but
+    /// one ended inconclusive, else rejected.
+    pub fn verdict(&self) -> Verdict {
+        if self.accepted.is_some() {
+            Verdict::Accepted
+        } else if self.rows.iter().any(|r| r.status == Status::Inconclusive) {
+            Verdict::Inconclusive
+        } else {
+            Verdict::Rejected
+        }
+    }
+}
