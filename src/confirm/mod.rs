@@ -117,7 +117,8 @@ pub(crate) struct Run<'a> {
     result: ConfirmResult,
     on_event: &'a mut dyn FnMut(ConfirmEvent),
     trees: Trees,
-    signer: Signer,
+    /// `None` for an unsigned run (a fleet job): no key on this machine.
+    signer: Option<Signer>,
     /// Isolation of every build, check and timed run of this confirmation.
     sandbox: crate::measure::sandbox::SandboxPolicy,
 }
@@ -195,6 +196,7 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
             load_1m_after: None,
             quiet: None,
             cpus: None,
+            job: None,
         },
         steps: Vec::new(),
         artifacts: Vec::new(),
@@ -241,6 +243,55 @@ pub fn run_confirm(
     opts: &ConfirmOptions,
     on_event: &mut dyn FnMut(ConfirmEvent),
 ) -> Result<Confirmed, PipelineError> {
+    let decided = pipeline(request, opts, on_event, true)?;
+    let signer = (decided.signer)
+        .ok_or_else(|| PipelineError::Internal("a signed run without its key".into()))?;
+    on_event(ConfirmEvent::Stage("sign receipt".into()));
+    let receipt = write_evidence(&decided.run_dir, &decided.result, &signer)?;
+    Ok(Confirmed {
+        result: decided.result,
+        run_dir: decided.run_dir.path,
+        receipt,
+    })
+}
+
+/// A confirmation that reached a verdict and wrote `result.json` and nothing signed: what a
+/// fleet job returns for the coordinator, which holds the key, to check and sign (§2.8).
+#[derive(Debug)]
+pub struct Unsigned {
+    pub result: ConfirmResult,
+    pub run_dir: PathBuf,
+}
+
+/// Runs the confirmation as [`run_confirm`] does, with no key: writes `result.json`, the patch
+/// copy and the logs, and no receipt, PR text or rendering of them.
+pub fn run_confirm_unsigned(
+    request: &ConfirmRequest,
+    opts: &ConfirmOptions,
+    on_event: &mut dyn FnMut(ConfirmEvent),
+) -> Result<Unsigned, PipelineError> {
+    let decided = pipeline(request, opts, on_event, false)?;
+    Ok(Unsigned {
+        result: decided.result,
+        run_dir: decided.run_dir.path,
+    })
+}
+
+/// A run whose verdict is decided and whose `result.json` is written.
+struct Decided {
+    result: ConfirmResult,
+    run_dir: RunDir,
+    signer: Option<Signer>,
+}
+
+/// Every stage up to `result.json`; with `signed`, the key is settled before anything runs, so
+/// a bad key costs no measurement.
+fn pipeline(
+    request: &ConfirmRequest,
+    opts: &ConfirmOptions,
+    on_event: &mut dyn FnMut(ConfirmEvent),
+    signed: bool,
+) -> Result<Decided, PipelineError> {
     let started = Instant::now();
     let plan = &request.plan;
     // Every runner honours the run's stop, whatever stop condition its maker knows.
@@ -253,8 +304,13 @@ pub fn run_confirm(
         .map_err(|e| PipelineError::Usage(e.to_string()))?;
     // The key is settled before anything runs, so a bad key costs no measurement.
     let key_file = crate::plan::key_file(&plan.campaign.campaign_file, &plan.campaign.spec);
-    let signer = (opts.sign_with.signer(key_file.as_deref()))
-        .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
+    let signer = match signed {
+        true => Some(
+            (opts.sign_with.signer(key_file.as_deref()))
+                .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?,
+        ),
+        false => None,
+    };
     crate::plan::check_output_dir(&plan.campaign.output_dir).map_err(PipelineError::Usage)?;
     let scratch = match &opts.work_dir {
         Some(dir) => Scratch::Kept(dir.clone()),
@@ -537,7 +593,7 @@ impl Run<'_> {
         Ok(t)
     }
 
-    fn finish(mut self, started: Instant) -> Result<Confirmed, PipelineError> {
+    fn finish(mut self, started: Instant) -> Result<Decided, PipelineError> {
         self.result.environment.load_1m_after = environment::load_1m();
         let r = &self.result;
         let d = verdict::decide_by(&r.gates, &r.scenarios, r.metric, r.min_effect);
@@ -545,75 +601,83 @@ impl Run<'_> {
         self.result.verdict = d.verdict;
         self.result.reasons = d.reasons;
         self.result.timings.total_s = started.elapsed().as_secs_f64();
-        let scanner = receipt::KeyScanner::new(&self.signer.key);
-        receipt::check_result(&self.result, &scanner).map_err(|leak| self.key_leak(leak))?;
-        let json = serde_json::to_vec_pretty(&self.result)
-            .map_err(|e| PipelineError::Internal(format!("cannot serialize the result: {e}")))?;
-        self.run_dir
-            .write("result.json", &json)
-            .map_err(io_err("cannot write result.json"))?;
-        self.stage("sign receipt");
-        let receipt = self.write_evidence(&scanner)?;
-        Ok(Confirmed {
+        if let Some(signer) = &self.signer {
+            let scanner = receipt::KeyScanner::new(&signer.key);
+            (receipt::check_result(&self.result, &scanner))
+                .map_err(|leak| key_leak(&self.run_dir, leak))?;
+        }
+        write_result(&self.run_dir, &self.result)?;
+        Ok(Decided {
             result: self.result,
-            run_dir: self.run_dir.path,
-            receipt,
+            run_dir: self.run_dir,
+            signer: self.signer,
         })
     }
+}
 
-    /// Refuses to go on when the private key is in what would be signed or written: says so in
-    /// `error.txt`, and writes nothing else.
-    fn key_leak(&self, leak: receipt::KeyLeak) -> PipelineError {
-        let e = PipelineError::KeyLeak(format!(
-            "{leak}. No receipt, result.json or pr_body.md was written; this run's logs hold the \
-             key: delete them"
-        ));
-        let saved = self.run_dir.write("error.txt", format!("{e}\n").as_bytes());
-        e.with_logs(&self.run_dir.path, saved.err())
-    }
+/// Writes `result` as the run's `result.json`.
+pub fn write_result(run_dir: &RunDir, result: &ConfirmResult) -> Result<(), PipelineError> {
+    let json = serde_json::to_vec_pretty(result)
+        .map_err(|e| PipelineError::Internal(format!("cannot serialize the result: {e}")))?;
+    run_dir
+        .write("result.json", &json)
+        .map_err(io_err("cannot write result.json"))?;
+    Ok(())
+}
 
-    /// The signed receipt, then what is rendered from it: `pr_body.md` (which quotes the
-    /// receipt's digest, so it comes second), `runs.csv` and `pairs.svg`. Each is searched for the
-    /// private key before anything is written.
-    fn write_evidence(
-        &self,
-        scanner: &receipt::KeyScanner,
-    ) -> Result<SignedReceipt, PipelineError> {
-        use crate::report::{pairs_svg, pr_body, pr_context::ReceiptRef, runs_csv};
-        let signed =
-            receipt::sign(&self.result, &self.signer.key).map_err(|leak| self.key_leak(leak))?;
-        let reference = ReceiptRef {
-            file: receipt::RECEIPT_FILE.to_string(),
-            sha256: signed.sha256.clone(),
-            key_id: signed.key_id.clone(),
-        };
-        let sealed = receipt::statement::seal_holdouts(&self.result);
-        let body = pr_body::render_default(&sealed, &reference)
-            .map_err(|e| PipelineError::Internal(format!("cannot render pr_body.md: {e}")))?;
-        let beside = [
-            ("pr_body.md", body),
-            ("runs.csv", runs_csv::render(&self.result)),
-            ("pairs.svg", pairs_svg::render(&self.result)),
-        ];
-        for (name, text) in &beside {
-            (scanner.check_text(text, name)).map_err(|leak| self.key_leak(leak))?;
-        }
-        let path = self
-            .run_dir
-            .write(receipt::RECEIPT_FILE, &signed.bytes)
-            .map_err(io_err("cannot write the receipt"))?;
-        for (name, text) in beside {
-            self.run_dir
-                .write(name, text.as_bytes())
-                .map_err(io_err(format!("cannot write {name}")))?;
-        }
-        Ok(SignedReceipt {
-            path,
-            sha256: signed.sha256,
-            key_id: signed.key_id,
-            key_source: self.signer.source.clone(),
-            key_created: self.signer.created,
-            verifying_key: self.signer.key.verifying_key(),
-        })
+/// Refuses to go on when the private key is in what would be signed or written: says so in
+/// `error.txt`, and writes nothing else.
+fn key_leak(run_dir: &RunDir, leak: receipt::KeyLeak) -> PipelineError {
+    let e = PipelineError::KeyLeak(format!(
+        "{leak}. No receipt, result.json or pr_body.md was written; this run's logs hold the \
+         key: delete them"
+    ));
+    let saved = run_dir.write("error.txt", format!("{e}\n").as_bytes());
+    e.with_logs(&run_dir.path, saved.err())
+}
+
+/// The signed receipt of `result` (already written as `result.json` in `run_dir`), then what is
+/// rendered from it: `pr_body.md` (which quotes the receipt's digest, so it comes second),
+/// `runs.csv` and `pairs.svg`. Each is searched for the private key before anything is written.
+/// A fleet coordinator signs a node's checked result with it too (docs/design.md §2.8).
+pub fn write_evidence(
+    run_dir: &RunDir,
+    result: &ConfirmResult,
+    signer: &Signer,
+) -> Result<SignedReceipt, PipelineError> {
+    use crate::report::{pairs_svg, pr_body, pr_context::ReceiptRef, runs_csv};
+    let scanner = receipt::KeyScanner::new(&signer.key);
+    let signed = receipt::sign(result, &signer.key).map_err(|leak| key_leak(run_dir, leak))?;
+    let reference = ReceiptRef {
+        file: receipt::RECEIPT_FILE.to_string(),
+        sha256: signed.sha256.clone(),
+        key_id: signed.key_id.clone(),
+    };
+    let sealed = receipt::statement::seal_holdouts(result);
+    let body = pr_body::render_default(&sealed, &reference)
+        .map_err(|e| PipelineError::Internal(format!("cannot render pr_body.md: {e}")))?;
+    let beside = [
+        ("pr_body.md", body),
+        ("runs.csv", runs_csv::render(result)),
+        ("pairs.svg", pairs_svg::render(result)),
+    ];
+    for (name, text) in &beside {
+        (scanner.check_text(text, name)).map_err(|leak| key_leak(run_dir, leak))?;
     }
+    let path = run_dir
+        .write(receipt::RECEIPT_FILE, &signed.bytes)
+        .map_err(io_err("cannot write the receipt"))?;
+    for (name, text) in beside {
+        run_dir
+            .write(name, text.as_bytes())
+            .map_err(io_err(format!("cannot write {name}")))?;
+    }
+    Ok(SignedReceipt {
+        path,
+        sha256: signed.sha256,
+        key_id: signed.key_id,
+        key_source: signer.source.clone(),
+        key_created: signer.created,
+        verifying_key: signer.key.verifying_key(),
+    })
 }
