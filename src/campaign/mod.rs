@@ -9,6 +9,7 @@
 
 mod checks;
 mod collect;
+mod fleet;
 pub mod journal;
 pub mod lock;
 mod screen;
@@ -396,6 +397,9 @@ impl CampaignRun<'_> {
             .take(top)
             .map(|(i, _)| *i)
             .collect();
+        if let Some(fleet) = self.fleet()? {
+            return self.confirm_on_fleet(&fleet, chosen);
+        }
         for index in chosen {
             if self
                 .state
