@@ -69,7 +69,8 @@ struct Fixture {
 }
 
 impl Fixture {
-    fn new(conf: PathBuf) -> Fixture {
+    /// `max_requeues`: how often a job without a result is submitted again.
+    fn new(conf: PathBuf, max_requeues: u32) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
         fixture_repo("cpairs", &repo);
@@ -80,12 +81,14 @@ impl Fixture {
             &camp.join("memo.patch"),
             &patch_by_editing(&repo, &MEMO_EDITS),
         );
-        let campaign = r#"{ "name": "cpairs", "repo": "../repo", "baseline": "main",
+        let campaign = format!(
+            r#"{{ "name": "cpairs", "repo": "../repo", "baseline": "main",
   "workload": "workload.json", "holdouts": "holdouts.json",
-  "candidates": [{ "name": "memo", "patch": "memo.patch" }],
-  "search": { "pairs": 3 }, "confirm": { "pairs": 9, "aa_pairs": 11, "top": 1 },
-  "fleet": { "engine": "slurm", "max_jobs": 2, "max_requeues": 1 } }"#;
-        write(&camp.join("campaign.json"), campaign);
+  "candidates": [{{ "name": "memo", "patch": "memo.patch" }}],
+  "search": {{ "pairs": 3 }}, "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": 1 }},
+  "fleet": {{ "engine": "slurm", "max_jobs": 2, "max_requeues": {max_requeues} }} }}"#
+        );
+        write(&camp.join("campaign.json"), &campaign);
         Fixture { dir, camp, conf }
     }
 
@@ -167,7 +170,7 @@ fn a_campaign_confirms_on_slurm_resubmits_a_cancelled_job_and_signs_a_checked_re
         return;
     };
     let slurm = Slurm::new(Some(&conf));
-    let fx = Fixture::new(conf);
+    let fx = Fixture::new(conf, 1);
     let mut coordinator = fx.start(&[]);
     // The first confirmation job, cancelled from outside once it runs.
     let first = fx.first_job_running(&slurm, &mut coordinator);
@@ -222,7 +225,7 @@ fn a_coordinator_killed_while_its_job_runs_reattaches_on_resume_instead_of_submi
         return;
     };
     let slurm = Slurm::new(Some(&conf));
-    let fx = Fixture::new(conf);
+    let fx = Fixture::new(conf, 1);
     let mut coordinator = fx.start(&[]);
     let first = fx.first_job_running(&slurm, &mut coordinator);
     drop(coordinator); // SIGKILL: no chance to cancel anything
@@ -256,7 +259,7 @@ fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_unc
         return;
     };
     let slurm = Slurm::new(Some(&conf));
-    let fx = Fixture::new(conf);
+    let fx = Fixture::new(conf, 1);
     let mut coordinator = fx.start(&[]);
     let first = fx.first_job_running(&slurm, &mut coordinator);
     let pid = coordinator.0.as_ref().unwrap().id().to_string();
@@ -292,4 +295,30 @@ fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_unc
     let (confirmation, result) = fx.confirmation(&run);
     assert_eq!(result["environment"]["job"]["attempt"], 2);
     fx.verifies(&confirmation);
+}
+
+#[test]
+fn a_candidate_whose_jobs_all_end_without_a_result_ends_inconclusive_with_the_reason() {
+    let Some(conf) = util::slurm::cluster_conf() else {
+        return;
+    };
+    let slurm = Slurm::new(Some(&conf));
+    let fx = Fixture::new(conf, 0);
+    let mut coordinator = fx.start(&[]);
+    let first = fx.first_job_running(&slurm, &mut coordinator);
+    slurm.cancel(&[first]).unwrap();
+    let out = coordinator.output();
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let run = run_dir(&fx.camp.join("receipts")).unwrap();
+    let entries = journal(&run);
+    assert_eq!(submitted(&entries), [first.0], "{entries:#?}");
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let row = &summary["rows"][0];
+    assert_eq!(row["status"], "inconclusive", "{summary:#}");
+    let reason = row["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("no result after 1 Slurm jobs") && reason.contains("cancelled"),
+        "{reason}"
+    );
 }
