@@ -275,12 +275,38 @@ fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {
     let request_flag = if args.request { "--request " } else { "" };
     let what = format!("evo confirm {request_flag}{}", args.patch.display());
     let plan = &request.plan;
-    let hold = crate::host::Hold::lock_repo(&plan.campaign.repo, &what).map_err(Failure::usage)?;
+    let hold = match &args.held_by {
+        Some(held) => crate::host::Hold::External(held.clone()),
+        None => crate::host::Hold::lock_repo(&plan.campaign.repo, &what).map_err(Failure::usage)?,
+    };
     let opts = ConfirmOptions {
         work_dir: args.work_dir.clone(),
         hidden: hidden.into_iter().collect(),
         ..ConfirmOptions::new(local_runners(plan.campaign.spec.confirm.affinity)?, hold)
     };
+    if args.unsigned {
+        let outcome =
+            confirm::run_confirm_unsigned(&request, &opts, &mut |e| live.confirm(e, false));
+        live.finish_progress();
+        let done = outcome?;
+        say(
+            live,
+            &format!(
+                "unsigned result: {}\n",
+                shown(&done.run_dir.join("result.json"))
+            ),
+        );
+        return Ok(Final {
+            verdict: Some(done.result.verdict.as_str().to_string()),
+            tier: Some(done.result.tier.as_str().to_string()),
+            exit_code: exit_codes::ACCEPTED,
+            error: None,
+            run_dir: Some(shown(&done.run_dir)),
+            receipt: None,
+            pr_body: None,
+            result: Some(shown(&done.run_dir.join("result.json"))),
+        });
+    }
     let outcome = confirm::run_confirm(&request, &opts, &mut |e| live.confirm(e, false));
     live.finish_progress();
     let done = outcome?;
@@ -541,6 +567,9 @@ fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> Result<Final, Failu
     };
     if let Some(affinity) = args.run.affinity {
         plan.spec.confirm.affinity = affinity;
+    }
+    if let Some(engine) = args.fleet {
+        crate::fleet::choose_engine(&mut plan.spec, engine);
     }
     let what = format!("evo campaign run {}", args.campaign.display());
     let hold = crate::host::Hold::lock_repo(&plan.repo, &what).map_err(Failure::usage)?;

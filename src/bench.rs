@@ -94,6 +94,7 @@ pub fn run_bench(
         load_1m_after: environment::load_1m(),
         quiet: None,
         cpus: runner.cpu_split().cloned(),
+        job: None,
     };
     let figures = figures(s, &aa_pairs, &pairs)?;
     let mut warnings: Vec<String> = environment.load_warning().into_iter().collect();

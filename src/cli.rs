@@ -161,6 +161,11 @@ pub struct CampaignRunArgs {
     /// Continue an interrupted run: its id under the output folder, or `latest`.
     #[arg(long, value_name = "RUN_ID")]
     pub resume: Option<String>,
+    /// Overrides the campaign's `fleet.engine`: `slurm` runs each confirmation as a Slurm job
+    /// holding a whole node (with the campaign's `fleet` settings, else the defaults), `local`
+    /// runs everything here.
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub fleet: Option<crate::spec::fleet::Engine>,
     #[command(flatten)]
     pub run: RunOptions,
 }
@@ -203,6 +208,15 @@ pub struct ConfirmArgs {
     /// until something writes requests for users.
     #[arg(long, hide = true, conflicts_with_all = ["campaign", "baseline", "out_dir"])]
     pub request: bool,
+    /// With --request: write the run folder and `result.json` but sign nothing and look up no
+    /// key; the fleet coordinator that sent the request checks the result and signs it
+    /// (docs/design.md §2.8). Exits 0 once the result is written, whatever the verdict.
+    #[arg(long, hide = true, requires = "request")]
+    pub unsigned: bool,
+    /// With --request: something outside evo keeps other runs off this machine (a Slurm job's
+    /// exclusive node), said in WHAT; evo then takes no repository lock.
+    #[arg(long, hide = true, requires = "request", value_name = "WHAT")]
+    pub held_by: Option<String>,
     /// The campaign file; default: the run manifest beside the patch, else ./evo.json.
     #[arg(long)]
     pub campaign: Option<PathBuf>,

@@ -29,6 +29,24 @@ pub struct Environment {
     /// The CPUs of evo and of the timed commands while measuring, when they were split.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<crate::measure::cpus::CpuSplit>,
+    /// The fleet job the confirmation ran in (docs/design.md §2.8), as the coordinator that
+    /// checked and signed its result saw it; absent for a run on the signing machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<FleetJob>,
+}
+
+/// A Slurm job that ran a confirmation on a node of its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FleetJob {
+    /// The scheduler: `slurm`.
+    pub engine: String,
+    pub job_id: u64,
+    /// The node Slurm ran it on (`NodeList`); empty when Slurm had forgotten the job before the
+    /// coordinator saw it run.
+    pub node: String,
+    /// 1 for the first submission, 2 for the first resubmission after a job without a result.
+    pub attempt: u32,
 }
 
 /// The machine's CPU use just before measuring, from `/proc/stat`: evo waits (up to a limit)
@@ -236,6 +254,7 @@ mod tests {
             load_1m_after: after,
             quiet: None,
             cpus: None,
+            job: None,
         }
     }
 

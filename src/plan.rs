@@ -416,7 +416,7 @@ pub fn sandbox_policy(
     }
     secrets.push(crate::host::lock::state_dir());
     // The local Slurm cluster's munge key and socket: whoever holds them submits jobs as root.
-    secrets.extend(crate::fleet::slurm::state_dir());
+    secrets.extend(crate::host::slurm_state_dir());
     // Canonical where they exist, so a path reached through a link is still recognised.
     let secrets: Vec<PathBuf> = secrets
         .into_iter()

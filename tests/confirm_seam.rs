@@ -414,3 +414,101 @@ fn evo_confirm_runs_a_request_file_for_real_and_hides_its_folder_from_the_runs()
         assert_eq!(tests["status"], "passed", "{:#}", r["gates"]);
     }
 }
+
+/// A fleet job's run (docs/design.md §2.8): the campaign's key is gone, as on a compute node, and
+/// the confirmation still runs and writes its result, with nothing signed or rendered from it.
+fn unsigned_run(fx: &Fixture) -> (evo::confirm::Unsigned, ConfirmRequest) {
+    std::fs::remove_dir_all(fx.camp.join("key")).unwrap();
+    let mut request = fx.request();
+    request.plan.campaign.output_dir = fx.dir.path().join("job").join("out");
+    std::fs::create_dir_all(&request.plan.campaign.output_dir).unwrap();
+    let work = fx.dir.path().join("work");
+    let done = confirm::run_confirm_unsigned(&request, &options(&fake(&work), &work), &mut |_| {})
+        .unwrap();
+    (done, request)
+}
+
+#[test]
+fn an_unsigned_run_needs_no_key_and_writes_its_result_and_nothing_signed() {
+    let fx = Fixture::new();
+    let (done, _) = unsigned_run(&fx);
+    assert_eq!(done.result.verdict.as_str(), "accepted");
+    assert!(done.run_dir.join("result.json").is_file());
+    assert!(done.run_dir.join("candidate.patch").is_file());
+    for name in [evo::receipt::RECEIPT_FILE, "pr_body.md", "runs.csv"] {
+        assert!(!done.run_dir.join(name).exists(), "{name} was written");
+    }
+    // The signed path still refuses to run without its key, before anything runs.
+    let work = fx.dir.path().join("work-signed");
+    let err = confirm::run_confirm(&fx.request(), &options(&fake(&work), &work), &mut |_| {})
+        .unwrap_err();
+    assert!(err.to_string().contains("signing key"), "{err}");
+}
+
+#[test]
+fn a_nodes_result_is_collected_only_when_every_figure_and_the_verdict_recompute() {
+    use evo::fleet::collect::{CollectError, Expected, collect};
+    let fx = Fixture::new();
+    let (done, request) = unsigned_run(&fx);
+    let out = request.plan.campaign.output_dir.clone();
+    let pinned = evo::tree::pin(&request.plan.campaign.repo, "main").unwrap();
+    let expected = Expected {
+        request: &request,
+        baseline_sha: &pinned.sha,
+    };
+    let collected = collect(&out, &expected).unwrap();
+    assert_eq!(collected.run_folder, done.run_dir);
+    assert_eq!(collected.result, done.result);
+
+    let path = done.run_dir.join("result.json");
+    let original = std::fs::read(&path).unwrap();
+    let refused_with = |edit: &dyn Fn(&mut Value), words: &str| {
+        let mut edited: Value = serde_json::from_slice(&original).unwrap();
+        edit(&mut edited);
+        std::fs::write(&path, serde_json::to_vec_pretty(&edited).unwrap()).unwrap();
+        let err = collect(&out, &expected).unwrap_err();
+        assert!(matches!(err, CollectError::Refused { .. }), "{err}");
+        assert!(err.to_string().contains(words), "{words}: {err}");
+    };
+    // A figure that does not follow from the raw runs.
+    refused_with(
+        &|r| r["scenarios"][0]["training"]["median"] = serde_json::json!(9.0),
+        "scenarios[0].training.median",
+    );
+    // A raw run made faster: its pair's ratio no longer follows.
+    refused_with(
+        &|r| r["scenarios"][0]["pairs"][0]["candidate"]["wall_s"] = serde_json::json!(0.001),
+        "scenarios[0].pairs[0]",
+    );
+    // A verdict the gates do not give.
+    refused_with(
+        &|r| r["verdict"] = serde_json::json!("rejected"),
+        "verdict: recorded \"rejected\"",
+    );
+    // Another baseline, or fewer pairs than the campaign asks for.
+    refused_with(
+        &|r| r["baseline_sha"] = serde_json::json!("0".repeat(40)),
+        "baseline_sha",
+    );
+    refused_with(
+        &|r| r["scenarios"][0]["training"]["plan"]["pairs"] = serde_json::json!(6),
+        "planned with",
+    );
+    std::fs::write(&path, &original).unwrap();
+    // A node that signed or rendered anything itself.
+    std::fs::write(done.run_dir.join("pr_body.md"), "# accepted").unwrap();
+    let err = collect(&out, &expected).unwrap_err();
+    assert!(
+        err.to_string().contains("only the coordinator signs"),
+        "{err}"
+    );
+    std::fs::remove_file(done.run_dir.join("pr_body.md")).unwrap();
+    assert!(collect(&out, &expected).is_ok());
+    // Nothing at all: missing, which the campaign submits again.
+    let empty = fx.dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    assert!(matches!(
+        collect(&empty, &expected),
+        Err(CollectError::Missing { .. })
+    ));
+}

@@ -203,6 +203,7 @@ fn clean_result() -> ConfirmResult {
             load_1m_after: Some(0.5),
             quiet: None,
             cpus: None,
+            job: None,
         },
         steps,
         artifacts: Vec::new(),

@@ -23,12 +23,12 @@ const LAYERS: &[&[&str]] = &[
     &["receipt"],
     // What a run is given and settles first: its host (stop, locks, key), the job scheduler,
     // the validated plan, `evo init`'s files.
-    &["host", "fleet", "plan", "scaffold"],
+    &["host", "plan", "scaffold"],
     // The renderers of the evidence.
     &["report"],
     // The stages that produce the evidence: the shared check engine and run directory, the
     // three commands.
-    &["pipeline", "bench", "confirm", "campaign"],
+    &["pipeline", "bench", "confirm", "fleet", "campaign"],
     // The command line.
     &["live", "cli", "cli_docs", "app"],
 ];

@@ -227,6 +227,7 @@ fn tested_result() -> ConfirmResult {
             load_1m_after: Some(0.75),
             quiet: None,
             cpus: None,
+            job: None,
         },
         steps,
         artifacts: vec![

@@ -175,3 +175,37 @@ fn an_editor_schema_key_is_accepted_and_changes_nothing() {
         invalid::<Campaign>(&CAMPAIGN.replacen('{', "{ \"$schemas\": \"x\",", 1));
     assert!(message.contains("unknown field"), "{message}");
 }
+
+#[test]
+fn a_fleet_section_is_parsed_checked_at_its_line_and_documented_in_the_schema() {
+    use evo::spec::fleet::Engine;
+    let c: Campaign = parse_json(Path::new("c.json"), CAMPAIGN).unwrap();
+    assert_eq!(c.fleet, None, "no section: everything runs here");
+    let with = |fleet: &str| CAMPAIGN.replacen("\"output\"", &format!("{fleet},\n  \"output\""), 1);
+    let text = with(r#""fleet": { "engine": "slurm", "partition": "cpu", "max_jobs": 8 }"#);
+    let c: Campaign = parse_json(Path::new("c.json"), &text).unwrap();
+    let fleet = c.fleet.unwrap();
+    assert_eq!((fleet.engine, fleet.max_jobs.get()), (Engine::Slurm, 8));
+    assert_eq!(fleet.max_requeues, 2);
+    let text = with(r#""fleet": { "engine": "slurm", "sbatch_args": ["--export=ALL"] }"#);
+    let (line, _, field, message) = invalid::<Campaign>(&text);
+    assert_eq!((line, field.as_str()), (13, "fleet"), "{message}");
+    assert!(message.contains("evo sets --export itself"), "{message}");
+    let text = with(r#""fleet": { "engine": "slurm", "nodes": 4 }"#);
+    let (_, _, _, message) = invalid::<Campaign>(&text);
+    assert!(message.contains("nodes"), "{message}");
+
+    let schema: serde_json::Value =
+        serde_json::from_str(&evo::spec::schema(evo::spec::SchemaKind::Campaign)).unwrap();
+    let text = schema.to_string();
+    for word in [
+        "fleet",
+        "max_jobs",
+        "sbatch_args",
+        "shared_dir",
+        "max_requeues",
+        "slurm",
+    ] {
+        assert!(text.contains(word), "{word} in {schema:#}");
+    }
+}

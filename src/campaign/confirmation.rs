@@ -24,6 +24,9 @@ impl CampaignRun<'_> {
             .take(top)
             .map(|(i, _)| *i)
             .collect();
+        if let Some(fleet) = self.fleet()? {
+            return self.confirm_on_fleet(&fleet, chosen);
+        }
         for index in chosen {
             if self
                 .state
@@ -90,7 +93,12 @@ impl CampaignRun<'_> {
 
     /// What the confirmation of candidate `index` (its patch file and bytes) runs: the campaign's
     /// plan with the run's `confirmations/` as output folder, and the search's figures.
-    fn confirm_request(&self, index: usize, patch_file: PathBuf, bytes: Vec<u8>) -> ConfirmRequest {
+    pub(super) fn confirm_request(
+        &self,
+        index: usize,
+        patch_file: PathBuf,
+        bytes: Vec<u8>,
+    ) -> ConfirmRequest {
         let mut plan = self.plan.confirm_plan(patch_file, bytes);
         plan.campaign.output_dir = self.run_dir.path.join("confirmations");
         ConfirmRequest::new(plan, Some(self.search_context(index)), self.opts.sandbox)
@@ -98,7 +106,7 @@ impl CampaignRun<'_> {
 
     /// Journals a finished confirmation of `index` and the status it gives the candidate
     /// (`screened`: its screening median, to say whether that held up).
-    fn record_confirmation(
+    pub(super) fn record_confirmation(
         &mut self,
         index: usize,
         outcome: &confirm::Outcome,

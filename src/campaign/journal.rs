@@ -82,6 +82,23 @@ pub enum Entry {
         #[serde(default)]
         median: Option<f64>,
     },
+    /// A fleet job for the confirmation of candidate `index` was submitted (docs/design.md §2.8),
+    /// journaled before the coordinator waits on it, so a resumed run reattaches to it instead
+    /// of submitting it again. `folder`: the attempt's folder in the shared folder.
+    JobSubmitted {
+        index: usize,
+        job_id: u64,
+        attempt: u32,
+        folder: String,
+    },
+    /// That job is over for the campaign: its result was signed, or it left none (`counted`:
+    /// it counts against `fleet.max_requeues`; a job the campaign cancelled on a stop does not).
+    JobEnded {
+        index: usize,
+        job_id: u64,
+        counted: bool,
+        reason: String,
+    },
     Finished {
         seconds: f64,
     },

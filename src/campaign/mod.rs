@@ -10,6 +10,7 @@
 mod checks;
 mod collect;
 mod confirmation;
+mod fleet;
 pub mod journal;
 mod screen;
 pub mod state;

@@ -157,6 +157,8 @@ impl State {
                     c.discarded_confirmations.extend(run_dirs.iter().cloned());
                 }
             }
+            // The fleet's jobs: `campaign::fleet` reads them from the journal itself.
+            Entry::JobSubmitted { .. } | Entry::JobEnded { .. } => {}
             Entry::Finished { .. } => self.finished = true,
             // A stop changes nothing: what was finished before it is already applied.
             Entry::Interrupted { .. } => {}

@@ -33,6 +33,7 @@ use crate::plan::ConfirmPlan;
 use crate::receipt::keys::Signer;
 use crate::stats::Tier;
 use crate::tree::{self, Pinned, Tree};
+pub use finish::{write_evidence, write_result};
 pub use outcome::{Outcome, OutcomeError, load_outcome};
 pub use request::{ConfirmRequest, RequestError, read_request, write_request};
 use verdict::gate;
@@ -113,7 +114,8 @@ pub(crate) struct Run<'a> {
     result: ConfirmResult,
     on_event: &'a mut dyn FnMut(ConfirmEvent),
     trees: Trees,
-    signer: Signer,
+    /// `None` for an unsigned run (a fleet job): no key on this machine.
+    signer: Option<Signer>,
     /// Isolation of every build, check and timed run of this confirmation.
     sandbox: crate::measure::sandbox::SandboxPolicy,
 }
@@ -191,6 +193,7 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
             load_1m_after: None,
             quiet: None,
             cpus: None,
+            job: None,
         },
         steps: Vec::new(),
         artifacts: Vec::new(),
@@ -237,6 +240,55 @@ pub fn run_confirm(
     opts: &ConfirmOptions,
     on_event: &mut dyn FnMut(ConfirmEvent),
 ) -> Result<Confirmed, PipelineError> {
+    let decided = pipeline(request, opts, on_event, true)?;
+    let signer = (decided.signer)
+        .ok_or_else(|| PipelineError::Internal("a signed run without its key".into()))?;
+    on_event(ConfirmEvent::Stage("sign receipt".into()));
+    let receipt = write_evidence(&decided.run_dir, &decided.result, &signer)?;
+    Ok(Confirmed {
+        result: decided.result,
+        run_dir: decided.run_dir.path,
+        receipt,
+    })
+}
+
+/// A confirmation that reached a verdict and wrote `result.json` and nothing signed: what a
+/// fleet job returns for the coordinator, which holds the key, to check and sign (§2.8).
+#[derive(Debug)]
+pub struct Unsigned {
+    pub result: ConfirmResult,
+    pub run_dir: PathBuf,
+}
+
+/// Runs the confirmation as [`run_confirm`] does, with no key: writes `result.json`, the patch
+/// copy and the logs, and no receipt, PR text or rendering of them.
+pub fn run_confirm_unsigned(
+    request: &ConfirmRequest,
+    opts: &ConfirmOptions,
+    on_event: &mut dyn FnMut(ConfirmEvent),
+) -> Result<Unsigned, PipelineError> {
+    let decided = pipeline(request, opts, on_event, false)?;
+    Ok(Unsigned {
+        result: decided.result,
+        run_dir: decided.run_dir.path,
+    })
+}
+
+/// A run whose verdict is decided and whose `result.json` is written.
+struct Decided {
+    result: ConfirmResult,
+    run_dir: RunDir,
+    signer: Option<Signer>,
+}
+
+/// Every stage up to `result.json`; with `signed`, the key is settled before anything runs, so
+/// a bad key costs no measurement.
+fn pipeline(
+    request: &ConfirmRequest,
+    opts: &ConfirmOptions,
+    on_event: &mut dyn FnMut(ConfirmEvent),
+    signed: bool,
+) -> Result<Decided, PipelineError> {
     let started = Instant::now();
     let plan = &request.plan;
     // Every runner honours the run's stop, whatever stop condition its maker knows.
@@ -249,8 +301,13 @@ pub fn run_confirm(
         .map_err(|e| PipelineError::Usage(e.to_string()))?;
     // The key is settled before anything runs, so a bad key costs no measurement.
     let key_file = crate::plan::key_file(&plan.campaign.campaign_file, &plan.campaign.spec);
-    let signer = (opts.sign_with.signer(key_file.as_deref()))
-        .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
+    let signer = match signed {
+        true => Some(
+            (opts.sign_with.signer(key_file.as_deref()))
+                .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?,
+        ),
+        false => None,
+    };
     crate::plan::check_output_dir(&plan.campaign.output_dir).map_err(PipelineError::Usage)?;
     let scratch = match &opts.work_dir {
         Some(dir) => Scratch::Kept(dir.clone()),

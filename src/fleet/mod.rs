@@ -1,5 +1,66 @@
-//! Running a campaign's work on other machines (issue 13): for now the Slurm client the fleet
-//! coordinator will use, tested against a real single-host cluster (`scripts/slurm-cluster`).
-//! Nothing in a campaign goes through it yet.
+//! Running a campaign's confirmations on other machines (issue 13, docs/design.md §2.8): each
+//! confirmation becomes one Slurm job holding a whole node, which runs
+//! `evo confirm --request … --unsigned`; the coordinator (the process running
+//! `evo campaign run`, the only one with the key) checks what comes back as untrusted input and
+//! signs it.
+//!
+//! `slurm` is the client, `job` builds a confirmation's job (its script and environment),
+//! `collect` checks a node's unsigned result. The campaign's side (journal, waiting, resubmitting)
+//! is `campaign::fleet`.
 
+pub mod collect;
+pub mod job;
 pub mod slurm;
+
+use std::path::{Path, PathBuf};
+
+use crate::spec::Campaign;
+use crate::spec::fleet::{Engine, FleetSettings};
+
+/// `--fleet ENGINE` applied to the campaign: `local` drops the section, `slurm` keeps the
+/// campaign's settings (or takes the defaults) with the Slurm engine.
+pub fn choose_engine(spec: &mut Campaign, engine: Engine) {
+    match engine {
+        Engine::Local => spec.fleet = None,
+        Engine::Slurm => {
+            spec.fleet.get_or_insert_with(FleetSettings::slurm).engine = Engine::Slurm;
+        }
+    }
+}
+
+/// A campaign's fleet, resolved: where jobs' files go, which evo the nodes run, which cluster.
+#[derive(Debug, Clone)]
+pub struct FleetPlan {
+    pub settings: FleetSettings,
+    /// Absolute; mounted at the same path on every node.
+    pub shared_dir: PathBuf,
+    /// The evo binary the jobs run: this one, which must be at the same path on the nodes.
+    pub evo: PathBuf,
+    pub slurm: slurm::Slurm,
+}
+
+/// The fleet of the campaign in `campaign_file`, `None` when its confirmations run here.
+pub fn plan(
+    campaign_file: &Path,
+    spec: &Campaign,
+    output_dir: &Path,
+) -> Result<Option<FleetPlan>, String> {
+    let Some(settings) = spec.fleet.clone() else {
+        return Ok(None);
+    };
+    if settings.engine == Engine::Local {
+        return Ok(None);
+    }
+    let shared_dir = match &settings.shared_dir {
+        Some(dir) => crate::plan::resolve_in(campaign_file, dir),
+        None => output_dir.to_path_buf(),
+    };
+    let evo = std::env::current_exe()
+        .map_err(|e| format!("cannot find the evo binary the fleet's jobs would run: {e}"))?;
+    Ok(Some(FleetPlan {
+        settings,
+        shared_dir,
+        evo,
+        slurm: slurm::Slurm::default(),
+    }))
+}

@@ -11,19 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// The folder of the local cluster `scripts/slurm-cluster` runs (its munge key and socket, the
-/// daemons' state): `$EVO_SLURM_DIR`, else `evo/slurm` in the user's cache folder, as the script
-/// decides it. A credential for the cluster: no sandboxed run may see it.
-pub fn state_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("EVO_SLURM_DIR") {
-        return Some(PathBuf::from(dir));
-    }
-    let cache = match std::env::var_os("XDG_CACHE_HOME") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache"),
-    };
-    Some(cache.join("evo/slurm"))
-}
+pub use crate::host::slurm_state_dir as state_dir;
 
 /// A Slurm job id, as `sbatch --parsable` prints it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -209,9 +197,16 @@ impl Slurm {
         self.run("scancel", &args, None).map(|_| ())
     }
 
-    /// Puts a job back in the queue (`scontrol requeue`), as after a lost node, eligible at once:
+    /// Puts a job back in the queue (`scontrol requeue`), as after a lost node, eligible soon:
     /// Slurm holds a requeued job for two minutes (`Reason=BeginTime`) once it is pending again,
     /// so evo waits for that (the job first goes through `COMPLETING`) and lifts the hold.
+    ///
+    /// Not at once, though: the requeue revokes the job's credential on its node, and slurmd
+    /// refuses a launch whose credential was made in the same second as the revocation (times in
+    /// whole seconds). A relaunch on the same node within that second ends `FAILED`, exit code 1
+    /// ("Killing non-startable batch JobId=N: Job credential revoked" in slurmctld's log). The
+    /// revocation happened before the job was pending again, so lifting the hold in a later
+    /// second than that makes every new credential newer than it.
     pub fn requeue(&self, id: JobId) -> Result<(), SlurmError> {
         self.run("scontrol", &["requeue".into(), id.to_string()], None)?;
         let asked = std::time::Instant::now();
@@ -224,6 +219,7 @@ impl Slurm {
             }
             std::thread::sleep(Duration::from_millis(200));
         }
+        std::thread::sleep(until_next_second(std::time::SystemTime::now()));
         let args = vec![
             "update".into(),
             format!("jobid={id}"),
@@ -233,7 +229,14 @@ impl Slurm {
     }
 }
 
-/// `sbatch`'s arguments for `spec` (the script itself goes on stdin).
+/// How long from `now` until the wall clock shows the next whole second, and a little more.
+fn until_next_second(now: std::time::SystemTime) -> Duration {
+    let into = (now.duration_since(std::time::UNIX_EPOCH)).map_or(0, |d| d.subsec_nanos());
+    Duration::from_nanos(u64::from(1_000_000_000 - into)) + Duration::from_millis(50)
+}
+
+/// `sbatch`'s arguments for `spec` (the script itself goes on stdin). No job gets the
+/// environment of the process that submits it (`--export=NONE`): the script sets what it needs.
 pub fn sbatch_args(spec: &JobSpec) -> Vec<String> {
     let mut args = vec![
         "--parsable".to_string(),
@@ -242,6 +245,7 @@ pub fn sbatch_args(spec: &JobSpec) -> Vec<String> {
         format!("--chdir={}", spec.workdir.display()),
         // A job that is requeued must start again from nothing the coordinator has not checked.
         "--requeue".to_string(),
+        "--export=NONE".to_string(),
     ];
     if let Some(p) = &spec.partition {
         args.push(format!("--partition={p}"));
@@ -344,6 +348,15 @@ mod tests {
     }
 
     #[test]
+    fn a_requeued_job_is_released_in_a_later_second_than_its_credential_was_revoked() {
+        let at = |ms: u64| std::time::UNIX_EPOCH + Duration::from_millis(ms);
+        assert_eq!(until_next_second(at(41_490)), Duration::from_millis(560));
+        assert_eq!(until_next_second(at(41_000)), Duration::from_millis(1050));
+        let released = at(41_999) + until_next_second(at(41_999));
+        assert!(released >= at(42_000));
+    }
+
+    #[test]
     fn sbatch_gets_the_spec_and_a_time_limit_in_whole_minutes() {
         let spec = JobSpec {
             name: "evo-confirm-3".into(),
@@ -358,6 +371,7 @@ mod tests {
         let args = sbatch_args(&spec);
         for expected in [
             "--parsable",
+            "--export=NONE",
             "--job-name=evo-confirm-3",
             "--output=/shared/out/3.log",
             "--chdir=/shared/out",

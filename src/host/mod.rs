@@ -167,6 +167,20 @@ impl SignWith {
     }
 }
 
+/// The folder of the local cluster `scripts/slurm-cluster` runs (its munge key and socket, the
+/// daemons' state): `$EVO_SLURM_DIR`, else `evo/slurm` in the user's cache folder, as the script
+/// decides it. A credential for the cluster: no sandboxed run may see it.
+pub fn slurm_state_dir() -> Option<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os("EVO_SLURM_DIR") {
+        return Some(std::path::PathBuf::from(dir));
+    }
+    let cache = match std::env::var_os("XDG_CACHE_HOME") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache"),
+    };
+    Some(cache.join("evo/slurm"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

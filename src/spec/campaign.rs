@@ -46,6 +46,10 @@ pub struct Campaign {
     pub sandbox: SandboxSettings,
     #[serde(default = "default_output")]
     pub output: String,
+    /// Where the confirmations run: absent (or `"engine": "local"`), here; `"engine": "slurm"`,
+    /// one Slurm job per confirmation, each holding a whole node (docs/design.md §2.8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<super::fleet::FleetSettings>,
 }
 
 fn default_output() -> String {

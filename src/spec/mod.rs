@@ -5,6 +5,7 @@
 //! resolved paths and a pinned baseline is the next stage's job.
 
 pub mod campaign;
+pub mod fleet;
 pub mod load;
 pub mod modes;
 pub mod values;

@@ -157,6 +157,7 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
             load_1m_after: Some(0.1),
             quiet: None,
             cpus: None,
+            job: None,
         },
         steps: vec![],
         artifacts: vec![],

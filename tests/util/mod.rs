@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod cpairs;
+pub mod slurm;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;

@@ -1,0 +1,340 @@
+//! The confirmations of a campaign with a `fleet` section, as Slurm jobs (docs/design.md §2.8):
+//! each chosen candidate's request is written to the shared folder and submitted as one job
+//! holding a whole node; at most `max_jobs` are queued or running at once. A job's id is
+//! journaled before the campaign waits on it, so a resumed campaign reattaches to it. A job that
+//! ends without a result that passes the checks (`fleet::collect`) is submitted again, at most
+//! `max_requeues` times, then the candidate ends `inconclusive` with the reason; a result that
+//! passes is moved into the run's `confirmations/`, signed here and recorded as a local
+//! confirmation is. A stop cancels the campaign's jobs.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+use std::time::Duration;
+
+use super::journal::{self, Entry};
+use super::{CampaignRun, CandidatePatch};
+use crate::confirm::{self, ConfirmRequest};
+use crate::environment::FleetJob;
+use crate::evidence::summary::Status;
+use crate::fleet::FleetPlan;
+use crate::fleet::collect::{self, Expected};
+use crate::fleet::job::{self, JobFolder};
+use crate::fleet::slurm::{JobId, JobInfo};
+use crate::pipeline::PipelineError;
+use crate::pipeline::rundir::RunDir;
+use crate::receipt::{self, keys::Signer};
+
+/// How often the coordinator asks Slurm about its jobs.
+const POLL: Duration = Duration::from_millis(500);
+
+/// A job the campaign waits on.
+struct Active {
+    index: usize,
+    attempt: u32,
+    job: JobId,
+    folder: JobFolder,
+    /// The node Slurm last said it runs on.
+    node: String,
+}
+
+/// What the journal says of one candidate's jobs.
+#[derive(Default)]
+struct Journaled {
+    /// (job id, attempt, folder) in submission order.
+    submitted: Vec<(u64, u32, String)>,
+    ended: Vec<u64>,
+    /// Jobs that ended without a result.
+    failed: usize,
+}
+
+impl Journaled {
+    /// The last job submitted that has not ended: the one to reattach to.
+    fn unfinished(&self) -> Option<&(u64, u32, String)> {
+        (self.submitted.last()).filter(|(id, _, _)| !self.ended.contains(id))
+    }
+}
+
+fn journaled_jobs(run_dir: &Path) -> Result<BTreeMap<usize, Journaled>, PipelineError> {
+    let entries =
+        journal::read(run_dir).map_err(|e| PipelineError::io("cannot read the journal", e))?;
+    let mut jobs: BTreeMap<usize, Journaled> = BTreeMap::new();
+    for entry in entries {
+        match entry {
+            Entry::JobSubmitted {
+                index,
+                job_id,
+                attempt,
+                folder,
+            } => (jobs.entry(index).or_default().submitted).push((job_id, attempt, folder)),
+            Entry::JobEnded {
+                index,
+                job_id,
+                counted,
+                ..
+            } => {
+                let j = jobs.entry(index).or_default();
+                j.ended.push(job_id);
+                j.failed += usize::from(counted);
+            }
+            _ => {}
+        }
+    }
+    Ok(jobs)
+}
+
+impl CampaignRun<'_> {
+    /// The campaign's fleet, `None` when its confirmations run here.
+    pub(super) fn fleet(&self) -> Result<Option<FleetPlan>, PipelineError> {
+        crate::fleet::plan(
+            &self.plan.campaign_file,
+            &self.plan.spec,
+            &self.plan.output_dir,
+        )
+        .map_err(PipelineError::Usage)
+    }
+
+    /// Confirms the `chosen` candidates as jobs of `fleet`, reattaching to those a previous
+    /// session of this run left queued or running.
+    pub(super) fn confirm_on_fleet(
+        &mut self,
+        fleet: &FleetPlan,
+        chosen: Vec<usize>,
+    ) -> Result<(), PipelineError> {
+        let key_file = crate::plan::key_file(&self.plan.campaign_file, &self.plan.spec);
+        let signer = (self.opts.sign_with.signer(key_file.as_deref()))
+            .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
+        let journaled = journaled_jobs(&self.run_dir.path)?;
+        let mut failed: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut waiting = VecDeque::new();
+        let mut active = Vec::new();
+        for index in chosen {
+            let done = (self.state.candidate_mut(index)).is_some_and(|c| c.confirmation.is_some());
+            let mine = journaled.get(&index);
+            let given_up = mine.is_some_and(|j| j.failed > fleet.settings.max_requeues as usize);
+            if done || given_up {
+                continue;
+            }
+            failed.insert(index, mine.map_or(0, |j| j.failed));
+            match mine.and_then(Journaled::unfinished) {
+                Some((job, attempt, folder)) => active.push(Active {
+                    index,
+                    attempt: *attempt,
+                    job: JobId(*job),
+                    folder: JobFolder::new(folder.into()),
+                    node: String::new(),
+                }),
+                None => waiting.push_back(index),
+            }
+        }
+        loop {
+            if self.opts.stop.requested() {
+                return Err(self.cancel_jobs(fleet, &active));
+            }
+            while active.len() < fleet.settings.max_jobs.get() {
+                let Some(index) = waiting.pop_front() else {
+                    break;
+                };
+                active.push(self.submit(fleet, index)?);
+            }
+            if active.is_empty() {
+                return Ok(());
+            }
+            std::thread::sleep(POLL);
+            let mut still = Vec::new();
+            for mut a in std::mem::take(&mut active) {
+                let info = (fleet.slurm.info(a.job))
+                    .map_err(|e| PipelineError::Internal(format!("cannot follow the jobs: {e}")))?;
+                if !info.node.is_empty() {
+                    a.node.clone_from(&info.node);
+                }
+                if !info.state.is_final() {
+                    still.push(a);
+                    continue;
+                }
+                if let Some(reason) = self.collect_job(&signer, &a, &info)? {
+                    let count = failed.entry(a.index).or_default();
+                    *count += 1;
+                    self.record(Entry::JobEnded {
+                        index: a.index,
+                        job_id: a.job.0,
+                        counted: true,
+                        reason: reason.clone(),
+                    })?;
+                    if *count > fleet.settings.max_requeues as usize {
+                        let why = format!(
+                            "no result after {count} Slurm jobs (fleet.max_requeues is {}); the \
+                             last: {reason}",
+                            fleet.settings.max_requeues
+                        );
+                        self.set_status(a.index, Status::Inconclusive, why)?;
+                    } else {
+                        waiting.push_front(a.index);
+                    }
+                }
+            }
+            active = still;
+        }
+    }
+
+    /// Writes the request of candidate `index`'s next attempt to the shared folder and submits it.
+    fn submit(&mut self, fleet: &FleetPlan, index: usize) -> Result<Active, PipelineError> {
+        let root = fleet.shared_dir.join(&self.run_dir.id).join("fleet");
+        let job::Attempt {
+            number: attempt,
+            folder,
+        } = job::next_attempt(&root, index)
+            .map_err(|e| PipelineError::io("cannot make the job's folder", e))?;
+        let request = self.fleet_request(index, &folder)?;
+        confirm::write_request(&folder.request(), &request)
+            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let env = job::job_environment(&self.plan.spec.sandbox.pass_env, &|name| {
+            std::env::var(name).ok()
+        });
+        let name = format!("evo-{}-c{index}", self.run_dir.id);
+        let spec = job::confirmation_job(fleet, &name, &folder, &env);
+        let id = fleet.slurm.submit(&spec).map_err(|e| {
+            PipelineError::Usage(format!(
+                "cannot submit the confirmation of candidate {index}: {e}"
+            ))
+        })?;
+        let started = (self.state.candidate_mut(index)).is_some_and(|c| c.confirmation_started);
+        if !started {
+            self.record(Entry::ConfirmationStarted { index })?;
+        }
+        self.record(Entry::JobSubmitted {
+            index,
+            job_id: id.0,
+            attempt,
+            folder: folder.dir.display().to_string(),
+        })?;
+        self.candidate_stage(
+            &format!("confirm candidate {index} as Slurm job {id} (attempt {attempt})"),
+            index,
+        );
+        Ok(Active {
+            index,
+            attempt,
+            job: id,
+            folder,
+            node: String::new(),
+        })
+    }
+
+    /// What candidate `index`'s job in `folder` runs: the campaign's request, writing into the
+    /// folder's `out`. Rebuilt from the journal whenever needed, never read back from the shared
+    /// folder, where a node could have changed it.
+    fn fleet_request(
+        &self,
+        index: usize,
+        folder: &JobFolder,
+    ) -> Result<ConfirmRequest, PipelineError> {
+        let CandidatePatch { file, bytes } = self.candidate_patch(index)?;
+        let mut request = self.confirm_request(index, file, bytes);
+        request.plan.campaign.output_dir = folder.out();
+        Ok(request)
+    }
+
+    /// Collects a job that ended: checks its result, signs and records it. `Some(reason)` when
+    /// the job left no result to sign.
+    fn collect_job(
+        &mut self,
+        signer: &Signer,
+        a: &Active,
+        info: &JobInfo,
+    ) -> Result<Option<String>, PipelineError> {
+        let request = self.fleet_request(a.index, &a.folder)?;
+        let expected = Expected {
+            request: &request,
+            baseline_sha: &self.pinned.sha,
+        };
+        let node = match a.node.as_str() {
+            "" => String::new(),
+            node => format!(" on {node}"),
+        };
+        let collected = match collect::collect(&a.folder.out(), &expected) {
+            Ok(c) => c,
+            Err(e) => {
+                let state = format!("{:?}", info.state).to_lowercase();
+                return Ok(Some(format!(
+                    "Slurm job {}{node} ended {state}: {e}",
+                    a.job
+                )));
+            }
+        };
+        let dest = self.run_dir.path.join("confirmations");
+        std::fs::create_dir_all(&dest)
+            .map_err(|e| PipelineError::io("cannot create confirmations/", e))?;
+        let run_dir = RunDir {
+            id: collected.result.run_id.clone(),
+            path: dest.join(&collected.result.run_id),
+        };
+        move_folder(&collected.run_folder, &run_dir.path)
+            .map_err(|e| PipelineError::io("cannot move the job's run folder", e))?;
+        let mut result = collected.result;
+        result.environment.job = Some(FleetJob {
+            engine: "slurm".into(),
+            job_id: a.job.0,
+            node: a.node.clone(),
+            attempt: a.attempt,
+        });
+        let scanner = receipt::KeyScanner::new(&signer.key);
+        receipt::check_result(&result, &scanner)
+            .map_err(|leak| PipelineError::KeyLeak(leak.to_string()))?;
+        confirm::write_result(&run_dir, &result)?;
+        let signed = confirm::write_evidence(&run_dir, &result, signer)?;
+        let outcome = confirm::load_outcome(&run_dir.path, &signed.verifying_key)
+            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let screened = (request.search.as_ref()).map_or(f64::NAN, |s| s.figures.median);
+        self.record_confirmation(a.index, &outcome, screened)?;
+        self.record(Entry::JobEnded {
+            index: a.index,
+            job_id: a.job.0,
+            counted: false,
+            reason: format!("result checked and signed ({})", run_dir.id),
+        })?;
+        Ok(None)
+    }
+
+    /// Cancels the campaign's jobs on a stop and journals that they did not fail (directly: after
+    /// a stop `record` journals nothing), so a resumed run submits them again without counting
+    /// them against `max_requeues`.
+    fn cancel_jobs(&mut self, fleet: &FleetPlan, active: &[Active]) -> PipelineError {
+        let ids: Vec<JobId> = active.iter().map(|a| a.job).collect();
+        let note = match fleet.slurm.cancel(&ids) {
+            Ok(()) => String::new(),
+            Err(e) => format!(" (cancelling its Slurm jobs failed: {e})"),
+        };
+        for a in active {
+            let _ = self.journal.append(&Entry::JobEnded {
+                index: a.index,
+                job_id: a.job.0,
+                counted: false,
+                reason: "cancelled: the campaign was stopped".into(),
+            });
+        }
+        PipelineError::Interrupted(format!("{}{note}", crate::interrupt::MESSAGE))
+    }
+}
+
+/// Moves the folder `from` to `to` (copying when they lie on two file systems).
+fn move_folder(from: &Path, to: &Path) -> std::io::Result<()> {
+    if std::fs::rename(from, to).is_ok() {
+        return Ok(());
+    }
+    copy_folder(from, to)?;
+    std::fs::remove_dir_all(from)
+}
+
+fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_folder(&entry.path(), &target)?;
+        } else if entry.file_type()?.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}

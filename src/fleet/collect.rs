@@ -1,0 +1,216 @@
+//! A node's unsigned result, checked as untrusted input before the coordinator signs it
+//! (docs/design.md §2.8).
+//!
+//! What a job leaves in its output folder is one run folder written by evo on the node. The
+//! coordinator checks its layout (one run folder, named after its run, with the patch that was
+//! sent and no receipt), that it is the confirmation that was asked for (evo version and rules,
+//! baseline, workload, holdouts, settings, search context, the configured counts of every
+//! measured scenario, every scenario present when accepted), and recomputes every figure, gate
+//! and the verdict from the raw runs (`receipt::recompute`). Only a result that passes all of it
+//! is signed. The raw runs themselves are taken as the node's evo recorded them: the node is
+//! trusted to run evo, not to hold the key.
+
+use std::path::{Path, PathBuf};
+
+use crate::confirm::ConfirmRequest;
+use crate::evidence::result::{ConfirmResult, Role, Verdict};
+use crate::receipt;
+
+/// What the coordinator expects of the result of `request`.
+pub struct Expected<'a> {
+    pub request: &'a ConfirmRequest,
+    /// The baseline the campaign pinned.
+    pub baseline_sha: &'a str,
+}
+
+/// A checked result, and the run folder it came in.
+#[derive(Debug)]
+pub struct Collected {
+    pub run_folder: PathBuf,
+    pub result: ConfirmResult,
+}
+
+/// Why a job's output is not a result to sign.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CollectError {
+    /// Nothing usable was left (the job failed, was cancelled or lost its node first).
+    #[error("the job left no result in {}: {why}", folder.display())]
+    Missing { folder: PathBuf, why: String },
+    /// A result is there, and it is not what evo on the node writes for this request.
+    #[error("the result in {} is refused: {why}", folder.display())]
+    Refused { folder: PathBuf, why: String },
+}
+
+/// Checks the output folder `out` of a job that ran `expected.request`.
+pub fn collect(out: &Path, expected: &Expected) -> Result<Collected, CollectError> {
+    let missing = |why: String| CollectError::Missing {
+        folder: out.to_path_buf(),
+        why,
+    };
+    let entries: Vec<PathBuf> = std::fs::read_dir(out)
+        .map_err(|e| missing(format!("cannot list it: {e}")))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    let run_folder = match entries.as_slice() {
+        [] => return Err(missing("it is empty".into())),
+        [one] if one.is_dir() => one.clone(),
+        _ => {
+            return Err(CollectError::Refused {
+                folder: out.to_path_buf(),
+                why: format!("{} entries where one run folder belongs", entries.len()),
+            });
+        }
+    };
+    let refused = |why: String| CollectError::Refused {
+        folder: run_folder.clone(),
+        why,
+    };
+    let bytes = match std::fs::read(run_folder.join("result.json")) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            let error = std::fs::read_to_string(run_folder.join("error.txt")).unwrap_or_default();
+            let why = match error.lines().next() {
+                Some(line) => format!("no result.json; error.txt says: {line}"),
+                None => format!("no result.json ({e})"),
+            };
+            return Err(CollectError::Missing {
+                folder: run_folder,
+                why,
+            });
+        }
+    };
+    let result: ConfirmResult = serde_json::from_slice(&bytes)
+        .map_err(|e| refused(format!("result.json is not a confirmation result: {e}")))?;
+    check_layout(&run_folder, &result, expected).map_err(refused)?;
+    check_identity(&result, expected).map_err(refused)?;
+    let differences = receipt::recompute::recompute(&result);
+    if let Some(first) = differences.first() {
+        return Err(refused(format!(
+            "{} figure(s) do not follow from its raw runs, first {first}",
+            differences.len()
+        )));
+    }
+    Ok(Collected { run_folder, result })
+}
+
+/// One run folder, named after its run, holding the patch that was sent and nothing signed.
+fn check_layout(folder: &Path, r: &ConfirmResult, expected: &Expected) -> Result<(), String> {
+    if folder.file_name() != Some(std::ffi::OsStr::new(&r.run_id)) {
+        return Err(format!(
+            "the folder is not named after its run `{}`",
+            r.run_id
+        ));
+    }
+    for signed in [receipt::RECEIPT_FILE, "pr_body.md"] {
+        if folder.join(signed).exists() {
+            return Err(format!(
+                "the node wrote {signed}; only the coordinator signs and renders"
+            ));
+        }
+    }
+    let patch = std::fs::read(folder.join("candidate.patch"))
+        .map_err(|e| format!("no candidate.patch: {e}"))?;
+    let sent = &expected.request.plan.patch;
+    let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(sent));
+    if patch != *sent || r.patch.sha256 != sha {
+        return Err("it confirmed another patch than the one sent".into());
+    }
+    Ok(())
+}
+
+/// The result is of the confirmation that was asked for, under this evo's rules and settings.
+fn check_identity(r: &ConfirmResult, expected: &Expected) -> Result<(), String> {
+    let plan = &expected.request.plan;
+    let campaign = &plan.campaign;
+    let settings = plan.settings();
+    let differ = |what: &str, got: &dyn std::fmt::Debug, want: &dyn std::fmt::Debug| {
+        Err(format!("{what} is {got:?}, the request says {want:?}"))
+    };
+    if r.evo_version != env!("CARGO_PKG_VERSION") {
+        return differ("evo_version", &r.evo_version, &env!("CARGO_PKG_VERSION"));
+    }
+    if let Err(e) = receipt::recompute::same_rules(r) {
+        return Err(e.to_string());
+    }
+    if r.baseline_sha != expected.baseline_sha {
+        return differ("baseline_sha", &r.baseline_sha, &expected.baseline_sha);
+    }
+    if r.campaign_name != campaign.spec.name {
+        return differ("campaign_name", &r.campaign_name, &campaign.spec.name);
+    }
+    if r.workload_digest != campaign.workload_digest {
+        return differ(
+            "workload_digest",
+            &r.workload_digest,
+            &campaign.workload_digest,
+        );
+    }
+    let holdouts = campaign.holdouts.as_ref();
+    let portfolio = holdouts.map(|h| h.portfolio_digest.clone());
+    if r.holdout_portfolio_digest != portfolio {
+        return differ(
+            "holdout_portfolio_digest",
+            &r.holdout_portfolio_digest,
+            &portfolio,
+        );
+    }
+    let holdout_names: Vec<String> = (holdouts.iter())
+        .flat_map(|h| h.holdouts.scenarios.iter().map(|s| s.name.clone()))
+        .collect();
+    if r.holdout_names != holdout_names {
+        return differ("holdout_names", &r.holdout_names, &holdout_names);
+    }
+    if r.min_effect != settings.min_effect.get() {
+        return differ("min_effect", &r.min_effect, &settings.min_effect.get());
+    }
+    if r.metric != settings.metric {
+        return differ("metric", &r.metric, &settings.metric);
+    }
+    if let Some(search) = &expected.request.search {
+        if r.candidates_tried != search.candidates_tried || r.search != Some(search.figures.clone())
+        {
+            return Err("its search context is not the one sent".into());
+        }
+    }
+    check_counts(r, expected)?;
+    if r.verdict == Verdict::Accepted {
+        let mut want: Vec<&str> = (campaign.workload.scenarios.iter())
+            .filter(|s| s.role == Role::Training)
+            .map(|s| s.name.as_str())
+            .chain(holdout_names.iter().map(String::as_str))
+            .collect();
+        let mut got: Vec<&str> = r.scenarios.iter().map(|s| s.name.as_str()).collect();
+        want.sort_unstable();
+        got.sort_unstable();
+        if got != want {
+            return differ("the accepted result's scenarios", &got, &want);
+        }
+    }
+    Ok(())
+}
+
+/// Every measured scenario was planned with the campaign's configured counts.
+fn check_counts(r: &ConfirmResult, expected: &Expected) -> Result<(), String> {
+    let settings = expected.request.plan.settings();
+    let want = (
+        settings.pairs.get(),
+        settings.max_pairs(),
+        settings.aa_pairs.get(),
+        settings.warmup.get(),
+    );
+    for s in &r.scenarios {
+        let plan = s.training.as_ref().and_then(|f| f.plan.as_ref());
+        if let Some(p) = plan {
+            let got = (p.pairs, p.max_pairs, p.aa_pairs, p.warmups);
+            if got != want {
+                return Err(format!(
+                    "scenario {} was planned with (pairs, max_pairs, aa_pairs, warmups) {got:?}, \
+                     the campaign says {want:?}",
+                    s.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}

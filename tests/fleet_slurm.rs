@@ -1,0 +1,324 @@
+//! A campaign's confirmation as Slurm jobs on the local two-node cluster (docs/design.md §2.8),
+//! on the C campaign with a `fleet` section: a job cancelled mid-run from outside (as an
+//! administrator or a lost node would end it) is submitted again, and its result comes back
+//! unsigned, is checked and signed by the coordinator, and verifies with `--recompute`; a
+//! coordinator killed while its job runs reattaches to that job on `--resume latest`; Ctrl-C
+//! cancels the campaign's jobs and exits 130, and a resume submits them again.
+
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use evo::fleet::slurm::{JobId, JobState, Slurm};
+use serde_json::Value;
+use util::cpairs::{HOLDOUTS, MEMO_EDITS, WORKLOAD};
+use util::{evo, fixture_repo, patch_by_editing, text, write};
+
+fn journal(run_dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(run_dir.join("journal.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn run_dir(receipts: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(receipts)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.join("journal.jsonl").is_file())
+}
+
+fn submitted(entries: &[Value]) -> Vec<u64> {
+    (entries.iter())
+        .filter(|e| e["entry"] == "job_submitted")
+        .map(|e| e["job_id"].as_u64().unwrap())
+        .collect()
+}
+
+/// A child process that is killed and reaped at the latest when dropped.
+struct Reaped(Option<std::process::Child>);
+
+impl Reaped {
+    fn running(&mut self) -> bool {
+        (self.0.as_mut()).is_some_and(|c| c.try_wait().unwrap().is_none())
+    }
+
+    fn output(mut self) -> Output {
+        self.0.take().unwrap().wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The C campaign with one real speedup and a `fleet` section, in a temp folder.
+struct Fixture {
+    dir: tempfile::TempDir,
+    camp: PathBuf,
+    conf: PathBuf,
+}
+
+impl Fixture {
+    /// `max_requeues`: how often a job without a result is submitted again.
+    fn new(conf: PathBuf, max_requeues: u32) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        fixture_repo("cpairs", &repo);
+        let camp = dir.path().join("camp");
+        write(&camp.join("workload.json"), WORKLOAD);
+        write(&camp.join("holdouts.json"), HOLDOUTS);
+        write(
+            &camp.join("memo.patch"),
+            &patch_by_editing(&repo, &MEMO_EDITS),
+        );
+        let campaign = format!(
+            r#"{{ "name": "cpairs", "repo": "../repo", "baseline": "main",
+  "workload": "workload.json", "holdouts": "holdouts.json",
+  "candidates": [{{ "name": "memo", "patch": "memo.patch" }}],
+  "search": {{ "pairs": 3 }}, "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": 1 }},
+  "fleet": {{ "engine": "slurm", "max_jobs": 2, "max_requeues": {max_requeues} }} }}"#
+        );
+        write(&camp.join("campaign.json"), &campaign);
+        Fixture { dir, camp, conf }
+    }
+
+    fn keys(&self) -> PathBuf {
+        self.dir.path().join("keys")
+    }
+
+    /// `evo campaign run` on the campaign, as the coordinator, with `extra` arguments.
+    fn start(&self, extra: &[&str]) -> Reaped {
+        let child = evo()
+            .args(["campaign", "run"])
+            .arg(self.camp.join("campaign.json"))
+            .args(extra)
+            .env("EVO_KEY_DIR", self.keys())
+            .env("SLURM_CONF", &self.conf)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        Reaped(Some(child))
+    }
+
+    /// The first job the campaign submits, once it runs.
+    fn first_job_running(&self, slurm: &Slurm, coordinator: &mut Reaped) -> JobId {
+        let receipts = self.camp.join("receipts");
+        let started = Instant::now();
+        let first = loop {
+            assert!(
+                started.elapsed() < Duration::from_secs(300),
+                "no job was submitted"
+            );
+            let journaled =
+                run_dir(&receipts).and_then(|d| submitted(&journal(&d)).first().copied());
+            if let Some(id) = journaled {
+                break JobId(id);
+            }
+            assert!(coordinator.running(), "evo ended early");
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        loop {
+            let info = slurm.info(first).unwrap();
+            assert!(!info.state.is_final(), "job {first} ended first: {info:?}");
+            if info.state == JobState::Running {
+                return first;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The one confirmation the run recorded: its folder, and its result.
+    fn confirmation(&self, run: &Path) -> (PathBuf, Value) {
+        let entries = journal(run);
+        let confirmations: Vec<&Value> = (entries.iter())
+            .filter(|e| e["entry"] == "confirmation")
+            .collect();
+        assert_eq!(confirmations.len(), 1, "{entries:#?}");
+        let folder = run.join(confirmations[0]["run_dir"].as_str().unwrap());
+        let bytes = std::fs::read(folder.join("result.json")).unwrap();
+        (folder, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    /// The confirmation's receipt verifies with the coordinator's key, every figure recomputed.
+    fn verifies(&self, confirmation: &Path) {
+        let verify = evo()
+            .args(["receipt", "verify"])
+            .arg(confirmation.join(evo::receipt::RECEIPT_FILE))
+            .arg("--recompute")
+            .arg("--key")
+            .arg(self.keys().join(evo::receipt::keys::PUBLIC_KEY_FILE))
+            .output()
+            .unwrap();
+        assert!(verify.status.success(), "{}", text(&verify));
+    }
+}
+
+#[test]
+fn a_campaign_confirms_on_slurm_resubmits_a_cancelled_job_and_signs_a_checked_result() {
+    let Some(conf) = util::slurm::cluster_conf() else {
+        return;
+    };
+    let slurm = Slurm::new(Some(&conf));
+    let fx = Fixture::new(conf, 1);
+    let mut coordinator = fx.start(&[]);
+    // The first confirmation job, cancelled from outside once it runs.
+    let first = fx.first_job_running(&slurm, &mut coordinator);
+    std::thread::sleep(Duration::from_secs(1));
+    slurm.cancel(&[first]).unwrap();
+
+    let out = coordinator.output();
+    assert!(
+        matches!(out.status.code(), Some(0 | 3 | 4)),
+        "{}",
+        text(&out)
+    );
+    let run = run_dir(&fx.camp.join("receipts")).unwrap();
+    let entries = journal(&run);
+    let jobs = submitted(&entries);
+    assert_eq!(
+        jobs.len(),
+        2,
+        "one job cancelled, one submitted again: {entries:#?}"
+    );
+    assert_eq!(jobs[0], first.0);
+    let ended: Vec<&Value> = (entries.iter())
+        .filter(|e| e["entry"] == "job_ended")
+        .collect();
+    assert_eq!(ended.len(), 2, "{entries:#?}");
+    assert_eq!(ended[0]["counted"], true);
+    assert!(
+        ended[0]["reason"].as_str().unwrap().contains("cancelled"),
+        "{entries:#?}"
+    );
+    assert_eq!(ended[1]["counted"], false);
+
+    // The signed confirmation records the job and node it ran in.
+    let (confirmation, result) = fx.confirmation(&run);
+    let job = &result["environment"]["job"];
+    assert_eq!(job["job_id"], jobs[1], "{job}");
+    assert_eq!(job["attempt"], 2, "{job}");
+    assert!(
+        ["evo-n1", "evo-n2"].contains(&job["node"].as_str().unwrap()),
+        "{job}"
+    );
+    fx.verifies(&confirmation);
+    // The node wrote its result into the shared folder; it was moved out to be signed.
+    let attempt = run.join("fleet/candidate_1/attempt_2");
+    assert!(attempt.join("request.json").is_file());
+    assert_eq!(std::fs::read_dir(attempt.join("out")).unwrap().count(), 0);
+}
+
+#[test]
+fn a_coordinator_killed_while_its_job_runs_reattaches_on_resume_instead_of_submitting_again() {
+    let Some(conf) = util::slurm::cluster_conf() else {
+        return;
+    };
+    let slurm = Slurm::new(Some(&conf));
+    let fx = Fixture::new(conf, 1);
+    let mut coordinator = fx.start(&[]);
+    let first = fx.first_job_running(&slurm, &mut coordinator);
+    drop(coordinator); // SIGKILL: no chance to cancel anything
+    assert!(
+        !slurm.info(first).unwrap().state.is_final(),
+        "the job outlives its coordinator"
+    );
+
+    let out = fx.start(&["--resume", "latest"]).output();
+    assert!(
+        matches!(out.status.code(), Some(0 | 3 | 4)),
+        "{}",
+        text(&out)
+    );
+    let run = run_dir(&fx.camp.join("receipts")).unwrap();
+    let entries = journal(&run);
+    assert_eq!(
+        submitted(&entries),
+        [first.0],
+        "submitted again: {entries:#?}"
+    );
+    let (confirmation, result) = fx.confirmation(&run);
+    assert_eq!(result["environment"]["job"]["job_id"], first.0);
+    assert_eq!(result["environment"]["job"]["attempt"], 1);
+    fx.verifies(&confirmation);
+}
+
+#[test]
+fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_uncounted() {
+    let Some(conf) = util::slurm::cluster_conf() else {
+        return;
+    };
+    let slurm = Slurm::new(Some(&conf));
+    let fx = Fixture::new(conf, 1);
+    let mut coordinator = fx.start(&[]);
+    let first = fx.first_job_running(&slurm, &mut coordinator);
+    let pid = coordinator.0.as_ref().unwrap().id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = coordinator.output();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let state = slurm.info(first).unwrap().state;
+    assert!(
+        matches!(state, JobState::Cancelled | JobState::Other(_)),
+        "job {first} was not cancelled: {state:?}"
+    );
+    let run = run_dir(&fx.camp.join("receipts")).unwrap();
+    let entries = journal(&run);
+    let ended: Vec<&Value> = (entries.iter())
+        .filter(|e| e["entry"] == "job_ended")
+        .collect();
+    assert_eq!(ended.len(), 1, "{entries:#?}");
+    assert_eq!(ended[0]["counted"], false, "{entries:#?}");
+
+    // The resumed run submits the cancelled confirmation again, as its second attempt.
+    let out = fx.start(&["--resume", "latest"]).output();
+    assert!(
+        matches!(out.status.code(), Some(0 | 3 | 4)),
+        "{}",
+        text(&out)
+    );
+    let entries = journal(&run);
+    assert_eq!(submitted(&entries).len(), 2, "{entries:#?}");
+    let (confirmation, result) = fx.confirmation(&run);
+    assert_eq!(result["environment"]["job"]["attempt"], 2);
+    fx.verifies(&confirmation);
+}
+
+#[test]
+fn a_candidate_whose_jobs_all_end_without_a_result_ends_inconclusive_with_the_reason() {
+    let Some(conf) = util::slurm::cluster_conf() else {
+        return;
+    };
+    let slurm = Slurm::new(Some(&conf));
+    let fx = Fixture::new(conf, 0);
+    let mut coordinator = fx.start(&[]);
+    let first = fx.first_job_running(&slurm, &mut coordinator);
+    slurm.cancel(&[first]).unwrap();
+    let out = coordinator.output();
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let run = run_dir(&fx.camp.join("receipts")).unwrap();
+    let entries = journal(&run);
+    assert_eq!(submitted(&entries), [first.0], "{entries:#?}");
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let row = &summary["rows"][0];
+    assert_eq!(row["status"], "inconclusive", "{summary:#}");
+    let reason = row["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("no result after 1 Slurm jobs") && reason.contains("cancelled"),
+        "{reason}"
+    );
+}
