@@ -2,38 +2,15 @@
 //! `scripts/slurm-cluster` (which `scripts/test` starts). Submit, follow, fail, cancel, requeue,
 //! and two exclusive jobs on two nodes at once.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use evo::fleet::slurm::{JobId, JobInfo, JobSpec, JobState, Slurm};
 
+mod util;
+
 /// The local cluster, or `None` with `EVO_SKIP_SLURM=1`; any other absence fails the test.
 fn cluster() -> Option<Slurm> {
-    if std::env::var("EVO_SKIP_SLURM").is_ok_and(|v| v == "1") {
-        eprintln!("note: EVO_SKIP_SLURM=1: the Slurm client is not tried on a cluster");
-        return None;
-    }
-    let root = env!("CARGO_MANIFEST_DIR");
-    let status = std::process::Command::new(format!("{root}/scripts/slurm-cluster"))
-        .arg("status")
-        .status()
-        .expect("scripts/slurm-cluster runs");
-    assert!(
-        status.success(),
-        "no local Slurm cluster: start it with scripts/slurm-cluster start (scripts/test does), \
-         or set EVO_SKIP_SLURM=1"
-    );
-    let dir = std::env::var_os("EVO_SLURM_DIR").map_or_else(
-        || {
-            let cache = std::env::var_os("XDG_CACHE_HOME").map_or_else(
-                || PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"),
-                PathBuf::from,
-            );
-            cache.join("evo/slurm")
-        },
-        PathBuf::from,
-    );
-    Some(Slurm::new(Some(&dir.join("slurm.conf"))))
+    util::slurm::cluster_conf().map(|conf| Slurm::new(Some(&conf)))
 }
 
 fn job(dir: &tempfile::TempDir, name: &str, script: &str) -> JobSpec {

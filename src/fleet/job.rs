@@ -11,29 +11,16 @@ use std::path::{Path, PathBuf};
 
 use super::FleetPlan;
 use super::slurm::JobSpec;
+use crate::measure::sandbox::PASSED_ENV;
 
-/// Variables a job's evo gets from the coordinator's environment, besides `sandbox.pass_env`.
-pub const JOB_ENV: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "LANG",
-    "LANGUAGE",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TZ",
-    "CARGO_HOME",
-    "RUSTUP_HOME",
-    "RUSTUP_TOOLCHAIN",
-    "CC",
-    "CXX",
-    "XDG_CACHE_HOME",
-    "XDG_STATE_HOME",
-    "EVO_CACHE_DIR",
-    "EVO_STATE_DIR",
-    "EVO_QUIET_WAIT_S",
-];
+/// evo's own variables a job's evo gets from the coordinator, besides the ones it passes on to
+/// code under test (`measure::sandbox::PASSED_ENV`) and the campaign's `sandbox.pass_env`.
+pub const EVO_ENV: &[&str] = &["XDG_STATE_HOME", "EVO_STATE_DIR", "EVO_QUIET_WAIT_S"];
+
+/// Whether a job's evo may get `name` from the coordinator (besides `sandbox.pass_env`).
+pub fn job_env_allows(name: &str) -> bool {
+    PASSED_ENV.contains(&name) || EVO_ENV.contains(&name)
+}
 
 /// The files of one attempt at one confirmation, in the shared folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,16 +75,15 @@ pub fn next_attempt(root: &Path, index: usize) -> std::io::Result<Attempt> {
     })
 }
 
-/// The environment the job's evo starts with: [`JOB_ENV`] and `pass_env`, read through `var`,
+/// The environment the job's evo starts with: `PASSED_ENV`, [`EVO_ENV`] and `pass_env`, read
+/// through `var`,
 /// never the signing key.
 pub fn job_environment(
     pass_env: &[String],
     var: &dyn Fn(&str) -> Option<String>,
 ) -> BTreeMap<String, String> {
-    let names = JOB_ENV
-        .iter()
-        .copied()
-        .chain(pass_env.iter().map(String::as_str));
+    let names =
+        (PASSED_ENV.iter().chain(EVO_ENV).copied()).chain(pass_env.iter().map(String::as_str));
     names
         .filter(|name| !crate::spec::modes::never_passed(name))
         .filter_map(|name| Some((name.to_string(), var(name)?)))

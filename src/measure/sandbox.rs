@@ -232,7 +232,7 @@ const PROMISE: &str = "builds, tests, checks and timed runs ran under bubblewrap
                        the environment was an allow-list";
 
 /// Variables passed from evo's environment to code under test; nothing else is.
-const PASSED_ENV: &[&str] = &[
+pub const PASSED_ENV: &[&str] = &[
     "PATH",
     "HOME",
     "USER",

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 /// that is not running fails the test.
 pub fn cluster_conf() -> Option<PathBuf> {
     if std::env::var("EVO_SKIP_SLURM").is_ok_and(|v| v == "1") {
-        eprintln!("note: EVO_SKIP_SLURM=1: the fleet is not tried on a Slurm cluster");
+        eprintln!("note: EVO_SKIP_SLURM=1: nothing is tried on a Slurm cluster");
         return None;
     }
     let root = env!("CARGO_MANIFEST_DIR");
