@@ -39,6 +39,23 @@ fn submitted(entries: &[Value]) -> Vec<u64> {
         .collect()
 }
 
+fn ended(entries: &[Value]) -> Vec<&Value> {
+    (entries.iter())
+        .filter(|e| e["entry"] == "job_ended")
+        .collect()
+}
+
+/// Waits for a campaign run that must complete: any verdict (exit 0, 3 or 4; these tests are
+/// about the jobs, not the speedup), not a usage or internal error.
+fn completed(run: Reaped) {
+    let out = run.output();
+    assert!(
+        matches!(out.status.code(), Some(0 | 3 | 4)),
+        "{}",
+        text(&out)
+    );
+}
+
 /// A child process that is killed and reaped at the latest when dropped.
 struct Reaped(Option<std::process::Child>);
 
@@ -177,12 +194,7 @@ fn a_campaign_confirms_on_slurm_resubmits_a_cancelled_job_and_signs_a_checked_re
     std::thread::sleep(Duration::from_secs(1));
     slurm.cancel(&[first]).unwrap();
 
-    let out = coordinator.output();
-    assert!(
-        matches!(out.status.code(), Some(0 | 3 | 4)),
-        "{}",
-        text(&out)
-    );
+    completed(coordinator);
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
     let entries = journal(&run);
     let jobs = submitted(&entries);
@@ -192,9 +204,7 @@ fn a_campaign_confirms_on_slurm_resubmits_a_cancelled_job_and_signs_a_checked_re
         "one job cancelled, one submitted again: {entries:#?}"
     );
     assert_eq!(jobs[0], first.0);
-    let ended: Vec<&Value> = (entries.iter())
-        .filter(|e| e["entry"] == "job_ended")
-        .collect();
+    let ended = ended(&entries);
     assert_eq!(ended.len(), 2, "{entries:#?}");
     assert_eq!(ended[0]["counted"], true);
     assert!(
@@ -234,12 +244,7 @@ fn a_coordinator_killed_while_its_job_runs_reattaches_on_resume_instead_of_submi
         "the job outlives its coordinator"
     );
 
-    let out = fx.start(&["--resume", "latest"]).output();
-    assert!(
-        matches!(out.status.code(), Some(0 | 3 | 4)),
-        "{}",
-        text(&out)
-    );
+    completed(fx.start(&["--resume", "latest"]));
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
     let entries = journal(&run);
     assert_eq!(
@@ -277,19 +282,12 @@ fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_unc
     );
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
     let entries = journal(&run);
-    let ended: Vec<&Value> = (entries.iter())
-        .filter(|e| e["entry"] == "job_ended")
-        .collect();
+    let ended = ended(&entries);
     assert_eq!(ended.len(), 1, "{entries:#?}");
     assert_eq!(ended[0]["counted"], false, "{entries:#?}");
 
     // The resumed run submits the cancelled confirmation again, as its second attempt.
-    let out = fx.start(&["--resume", "latest"]).output();
-    assert!(
-        matches!(out.status.code(), Some(0 | 3 | 4)),
-        "{}",
-        text(&out)
-    );
+    completed(fx.start(&["--resume", "latest"]));
     let entries = journal(&run);
     assert_eq!(submitted(&entries).len(), 2, "{entries:#?}");
     let (confirmation, result) = fx.confirmation(&run);
