@@ -417,6 +417,12 @@ pub fn sandbox_policy(
     secrets.push(crate::host::lock::state_dir());
     // The local Slurm cluster's munge key and socket: whoever holds them submits jobs as root.
     secrets.extend(crate::host::slurm_state_dir());
+    // A fleet's shared folder holds every job's request (the holdouts with it) and the nodes'
+    // unsigned results before the coordinator checks them: a run that could read it would see
+    // the holdouts, one that could write it could rewrite another candidate's runs (§2.8). Its
+    // default, the output folder, is in `own` already.
+    let shared = campaign.fleet.as_ref().and_then(|f| f.shared_dir.as_ref());
+    secrets.extend(shared.map(|dir| resolve_in(campaign_file, dir)));
     // Canonical where they exist, so a path reached through a link is still recognised.
     let secrets: Vec<PathBuf> = secrets
         .into_iter()

@@ -2,6 +2,7 @@
 //! `scripts/slurm-cluster` (which `scripts/test` starts). Submit, follow, fail, cancel, requeue,
 //! and two exclusive jobs on two nodes at once.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use evo::fleet::slurm::{JobId, JobInfo, JobSpec, JobState, Slurm};
@@ -168,17 +169,13 @@ fn a_job_requeued_and_relaunched_on_its_node_at_once_is_not_refused_as_revoked()
     assert_eq!(lines(), 4, "the job ran {} times", lines());
 }
 
-/// The cluster's folder holds its munge key and socket (a credential to submit jobs as root): it
-/// is one of the secrets the sandbox covers inside any declared folder, and declaring a folder
-/// inside it is refused before anything runs. No cluster is needed for this.
-#[test]
-fn a_campaign_that_would_show_the_clusters_credentials_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = dir.path().join("cache");
-    std::fs::create_dir_all(cache.join("evo/slurm/munge-key")).unwrap();
-    let repo = dir.path().join("repo");
+/// `evo confirm` of an empty patch with a campaign whose `extra` JSON members (after the
+/// workload's) are given, in `dir`, with `cache` as the user's cache folder: its exit code and
+/// stderr. The repository is `dir/repo`, the campaign folder `dir/camp`.
+fn confirm_with(dir: &Path, cache: &Path, extra: &str) -> (Option<i32>, String) {
+    let repo = dir.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    let camp = dir.path().join("camp");
+    let camp = dir.join("camp");
     std::fs::create_dir_all(&camp).unwrap();
     std::fs::write(
         camp.join("workload.json"),
@@ -188,8 +185,7 @@ fn a_campaign_that_would_show_the_clusters_credentials_is_refused() {
     .unwrap();
     let campaign = format!(
         r#"{{ "name": "c", "repo": "../repo", "baseline": "HEAD", "workload": "workload.json",
-             "sandbox": {{ "read_only": ["{}"] }} }}"#,
-        cache.join("evo/slurm/munge-key").display()
+             {extra} }}"#
     );
     std::fs::write(camp.join("campaign.json"), campaign).unwrap();
     for args in [
@@ -213,15 +209,54 @@ fn a_campaign_that_would_show_the_clusters_credentials_is_refused() {
         .arg(camp.join("x.patch"))
         .arg("--campaign")
         .arg(camp.join("campaign.json"))
-        .env("XDG_CACHE_HOME", &cache)
+        .env("XDG_CACHE_HOME", cache)
         .env_remove("EVO_SLURM_DIR")
-        .env("EVO_KEY_DIR", dir.path().join("keys"))
+        .env("EVO_KEY_DIR", dir.join("keys"))
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), stderr)
+}
+
+/// The cluster's folder holds its munge key and socket (a credential to submit jobs as root): it
+/// is one of the secrets the sandbox covers inside any declared folder, and declaring a folder
+/// inside it is refused before anything runs. No cluster is needed for this.
+#[test]
+fn a_campaign_that_would_show_the_clusters_credentials_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(cache.join("evo/slurm/munge-key")).unwrap();
+    let extra = format!(
+        r#""sandbox": {{ "read_only": ["{}"] }}"#,
+        cache.join("evo/slurm/munge-key").display()
+    );
+    let (code, stderr) = confirm_with(dir.path(), &cache, &extra);
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("must never see") && stderr.contains("evo/slurm"),
+        "{stderr}"
+    );
+}
+
+/// A fleet's shared folder holds every job's request (with the holdouts) and every node's
+/// unsigned result before the coordinator checks it: code under test must neither read nor
+/// write it, so a declared folder inside it is refused, as for any secret. No cluster is needed.
+#[test]
+fn a_campaign_that_would_show_the_fleets_shared_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let shared = dir.path().join("shared");
+    std::fs::create_dir_all(shared.join("datasets")).unwrap();
+    let extra = format!(
+        r#""fleet": {{ "engine": "slurm", "shared_dir": "{shared}" }},
+           "sandbox": {{ "writable": ["{inside}"] }}"#,
+        shared = shared.display(),
+        inside = shared.join("datasets").display()
+    );
+    let (code, stderr) = confirm_with(dir.path(), &cache, &extra);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("must never see") && stderr.contains("shared"),
         "{stderr}"
     );
 }
