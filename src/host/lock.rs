@@ -137,7 +137,9 @@ mod tests {
     /// Whether `try_once` succeeds within a second. A flock belongs to the open file, and a test
     /// running beside this one that forks a child between our open and our drop gives the child
     /// a copy of the descriptor until it execs (close-on-exec), so the release can lag the drop
-    /// by that window; a lock still held after a second is a real failure.
+    /// by that window. That is the likely cause of the one failure seen (an immediate re-acquire
+    /// refused in a whole-suite run), inferred, not observed; a lock still held after a second is
+    /// a real failure.
     fn acquired_soon(mut try_once: impl FnMut() -> bool) -> bool {
         let until = std::time::Instant::now() + std::time::Duration::from_secs(1);
         loop {
