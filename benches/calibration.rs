@@ -108,6 +108,7 @@ fn bench_once(base: &str, cand: &str, pairs: usize, seed: u64) -> BenchReport {
             aa_pairs: 11,
             warmup: 1,
             min_effect: 0.01,
+            target_effect: 0.015,
             first: Order::CandidateFirst,
             order_seed: None,
             mde_seed: seed,
@@ -222,6 +223,7 @@ fn simulated_main() {
         max_pairs,
         aa_pairs: 11,
         min_effect: 0.01,
+        target_effect: evo::stats::default_target_effect(0.01),
     };
     let started = Instant::now();
     eprintln!(

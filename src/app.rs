@@ -113,6 +113,9 @@ pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
             aa_pairs: args.aa_pairs as usize,
             warmup: args.warmup as usize,
             min_effect: args.min_effect,
+            target_effect: args
+                .target_effect
+                .unwrap_or_else(|| crate::stats::default_target_effect(args.min_effect)),
             first: match args.first {
                 FirstArm::Candidate | FirstArm::Random => Order::CandidateFirst,
                 FirstArm::Baseline => Order::BaselineFirst,
@@ -126,6 +129,15 @@ pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
 }
 
 fn bench_command(args: BenchArgs) -> Result<i32, Failure> {
+    if let Some(target) = args.target_effect {
+        if target <= args.min_effect {
+            return Err(Failure::usage(format!(
+                "--target-effect ({target}) must be above --min-effect ({}): a true speedup \
+                 exactly at the minimum effect clears it only half the time, whatever the pairs",
+                args.min_effect
+            )));
+        }
+    }
     let plan = bench_plan(&args);
     let mut runner = ProcessRunner::new()
         .context("cannot locate the evo executable")?

@@ -118,6 +118,10 @@ pub struct BenchArgs {
     /// Smallest speedup worth accepting, as `1%` or `0.01`.
     #[arg(long, default_value = "1%", value_parser = parse_fraction)]
     pub min_effect: f64,
+    /// The true speedup to size the pair count for (accepted 80% of the time, up to
+    /// --max-pairs), as `1.5%` or `0.015`; above --min-effect (default: 1.5 × --min-effect).
+    #[arg(long, value_parser = parse_fraction)]
+    pub target_effect: Option<f64>,
     /// Which arm runs first in the first pair (later pairs alternate), or a balanced random order.
     #[arg(long, value_enum, default_value_t = FirstArm::Candidate)]
     pub first: FirstArm,

@@ -21,6 +21,7 @@ fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
             aa_pairs,
             warmup: 1,
             min_effect: 0.01,
+            target_effect: 0.015,
             first: Order::CandidateFirst,
             order_seed: None,
             mde_seed: 42,
@@ -260,4 +261,47 @@ fn a_large_effect_is_accepted_even_when_the_run_cannot_resolve_the_min_effect() 
     );
     let swapped = bench_capped(very_noisy(0.6), very_noisy(1.0), 9, 9);
     assert_eq!(swapped.figures.verdict, BenchVerdict::Regression);
+}
+
+#[test]
+fn a_run_whose_floor_is_within_the_min_effect_but_that_would_miss_the_target_is_inconclusive() {
+    // Per-pair noise about 1.4%: the 60 pairs put the noise floor within the 1% minimum effect,
+    // but a true gain of 1.05% (the target here) would be found far less than 80% of the time.
+    // An identical candidate then says nothing about such a gain: inconclusive, not "not
+    // significant", with the pairs that would decide it.
+    let mut runner = FakeRunner::new(7)
+        .with("base", noisy(1.0))
+        .with("cand", noisy(1.0));
+    let mut p = plan(60, 11);
+    p.settings.max_pairs = 60;
+    p.settings.target_effect = 0.0105;
+    let r = run_bench(&p, &mut runner, &mut |_| {}).expect("fake bench runs");
+    let plan = r.figures.plan.unwrap();
+    assert!(
+        r.figures.pairs_noise_floor_pct <= 1.0,
+        "the floor must be resolved for this case: {:#?}",
+        r.figures
+    );
+    assert!(!r.figures.training_gate.resolved, "{:#?}", r.figures);
+    assert!(plan.needed > 60 && plan.planned == 60, "{plan:?}");
+    assert_eq!(r.figures.verdict, BenchVerdict::Inconclusive, "{r:#?}");
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.contains("not resolved"))
+        .expect("says it is not resolved");
+    assert!(w.contains("against the 1.05% target"), "{w}");
+    assert!(w.contains(&format!("{} pairs", plan.needed)), "{w}");
+    // With the default target (1.5 × the minimum effect) and room to extend, the plan runs the
+    // pairs that resolve it, and the same identical candidate is simply not significant.
+    let mut runner = FakeRunner::new(7)
+        .with("base", noisy(1.0))
+        .with("cand", noisy(1.0));
+    p.settings.target_effect = 0.015;
+    p.settings.max_pairs = 1000;
+    let r = run_bench(&p, &mut runner, &mut |_| {}).expect("fake bench runs");
+    let plan = r.figures.plan.unwrap();
+    assert_eq!(r.pairs.len(), plan.needed.max(60), "{plan:?}");
+    assert!(r.figures.training_gate.resolved, "{:#?}", r.figures);
+    assert_eq!(r.figures.verdict, BenchVerdict::NotSignificant, "{r:#?}");
 }

@@ -36,6 +36,21 @@ fn a_bad_min_effect_is_a_usage_error_that_says_why() {
 }
 
 #[test]
+fn a_target_effect_not_above_the_min_effect_is_a_usage_error_that_says_why() {
+    for target in ["1%", "0.5%"] {
+        let out = evo()
+            .args(["bench", "--baseline", "true", "--candidate", "true"])
+            .args(["--min-effect", "1%", "--target-effect", target])
+            .assert()
+            .code(evo::exit_codes::USAGE_ERROR)
+            .get_output()
+            .clone();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("must be above --min-effect"), "{stderr}");
+    }
+}
+
+#[test]
 fn a_failing_command_names_itself_and_shows_its_stderr() {
     let out = evo()
         .args(["bench", "--baseline", "true"])

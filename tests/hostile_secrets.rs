@@ -104,6 +104,7 @@ fn scenario(name: &str, role: Role, command: &str, stderr: &str) -> ScenarioResu
             aa_pairs: 11,
             warmup: 1,
             min_effect: 0.01,
+            target_effect: 0.015,
             first: Order::CandidateFirst,
             order_seed: None,
             mde_seed: 7,

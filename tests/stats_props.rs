@@ -241,7 +241,7 @@ proptest! {
     ) {
         let aa = drawn(seed, 11, 1.0, sd);
         let ab = drawn(seed ^ 0x5eed, n, centre, sd);
-        let c = compare(&aa, &ab, min_effect, seed);
+        let c = compare(&aa, &ab, min_effect, 1.5 * min_effect, seed);
         if c.verdict == BenchVerdict::Accepted {
             prop_assert!(c.median >= 1.0 + c.thresholds.noise_floor, "{:?}", c);
             prop_assert!(c.median >= 1.0 + min_effect, "{:?}", c);
@@ -268,8 +268,8 @@ proptest! {
         let ab = drawn(seed ^ 0x5eed, n, centre, sd);
         let swapped = Ratios::new(ab.values().iter().map(|r| 1.0 / r).collect()).unwrap();
         let (c, s) = (
-            compare(&aa, &ab, min_effect, seed),
-            compare(&aa, &swapped, min_effect, seed),
+            compare(&aa, &ab, min_effect, 1.5 * min_effect, seed),
+            compare(&aa, &swapped, min_effect, 1.5 * min_effect, seed),
         );
         let mirrored = match c.verdict {
             BenchVerdict::Accepted => BenchVerdict::Regression,
@@ -286,6 +286,7 @@ fn null_settings() -> sim::SimSettings {
         max_pairs: 60,
         aa_pairs: 11,
         min_effect: 0.01,
+        target_effect: 0.015,
     }
 }
 
@@ -341,6 +342,7 @@ fn holdout_calibration() -> (String, Vec<[sim::HoldoutTally; 3]>) {
         max_pairs: 200,
         aa_pairs: 11,
         min_effect: 0.01,
+        target_effect: 0.015,
     };
     let mut table = String::from(
         "σ per pair | null passes: planned (mean pairs) / fixed 9 | null rejected | 5% slower \

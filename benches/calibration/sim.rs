@@ -69,6 +69,8 @@ pub struct SimSettings {
     pub max_pairs: usize,
     pub aa_pairs: usize,
     pub min_effect: f64,
+    /// The gain the pair plan sizes for (found 80% of the time).
+    pub target_effect: f64,
 }
 
 /// What one simulated confirmation ended with.
@@ -123,12 +125,16 @@ pub fn simulate_once(noise: Noise, effect: f64, s: &SimSettings, rng: &mut ChaCh
         .map(|_| pair_ratio(noise, 1.0, true, rng))
         .collect();
     let aa = Ratios::new(aa).expect("simulated ratios are positive");
+    // One seed for the plan's power simulation and the MDE, as a confirmation uses its `{seed}`.
+    let mde_seed = rng.random();
     let plan = stats::plan_pairs(
-        stats::noise_sigma(&aa),
+        &aa,
         &PlanSettings {
             min_pairs: s.pairs,
             max_pairs: s.max_pairs,
             min_effect: s.min_effect,
+            target_effect: s.target_effect,
+            mde_seed,
         },
     );
     // Confirmation order: candidate first, then alternating.
@@ -136,7 +142,7 @@ pub fn simulate_once(noise: Noise, effect: f64, s: &SimSettings, rng: &mut ChaCh
         .map(|i| pair_ratio(noise, 1.0 + effect, i % 2 == 1, rng))
         .collect();
     let ab = Ratios::new(ab).expect("simulated ratios are positive");
-    let c = stats::compare(&aa, &ab, s.min_effect, rng.random());
+    let c = stats::compare(&aa, &ab, s.min_effect, s.target_effect, mde_seed);
     let g = c.gate;
     Outcome {
         verdict: c.verdict,

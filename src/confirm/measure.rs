@@ -195,6 +195,7 @@ impl Run<'_> {
                 // Already done above, where a differing timed output can stop early.
                 warmup: 0,
                 min_effect: set.min_effect.get(),
+                target_effect: set.target_effect(),
                 first: Order::CandidateFirst,
                 order_seed: Some(schedule::fresh_order_seed()),
                 mde_seed: seed,

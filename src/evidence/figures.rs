@@ -25,6 +25,8 @@ pub struct BenchSettings {
     pub warmup: usize,
     /// Practical threshold: the median must reach `1 + min_effect`.
     pub min_effect: f64,
+    /// The true gain the pair plan sizes for (found 80% of the time), above `min_effect`.
+    pub target_effect: f64,
     /// Order of the first pair; later pairs alternate (unless `order_seed` is set).
     pub first: Order,
     /// The comparison pairs run in a balanced random order drawn from this seed
@@ -99,7 +101,12 @@ pub struct PlanRecord {
     pub warmups: usize,
     /// Configured: the minimum effect the plan resolves.
     pub min_effect: f64,
-    /// Pairs whose noise floor is within the minimum effect.
+    /// Configured: the true gain the plan sizes for (found 80% of the time); 0 in results from
+    /// before rules 2.
+    #[serde(default)]
+    pub target_effect: f64,
+    /// Pairs whose noise floor is within the minimum effect and that find the target effect 80%
+    /// of the time.
     pub needed: usize,
     /// Pairs chosen from the A/A noise: `needed` within `[pairs, max(pairs, max_pairs)]`.
     pub planned: usize,
@@ -109,6 +116,24 @@ pub struct PlanRecord {
     pub reached_pairs: usize,
     /// Mean wall time of one pair (two runs), from the A/A pairs.
     pub seconds_per_pair: f64,
+}
+
+impl Figures {
+    /// What the pairs resolved, as one phrase: the noise floor against the minimum effect and the
+    /// minimum detectable effect against the target the plan sized for; `None` without a plan.
+    pub fn resolution(&self) -> Option<String> {
+        let p = self.plan.as_ref()?;
+        let mde = self
+            .mde_pct
+            .map_or_else(|| "none".to_string(), |m| format!("{m:.2}%"));
+        Some(format!(
+            "noise floor ±{:.2}% against the {:.2}% minimum effect, minimum detectable effect \
+             {mde} against the {:.2}% target",
+            self.pairs_noise_floor_pct,
+            100.0 * p.min_effect,
+            100.0 * p.target_effect
+        ))
+    }
 }
 
 impl PlanRecord {
@@ -143,6 +168,8 @@ fn plan_settings(s: &BenchSettings) -> PlanSettings {
         min_pairs: s.pairs,
         max_pairs: s.max_pairs,
         min_effect: s.min_effect,
+        target_effect: s.target_effect,
+        mde_seed: s.mde_seed,
     }
 }
 
@@ -159,8 +186,10 @@ pub fn pair_plan(
     settings: &BenchSettings,
     aa_pairs: &[Pair],
 ) -> Result<PairPlan, stats::StatsError> {
-    let sigma = stats::noise_sigma(&ratios(aa_pairs)?);
-    Ok(stats::plan_pairs(sigma, &plan_settings(settings)))
+    Ok(stats::plan_pairs(
+        &ratios(aa_pairs)?,
+        &plan_settings(settings),
+    ))
 }
 
 /// Computes every figure from the A/A pairs and the comparison pairs.
@@ -171,7 +200,13 @@ pub fn figures(
 ) -> Result<Figures, stats::StatsError> {
     let aa_ratios = ratios(aa_pairs)?;
     let r = ratios(pairs)?;
-    let c = stats::compare(&aa_ratios, &r, settings.min_effect, settings.mde_seed);
+    let c = stats::compare(
+        &aa_ratios,
+        &r,
+        settings.min_effect,
+        settings.target_effect,
+        settings.mde_seed,
+    );
     let sigma = c.sigma;
     let aa = AaFigures {
         pairs: aa_pairs.len(),
@@ -185,7 +220,7 @@ pub fn figures(
         baseline: stats::cov(&times(|p| p.baseline.wall_s)),
         candidate: stats::cov(&times(|p| p.candidate.wall_s)),
     };
-    let plan = stats::plan_pairs(sigma, &plan_settings(settings));
+    let plan = stats::plan_pairs(&aa_ratios, &plan_settings(settings));
     Ok(Figures {
         aa,
         median: c.median,
@@ -203,6 +238,7 @@ pub fn figures(
             aa_pairs: settings.aa_pairs,
             warmups: settings.warmup,
             min_effect: settings.min_effect,
+            target_effect: settings.target_effect,
             needed: plan.needed,
             planned: plan.planned,
             reached_aa_pairs: aa_pairs.len(),
@@ -231,15 +267,12 @@ pub fn figure_warnings(f: &Figures, pairs: usize) -> Vec<String> {
             "only {pairs} pairs: fewer than 6 pairs cannot give a 95% interval; nothing is accepted"
         ));
     }
-    if let Some(plan) = &f.plan {
+    if let (Some(plan), Some(resolution)) = (&f.plan, f.resolution()) {
         if !f.training_gate.resolved {
             w.push(format!(
-                "not resolved: at {pairs} pairs the noise floor is ±{:.2}%, wider than the \
-                 {:.2}% minimum effect; {} pairs (about {:.1} min of runs) would resolve it \
-                 (the cap was {}); until then only an effect of at least the minimum detectable \
-                 effect is accepted",
-                f.pairs_noise_floor_pct,
-                100.0 * plan.min_effect,
+                "not resolved at {pairs} pairs ({resolution}); {} pairs (about {:.1} min of runs) \
+                 would resolve it (the cap was {}); until then only an effect of at least the \
+                 minimum detectable effect is accepted",
                 plan.needed,
                 plan.minutes(plan.needed),
                 plan.max_pairs.max(plan.pairs)

@@ -16,7 +16,9 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 ///
 /// 1: holdout pair counts planned from the training A/A noise; warmup counts and leftover flags
 /// (configuration-only runs included) checked.
-pub const RULES: u32 = 1;
+/// 2: the pair plan also sizes for a target effect (found 80% of the time by the same resampling
+/// as the minimum detectable effect), and a run resolves only when its pairs are so powered.
+pub const RULES: u32 = 2;
 
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
     Gate {
@@ -195,6 +197,7 @@ fn slower(f: &super::figures::Figures) -> bool {
         let t = stats::Thresholds {
             min_effect: p.min_effect,
             noise_floor: f.pairs_noise_floor_pct / 100.0,
+            powered: false, // not read by the slowdown test
         };
         stats::slowdown_shown(f.median, f.ci95.as_ref(), &t)
     };
@@ -245,11 +248,10 @@ fn training_reason(name: &str, f: &super::figures::Figures) -> String {
 fn resolve_hint(f: &super::figures::Figures) -> Option<String> {
     let p = f.plan.filter(|_| !f.training_gate.resolved)?;
     Some(format!(
-        "inconclusive at {} pairs (noise floor ±{:.2}%, minimum effect {:.2}%): {} pairs, about \
-         {:.1} min of runs, would resolve it (raise confirm.max_pairs, now {})",
+        "inconclusive at {} pairs ({}): {} pairs, about {:.1} min of runs, would resolve it \
+         (raise confirm.max_pairs, now {})",
         p.reached_pairs,
-        f.pairs_noise_floor_pct,
-        100.0 * p.min_effect,
+        f.resolution()?,
         p.needed,
         p.minutes(p.needed),
         p.max_pairs.max(p.pairs)
@@ -293,6 +295,7 @@ mod tests {
             aa_pairs: 11,
             warmup: 0,
             min_effect: 0.01,
+            target_effect: 0.015,
             first: Order::CandidateFirst,
             order_seed: None,
             mde_seed: 1,

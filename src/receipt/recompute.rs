@@ -175,6 +175,7 @@ fn configured_settings(s: &ScenarioResult, r: &ConfirmResult) -> BenchSettings {
         aa_pairs: plan.map_or(s.aa_pairs.len(), |p| p.aa_pairs),
         warmup: plan.map_or(s.warmups.len() / 2, |p| p.warmups),
         min_effect: r.min_effect,
+        target_effect: plan.map_or(0.0, |p| p.target_effect),
         first: Order::CandidateFirst,
         order_seed: s.order_seed,
         mde_seed: r.seed,

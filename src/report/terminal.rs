@@ -38,8 +38,8 @@ pub fn pairs_planned_line(p: &PairsPlanned) -> String {
         head
     } else {
         format!(
-            "{head}; the cap stops short of the {} pairs (about {}) that would resolve its \
-             threshold (the minimum effect; for a holdout, the 1% tolerance)",
+            "{head}; the cap stops short of the {} pairs (about {}) that would resolve it (a \
+             gain of the target effect found 80% of the time; for a holdout, the 1% tolerance)",
             p.needed,
             duration(p.needed_s)
         )
@@ -49,16 +49,12 @@ pub fn pairs_planned_line(p: &PairsPlanned) -> String {
 /// How the pair count was chosen: planned, needed and the cap.
 pub(super) fn plan_sentence(f: &Figures) -> Option<String> {
     let p = f.plan.as_ref()?;
+    let resolution = f.resolution()?;
     let resolved = if f.training_gate.resolved {
-        format!(
-            "noise floor ±{:.2}% at {} pairs, within the minimum effect",
-            f.pairs_noise_floor_pct, p.reached_pairs
-        )
+        format!("resolved at {} pairs ({resolution})", p.reached_pairs)
     } else {
         format!(
-            "noise floor ±{:.2}% at {} pairs, wider than the minimum effect: {} pairs (about {}) \
-             would resolve it",
-            f.pairs_noise_floor_pct,
+            "not resolved at {} pairs ({resolution}): {} pairs (about {}) would resolve it",
             p.reached_pairs,
             p.needed,
             duration(60.0 * p.minutes(p.needed))

@@ -217,6 +217,11 @@ pub struct ConfirmSettings {
     pub top: Count,
     #[serde(default = "one_percent")]
     pub min_effect: Fraction,
+    /// The true gain the pair plan sizes for: after the A/A pairs, evo runs enough pairs that a
+    /// candidate this much faster is accepted 80% of the time (up to `max_pairs`). Must exceed
+    /// `min_effect`; absent: 1.5 × `min_effect`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_effect: Option<Fraction>,
     #[serde(default = "one")]
     pub warmup: Count,
     /// `["callgrind"]` adds the deterministic lane: the instructions of one run of each arm on
@@ -250,6 +255,14 @@ impl ConfirmSettings {
     pub fn max_pairs(&self) -> usize {
         self.max_pairs.map_or(self.pairs.get(), ConfirmPairs::get)
     }
+
+    /// The gain the pair plan sizes for: `target_effect`, or 1.5 × `min_effect` when absent.
+    pub fn target_effect(&self) -> f64 {
+        self.target_effect.map_or_else(
+            || crate::stats::default_target_effect(self.min_effect.get()),
+            Fraction::get,
+        )
+    }
 }
 
 /// `ConfirmSettings` as written, before the check that relates two of its fields.
@@ -266,6 +279,9 @@ struct ConfirmSettingsFile {
     top: Count,
     #[serde(default = "one_percent")]
     min_effect: Fraction,
+    /// The gain the pair plan sizes for (above `min_effect`; default 1.5 × `min_effect`).
+    #[serde(default)]
+    target_effect: Option<Fraction>,
     #[serde(default = "one")]
     warmup: Count,
     /// `["callgrind"]` adds the deterministic lane (instruction counts of both arms).
@@ -302,12 +318,22 @@ impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
                 ));
             }
         }
+        if let Some(target) = f.target_effect {
+            if target.get() <= f.min_effect.get() {
+                return Err(format!(
+                    "target_effect ({}) must be above min_effect ({}): a true gain exactly at the                      minimum effect clears it only half the time, whatever the pairs",
+                    target.get(),
+                    f.min_effect.get()
+                ));
+            }
+        }
         Ok(ConfirmSettings {
             pairs: f.pairs,
             max_pairs: f.max_pairs,
             aa_pairs: f.aa_pairs,
             top: f.top,
             min_effect: f.min_effect,
+            target_effect: f.target_effect,
             warmup: f.warmup,
             counters: f.counters,
             quiet_wait_s: f.quiet_wait_s,
@@ -337,6 +363,7 @@ impl Default for ConfirmSettings {
             aa_pairs: eleven(),
             top: one(),
             min_effect: one_percent(),
+            target_effect: None,
             warmup: one(),
             counters: Vec::new(),
             quiet_wait_s: thirty(),
@@ -352,6 +379,22 @@ mod tests {
 
     fn confirm(json: &str) -> Result<ConfirmSettings, serde_json::Error> {
         serde_json::from_str(json)
+    }
+
+    #[test]
+    fn the_target_effect_defaults_to_half_again_the_min_effect_and_must_exceed_it() {
+        let default = confirm(r#"{ "min_effect": 0.02 }"#).unwrap();
+        assert!((default.target_effect() - 0.03).abs() < 1e-12);
+        let set = confirm(r#"{ "min_effect": 0.02, "target_effect": 0.05 }"#).unwrap();
+        assert!((set.target_effect() - 0.05).abs() < 1e-12);
+        for bad in [0.02, 0.01] {
+            let err = confirm(&format!(
+                r#"{{ "min_effect": 0.02, "target_effect": {bad} }}"#
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains("must be above min_effect"), "{err}");
+        }
     }
 
     #[test]

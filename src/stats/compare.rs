@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     AaValidity, BenchVerdict, Ci95, Mde, MdeSettings, Ratios, Thresholds, TrainingGate,
     aa_validity, bench_verdict, ci95, median, minimum_detectable_effect, noise_floor, noise_sigma,
-    training_gate,
+    powered, training_gate,
 };
 
 /// Every figure of a comparison that the verdict depends on.
@@ -27,7 +27,15 @@ pub struct Comparison {
 }
 
 /// The comparison of `ab` (candidate against baseline) given the A/A ratios `aa`.
-pub fn compare(aa: &Ratios, ab: &Ratios, min_effect: f64, mde_seed: u64) -> Comparison {
+/// `target_effect` is the gain the pair plan sized for: the run resolves only when its pairs find
+/// that gain 80% of the time.
+pub fn compare(
+    aa: &Ratios,
+    ab: &Ratios,
+    min_effect: f64,
+    target_effect: f64,
+    mde_seed: u64,
+) -> Comparison {
     let sigma = noise_sigma(aa);
     let aa_validity = aa_validity(aa);
     let median = median(ab);
@@ -35,6 +43,7 @@ pub fn compare(aa: &Ratios, ab: &Ratios, min_effect: f64, mde_seed: u64) -> Comp
     let thresholds = Thresholds {
         min_effect,
         noise_floor: noise_floor(sigma, ab.len()),
+        powered: powered(aa, ab.len(), min_effect, target_effect, mde_seed),
     };
     let mde = minimum_detectable_effect(aa, &MdeSettings::new(ab.len(), min_effect, mde_seed));
     let gate = training_gate(

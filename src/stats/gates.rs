@@ -22,6 +22,9 @@ pub struct Thresholds {
     pub min_effect: f64,
     /// The comparison's noise floor, `noise_floor(σ_AA, n)` at its `n` pairs.
     pub noise_floor: f64,
+    /// Its `n` pairs find a true gain of the target effect 80% of the time (`plan::powered`, from
+    /// the A/A pairs and `n` alone). Read only by [`Thresholds::resolved`]; the bars ignore it.
+    pub powered: bool,
 }
 
 impl Thresholds {
@@ -30,9 +33,10 @@ impl Thresholds {
         self.min_effect.max(self.noise_floor)
     }
 
-    /// The run resolves the minimum effect: its noise floor is within it (see `plan`).
+    /// The run resolves the minimum effect: its noise floor is within it and it is powered for
+    /// the target effect (see `plan`).
     pub fn resolved(&self) -> bool {
-        self.noise_floor <= self.min_effect
+        self.noise_floor <= self.min_effect && self.powered
     }
 }
 
@@ -55,9 +59,10 @@ pub fn slowdown_shown(median: f64, ci: Option<&Ci95>, t: &Thresholds) -> bool {
 /// 3. the median is at least `1 + min_effect`;
 /// 4. the median is at least `1 + noise floor` of the comparison (`noise_floor(σ_AA, n)`): an
 ///    estimate inside the noise floor is never accepted;
-/// 5. the run resolves the minimum effect (its noise floor is within it), or, when it does not,
-///    the observed effect is at least the run's minimum detectable effect: an under-resolved run
-///    accepts only effects it would find 80% of the time, never a lucky draw.
+/// 5. the run resolves the minimum effect (its noise floor is within it, and its pairs find a
+///    true gain of the target effect 80% of the time), or, when it does not, the observed effect
+///    is at least the run's minimum detectable effect: an under-resolved run accepts only effects
+///    it would find 80% of the time, never a lucky draw.
 ///
 /// Conditions 1–4 only narrow the interval test of 2, whose one-sided error is at most 2.5% for a
 /// pair count fixed before the comparison starts; condition 5 costs no power in a resolved run.
@@ -72,7 +77,8 @@ pub struct TrainingGate {
     /// The median is at least `1 + noise floor` of the comparison.
     #[serde(default)]
     pub beyond_noise_floor: bool,
-    /// The comparison's noise floor is within the minimum effect.
+    /// The comparison's noise floor is within the minimum effect and its pairs are powered for
+    /// the target effect.
     #[serde(default)]
     pub resolved: bool,
     /// Resolved, or the observed effect is at least the minimum detectable effect.
@@ -251,11 +257,13 @@ mod tests {
     const QUIET: Thresholds = Thresholds {
         min_effect: 0.01,
         noise_floor: 0.005,
+        powered: true,
     };
     /// Thresholds of a noisy, under-resolved run: floor 6%.
     const NOISY: Thresholds = Thresholds {
         min_effect: 0.01,
         noise_floor: 0.06,
+        powered: false,
     };
 
     #[test]

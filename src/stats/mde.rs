@@ -104,9 +104,12 @@ impl PowerSimulation {
             draws,
             k,
             even_pairs: s.pairs.is_multiple_of(2),
+            // Only the bars are read (`speedup_shown`); whether the run is powered is what this
+            // simulation is asked, not an input to it.
             thresholds: Thresholds {
                 min_effect: s.min_effect,
                 noise_floor: noise_floor(noise_sigma(aa), s.pairs),
+                powered: false,
             },
         })
     }
@@ -316,6 +319,7 @@ mod tests {
                     let t = Thresholds {
                         min_effect: 0.01,
                         noise_floor: noise_floor(noise_sigma(&noisy_aa()), pairs),
+                        powered: true,
                     };
                     // A resolved gate: the MDE's own condition plays no part in the simulation.
                     let t = Thresholds {

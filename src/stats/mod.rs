@@ -23,8 +23,9 @@ pub use interval::{Ci95, OrderRank, ci95, order_rank};
 pub use mde::{Mde, MdeSettings, PowerSimulation, minimum_detectable_effect};
 pub use noise::{AaValidity, aa_validity, cov, noise_floor, noise_sigma};
 pub use plan::{
-    MAX_PLANNABLE_PAIRS, MIN_INTERVAL_PAIRS, PairPlan, PlanSettings, holdout_pairs_to_resolve,
-    pairs_to_resolve, plan_holdout_pairs, plan_pairs, resolves,
+    DEFAULT_TARGET_FACTOR, MAX_PLANNABLE_PAIRS, MIN_INTERVAL_PAIRS, PairPlan, PlanSettings,
+    default_target_effect, holdout_pairs_to_resolve, pairs_to_power, pairs_to_resolve,
+    plan_holdout_pairs, plan_pairs, powered, resolves,
 };
 
 /// Per-pair speedup ratios `t_baseline / t_candidate`: at least one, all finite and > 0.

@@ -2,14 +2,18 @@
 //!
 //! A comparison resolves the minimum effect when its noise floor — how far from 1 the median of
 //! `n` pairs of pure noise lands by chance, `exp(1.96 × 1.2533 × σ / √n) − 1` with σ from the A/A
-//! pairs — is within the minimum effect. The pair count is fixed from σ alone, before the first
-//! A/B pair, and never changed afterwards: nothing the comparison shows can steer how long it runs,
-//! so the false-accept rate of the interval test is that of a fixed-n test. The same function,
-//! fed the recorded A/A runs, re-derives the decision when a receipt is verified.
+//! pairs — is within the minimum effect, and it is *powered* when a true gain of the target effect
+//! would clear the verdict's bars about 80% of the time. A plan that only resolved the minimum
+//! effect left a true gain between the minimum effect and the minimum detectable effect a coin toss
+//! (measured on the trainer: a true 2.3% gain, minimum effect 2%, accepted 4 times in 10). The pair
+//! count is fixed from σ alone, before the first A/B pair, and never changed afterwards: nothing
+//! the comparison shows can steer how long it runs, so the false-accept rate of the interval test
+//! is that of a fixed-n test. The same function, fed the recorded A/A runs, re-derives the
+//! decision when a receipt is verified.
 
 use serde::{Deserialize, Serialize};
 
-use super::noise_floor;
+use super::{MdeSettings, PowerSimulation, Ratios, noise_floor, noise_sigma};
 
 /// No interval below this many pairs (`order_rank`), so no plan goes below it either.
 pub const MIN_INTERVAL_PAIRS: usize = 6;
@@ -25,17 +29,22 @@ pub struct PlanSettings {
     pub max_pairs: usize,
     /// The practical threshold, as a fraction (0.01 for 1%).
     pub min_effect: f64,
+    /// The true gain the plan sizes for (above `min_effect`): enough pairs that a gain this large
+    /// is accepted about 80% of the time.
+    pub target_effect: f64,
+    /// Seed of the power simulation: the confirmation's, the one its MDE uses.
+    pub mde_seed: u64,
 }
 
 /// The pair-count decision.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PairPlan {
-    /// Pairs whose noise floor is within the minimum effect (saturated at
-    /// `MAX_PLANNABLE_PAIRS` when none is, e.g. a zero minimum effect on a noisy machine).
+    /// Pairs that resolve the minimum effect and are powered for the target effect (saturated at
+    /// `MAX_PLANNABLE_PAIRS` when none are, e.g. a zero minimum effect on a noisy machine).
     pub needed: usize,
     /// Pairs to run: `needed` clamped to `[min_pairs, max(min_pairs, max_pairs)]`.
     pub planned: usize,
-    /// `planned` resolves the minimum effect (`needed ≤ planned`).
+    /// `planned` resolves the minimum effect and is powered for the target (`needed ≤ planned`).
     pub resolves: bool,
 }
 
@@ -43,6 +52,46 @@ pub struct PairPlan {
 /// most the minimum effect.
 pub fn resolves(sigma: f64, n: usize, min_effect: f64) -> bool {
     noise_floor(sigma, n) <= min_effect
+}
+
+/// One-sided normal quantile of 80%: the power the plan sizes for at the target effect.
+const Z_POWER: f64 = 0.8416;
+
+/// The target effect when none is configured: half as large again as the minimum effect. A
+/// target equal to the minimum effect cannot be powered (a true gain exactly at the bar clears it
+/// half the time at any pair count); 1.5 keeps the plan finite and the gap stated.
+pub const DEFAULT_TARGET_FACTOR: f64 = 1.5;
+
+/// The target effect for `min_effect` when the campaign names none.
+pub fn default_target_effect(min_effect: f64) -> f64 {
+    DEFAULT_TARGET_FACTOR * min_effect
+}
+
+/// Above this many pairs the power is taken from the normal approximation instead of the
+/// resampling: the order-statistic interval is then close to normal, and simulating 2000
+/// comparisons of that many pairs at every step of the search would cost seconds.
+const MAX_SIMULATED_PAIRS: usize = 2_000;
+
+/// Whether an `n`-pair comparison finds a true gain of `target` with probability at least 80%:
+/// the share of simulated comparisons that the speedup test accepts, drawn from the A/A
+/// log-ratios exactly as the minimum detectable effect draws them (`MdeSettings::new(n,
+/// min_effect, seed)`), so the question and the reported MDE share one simulation. Above
+/// `MAX_SIMULATED_PAIRS`, the normal approximation: the median, with standard error
+/// `se = 1.2533 × σ / √n`, lands at least `0.8416 × se` above both bars it must clear (the
+/// minimum effect, and the noise floor `1.96 × se`). Never with `target ≤ min_effect` unless
+/// there is no noise.
+pub fn powered(aa: &Ratios, n: usize, min_effect: f64, target: f64, seed: u64) -> bool {
+    if n > MAX_SIMULATED_PAIRS {
+        return powered_normal(noise_sigma(aa), n, min_effect, target);
+    }
+    let settings = MdeSettings::new(n, min_effect, seed);
+    PowerSimulation::new(aa, &settings).is_some_and(|sim| sim.power(target) >= settings.power)
+}
+
+fn powered_normal(sigma: f64, n: usize, min_effect: f64, target: f64) -> bool {
+    let se = super::noise::MEDIAN_EFFICIENCY * sigma / (n as f64).sqrt();
+    let bar = min_effect.ln_1p().max(super::noise::Z_95 * se);
+    target.ln_1p() - bar >= Z_POWER * se
 }
 
 /// The smallest pair count (at least 6) whose noise floor is within `min_effect`.
@@ -68,10 +117,49 @@ pub fn pairs_to_resolve(sigma: f64, min_effect: f64) -> usize {
     n
 }
 
-/// The pairs to run, from the A/A noise alone.
-pub fn plan_pairs(sigma: f64, s: &PlanSettings) -> PairPlan {
+/// The pair count that resolves the minimum effect and is [`powered`] for `target`: from the
+/// normal approximation's count, grown by a quarter at a time until a count passes, then bisected
+/// down to the smallest passing count the search meets (simulated power is not exactly monotone in
+/// the pair count, so this is the count of a deterministic search, not a proven minimum; the
+/// verdict re-checks power at the count actually run). `MAX_PLANNABLE_PAIRS` when none passes.
+pub fn pairs_to_power(aa: &Ratios, min_effect: f64, target: f64, seed: u64) -> usize {
+    let sigma = noise_sigma(aa);
+    let holds =
+        |n: usize| resolves(sigma, n, min_effect) && powered(aa, n, min_effect, target, seed);
+    let normal =
+        |n: usize| resolves(sigma, n, min_effect) && powered_normal(sigma, n, min_effect, target);
+    if !normal(MAX_PLANNABLE_PAIRS) {
+        return MAX_PLANNABLE_PAIRS;
+    }
+    // The normal count, by bisection (monotone), as the starting point.
+    let (mut lo, mut hi) = (MIN_INTERVAL_PAIRS - 1, MAX_PLANNABLE_PAIRS);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if normal(mid) { hi = mid } else { lo = mid }
+    }
+    // Grow until the resampled power agrees, then bisect below the first passing count.
+    let mut lo = MIN_INTERVAL_PAIRS - 1;
+    let mut n = hi;
+    while !holds(n) {
+        if n >= MAX_PLANNABLE_PAIRS {
+            return MAX_PLANNABLE_PAIRS;
+        }
+        lo = n;
+        n = (n + n.div_ceil(4)).min(MAX_PLANNABLE_PAIRS);
+    }
+    let mut hi = n;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if holds(mid) { hi = mid } else { lo = mid }
+    }
+    hi
+}
+
+/// The pairs to run, from the A/A pairs alone: enough to resolve the minimum effect and to be
+/// powered for the target effect.
+pub fn plan_pairs(aa: &Ratios, s: &PlanSettings) -> PairPlan {
     clamped(
-        pairs_to_resolve(sigma, s.min_effect),
+        pairs_to_power(aa, s.min_effect, s.target_effect, s.mde_seed),
         s.min_pairs,
         s.max_pairs,
     )
@@ -136,7 +224,57 @@ mod tests {
             min_pairs,
             max_pairs,
             min_effect: 0.01,
+            target_effect: 0.015,
+            mde_seed: 7,
         }
+    }
+
+    /// Eleven A/A ratios whose log-ratios are `scale` times a fixed, scrambled spread of about one
+    /// standard deviation (σ of the result ≈ `scale`).
+    fn aa(scale: f64) -> Ratios {
+        let z = [
+            0.40, -0.71, 0.13, 0.93, -0.30, -1.01, 0.57, 0.03, -0.47, 0.77, -0.10,
+        ];
+        Ratios::new(z.iter().map(|x| (scale * x).exp()).collect()).unwrap()
+    }
+
+    #[test]
+    fn the_plan_is_the_edge_where_the_floor_is_within_the_min_effect_and_the_target_is_powered() {
+        for scale in [0.0, 0.003, 0.01, 0.03, 0.078] {
+            let a = aa(scale);
+            let sigma = noise_sigma(&a);
+            let holds = |n: usize| resolves(sigma, n, 0.01) && powered(&a, n, 0.01, 0.015, 7);
+            let n = pairs_to_power(&a, 0.01, 0.015, 7);
+            assert!(holds(n), "{scale}: {n}");
+            assert!(!holds(n - 1), "{scale}: {n}");
+            // Never fewer than resolving the minimum effect alone asks for.
+            assert!(n >= pairs_to_resolve(sigma, 0.01), "{scale}: {n}");
+            // Whatever the count, it comes from the A/A pairs alone: the same inputs, the same n.
+            assert_eq!(n, pairs_to_power(&a, 0.01, 0.015, 7));
+        }
+        // A target barely above the minimum effect costs many more pairs than resolving it.
+        let a = aa(0.03);
+        let resolve_only = pairs_to_resolve(noise_sigma(&a), 0.01);
+        let close = pairs_to_power(&a, 0.01, 0.011, 7);
+        assert!(close > 3 * resolve_only, "{close} vs {resolve_only}");
+        // A target at or below the minimum effect is never powered on a noisy machine.
+        assert_eq!(pairs_to_power(&a, 0.01, 0.01, 7), MAX_PLANNABLE_PAIRS);
+        assert_eq!(pairs_to_power(&a, 0.0, 0.0, 7), MAX_PLANNABLE_PAIRS);
+    }
+
+    #[test]
+    fn powered_counts_are_what_the_resampled_power_says_and_normal_beyond_the_simulated_range() {
+        let a = aa(0.03);
+        let n = pairs_to_power(&a, 0.01, 0.015, 7);
+        let sim = |n: usize| {
+            let s = MdeSettings::new(n, 0.01, 7);
+            PowerSimulation::new(&a, &s).unwrap().power(0.015)
+        };
+        assert!(sim(n) >= 0.8, "{n}: {}", sim(n));
+        // Far beyond the simulated range the normal approximation decides: a huge count is
+        // powered, and a count just past the range is too when the normal edge is below it.
+        assert!(powered(&a, 10 * MAX_SIMULATED_PAIRS, 0.01, 0.015, 7));
+        assert!(!powered(&a, 10 * MAX_SIMULATED_PAIRS, 0.01, 0.0101, 7));
     }
 
     #[test]
@@ -183,18 +321,20 @@ mod tests {
 
     #[test]
     fn the_plan_is_clamped_between_the_configured_pairs_and_the_cap() {
-        let quiet = plan_pairs(0.005, &settings(9, 60));
+        let quiet = plan_pairs(&aa(0.002), &settings(9, 60));
         assert_eq!((quiet.planned, quiet.resolves), (9, true));
-        let medium = plan_pairs(0.02, &settings(9, 60));
+        let medium = plan_pairs(&aa(0.015), &settings(9, 60));
         assert_eq!(medium.planned, medium.needed);
-        assert!(medium.resolves && medium.needed > 9 && medium.needed < 60);
-        let noisy = plan_pairs(0.078, &settings(9, 60));
-        assert_eq!(
-            (noisy.needed, noisy.planned, noisy.resolves),
-            (371, 60, false)
+        assert!(
+            medium.resolves && medium.needed > 9 && medium.needed < 60,
+            "{medium:?}"
         );
+        let noisy = plan_pairs(&aa(0.078), &settings(9, 60));
+        assert_eq!((noisy.planned, noisy.resolves), (60, false));
+        let sigma = noise_sigma(&aa(0.078));
+        assert!(noisy.needed >= pairs_to_resolve(sigma, 0.01), "{noisy:?}");
         // A cap below the configured pairs means "no extension".
-        let capped = plan_pairs(0.078, &settings(9, 0));
+        let capped = plan_pairs(&aa(0.078), &settings(9, 0));
         assert_eq!((capped.planned, capped.resolves), (9, false));
     }
 }

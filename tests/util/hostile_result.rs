@@ -54,6 +54,7 @@ fn scenario(name: &str, training: bool, h: &str) -> ScenarioResult {
         aa_pairs: 11,
         warmup: 1,
         min_effect: 0.01,
+        target_effect: 0.015,
         first: Order::CandidateFirst,
         order_seed: None,
         mde_seed: 7,
