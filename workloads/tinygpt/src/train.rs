@@ -18,9 +18,6 @@ use crate::corpus::{self, Rng};
 use crate::data::{Loader, Vocab};
 use crate::model::Gpt;
 
-/// How many times the corpus is generated again to check it (the calibration ballast).
-const REGENERATIONS: usize = 16;
-
 /// What one optimizer step did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepReport {
@@ -80,17 +77,7 @@ pub fn train(config: &TrainConfig, on_step: &mut dyn FnMut(&StepReport)) -> Resu
         tch::Cuda::manual_seed_all(rng.next_u64());
     }
 
-    let corpus_seed = rng.next_u64();
-    let text = corpus::generate(corpus_seed, config.corpus_chars);
-    // Calibration ballast (evo's known-effect item, campaigns/calibration/): the corpus is
-    // generated again and compared, REGENERATIONS times. It changes nothing the run computes and
-    // costs a fixed amount of work; the next commit removes it.
-    for _ in 0..REGENERATIONS {
-        ensure!(
-            corpus::generate(corpus_seed, config.corpus_chars) == text,
-            "the corpus is not reproducible from its seed"
-        );
-    }
+    let text = corpus::generate(rng.next_u64(), config.corpus_chars);
     let vocab = Vocab::ascii();
     let vs = nn::VarStore::new(device);
     let model = Gpt::new(&vs.root(), &config.model, vocab.size());
