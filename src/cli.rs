@@ -105,8 +105,9 @@ pub struct BenchArgs {
     /// Number of baseline/candidate pairs (the fewest; see --max-pairs).
     #[arg(long, default_value_t = 9, value_parser = clap::value_parser!(u32).range(1..))]
     pub pairs: u32,
-    /// Run up to this many pairs when the A/A noise says --pairs cannot resolve --min-effect
-    /// (chosen before the first pair; default: exactly --pairs).
+    /// Run up to this many pairs when the A/A pairs say --pairs cannot resolve --min-effect or
+    /// find --target-effect 80% of the time (chosen before the first pair; default: exactly
+    /// --pairs).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_pairs: Option<u32>,
     /// Number of A/A pairs (baseline against itself) for the noise floor.

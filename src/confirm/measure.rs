@@ -1,5 +1,6 @@
 //! The timed part of a confirmation: A/A and comparison pairs on each training scenario (as many
-//! as the A/A noise says resolve the minimum effect, up to `confirm.max_pairs`), then pairs on
+//! as the A/A pairs say resolve the minimum effect and find the target effect 80% of the time, up
+//! to `confirm.max_pairs`), then pairs on
 //! each sealed holdout (as many as that A/A noise says a candidate no slower than the baseline
 //! needs to show it, up to the same cap) — only after every build has finished. Comparison and
 //! holdout pairs run in a balanced random order whose seed is recorded with the scenario.

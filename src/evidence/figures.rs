@@ -16,8 +16,9 @@ use crate::stats::{
 pub struct BenchSettings {
     /// Comparison pairs: the fewest that run.
     pub pairs: usize,
-    /// The cap on comparison pairs: evo runs as many as resolve the minimum effect, between
-    /// `pairs` and `max(pairs, max_pairs)`; 0 (the default) means exactly `pairs`.
+    /// The cap on comparison pairs: evo runs as many as resolve the minimum effect and find the
+    /// target effect 80% of the time, between `pairs` and `max(pairs, max_pairs)`; 0 (the
+    /// default) means exactly `pairs`.
     #[serde(default)]
     pub max_pairs: usize,
     pub aa_pairs: usize,

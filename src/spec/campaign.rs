@@ -205,10 +205,10 @@ pub struct ConfirmSettings {
     /// Comparison pairs per training scenario: the fewest that run, and the holdouts' pairs.
     #[serde(default = "nine")]
     pub pairs: ConfirmPairs,
-    /// The cap on comparison pairs. After the A/A pairs, evo runs as many pairs as its noise
-    /// says resolve the minimum effect (noise floor within `min_effect`), between `pairs` and
-    /// `max_pairs`; when even `max_pairs` cannot, the verdict is inconclusive and says how many
-    /// pairs would. Absent: exactly `pairs`, no extension.
+    /// The cap on comparison pairs. After the A/A pairs, evo runs as many pairs as they say
+    /// resolve the minimum effect (noise floor within `min_effect`) and find `target_effect` 80%
+    /// of the time, between `pairs` and `max_pairs`; when even `max_pairs` cannot, a null result
+    /// is inconclusive and says how many pairs would. Absent: exactly `pairs`, no extension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_pairs: Option<ConfirmPairs>,
     #[serde(default = "eleven")]
