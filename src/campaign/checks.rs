@@ -21,6 +21,25 @@ use crate::tree::{self, PatchError, Tree};
 /// The outcome of one lane step for a candidate: go on, or stop with a status and reason.
 type Lane = Result<(), (Status, String)>;
 
+/// Moves a leftover tree of an interrupted run out of the way, then removes it as far as it can.
+/// A SIGKILLed evo leaves its build processes running, and one of them may still be writing into
+/// the tree when the resumed run starts: removing in place then fails with "Directory not empty".
+/// The rename is atomic and lets the writer finish in the moved folder; whatever it leaves goes
+/// with the run's work folder.
+fn clear_leftover(dest: &std::path::Path) -> std::io::Result<()> {
+    if std::fs::symlink_metadata(dest).is_err() {
+        return Ok(());
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let name = dest.file_name().unwrap_or_default().to_string_lossy();
+    let aside = dest.with_file_name(format!(".{name}.leftover-{nanos}"));
+    std::fs::rename(dest, &aside)?;
+    let _ = std::fs::remove_dir_all(&aside);
+    Ok(())
+}
+
 impl CampaignRun<'_> {
     /// A fresh clean tree `work/<label>` (replacing a leftover of an interrupted run), with the
     /// overlay copied in when `overlay` is set.
@@ -30,10 +49,7 @@ impl CampaignRun<'_> {
         overlay: bool,
     ) -> Result<Tree, PipelineError> {
         let dest = self.work.join(tree::dir_name(&label.to_string()));
-        if dest.exists() {
-            std::fs::remove_dir_all(&dest)
-                .map_err(|e| PipelineError::io("cannot clear a leftover tree", e))?;
-        }
+        clear_leftover(&dest).map_err(|e| PipelineError::io("cannot clear a leftover tree", e))?;
         let t = tree::materialize(&self.pinned, &dest)
             .map_err(|e| PipelineError::Internal(format!("cannot check out {label}: {e}")))?;
         if overlay {
@@ -271,4 +287,43 @@ pub(super) fn seed_cargo_target(
         .arg(&from)
         .arg(c.join(target_rel))
         .status();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clear_leftover;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn a_leftover_tree_still_being_written_is_cleared() {
+        // An orphaned build of a killed run keeps writing into the leftover tree; removing it in
+        // place races with the writer ("Directory not empty"). Clearing must succeed every time.
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..20 {
+            let dest = dir.path().join("baseline");
+            std::fs::create_dir_all(dest.join("target/deep")).unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let writer = {
+                let (dest, stop) = (dest.clone(), Arc::clone(&stop));
+                std::thread::spawn(move || {
+                    let mut i = 0u64;
+                    // Writes through an open directory handle, as a process whose cwd is there.
+                    let deep = std::fs::File::open(dest.join("target/deep")).unwrap();
+                    let at = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&deep));
+                    while !stop.load(Ordering::Relaxed) {
+                        let _ = std::fs::write(format!("{at}/f{i}"), b"x");
+                        i += 1;
+                    }
+                })
+            };
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            let cleared = clear_leftover(&dest);
+            stop.store(true, Ordering::Relaxed);
+            writer.join().unwrap();
+            assert!(cleared.is_ok(), "round {round}: {cleared:?}");
+            assert!(!dest.exists(), "round {round}");
+        }
+        assert!(clear_leftover(&dir.path().join("never-there")).is_ok());
+    }
 }
