@@ -89,14 +89,14 @@ impl PowerSimulation {
         }
         let noise = centred_logs(aa);
         let mut resampler = Resampler::new(&noise, s);
+        let n = s.pairs;
         let draws = (0..s.resamples)
             .map(|_| {
-                let sample = resampler.next_sorted();
-                let n = sample.len();
+                resampler.next_sample();
                 Draw {
-                    lower: sample[k - 1],
-                    middle_low: sample[(n - 1) / 2],
-                    middle_high: sample[n / 2],
+                    lower: resampler.order_statistic(k - 1),
+                    middle_low: resampler.order_statistic((n - 1) / 2),
+                    middle_high: resampler.order_statistic(n / 2),
                 }
             })
             .collect();
@@ -149,28 +149,65 @@ fn centred_logs(aa: &Ratios) -> Vec<f64> {
 }
 
 /// Draws `pairs` noise values with replacement per simulated confirmation, from one seeded stream.
+///
+/// A sample is kept as how many times each A/A value was drawn, not as the values: its order
+/// statistics are then a walk over the (few) sorted A/A values instead of a sort of the sample,
+/// which is what makes planning pairs by simulation cheap. The draws, and so every figure, are
+/// those of drawing the values and sorting them.
 struct Resampler<'a> {
     noise: &'a [f64],
     rng: ChaCha8Rng,
-    sample: Vec<f64>,
+    pairs: usize,
+    /// The A/A values in ascending order, and each original index's place in it.
+    sorted: Vec<f64>,
+    rank: Vec<usize>,
+    /// Draws of the current sample per place in `sorted`.
+    counts: Vec<usize>,
 }
 
 impl<'a> Resampler<'a> {
     /// `noise` is non-empty because `Ratios` is.
     fn new(noise: &'a [f64], s: &MdeSettings) -> Resampler<'a> {
+        let mut order: Vec<usize> = (0..noise.len()).collect();
+        order.sort_by(|&a, &b| noise[a].total_cmp(&noise[b]));
+        let mut rank = vec![0; noise.len()];
+        for (place, &i) in order.iter().enumerate() {
+            rank[i] = place;
+        }
         Resampler {
             noise,
             rng: ChaCha8Rng::seed_from_u64(s.seed),
-            sample: vec![0.0; s.pairs],
+            pairs: s.pairs,
+            sorted: order.iter().map(|&i| noise[i]).collect(),
+            rank,
+            counts: vec![0; noise.len()],
         }
     }
 
-    fn next_sorted(&mut self) -> &[f64] {
-        for x in self.sample.iter_mut() {
-            *x = self.noise[self.rng.random_range(0..self.noise.len())];
+    fn next_sample(&mut self) {
+        self.counts.fill(0);
+        for _ in 0..self.pairs {
+            let i = self.rng.random_range(0..self.noise.len());
+            self.counts[self.rank[i]] += 1;
         }
-        self.sample.sort_by(f64::total_cmp);
-        &self.sample
+    }
+
+    /// The value at 0-based position `p` of the current sample sorted ascending (`p < pairs`).
+    fn order_statistic(&self, p: usize) -> f64 {
+        let mut seen = 0;
+        for (place, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen > p {
+                return self.sorted[place];
+            }
+        }
+        self.sorted[self.sorted.len() - 1]
+    }
+
+    /// The current sample, sorted (for tests that rebuild a simulated comparison in full).
+    #[cfg(test)]
+    fn sorted_sample(&self) -> Vec<f64> {
+        (0..self.pairs).map(|p| self.order_statistic(p)).collect()
     }
 }
 
@@ -228,6 +265,25 @@ mod tests {
             0.012, -0.021, 0.004, 0.028, -0.009, -0.030, 0.017, 0.001, -0.014, 0.023, -0.003,
         ];
         Ratios::new(logs.iter().map(|x: &f64| x.exp()).collect()).unwrap()
+    }
+
+    #[test]
+    fn counted_samples_give_the_order_statistics_of_drawn_and_sorted_ones() {
+        // The reference: draw the values with the same stream and sort them.
+        let noise = centred_logs(&noisy_aa());
+        for pairs in [6, 9, 60, 61] {
+            let s = MdeSettings::new(pairs, 0.01, 5);
+            let mut counted = Resampler::new(&noise, &s);
+            let mut rng = ChaCha8Rng::seed_from_u64(5);
+            for _ in 0..50 {
+                let mut drawn: Vec<f64> = (0..pairs)
+                    .map(|_| noise[rng.random_range(0..noise.len())])
+                    .collect();
+                drawn.sort_by(f64::total_cmp);
+                counted.next_sample();
+                assert_eq!(counted.sorted_sample(), drawn, "{pairs}");
+            }
+        }
     }
 
     #[test]
@@ -310,7 +366,8 @@ mod tests {
             let mut resampler = Resampler::new(&noise, &s);
             let mut accepted = [0usize; 3];
             for draw in &sim.draws {
-                let sample = resampler.next_sorted().to_vec();
+                resampler.next_sample();
+                let sample = resampler.sorted_sample();
                 for (i, effect) in [0.01, 0.02, 0.04].into_iter().enumerate() {
                     let shift = f64::ln_1p(effect);
                     let r =

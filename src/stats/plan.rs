@@ -122,24 +122,32 @@ pub fn pairs_to_resolve(sigma: f64, min_effect: f64) -> usize {
 /// down to the smallest passing count the search meets (simulated power is not exactly monotone in
 /// the pair count, so this is the count of a deterministic search, not a proven minimum; the
 /// verdict re-checks power at the count actually run). `MAX_PLANNABLE_PAIRS` when none passes.
-pub fn pairs_to_power(aa: &Ratios, min_effect: f64, target: f64, seed: u64) -> usize {
+///
+/// Counts up to `simulated_up_to` (the most pairs the run may take) are judged by the resampling
+/// the verdict uses; larger ones, which the run cannot reach and which only inform the "would
+/// need" figure, by the normal approximation, so that planning stays cheap on a noisy machine.
+pub fn pairs_to_power(
+    aa: &Ratios,
+    min_effect: f64,
+    target: f64,
+    seed: u64,
+    simulated_up_to: usize,
+) -> usize {
     let sigma = noise_sigma(aa);
-    let holds =
-        |n: usize| resolves(sigma, n, min_effect) && powered(aa, n, min_effect, target, seed);
     let normal =
         |n: usize| resolves(sigma, n, min_effect) && powered_normal(sigma, n, min_effect, target);
+    let holds = |n: usize| match n <= simulated_up_to {
+        true => resolves(sigma, n, min_effect) && powered(aa, n, min_effect, target, seed),
+        false => normal(n),
+    };
     if !normal(MAX_PLANNABLE_PAIRS) {
         return MAX_PLANNABLE_PAIRS;
     }
-    // The normal count, by bisection (monotone), as the starting point.
-    let (mut lo, mut hi) = (MIN_INTERVAL_PAIRS - 1, MAX_PLANNABLE_PAIRS);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if normal(mid) { hi = mid } else { lo = mid }
-    }
+    // The normal count (monotone in n) as the starting point.
+    let start = bisect(MIN_INTERVAL_PAIRS - 1, MAX_PLANNABLE_PAIRS, normal);
     // Grow until the resampled power agrees, then bisect below the first passing count.
     let mut lo = MIN_INTERVAL_PAIRS - 1;
-    let mut n = hi;
+    let mut n = start;
     while !holds(n) {
         if n >= MAX_PLANNABLE_PAIRS {
             return MAX_PLANNABLE_PAIRS;
@@ -147,10 +155,19 @@ pub fn pairs_to_power(aa: &Ratios, min_effect: f64, target: f64, seed: u64) -> u
         lo = n;
         n = (n + n.div_ceil(4)).min(MAX_PLANNABLE_PAIRS);
     }
-    let mut hi = n;
+    bisect(lo, n, holds)
+}
+
+/// With `passes(hi)` true and `lo < hi`: the count `n ∈ (lo, hi]` where the bisection's bracket
+/// closes, `passes(n)` true and `passes(n − 1)` false or `n − 1 = lo`.
+fn bisect(mut lo: usize, mut hi: usize, passes: impl Fn(usize) -> bool) -> usize {
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if holds(mid) { hi = mid } else { lo = mid }
+        if passes(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
     }
     hi
 }
@@ -158,8 +175,9 @@ pub fn pairs_to_power(aa: &Ratios, min_effect: f64, target: f64, seed: u64) -> u
 /// The pairs to run, from the A/A pairs alone: enough to resolve the minimum effect and to be
 /// powered for the target effect.
 pub fn plan_pairs(aa: &Ratios, s: &PlanSettings) -> PairPlan {
+    let most = s.max_pairs.max(s.min_pairs).min(MAX_SIMULATED_PAIRS);
     clamped(
-        pairs_to_power(aa, s.min_effect, s.target_effect, s.mde_seed),
+        pairs_to_power(aa, s.min_effect, s.target_effect, s.mde_seed, most),
         s.min_pairs,
         s.max_pairs,
     )
@@ -244,28 +262,34 @@ mod tests {
             let a = aa(scale);
             let sigma = noise_sigma(&a);
             let holds = |n: usize| resolves(sigma, n, 0.01) && powered(&a, n, 0.01, 0.015, 7);
-            let n = pairs_to_power(&a, 0.01, 0.015, 7);
+            let n = pairs_to_power(&a, 0.01, 0.015, 7, MAX_SIMULATED_PAIRS);
             assert!(holds(n), "{scale}: {n}");
             assert!(!holds(n - 1), "{scale}: {n}");
             // Never fewer than resolving the minimum effect alone asks for.
             assert!(n >= pairs_to_resolve(sigma, 0.01), "{scale}: {n}");
             // Whatever the count, it comes from the A/A pairs alone: the same inputs, the same n.
-            assert_eq!(n, pairs_to_power(&a, 0.01, 0.015, 7));
+            assert_eq!(n, pairs_to_power(&a, 0.01, 0.015, 7, MAX_SIMULATED_PAIRS));
         }
         // A target barely above the minimum effect costs many more pairs than resolving it.
         let a = aa(0.03);
         let resolve_only = pairs_to_resolve(noise_sigma(&a), 0.01);
-        let close = pairs_to_power(&a, 0.01, 0.011, 7);
+        let close = pairs_to_power(&a, 0.01, 0.011, 7, MAX_SIMULATED_PAIRS);
         assert!(close > 3 * resolve_only, "{close} vs {resolve_only}");
         // A target at or below the minimum effect is never powered on a noisy machine.
-        assert_eq!(pairs_to_power(&a, 0.01, 0.01, 7), MAX_PLANNABLE_PAIRS);
-        assert_eq!(pairs_to_power(&a, 0.0, 0.0, 7), MAX_PLANNABLE_PAIRS);
+        assert_eq!(
+            pairs_to_power(&a, 0.01, 0.01, 7, MAX_SIMULATED_PAIRS),
+            MAX_PLANNABLE_PAIRS
+        );
+        assert_eq!(
+            pairs_to_power(&a, 0.0, 0.0, 7, MAX_SIMULATED_PAIRS),
+            MAX_PLANNABLE_PAIRS
+        );
     }
 
     #[test]
     fn powered_counts_are_what_the_resampled_power_says_and_normal_beyond_the_simulated_range() {
         let a = aa(0.03);
-        let n = pairs_to_power(&a, 0.01, 0.015, 7);
+        let n = pairs_to_power(&a, 0.01, 0.015, 7, MAX_SIMULATED_PAIRS);
         let sim = |n: usize| {
             let s = MdeSettings::new(n, 0.01, 7);
             PowerSimulation::new(&a, &s).unwrap().power(0.015)
@@ -329,6 +353,9 @@ mod tests {
             medium.resolves && medium.needed > 9 && medium.needed < 60,
             "{medium:?}"
         );
+        // Within the cap the count is the resampling's, the one the verdict asks again.
+        assert!(powered(&aa(0.015), medium.planned, 0.01, 0.015, 7));
+        assert!(!powered(&aa(0.015), medium.planned - 1, 0.01, 0.015, 7));
         let noisy = plan_pairs(&aa(0.078), &settings(9, 60));
         assert_eq!((noisy.planned, noisy.resolves), (60, false));
         let sigma = noise_sigma(&aa(0.078));
