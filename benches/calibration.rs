@@ -15,8 +15,9 @@
 //! `EVO_CALIB_MODE=simulated` runs no process at all: it draws log-ratios from noise models
 //! (`calibration/sim.rs`) and sends them through the full decision (A/A → pair count → verdict)
 //! thousands of times (`EVO_CALIB_SIM_REPS`, default 2000 per power cell and 5× that for the null;
-//! caps in `EVO_CALIB_MAX_PAIRS`, default `9,60`), printing the false-accept and false-regression
-//! rates of a null with exact 95% intervals, the power at true 2/3/5/10% speedups, the pairs chosen
+//! caps in `EVO_CALIB_MAX_PAIRS`, default `9,60,200`), printing the false-accept and false-regression
+//! rates of a null with exact 95% intervals, the power at true 1.5% (the target the pair plan sizes
+//! for) and 2/3/5/10% speedups, the pairs chosen
 //! and the inconclusive rate, and the holdout gate's pass rate for a null and rejection rate for a
 //! true 5% slowdown with planned and with fixed pair counts, as Markdown tables.
 
@@ -214,7 +215,7 @@ fn share(x: usize, n: usize) -> String {
 fn simulated_main() {
     let reps = env_number("EVO_CALIB_SIM_REPS", 2000.0).max(1.0) as usize;
     let caps: Vec<usize> = std::env::var("EVO_CALIB_MAX_PAIRS")
-        .unwrap_or_else(|_| "9,60".to_string())
+        .unwrap_or_else(|_| "9,60,200".to_string())
         .split(',')
         .filter_map(|c| c.trim().parse().ok())
         .collect();
@@ -227,8 +228,8 @@ fn simulated_main() {
     };
     let started = Instant::now();
     eprintln!(
-        "simulated calibration: pairs 9, A/A pairs 11, min effect 1%, caps {caps:?}; {} null \
-         and {reps} power repetitions per cell",
+        "simulated calibration: pairs 9, A/A pairs 11, min effect 1%, target 1.5%, caps {caps:?}; \
+         {} null and {reps} power repetitions per cell",
         5 * reps
     );
     println!(
@@ -264,11 +265,11 @@ fn simulated_main() {
     println!("|---|---|---|---|---|---|---|---|---|");
     for (m, model) in sim::MODELS.iter().enumerate() {
         for &cap in &caps {
-            for (e, effect) in [0.02, 0.03, 0.05, 0.10].into_iter().enumerate() {
+            for (e, effect) in [0.015, 0.02, 0.03, 0.05, 0.10].into_iter().enumerate() {
                 let seed = 2000 + 100 * m as u64 + 10 * e as u64;
                 let t = sim::run(model.noise, effect, &settings(cap), reps, seed);
                 println!(
-                    "| {} | {cap} | {:.0}% | {} | {} | {} | {} ({:.1}) | {} | {} |",
+                    "| {} | {cap} | {:.1}% | {} | {} | {} | {} ({:.1}) | {} | {} |",
                     model.name,
                     100.0 * effect,
                     pct_with_interval(t.accepted, t.reps),

@@ -88,6 +88,26 @@ pub fn powered(aa: &Ratios, n: usize, min_effect: f64, target: f64, seed: u64) -
     PowerSimulation::new(aa, &settings).is_some_and(|sim| sim.power(target) >= settings.power)
 }
 
+/// Simulated comparisons for counts the run cannot reach: they only inform the "would need"
+/// figure, so a coarser simulation (power within about ±2 points) keeps planning cheap.
+const ESTIMATE_RESAMPLES: usize = 400;
+
+/// [`powered`] with `resamples` simulated comparisons instead of the MDE's 2000.
+fn simulated(
+    aa: &Ratios,
+    n: usize,
+    min_effect: f64,
+    target: f64,
+    seed: u64,
+    resamples: usize,
+) -> bool {
+    let settings = MdeSettings {
+        resamples,
+        ..MdeSettings::new(n, min_effect, seed)
+    };
+    PowerSimulation::new(aa, &settings).is_some_and(|sim| sim.power(target) >= settings.power)
+}
+
 fn powered_normal(sigma: f64, n: usize, min_effect: f64, target: f64) -> bool {
     let se = super::noise::MEDIAN_EFFICIENCY * sigma / (n as f64).sqrt();
     let bar = min_effect.ln_1p().max(super::noise::Z_95 * se);
@@ -123,9 +143,11 @@ pub fn pairs_to_resolve(sigma: f64, min_effect: f64) -> usize {
 /// the pair count, so this is the count of a deterministic search, not a proven minimum; the
 /// verdict re-checks power at the count actually run). `MAX_PLANNABLE_PAIRS` when none passes.
 ///
-/// Counts up to `simulated_up_to` (the most pairs the run may take) are judged by the resampling
-/// the verdict uses; larger ones, which the run cannot reach and which only inform the "would
-/// need" figure, by the normal approximation, so that planning stays cheap on a noisy machine.
+/// Counts up to `simulated_up_to` (the most pairs the run may take) are judged exactly as the
+/// verdict judges them ([`powered`]); larger ones, which the run cannot reach and which only
+/// inform the "would need" figure, by a coarser simulation (`ESTIMATE_RESAMPLES`), and beyond
+/// `MAX_SIMULATED_PAIRS` by the normal approximation, which is optimistic at small counts (on the
+/// trainer's A/A pairs the resampling asked for about three times its count) but close there.
 pub fn pairs_to_power(
     aa: &Ratios,
     min_effect: f64,
@@ -136,9 +158,15 @@ pub fn pairs_to_power(
     let sigma = noise_sigma(aa);
     let normal =
         |n: usize| resolves(sigma, n, min_effect) && powered_normal(sigma, n, min_effect, target);
-    let holds = |n: usize| match n <= simulated_up_to {
-        true => resolves(sigma, n, min_effect) && powered(aa, n, min_effect, target, seed),
-        false => normal(n),
+    let holds = |n: usize| {
+        if n <= simulated_up_to {
+            resolves(sigma, n, min_effect) && powered(aa, n, min_effect, target, seed)
+        } else if n <= MAX_SIMULATED_PAIRS {
+            resolves(sigma, n, min_effect)
+                && simulated(aa, n, min_effect, target, seed, ESTIMATE_RESAMPLES)
+        } else {
+            normal(n)
+        }
     };
     if !normal(MAX_PLANNABLE_PAIRS) {
         return MAX_PLANNABLE_PAIRS;
