@@ -9,12 +9,14 @@ use crate::confirm::ConfirmEvent;
 use crate::measure::schedule::RunEvent;
 use crate::path::shown;
 use crate::report::events::{Body, CandidateName, Final, Source, Stream};
+use crate::report::jobs::{JobObservation, JobTally};
 use crate::report::progress::Progress;
 use crate::report::terminal;
 
-/// The reporter of one command.
+/// The reporter of one command. On the terminal, a campaign's fleet jobs are tallied for the
+/// line under the bar.
 pub enum Live {
-    Terminal(Progress),
+    Terminal(Progress, JobTally),
     Json(Stream),
 }
 
@@ -33,13 +35,60 @@ fn wire_name<T: serde::Serialize>(value: &T) -> String {
     }
 }
 
+/// A job observation as a line of the stream.
+fn job_body(job: JobObservation) -> Body {
+    match job {
+        JobObservation::Submitted {
+            job_id,
+            stage,
+            attempt,
+            reattached,
+        } => Body::JobSubmitted {
+            job_id,
+            stage,
+            attempt,
+            reattached,
+        },
+        JobObservation::Started {
+            job_id,
+            stage,
+            node,
+        } => Body::JobStarted {
+            job_id,
+            stage,
+            node,
+        },
+        JobObservation::Ended {
+            job_id,
+            stage,
+            node,
+            state,
+            attempt,
+            requeues,
+            restarts,
+            outcome,
+            reason,
+        } => Body::JobEnded {
+            job_id,
+            stage,
+            node,
+            state,
+            attempt,
+            requeues,
+            restarts,
+            outcome,
+            reason,
+        },
+    }
+}
+
 impl Live {
     /// The `--json` stream when `json`, else the terminal's bars.
     pub fn new(json: bool, command: Source) -> Live {
         if json {
             Live::Json(Stream::new(command))
         } else {
-            Live::Terminal(Progress::new())
+            Live::Terminal(Progress::new(), JobTally::default())
         }
     }
 
@@ -54,7 +103,7 @@ impl Live {
             name: name.to_string(),
         };
         match self {
-            Live::Terminal(_) => {}
+            Live::Terminal(..) => {}
             Live::Json(s) => s.candidate = Some(name),
         }
     }
@@ -62,7 +111,7 @@ impl Live {
     /// A stage begins; `candidate` replaces the current one when given.
     pub fn stage(&mut self, name: &str, candidate: Option<CandidateName>) {
         match self {
-            Live::Terminal(p) => {
+            Live::Terminal(p, _) => {
                 let label = candidate.as_ref().map(|c| c.name.clone());
                 p.stage(name, label);
             }
@@ -81,14 +130,14 @@ impl Live {
     /// The current stage will make `runs` timed runs.
     pub fn expect_runs(&mut self, runs: usize) {
         match self {
-            Live::Terminal(p) => p.expect(runs),
+            Live::Terminal(p, _) => p.expect(runs),
             Live::Json(s) => s.runs_expected(runs),
         }
     }
 
     fn scenario(&mut self, name: &str) {
         match self {
-            Live::Terminal(p) => p.scenario(name),
+            Live::Terminal(p, _) => p.scenario(name),
             Live::Json(s) => s.scenario = Some(name.to_string()),
         }
     }
@@ -98,7 +147,7 @@ impl Live {
         if let Some(plan) = event.plan {
             let delta = 2 * (plan.planned as isize - plan.configured as isize);
             match self {
-                Live::Terminal(p) => {
+                Live::Terminal(p, _) => {
                     p.adjust(delta);
                     p.line(&format!("evo: {}", terminal::pairs_planned_line(&plan)));
                 }
@@ -117,7 +166,7 @@ impl Live {
             return;
         }
         match self {
-            Live::Terminal(p) => p.run(),
+            Live::Terminal(p, _) => p.run(),
             Live::Json(s) => {
                 let (done, total) = s.run_done();
                 s.emit(Body::Run {
@@ -134,7 +183,7 @@ impl Live {
     /// Something to see before trusting the outcome.
     pub fn warning(&mut self, message: &str) {
         match self {
-            Live::Terminal(p) => p.line(&format!("warning: {message}")),
+            Live::Terminal(p, _) => p.line(&format!("warning: {message}")),
             Live::Json(s) => s.emit(Body::Warning {
                 message: message.to_string(),
             }),
@@ -148,7 +197,7 @@ impl Live {
             ConfirmEvent::Stage(name) if nested => self.stage(&format!("confirm: {name}"), None),
             ConfirmEvent::Stage(name) => self.stage(&name, None),
             ConfirmEvent::Started { run_id, run_dir } => match self {
-                Live::Terminal(_) => {}
+                Live::Terminal(..) => {}
                 Live::Json(s) if nested => s.emit(Body::ConfirmationStarted {
                     confirmation_id: run_id,
                     run_dir: shown(&run_dir),
@@ -170,7 +219,7 @@ impl Live {
     pub fn campaign(&mut self, event: CampaignEvent) {
         match event {
             CampaignEvent::Started { run_id, run_dir } => match self {
-                Live::Terminal(_) => {}
+                Live::Terminal(..) => {}
                 Live::Json(s) => {
                     s.run_id = Some(run_id);
                     s.emit(Body::Started {
@@ -182,7 +231,7 @@ impl Live {
                 if candidate.is_none() {
                     // A stage of the whole campaign: no candidate until one is named again.
                     match self {
-                        Live::Terminal(p) => p.clear_candidate(),
+                        Live::Terminal(p, _) => p.clear_candidate(),
                         Live::Json(s) => s.candidate = None,
                     }
                 }
@@ -195,7 +244,7 @@ impl Live {
                 status,
                 reason,
             } => match self {
-                Live::Terminal(p) => p.line(&format!(
+                Live::Terminal(p, _) => p.line(&format!(
                     "candidate {index} ({name}): {} — {reason}",
                     status.as_str()
                 )),
@@ -214,12 +263,28 @@ impl Live {
             CampaignEvent::Run(run) => self.run(run),
             CampaignEvent::Confirm(e) => self.confirm(e, true),
             CampaignEvent::Warning { message } => self.warning(&message),
+            CampaignEvent::Job { candidate, job } => self.job(candidate.map(candidate_name), job),
+        }
+    }
+
+    /// What the coordinator saw of a fleet job of `candidate`.
+    fn job(&mut self, candidate: Option<CandidateName>, job: JobObservation) {
+        match self {
+            Live::Terminal(p, tally) => {
+                tally.observe(&job);
+                p.detail(tally.line());
+            }
+            Live::Json(s) => {
+                let before = std::mem::replace(&mut s.candidate, candidate);
+                s.emit(job_body(job));
+                s.candidate = before;
+            }
         }
     }
 
     /// Clears the bars (before the outcome is printed); the stream goes on to its `final` line.
     pub fn finish_progress(&mut self) {
-        if let Live::Terminal(p) = self {
+        if let Live::Terminal(p, _) = self {
             p.finish();
         }
     }
@@ -227,7 +292,7 @@ impl Live {
     /// Clears the bars, or writes the `final` line.
     pub fn finish(&mut self, outcome: Final) {
         match self {
-            Live::Terminal(p) => p.finish(),
+            Live::Terminal(p, _) => p.finish(),
             Live::Json(s) => s.emit(Body::Final(outcome)),
         }
     }

@@ -3,7 +3,9 @@
 //! administrator or a lost node would end it) is submitted again, and its result comes back
 //! unsigned, is checked and signed by the coordinator, and verifies with `--recompute`; a
 //! coordinator killed while its job runs reattaches to that job on `--resume latest`; Ctrl-C
-//! cancels the campaign's jobs and exits 130, and a resume submits them again.
+//! cancels the campaign's jobs and exits 130, and a resume submits them again. With `--json`,
+//! every line of the coordinator's stream matches `evo schema events`, and each job is followed
+//! in it from submission to its end, with its id and node.
 
 mod util;
 
@@ -47,13 +49,43 @@ fn ended(entries: &[Value]) -> Vec<&Value> {
 
 /// Waits for a campaign run that must complete: any verdict (exit 0, 3 or 4; these tests are
 /// about the jobs, not the speedup), not a usage or internal error.
-fn completed(run: Reaped) {
+fn completed(run: Reaped) -> Output {
     let out = run.output();
     assert!(
         matches!(out.status.code(), Some(0 | 3 | 4)),
         "{}",
         text(&out)
     );
+    out
+}
+
+/// The one `event` line of the stream about `job`.
+fn job_event<'a>(events: &'a [Value], event: &str, job: u64) -> &'a Value {
+    let found: Vec<&Value> = (events.iter())
+        .filter(|e| e["event"] == event && e["job_id"] == job)
+        .collect();
+    assert_eq!(found.len(), 1, "one {event} of job {job}: {events:#?}");
+    found[0]
+}
+
+/// The stream follows `job` of candidate 1 (`memo`) from its submission (`reattached`: by an
+/// earlier session) to its end, on one of the cluster's nodes; returns its `job_ended` line.
+fn followed(events: &[Value], job: u64, reattached: bool) -> &Value {
+    let submitted = job_event(events, "job_submitted", job);
+    let started = job_event(events, "job_started", job);
+    let ended = job_event(events, "job_ended", job);
+    for line in [submitted, started, ended] {
+        assert_eq!(line["candidate"]["index"], 1, "{line}");
+        assert_eq!(line["candidate"]["name"], "memo", "{line}");
+        assert_eq!(line["stage"], "confirm", "{line}");
+    }
+    assert_eq!(submitted["reattached"], reattached, "{submitted}");
+    let node = started["node"].as_str().unwrap();
+    assert!(["evo-n1", "evo-n2"].contains(&node), "{started}");
+    assert_eq!(ended["node"], node, "{ended}");
+    let position = |line: &Value| events.iter().position(|e| e == line).unwrap();
+    assert!(position(submitted) < position(started) && position(started) < position(ended));
+    ended
 }
 
 /// A child process that is killed and reaped at the latest when dropped.
@@ -188,13 +220,14 @@ fn a_campaign_confirms_on_slurm_resubmits_a_cancelled_job_and_signs_a_checked_re
     };
     let slurm = Slurm::new(Some(&conf));
     let fx = Fixture::new(conf, 1);
-    let mut coordinator = fx.start(&[]);
+    let mut coordinator = fx.start(&["--json"]);
     // The first confirmation job, cancelled from outside once it runs.
     let first = fx.first_job_running(&slurm, &mut coordinator);
     std::thread::sleep(Duration::from_secs(1));
     slurm.cancel(&[first]).unwrap();
 
-    completed(coordinator);
+    let out = completed(coordinator);
+    let events = util::schema::events(&out);
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
     let entries = journal(&run);
     let jobs = submitted(&entries);
@@ -223,6 +256,25 @@ fn a_campaign_confirms_on_slurm_resubmits_a_cancelled_job_and_signs_a_checked_re
         "{job}"
     );
     fx.verifies(&confirmation);
+
+    // The stream followed both jobs: the cancelled one was submitted again, the second's result
+    // was signed, and its node is the one the signed result records.
+    let cancelled = followed(&events, jobs[0], false);
+    assert_eq!(cancelled["state"], "cancelled", "{cancelled}");
+    assert_eq!(cancelled["outcome"], "requeued", "{cancelled}");
+    assert_eq!(
+        (&cancelled["attempt"], &cancelled["requeues"]),
+        (&1.into(), &0.into())
+    );
+    let done = followed(&events, jobs[1], false);
+    assert_eq!(done["state"], "completed", "{done}");
+    assert_eq!(done["outcome"], "done", "{done}");
+    assert_eq!(
+        (&done["attempt"], &done["requeues"]),
+        (&2.into(), &1.into())
+    );
+    assert_eq!(done["node"], job["node"], "{done}");
+    assert_eq!(events.last().unwrap()["event"], "final");
     // The node wrote its result into the shared folder; it was moved out to be signed.
     let attempt = run.join("fleet/candidate_1/attempt_2");
     assert!(attempt.join("request.json").is_file());
@@ -244,7 +296,11 @@ fn a_coordinator_killed_while_its_job_runs_reattaches_on_resume_instead_of_submi
         "the job outlives its coordinator"
     );
 
-    completed(fx.start(&["--resume", "latest"]));
+    let out = completed(fx.start(&["--resume", "latest", "--json"]));
+    // The resumed coordinator says it follows the job again rather than submitting it.
+    let events = util::schema::events(&out);
+    let ended = followed(&events, first.0, true);
+    assert_eq!(ended["outcome"], "done", "{ended}");
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
     let entries = journal(&run);
     assert_eq!(
@@ -265,7 +321,7 @@ fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_unc
     };
     let slurm = Slurm::new(Some(&conf));
     let fx = Fixture::new(conf, 1);
-    let mut coordinator = fx.start(&[]);
+    let mut coordinator = fx.start(&["--json"]);
     let first = fx.first_job_running(&slurm, &mut coordinator);
     let pid = coordinator.0.as_ref().unwrap().id().to_string();
     let sent = std::process::Command::new("kill")
@@ -275,6 +331,10 @@ fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_unc
     assert!(sent.success());
     let out = coordinator.output();
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let events = util::schema::events(&out);
+    let cancelled = job_event(&events, "job_ended", first.0);
+    assert_eq!(cancelled["outcome"], "cancelled", "{cancelled}");
+    assert_eq!(events.last().unwrap()["exit_code"], 130);
     let state = slurm.info(first).unwrap().state;
     assert!(
         matches!(state, JobState::Cancelled | JobState::Other(_)),

@@ -2,6 +2,8 @@
 //! stream of each command that runs (only event lines on stdout, one envelope, runs counted
 //! against their stage's total, a `final` line matching what the command did), and the files
 //! `result.json`, `summary.json` and the bench report, from real runs and a rich synthetic one.
+//! A fleet campaign's stream is checked the same way in `tests/fleet_slurm.rs`, on the local
+//! Slurm cluster.
 
 #[path = "util/hostile_result.rs"]
 mod hostile_result;
@@ -11,55 +13,12 @@ use std::path::Path;
 use std::process::Output;
 
 use serde_json::Value;
+use util::schema::{check, events, validator};
 use util::{evo, fixture_repo, patch_by_editing, text, write};
-
-/// A validator for `evo schema KIND`, checked to refuse a document that is plainly wrong.
-fn validator(kind: &str) -> jsonschema::Validator {
-    let out = evo().args(["schema", kind]).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let validator = jsonschema::validator_for(&schema)
-        .unwrap_or_else(|e| panic!("the {kind} schema does not compile: {e}"));
-    let wrong = serde_json::json!({ "schema": "evo-events/1", "event": "run", "run_id": 7 });
-    assert!(
-        !validator.is_valid(&wrong),
-        "the {kind} schema accepts anything"
-    );
-    validator
-}
-
-/// Panics with every error when `doc` does not match.
-fn check(validator: &jsonschema::Validator, doc: &Value, what: &str) {
-    let errors: Vec<String> = validator
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "{what} does not match its schema: {errors:#?}"
-    );
-}
 
 fn check_file(kind: &str, path: &Path) {
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     check(&validator(kind), &doc, &path.display().to_string());
-}
-
-/// The stdout lines of `out`, each parsed and checked against the events schema.
-fn events(out: &Output) -> Vec<Value> {
-    let validator = validator("events");
-    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
-    assert!(!stdout.is_empty(), "no event at all\n{}", text(out));
-    stdout
-        .lines()
-        .map(|line| {
-            let v: Value = serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("stdout holds a line that is not JSON ({e}): {line}"));
-            check(&validator, &v, line);
-            assert_eq!(v["schema"], "evo-events/1", "{line}");
-            v
-        })
-        .collect()
 }
 
 /// Runs `command` with `--json`; it must exit 3 and end its stream with a `rejected` verdict.

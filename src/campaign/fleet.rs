@@ -5,24 +5,26 @@
 //! ends without a result that passes the checks (`fleet::collect`) is submitted again, at most
 //! `max_requeues` times, then the candidate ends `inconclusive` with the reason; a result that
 //! passes is moved into the run's `confirmations/`, signed here and recorded as a local
-//! confirmation is. A stop cancels the campaign's jobs.
+//! confirmation is. A stop cancels the campaign's jobs. What the coordinator sees of each job
+//! (submitted, running on a node, ended) goes to the reporter as it sees it.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::time::Duration;
 
 use super::journal::{self, Entry};
-use super::{CampaignRun, CandidatePatch};
+use super::{CampaignEvent, CampaignRun, CandidatePatch};
 use crate::confirm::{self, ConfirmRequest};
 use crate::environment::FleetJob;
 use crate::evidence::summary::Status;
 use crate::fleet::FleetPlan;
 use crate::fleet::collect::{self, Expected};
 use crate::fleet::job::{self, JobFolder};
-use crate::fleet::slurm::{JobId, JobInfo};
+use crate::fleet::slurm::{JobId, JobInfo, JobState};
 use crate::pipeline::PipelineError;
 use crate::pipeline::rundir::RunDir;
 use crate::receipt::{self, keys::Signer};
+use crate::report::jobs::{JobObservation, JobOutcome, JobStage};
 
 /// How often the coordinator asks Slurm about its jobs.
 const POLL: Duration = Duration::from_millis(500);
@@ -35,6 +37,50 @@ struct Active {
     folder: JobFolder,
     /// The node Slurm last said it runs on.
     node: String,
+    /// Slurm's last state of it, as seen by the coordinator.
+    state: String,
+    /// How often Slurm itself restarted it, as last seen.
+    restarts: u32,
+    /// Its start was reported.
+    started: bool,
+}
+
+impl Active {
+    fn new(index: usize, attempt: u32, job: JobId, folder: JobFolder, state: &str) -> Active {
+        Active {
+            index,
+            attempt,
+            job,
+            folder,
+            node: String::new(),
+            state: state.to_string(),
+            restarts: 0,
+            started: false,
+        }
+    }
+
+    /// Its end, for the reporter.
+    fn ended(&self, requeues: usize, outcome: JobOutcome, reason: &str) -> JobObservation {
+        JobObservation::Ended {
+            job_id: self.job.0,
+            stage: JobStage::Confirm,
+            node: self.node.clone(),
+            state: self.state.clone(),
+            attempt: self.attempt,
+            requeues: u32::try_from(requeues).unwrap_or(u32::MAX),
+            restarts: self.restarts,
+            outcome,
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// What became of a job that ended.
+enum JobResult {
+    /// Its result was checked, signed and recorded (the journaled reason).
+    Signed(String),
+    /// It left no result that passes (why).
+    Missing(String),
 }
 
 /// What the journal says of one candidate's jobs.
@@ -116,19 +162,26 @@ impl CampaignRun<'_> {
             }
             failed.insert(index, mine.map_or(0, |j| j.failed));
             match mine.and_then(Journaled::unfinished) {
-                Some((job, attempt, folder)) => active.push(Active {
-                    index,
-                    attempt: *attempt,
-                    job: JobId(*job),
-                    folder: JobFolder::new(folder.into()),
-                    node: String::new(),
-                }),
+                Some((job, attempt, folder)) => {
+                    let folder = JobFolder::new(folder.into());
+                    let a = Active::new(index, *attempt, JobId(*job), folder, "unknown");
+                    self.job_event(
+                        index,
+                        JobObservation::Submitted {
+                            job_id: a.job.0,
+                            stage: JobStage::Confirm,
+                            attempt: a.attempt,
+                            reattached: true,
+                        },
+                    );
+                    active.push(a);
+                }
                 None => waiting.push_back(index),
             }
         }
         loop {
             if self.opts.stop.requested() {
-                return Err(self.cancel_jobs(fleet, &active));
+                return Err(self.cancel_jobs(fleet, &active, &failed));
             }
             while active.len() < fleet.settings.max_jobs.get() {
                 let Some(index) = waiting.pop_front() else {
@@ -144,35 +197,73 @@ impl CampaignRun<'_> {
             for mut a in std::mem::take(&mut active) {
                 let info = (fleet.slurm.info(a.job))
                     .map_err(|e| PipelineError::Internal(format!("cannot follow the jobs: {e}")))?;
-                if !info.node.is_empty() {
-                    a.node.clone_from(&info.node);
-                }
+                self.observe(&mut a, &info);
                 if !info.state.is_final() {
                     still.push(a);
                     continue;
                 }
-                if let Some(reason) = self.collect_job(&signer, &a, &info)? {
-                    let count = failed.entry(a.index).or_default();
-                    *count += 1;
-                    self.record(Entry::JobEnded {
-                        index: a.index,
-                        job_id: a.job.0,
-                        counted: true,
-                        reason: reason.clone(),
-                    })?;
-                    if *count > fleet.settings.max_requeues as usize {
-                        let why = format!(
-                            "no result after {count} Slurm jobs (fleet.max_requeues is {}); the \
-                             last: {reason}",
-                            fleet.settings.max_requeues
-                        );
-                        self.set_status(a.index, Status::Inconclusive, why)?;
-                    } else {
-                        waiting.push_front(a.index);
+                let before = failed.get(&a.index).copied().unwrap_or(0);
+                let reason = match self.collect_job(&signer, &a, &info)? {
+                    JobResult::Signed(note) => {
+                        let done = a.ended(before, JobOutcome::Done, &note);
+                        self.job_event(a.index, done);
+                        continue;
                     }
+                    JobResult::Missing(reason) => reason,
+                };
+                let count = before + 1;
+                failed.insert(a.index, count);
+                self.record(Entry::JobEnded {
+                    index: a.index,
+                    job_id: a.job.0,
+                    counted: true,
+                    reason: reason.clone(),
+                })?;
+                let again = count <= fleet.settings.max_requeues as usize;
+                let outcome = if again {
+                    JobOutcome::Requeued
+                } else {
+                    JobOutcome::Failed
+                };
+                self.job_event(a.index, a.ended(before, outcome, &reason));
+                if again {
+                    waiting.push_front(a.index);
+                } else {
+                    let why = format!(
+                        "no result after {count} Slurm jobs (fleet.max_requeues is {}); the last: \
+                         {reason}",
+                        fleet.settings.max_requeues
+                    );
+                    self.set_status(a.index, Status::Inconclusive, why)?;
                 }
             }
             active = still;
+        }
+    }
+
+    /// Tells the reporter about one of the candidate's jobs.
+    fn job_event(&mut self, index: usize, job: JobObservation) {
+        let candidate = self.candidate_ref(index);
+        (self.on_event)(CampaignEvent::Job { candidate, job });
+    }
+
+    /// Takes what Slurm now says of job `a` (its node and state), and reports its start the first
+    /// time it is seen on a node (also when it is seen only after it ended there).
+    fn observe(&mut self, a: &mut Active, info: &JobInfo) {
+        if !info.node.is_empty() {
+            a.node.clone_from(&info.node);
+        }
+        a.state = info.state.name();
+        a.restarts = a.restarts.max(info.restarts);
+        let on_node = info.state == JobState::Running || info.state.is_final();
+        if on_node && !a.started && !a.node.is_empty() {
+            a.started = true;
+            let started = JobObservation::Started {
+                job_id: a.job.0,
+                stage: JobStage::Confirm,
+                node: a.node.clone(),
+            };
+            self.job_event(a.index, started);
         }
     }
 
@@ -211,13 +302,14 @@ impl CampaignRun<'_> {
             &format!("confirm candidate {index} as Slurm job {id} (attempt {attempt})"),
             index,
         );
-        Ok(Active {
-            index,
+        let submitted = JobObservation::Submitted {
+            job_id: id.0,
+            stage: JobStage::Confirm,
             attempt,
-            job: id,
-            folder,
-            node: String::new(),
-        })
+            reattached: false,
+        };
+        self.job_event(index, submitted);
+        Ok(Active::new(index, attempt, id, folder, "pending"))
     }
 
     /// What candidate `index`'s job in `folder` runs: the campaign's request, writing into the
@@ -234,14 +326,13 @@ impl CampaignRun<'_> {
         Ok(request)
     }
 
-    /// Collects a job that ended: checks its result, signs and records it. `Some(reason)` when
-    /// the job left no result to sign.
+    /// Collects a job that ended: checks its result, signs and records it.
     fn collect_job(
         &mut self,
         signer: &Signer,
         a: &Active,
         info: &JobInfo,
-    ) -> Result<Option<String>, PipelineError> {
+    ) -> Result<JobResult, PipelineError> {
         let request = self.fleet_request(a.index, &a.folder)?;
         let expected = Expected {
             request: &request,
@@ -255,7 +346,7 @@ impl CampaignRun<'_> {
             Ok(c) => c,
             Err(e) => {
                 let state = format!("{:?}", info.state).to_lowercase();
-                return Ok(Some(format!(
+                return Ok(JobResult::Missing(format!(
                     "Slurm job {}{node} ended {state}: {e}",
                     a.job
                 )));
@@ -286,31 +377,40 @@ impl CampaignRun<'_> {
             .map_err(|e| PipelineError::Internal(e.to_string()))?;
         let screened = (request.search.as_ref()).map_or(f64::NAN, |s| s.figures.median);
         self.record_confirmation(a.index, &outcome, screened)?;
+        let reason = format!("result checked and signed ({})", run_dir.id);
         self.record(Entry::JobEnded {
             index: a.index,
             job_id: a.job.0,
             counted: false,
-            reason: format!("result checked and signed ({})", run_dir.id),
+            reason: reason.clone(),
         })?;
-        Ok(None)
+        Ok(JobResult::Signed(reason))
     }
 
     /// Cancels the campaign's jobs on a stop and journals that they did not fail (directly: after
     /// a stop `record` journals nothing), so a resumed run submits them again without counting
     /// them against `max_requeues`.
-    fn cancel_jobs(&mut self, fleet: &FleetPlan, active: &[Active]) -> PipelineError {
+    fn cancel_jobs(
+        &mut self,
+        fleet: &FleetPlan,
+        active: &[Active],
+        failed: &BTreeMap<usize, usize>,
+    ) -> PipelineError {
         let ids: Vec<JobId> = active.iter().map(|a| a.job).collect();
         let note = match fleet.slurm.cancel(&ids) {
             Ok(()) => String::new(),
             Err(e) => format!(" (cancelling its Slurm jobs failed: {e})"),
         };
+        let reason = "cancelled: the campaign was stopped";
         for a in active {
             let _ = self.journal.append(&Entry::JobEnded {
                 index: a.index,
                 job_id: a.job.0,
                 counted: false,
-                reason: "cancelled: the campaign was stopped".into(),
+                reason: reason.into(),
             });
+            let before = failed.get(&a.index).copied().unwrap_or(0);
+            self.job_event(a.index, a.ended(before, JobOutcome::Cancelled, reason));
         }
         PipelineError::Interrupted(format!("{}{note}", crate::interrupt::MESSAGE))
     }

@@ -31,6 +31,7 @@ use crate::path::shown;
 use crate::pipeline::PipelineError;
 use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::{CampaignPlan, RUN_MANIFEST, RunManifest};
+use crate::report::jobs::JobObservation;
 use crate::tree::{self, Pinned};
 use journal::{Entry, Journal};
 use state::State;
@@ -100,6 +101,11 @@ pub enum CampaignEvent {
     /// Something the user must see before trusting the outcome (runs not sandboxed).
     Warning {
         message: String,
+    },
+    /// What the coordinator saw of one of the candidate's fleet jobs (§2.8).
+    Job {
+        candidate: Option<CandidateRef>,
+        job: JobObservation,
     },
 }
 
@@ -293,13 +299,17 @@ impl CampaignRun<'_> {
         });
     }
 
+    /// Candidate `index`, named.
+    fn candidate_ref(&self, index: usize) -> Option<CandidateRef> {
+        (self.state.candidates.iter().find(|c| c.index == index)).map(|c| CandidateRef {
+            index,
+            name: c.name.clone(),
+        })
+    }
+
     /// A stage that works on candidate `index`.
     fn candidate_stage(&mut self, name: &str, index: usize) {
-        let candidate =
-            (self.state.candidates.iter().find(|c| c.index == index)).map(|c| CandidateRef {
-                index,
-                name: c.name.clone(),
-            });
+        let candidate = self.candidate_ref(index);
         (self.on_event)(CampaignEvent::Stage {
             name: name.to_string(),
             candidate,

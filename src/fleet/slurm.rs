@@ -54,6 +54,24 @@ impl JobState {
             JobState::Pending | JobState::Running | JobState::Other(_)
         )
     }
+
+    /// Slurm's name of the state, in lower case (`node_fail`); `gone` when Slurm forgot the job.
+    pub fn name(&self) -> String {
+        let name = match self {
+            JobState::Pending => "pending",
+            JobState::Running => "running",
+            JobState::Completed => "completed",
+            JobState::Failed { .. } => "failed",
+            JobState::Cancelled => "cancelled",
+            JobState::Timeout => "timeout",
+            JobState::NodeFail => "node_fail",
+            JobState::Preempted => "preempted",
+            JobState::OutOfMemory => "out_of_memory",
+            JobState::Other(other) => return other.to_lowercase(),
+            JobState::Gone => "gone",
+        };
+        name.to_string()
+    }
 }
 
 /// What `scontrol show job` says of one job.
@@ -330,6 +348,7 @@ mod tests {
         assert_eq!(info.reason, "NonZeroExitCode");
         assert_eq!(info.restarts, 2);
         assert!(info.state.is_final());
+        assert_eq!(info.state.name(), "failed");
     }
 
     #[test]
@@ -344,6 +363,8 @@ mod tests {
             parse_job_info(JobId(4), out).unwrap().state,
             JobState::Other("REQUEUED".into())
         );
+        assert_eq!(JobState::Other("REQUEUED".into()).name(), "requeued");
+        assert_eq!(JobState::NodeFail.name(), "node_fail");
         assert_eq!(parse_job_info(JobId(4), "nothing here"), None);
     }
 

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::measure::record::Arm;
 use crate::measure::schedule::Phase;
+use crate::report::jobs::{JobOutcome, JobStage};
 
 /// The version of the line format; a change that can break a reader changes it.
 pub const SCHEMA: &str = "evo-events/1";
@@ -83,6 +84,37 @@ pub enum Body {
     },
     /// A campaign candidate reached a status.
     Candidate { status: String, reason: String },
+    /// A fleet job for the line's candidate was submitted (docs/design.md §2.8); `reattached`:
+    /// by an earlier session of this run, and followed again after `--resume`. `attempt` counts
+    /// the candidate's jobs for this stage, from 1.
+    JobSubmitted {
+        job_id: u64,
+        stage: JobStage,
+        attempt: u32,
+        reattached: bool,
+    },
+    /// The job was seen running on `node` (the scheduler's name for it).
+    JobStarted {
+        job_id: u64,
+        stage: JobStage,
+        node: String,
+    },
+    /// The job is over for the campaign. `state`: the scheduler's last state of it (`completed`,
+    /// `failed`, `cancelled`, `timeout`, `node_fail`, …, `gone` when the scheduler no longer
+    /// knew it); `node`: where it ran (empty if it never did); `requeues`: how many of the
+    /// candidate's earlier jobs ended without a result and were submitted again; `restarts`: how
+    /// often the scheduler itself restarted this job; `reason`: as journaled.
+    JobEnded {
+        job_id: u64,
+        stage: JobStage,
+        node: String,
+        state: String,
+        attempt: u32,
+        requeues: u32,
+        restarts: u32,
+        outcome: JobOutcome,
+        reason: String,
+    },
     /// Something to see before trusting the outcome.
     Warning { message: String },
     /// The last line: what the command concluded and where its evidence is.

@@ -1,6 +1,7 @@
 //! Renderers: they turn results into text and never decide or measure anything.
 
 pub mod events;
+pub mod jobs;
 pub mod markdown;
 pub mod pairs_svg;
 pub mod pr_body;

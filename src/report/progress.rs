@@ -2,8 +2,10 @@
 //! (all scenarios' pairs, not a count that restarts with each pair), with the candidate and
 //! scenario being measured and an ETA from the runs so far. A stage that makes no timed runs
 //! (a build, the tests) shows a spinner and its elapsed time instead of an empty `0/0` bar; a
-//! finished stage leaves one line with its duration. When stderr is not a terminal the bars are
-//! hidden and each stage is one `evo: <stage>` line.
+//! finished stage leaves one line with its duration. A second line under the bar can show a
+//! detail that outlives stages (a campaign's scheduler jobs in flight). When stderr is not a
+//! terminal the bars are hidden and each stage is one `evo: <stage>` line; the detail is not
+//! shown.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -23,10 +25,16 @@ pub struct Progress {
     /// Shown after the stage name: the candidate and the scenario being measured.
     candidate: Option<String>,
     scenario: Option<String>,
+    /// The bar's template without the detail line.
+    template: &'static str,
+    /// The second line, when there is one.
+    detail: Option<String>,
 }
 
 const BAR: &str = "{spinner} {msg} [{bar:24}] {pos}/{len} runs, {elapsed}, ETA {eta}";
 const SPINNER: &str = "{spinner} {msg} {elapsed}";
+/// Appended to the template when there is a detail line.
+const DETAIL: &str = "\n  {prefix}";
 
 fn style(template: &str) -> ProgressStyle {
     ProgressStyle::with_template(template)
@@ -59,6 +67,8 @@ impl Progress {
             stage: None,
             candidate: None,
             scenario: None,
+            template: SPINNER,
+            detail: None,
         }
     }
 
@@ -93,7 +103,7 @@ impl Progress {
         }
         self.bar.reset();
         self.bar.set_length(0);
-        self.bar.set_style(style(SPINNER));
+        self.restyle(SPINNER);
         self.bar.set_message(self.label());
         // A build or test stage can take minutes with no event: tick so it does not look stuck.
         self.bar.enable_steady_tick(Duration::from_secs(1));
@@ -107,7 +117,7 @@ impl Progress {
         // Timed runs are under way: redraw only when one finishes, so that evo's own drawing
         // does not take CPU time from them.
         self.bar.disable_steady_tick();
-        self.bar.set_style(style(BAR));
+        self.restyle(BAR);
         // The position already counts the stage's runs so far (it restarts with each stage).
         self.bar.set_length(runs as u64);
     }
@@ -118,6 +128,30 @@ impl Progress {
         let len = self.bar.length().unwrap_or(0) as isize;
         let len = (len + delta).max(self.bar.position() as isize).max(0) as u64;
         self.bar.set_length(len);
+    }
+
+    /// The line under the bar: `Some` shows or replaces it, `None` removes it. It stays across
+    /// stages until replaced or removed.
+    pub fn detail(&mut self, text: Option<String>) {
+        if text == self.detail {
+            return;
+        }
+        let had = self.detail.is_some();
+        self.detail = text;
+        if let Some(text) = &self.detail {
+            self.bar.set_prefix(text.clone());
+        }
+        if had != self.detail.is_some() {
+            self.restyle(self.template);
+        }
+    }
+
+    fn restyle(&mut self, template: &'static str) {
+        self.template = template;
+        match self.detail {
+            Some(_) => self.bar.set_style(style(&format!("{template}{DETAIL}"))),
+            None => self.bar.set_style(style(template)),
+        }
     }
 
     /// The stages that follow concern no candidate in particular.
@@ -276,6 +310,79 @@ mod tests {
         p.clear_candidate();
         p.stage("summary", None);
         assert_eq!(p.label(), "summary");
+    }
+
+    /// A terminal that keeps what is drawn on it.
+    #[derive(Debug, Clone, Default)]
+    struct Screen(std::sync::Arc<std::sync::Mutex<String>>);
+
+    impl Screen {
+        /// What one forced redraw of `p` puts on the screen.
+        fn redraw(&self, p: &Progress) -> String {
+            self.0.lock().unwrap().clear();
+            p.bar.force_draw();
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    impl indicatif::TermLike for Screen {
+        fn width(&self) -> u16 {
+            120
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, line: &str) -> std::io::Result<()> {
+            self.0.lock().unwrap().push_str(&format!("{line}\n"));
+            Ok(())
+        }
+        fn write_str(&self, text: &str) -> std::io::Result<()> {
+            self.0.lock().unwrap().push_str(text);
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_detail_line_is_drawn_under_the_bar_across_stages_until_removed() {
+        let screen = Screen::default();
+        let mut p = Progress::with_target(ProgressDrawTarget::term_like(Box::new(screen.clone())));
+        p.stage("confirm candidate 1", None);
+        p.detail(Some("Slurm jobs: confirm 1 running".into()));
+        p.stage("confirm candidate 2", None);
+        let drawn = screen.redraw(&p);
+        // Each line is drawn padded to the terminal's width.
+        let chars: Vec<char> = drawn.chars().filter(|c| *c != '\n').collect();
+        let lines: Vec<String> = chars.chunks(120).map(|l| l.iter().collect()).collect();
+        let bar = (lines.iter()).position(|l| l.contains("confirm candidate 2"));
+        let detail = (lines.iter()).position(|l| l.trim() == "Slurm jobs: confirm 1 running");
+        assert!(
+            matches!((bar, detail), (Some(b), Some(d)) if d == b + 1),
+            "{drawn:?}"
+        );
+        p.expect(4);
+        p.run();
+        assert!(screen.redraw(&p).contains("Slurm jobs"), "kept by a bar");
+        p.detail(None);
+        let drawn = screen.redraw(&p);
+        assert!(
+            drawn.contains("1/4 runs") && !drawn.contains("Slurm jobs"),
+            "{drawn:?}"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod cpairs;
+pub mod schema;
 pub mod slurm;
 
 use std::collections::BTreeMap;
