@@ -217,41 +217,8 @@ mod tests {
     use super::*;
 
     fn visible() -> Progress {
-        // Drawn nowhere, but not "hidden": the bar keeps its state as on a terminal.
-        Progress::with_target(ProgressDrawTarget::term_like(Box::new(NullTerm)))
-    }
-
-    #[derive(Debug)]
-    struct NullTerm;
-
-    impl indicatif::TermLike for NullTerm {
-        fn width(&self) -> u16 {
-            80
-        }
-        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn write_line(&self, _: &str) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn write_str(&self, _: &str) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn clear_line(&self) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn flush(&self) -> std::io::Result<()> {
-            Ok(())
-        }
+        // Drawn into a buffer, but not "hidden": the bar keeps its state as on a terminal.
+        Progress::with_target(ProgressDrawTarget::term_like(Box::new(Screen::default())))
     }
 
     #[test]
