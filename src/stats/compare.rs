@@ -7,9 +7,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    AaValidity, BenchVerdict, Ci95, Mde, MdeSettings, Ratios, Thresholds, TrainingGate,
-    aa_validity, bench_verdict, ci95, median, minimum_detectable_effect, noise_floor, noise_sigma,
-    powered, training_gate,
+    AaValidity, BenchVerdict, Ci95, Mde, MdeSettings, PowerSimulation, Ratios, Thresholds,
+    TrainingGate, aa_validity, bench_verdict, ci95, median, minimum_detectable_effect_of,
+    noise_floor, noise_sigma, powered_by, training_gate,
 };
 
 /// Every figure of a comparison that the verdict depends on.
@@ -40,12 +40,17 @@ pub fn compare(
     let aa_validity = aa_validity(aa);
     let median = median(ab);
     let ci95 = ci95(ab);
+    // One simulation answers both questions: the MDE, and whether the run is powered.
+    let settings = MdeSettings::new(ab.len(), min_effect, mde_seed);
+    let sim = PowerSimulation::new(aa, &settings);
     let thresholds = Thresholds {
         min_effect,
         noise_floor: noise_floor(sigma, ab.len()),
-        powered: powered(aa, ab.len(), min_effect, target_effect, mde_seed),
+        powered: powered_by(sim.as_ref(), &settings, sigma, target_effect),
     };
-    let mde = minimum_detectable_effect(aa, &MdeSettings::new(ab.len(), min_effect, mde_seed));
+    let mde = sim
+        .as_ref()
+        .and_then(|sim| minimum_detectable_effect_of(sim, &settings));
     let gate = training_gate(
         &aa_validity,
         median,

@@ -217,10 +217,15 @@ impl<'a> Resampler<'a> {
 /// `None` when `pairs < 6`, `resamples == 0`, `s.power` is not in (0, 1], or even a 101× speedup
 /// is not detected that often.
 pub fn minimum_detectable_effect(aa: &Ratios, s: &MdeSettings) -> Option<Mde> {
+    minimum_detectable_effect_of(&PowerSimulation::new(aa, s)?, s)
+}
+
+/// [`minimum_detectable_effect`] from a simulation already drawn with the settings `s`, for a
+/// caller that asks it other questions too (`compare`: is the run powered for its target).
+pub fn minimum_detectable_effect_of(sim: &PowerSimulation, s: &MdeSettings) -> Option<Mde> {
     if !(s.power > 0.0 && s.power <= 1.0) {
         return None;
     }
-    let sim = PowerSimulation::new(aa, s)?;
     let passes = |e: f64| sim.power(e) >= s.power;
     let mde = |effect: f64| Mde {
         effect,

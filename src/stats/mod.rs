@@ -20,12 +20,14 @@ pub use gates::{
     holdout_gate, slowdown_shown, speedup_shown, tier, training_gate,
 };
 pub use interval::{Ci95, OrderRank, ci95, order_rank};
-pub use mde::{Mde, MdeSettings, PowerSimulation, minimum_detectable_effect};
+pub use mde::{
+    Mde, MdeSettings, PowerSimulation, minimum_detectable_effect, minimum_detectable_effect_of,
+};
 pub use noise::{AaValidity, aa_validity, cov, noise_floor, noise_sigma};
 pub use plan::{
     DEFAULT_TARGET_FACTOR, MAX_PLANNABLE_PAIRS, MIN_INTERVAL_PAIRS, PairPlan, PlanSettings,
     default_target_effect, holdout_pairs_to_resolve, pairs_to_power, pairs_to_resolve,
-    plan_holdout_pairs, plan_pairs, powered, resolves,
+    plan_holdout_pairs, plan_pairs, powered, powered_by, resolves,
 };
 
 /// Per-pair speedup ratios `t_baseline / t_candidate`: at least one, all finite and > 0.

@@ -81,32 +81,31 @@ const MAX_SIMULATED_PAIRS: usize = 2_000;
 /// minimum effect, and the noise floor `1.96 × se`). Never with `target ≤ min_effect` unless
 /// there is no noise.
 pub fn powered(aa: &Ratios, n: usize, min_effect: f64, target: f64, seed: u64) -> bool {
-    if n > MAX_SIMULATED_PAIRS {
-        return powered_normal(noise_sigma(aa), n, min_effect, target);
-    }
     let settings = MdeSettings::new(n, min_effect, seed);
-    PowerSimulation::new(aa, &settings).is_some_and(|sim| sim.power(target) >= settings.power)
+    let sim = (n <= MAX_SIMULATED_PAIRS)
+        .then(|| PowerSimulation::new(aa, &settings))
+        .flatten();
+    powered_by(sim.as_ref(), &settings, noise_sigma(aa), target)
+}
+
+/// [`powered`] for the comparison `settings` describe, from its simulation drawn with them
+/// (`compare` draws it once for the MDE and this question; `None` below 6 pairs). Above
+/// `MAX_SIMULATED_PAIRS` the normal approximation decides, whatever was drawn.
+pub fn powered_by(
+    sim: Option<&PowerSimulation>,
+    settings: &MdeSettings,
+    sigma: f64,
+    target: f64,
+) -> bool {
+    if settings.pairs > MAX_SIMULATED_PAIRS {
+        return powered_normal(sigma, settings.pairs, settings.min_effect, target);
+    }
+    sim.is_some_and(|sim| sim.power(target) >= settings.power)
 }
 
 /// Simulated comparisons for counts the run cannot reach: they only inform the "would need"
 /// figure, so a coarser simulation (power within about ±2 points) keeps planning cheap.
 const ESTIMATE_RESAMPLES: usize = 400;
-
-/// [`powered`] with `resamples` simulated comparisons instead of the MDE's 2000.
-fn simulated(
-    aa: &Ratios,
-    n: usize,
-    min_effect: f64,
-    target: f64,
-    seed: u64,
-    resamples: usize,
-) -> bool {
-    let settings = MdeSettings {
-        resamples,
-        ..MdeSettings::new(n, min_effect, seed)
-    };
-    PowerSimulation::new(aa, &settings).is_some_and(|sim| sim.power(target) >= settings.power)
-}
 
 fn powered_normal(sigma: f64, n: usize, min_effect: f64, target: f64) -> bool {
     let se = super::noise::MEDIAN_EFFICIENCY * sigma / (n as f64).sqrt();
@@ -146,8 +145,9 @@ pub fn pairs_to_resolve(sigma: f64, min_effect: f64) -> usize {
 /// Counts up to `simulated_up_to` (the most pairs the run may take) are judged exactly as the
 /// verdict judges them ([`powered`]); larger ones, which the run cannot reach and which only
 /// inform the "would need" figure, by a coarser simulation (`ESTIMATE_RESAMPLES`), and beyond
-/// `MAX_SIMULATED_PAIRS` by the normal approximation, which is optimistic at small counts (on the
-/// trainer's A/A pairs the resampling asked for about three times its count) but close there.
+/// `MAX_SIMULATED_PAIRS` by the normal approximation, which is optimistic at small counts (for one
+/// trainer run the resampling planned 54 pairs where the formula, worked by hand, gives 18) and
+/// closer at large ones.
 pub fn pairs_to_power(
     aa: &Ratios,
     min_effect: f64,
@@ -162,8 +162,17 @@ pub fn pairs_to_power(
         if n <= simulated_up_to {
             resolves(sigma, n, min_effect) && powered(aa, n, min_effect, target, seed)
         } else if n <= MAX_SIMULATED_PAIRS {
+            let coarse = MdeSettings {
+                resamples: ESTIMATE_RESAMPLES,
+                ..MdeSettings::new(n, min_effect, seed)
+            };
             resolves(sigma, n, min_effect)
-                && simulated(aa, n, min_effect, target, seed, ESTIMATE_RESAMPLES)
+                && powered_by(
+                    PowerSimulation::new(aa, &coarse).as_ref(),
+                    &coarse,
+                    sigma,
+                    target,
+                )
         } else {
             normal(n)
         }
