@@ -500,6 +500,69 @@ fn the_deterministic_lane_counts_instructions_of_both_arms_beside_the_wall_time_
     assert!(fields(&parsed).iter().any(|f| f == field));
 }
 
+/// The fixture with the deterministic lane on, counting `count_run` instead of the timed run.
+fn with_count_run(fx: &Fixture, count_run: &str) {
+    write(
+        &fx.camp.join("campaign.json"),
+        &CAMPAIGN.replace(
+            r#""aa_pairs": 11 }"#,
+            r#""aa_pairs": 11, "counters": ["callgrind"] }"#,
+        ),
+    );
+    let count = serde_json::json!({ "run": count_run, "timeout_s": 120 });
+    write(
+        &fx.camp.join("workload.json"),
+        &WORKLOAD.replace(
+            r#""timeout_s": 20 }"#,
+            &format!(r#""timeout_s": 20, "count": {count} }}"#),
+        ),
+    );
+}
+
+#[test]
+fn a_scenario_may_count_a_shorter_run_and_the_reports_name_it() {
+    let fx = Fixture::new();
+    with_count_run(&fx, "./bench/run.sh 3000 {seed}");
+    let (out, result) = fx.confirm(&fx.memo_patch());
+    let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
+    let lane = &r["scenarios"][0]["instructions"];
+    let (Some(b), Some(c)) = (lane["baseline"].as_u64(), lane["candidate"].as_u64()) else {
+        panic!("no counts: {lane}\n{}", text(&out));
+    };
+    assert!(c < b, "the memo removes work in the short run too: {lane}");
+    // The counted command is the short one, with the confirmation's seed, and it is said.
+    let seed = r["seed"].as_u64().unwrap();
+    assert_eq!(
+        lane["command"],
+        format!("./bench/run.sh 3000 {seed}"),
+        "{lane}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("not the timed command"), "{stdout}");
+    let (dir, _) = util::first_result(&fx.camp).unwrap();
+    let pr = std::fs::read_to_string(dir.join("pr_body.md")).unwrap();
+    assert!(pr.contains("not the timed command"), "{pr}");
+}
+
+#[test]
+fn a_shorter_counted_run_that_behaves_otherwise_under_valgrind_is_not_counted() {
+    let fx = Fixture::new();
+    // Prints one thing natively and another under valgrind (whose preload it can see): under
+    // `deterministic_output` its count must not be used.
+    with_count_run(
+        &fx,
+        r#"case "$LD_PRELOAD" in *vgpreload*) echo counted ;; *) echo native ;; esac; ./bench/run.sh 300 {seed} >/dev/null"#,
+    );
+    let (out, result) = fx.confirm(&fx.memo_patch());
+    let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
+    let lane = &r["scenarios"][0]["instructions"];
+    assert!(lane["baseline"].is_null(), "{lane}");
+    assert!(
+        lane["note"].as_str().unwrap().contains("other output"),
+        "{lane}"
+    );
+}
+
 #[test]
 fn a_campaign_may_decide_on_instructions_and_says_so() {
     let fx = Fixture::new();

@@ -11,7 +11,7 @@ use crate::measure::record::Order;
 use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
 use crate::pipeline::PipelineError;
-use crate::pipeline::checks::{LaneStep, scenario_spec as spec};
+use crate::pipeline::checks::{LaneStep, count_spec, scenario_spec as spec};
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Scenario;
 use crate::stats::{self, Ratios};
@@ -130,7 +130,8 @@ impl CampaignRun<'_> {
             self.record(Entry::ScreeningPair { index, pair })?;
         }
         let counted = self.plan.spec.search.counters.contains(&Counter::Callgrind);
-        if counted && !self.count_instructions(index, &b, &c)? {
+        let count = |tree| count_spec(tree, s, seed, &self.sandbox);
+        if counted && !self.count_instructions(index, &count(baseline), &count(t))? {
             return Ok(());
         }
         let ratios: Vec<f64> = self

@@ -5,6 +5,8 @@
 //! are not time, which the reports say wherever they show it.
 
 use crate::measure::callgrind;
+use crate::measure::runner::{RunSpec, Runner};
+use crate::pipeline::checks::count_spec;
 use crate::spec::campaign::Counter;
 use crate::spec::workload::{Role, Scenario};
 
@@ -34,8 +36,8 @@ impl Run<'_> {
                 continue;
             };
             self.stage(&format!("count instructions: {}", s.name));
-            let b = super::measure::spec(&bt, s, seed, &self.sandbox);
-            let c = super::measure::spec(&ct, s, seed, &self.sandbox);
+            let b = count_spec(&bt, s, seed, &self.sandbox);
+            let c = count_spec(&ct, s, seed, &self.sandbox);
             let dir = self.work.join(format!("callgrind-{index}"));
             let counted =
                 callgrind::count(&mut *runner, &b, &dir.join("baseline")).and_then(|base| {
@@ -48,32 +50,68 @@ impl Run<'_> {
                     crate::interrupt::MESSAGE.to_string(),
                 ));
             }
-            let scenario = &self.result.scenarios[index];
-            let figures = match counted {
+            let mut figures = match counted {
                 Err(why) => InstructionFigures::missing(why),
                 Ok((base, cand)) => {
-                    // The counted runs must compute what the timed runs did: a program that
-                    // behaves otherwise under valgrind is not counted.
-                    let timed = |f: fn(&crate::measure::record::Pair) -> &str| {
-                        scenario.pairs.first().map(|p| f(p).to_string())
+                    // The counted runs must compute what the arm computes outside valgrind: a
+                    // program that behaves otherwise under it is not counted. The reference is
+                    // the arm's timed runs, or a native run of the counted command when the
+                    // scenario counts a shorter run.
+                    let reference = match &s.count {
+                        None => {
+                            let scenario = &self.result.scenarios[index];
+                            let timed = |f: fn(&crate::measure::record::Pair) -> &str| {
+                                scenario.pairs.first().map(|p| f(p).to_string())
+                            };
+                            Ok((
+                                timed(|p| &p.baseline.stdout_sha256),
+                                timed(|p| &p.candidate.stdout_sha256),
+                            ))
+                        }
+                        Some(_) => native_outputs(&mut *runner, &b, &c),
                     };
-                    let same_b = timed(|p| &p.baseline.stdout_sha256)
-                        .is_none_or(|h| h == base.stdout_sha256);
-                    let same_c = timed(|p| &p.candidate.stdout_sha256)
-                        .is_none_or(|h| h == cand.stdout_sha256);
-                    if s.deterministic_output && !(same_b && same_c) {
-                        InstructionFigures::missing(
-                            "a run under callgrind printed other output than the timed runs of \
-                             its arm: its count is not used"
-                                .to_string(),
-                        )
-                    } else {
-                        InstructionFigures::of(base.instructions, cand.instructions)
+                    match reference {
+                        Err(why) => InstructionFigures::missing(why),
+                        Ok((ref_b, ref_c)) => {
+                            let same_b = ref_b.is_none_or(|h| h == base.stdout_sha256);
+                            let same_c = ref_c.is_none_or(|h| h == cand.stdout_sha256);
+                            if s.deterministic_output && !(same_b && same_c) {
+                                InstructionFigures::missing(
+                                    "a run under callgrind printed other output than the same \
+                                     arm outside it: its count is not used"
+                                        .to_string(),
+                                )
+                            } else {
+                                InstructionFigures::of(base.instructions, cand.instructions)
+                            }
+                        }
                     }
                 }
             };
+            if s.count.is_some() {
+                figures.command = Some(b.command.clone());
+            }
             self.result.scenarios[index].instructions = Some(figures);
         }
         Ok(())
     }
+}
+
+/// What each arm's counted command prints when run once outside valgrind (untimed), as sha256s.
+fn native_outputs(
+    runner: &mut dyn Runner,
+    b: &RunSpec,
+    c: &RunSpec,
+) -> Result<(Option<String>, Option<String>), String> {
+    let mut output = |spec: &RunSpec| {
+        let run = runner.run(spec).map_err(|e| e.to_string())?;
+        if !run.succeeded() {
+            return Err(format!(
+                "the counted command failed outside callgrind: {}",
+                run.stderr_tail.trim()
+            ));
+        }
+        Ok(Some(run.stdout_sha256))
+    };
+    Ok((output(b)?, output(c)?))
 }

@@ -301,6 +301,10 @@ pub struct InstructionFigures {
     /// Why there is no figure, when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The command counted, seed filled in, when the scenario's `count.run` stood in for the
+    /// timed command (a shorter run of the same code); absent: the timed command was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 impl InstructionFigures {
@@ -311,6 +315,7 @@ impl InstructionFigures {
             candidate: Some(candidate),
             change_pct: Some((candidate as f64 / baseline as f64 - 1.0) * 100.0),
             note: None,
+            command: None,
         }
     }
 

@@ -141,6 +141,20 @@ pub(crate) fn scenario_spec(
     }
 }
 
+/// The run the deterministic lane counts for scenario `s` in `tree`: its `count.run` with its
+/// own limit when it has one, else the timed run itself.
+pub(crate) fn count_spec(tree: &Tree, s: &Scenario, seed: u64, sandbox: &SandboxPolicy) -> RunSpec {
+    let timed = scenario_spec(tree, s, seed, sandbox);
+    match &s.count {
+        None => timed,
+        Some(count) => RunSpec {
+            command: crate::check::fill_seed(&count.run, seed),
+            timeout: count.timeout_s.duration(),
+            ..timed
+        },
+    }
+}
+
 /// How much of a failed step its reason shows.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Shown {

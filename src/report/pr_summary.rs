@@ -99,11 +99,11 @@ pub(super) fn overview(r: &ConfirmResult, receipt: &ReceiptRef) -> Overview {
                 inline(&cpu_note(ratio))
             )));
         }
-        if let Some(i) = &s.instructions {
+        if let Some(line) = super::terminal::instructions_sentence(s) {
             notes.push(Markdown::assembled(format!(
                 "Deterministic lane, {}: {}",
                 code(&s.name),
-                inline(&super::terminal::instructions_sentence(i))
+                inline(&line)
             )));
         }
     }

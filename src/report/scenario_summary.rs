@@ -220,8 +220,8 @@ pub fn render_scenario(s: &ScenarioResult, verbose: bool) -> String {
     if let Some(ratio) = arms.and_then(|a| a.cpu_bought_speedup()) {
         let _ = writeln!(out, "    note: {}", cpu_note(ratio));
     }
-    if let Some(i) = &s.instructions {
-        let _ = writeln!(out, "    {}", super::terminal::instructions_sentence(i));
+    if let Some(line) = super::terminal::instructions_sentence(s) {
+        let _ = writeln!(out, "    {line}");
     }
     let _ = writeln!(out, "    {:<11}{verdict}", "verdict");
     if verbose {

@@ -446,18 +446,38 @@ pub fn render_init(done: &crate::scaffold::Initialized) -> String {
     out
 }
 
-/// The deterministic lane's figure in one line, with its caveat.
-pub fn instructions_sentence(i: &crate::evidence::result::InstructionFigures) -> String {
-    match (i.baseline, i.candidate, i.change_pct) {
+/// The deterministic lane's figure for scenario `s` in one line, with its caveat, what was
+/// counted when it was not the timed command, and the wall time's resolution when the
+/// wall-time comparison could not resolve the minimum effect; `None` without the lane.
+pub fn instructions_sentence(s: &crate::evidence::result::ScenarioResult) -> Option<String> {
+    let i = s.instructions.as_ref()?;
+    let runs = match &i.command {
+        Some(command) => format!(
+            "one run per arm of the shorter `{}`, not the timed command",
+            visible(command)
+        ),
+        None => "one run per arm".to_string(),
+    };
+    let mut line = match (i.baseline, i.candidate, i.change_pct) {
         (Some(b), Some(c), Some(pct)) => format!(
-            "instructions {pct:+.2}% (callgrind, one run per arm: {b} → {c}; exact, but \
-             instructions are not time)"
+            "instructions {pct:+.2}% (callgrind, {runs}: {b} → {c}; exact, but instructions \
+             are not time)"
         ),
         _ => format!(
             "instructions not counted: {}",
             visible(i.note.as_deref().unwrap_or("no count"))
         ),
+    };
+    if let Some(f) = s.training.as_ref().filter(|f| !f.training_gate.resolved) {
+        let mde = f
+            .mde_pct
+            .map_or_else(|| "none".to_string(), |m| format!("{m:.1}%"));
+        let pairs = f.plan.map_or(0, |p| p.reached_pairs);
+        line.push_str(&format!(
+            "; wall time not resolvable here: minimum detectable effect {mde} at {pairs} pairs"
+        ));
     }
+    Some(line)
 }
 
 #[cfg(test)]

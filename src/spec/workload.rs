@@ -147,6 +147,28 @@ pub struct Scenario {
     pub env: BTreeMap<String, String>,
     #[serde(default = "default_run_timeout")]
     pub timeout_s: Seconds,
+    /// What the deterministic lane (`confirm.counters: ["callgrind"]`) counts instead of `run`,
+    /// when `run` is too slow under callgrind (20–100×, more for a large library): a shorter run
+    /// of the same code, such as fewer training steps. Absent: `run` itself is counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<CountRun>,
+}
+
+/// The run the deterministic lane counts in place of a scenario's timed `run`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CountRun {
+    /// The counted command; may contain `{seed}` (the same seed as the timed runs). It runs in
+    /// the scenario's `cwd` with its `env`. Under `deterministic_output`, its output under
+    /// callgrind must equal its output run natively, or the count is not used.
+    pub run: String,
+    /// Limit for one run under callgrind.
+    #[serde(default = "default_count_timeout")]
+    pub timeout_s: Seconds,
+}
+
+fn default_count_timeout() -> Seconds {
+    Seconds::from_secs(1800)
 }
 
 /// The sanitizer lane: a separate, untimed build whose check outputs must still match.
