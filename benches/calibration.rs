@@ -103,6 +103,8 @@ fn bench_once(base: &str, cand: &str, pairs: usize, seed: u64) -> BenchReport {
         baseline: spec(base),
         candidate: spec(cand),
         baseline_again: None,
+        quiet: None,
+        env_pad: false,
         settings: BenchSettings {
             pairs,
             max_pairs: 0,

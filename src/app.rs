@@ -107,6 +107,8 @@ pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
         baseline: spec(&args.baseline),
         candidate: spec(&args.candidate),
         baseline_again: None,
+        quiet: None,
+        env_pad: args.env_pad == crate::cli::Switch::On,
         settings: BenchSettings {
             pairs: args.pairs as usize,
             max_pairs: args.max_pairs.map_or(0, |m| m as usize),
@@ -138,16 +140,23 @@ fn bench_command(args: BenchArgs) -> Result<i32, Failure> {
             )));
         }
     }
-    let plan = bench_plan(&args);
+    let mut plan = bench_plan(&args);
     let mut runner = ProcessRunner::new()
         .context("cannot locate the evo executable")?
-        .with_affinity(args.affinity);
+        .with_affinity(args.affinity)
+        .with_env_pad(plan.env_pad);
     let mut live = Live::new(args.json, Source::Bench);
     if let Live::Json(stream) = &mut live {
         // A bench has no run directory or commit: its id is the time it started.
         let id = crate::pipeline::rundir::run_id(std::time::SystemTime::now(), "bench", "");
         stream.run_id = Some(id.trim_end_matches('-').to_string());
     }
+    let quiet = (args.quiet_wait > 0).then(|| {
+        live.stage("wait for a quiet machine", None);
+        let limit = Duration::from_secs(u64::from(args.quiet_wait));
+        crate::environment::wait_for_quiet(limit, Duration::from_millis(500), &|| false)
+    });
+    plan.quiet = quiet.flatten();
     live.stage("measure", None);
     live.expect_runs(2 * (plan.settings.warmup + plan.settings.aa_pairs + plan.settings.pairs));
     let result = bench::run_bench(&plan, &mut runner, &mut |e| live.run(e));

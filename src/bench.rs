@@ -25,6 +25,11 @@ pub struct BenchPlan {
     /// out like the candidate's), so the noise of two builds and two trees shows in the A/A check
     /// as it would in the comparison. `None`: the baseline against itself (`evo bench`).
     pub baseline_again: Option<RunSpec>,
+    /// What the wait for a quiet machine found before the first run (`evo bench --quiet-wait`);
+    /// `None` when there was no wait (a confirmation records its own wait in its result).
+    pub quiet: Option<environment::QuietWait>,
+    /// Every run gets a random-length `EVO_ENV_PAD` (the runner pads; this records it).
+    pub env_pad: bool,
     pub settings: BenchSettings,
 }
 
@@ -92,7 +97,7 @@ pub fn run_bench(
         machine,
         load_1m_before,
         load_1m_after: environment::load_1m(),
-        quiet: None,
+        quiet: plan.quiet.clone(),
         cpus: runner.cpu_split().cloned(),
         job: None,
     };
@@ -104,6 +109,7 @@ pub fn run_bench(
         baseline_command: plan.baseline.command.clone(),
         candidate_command: plan.candidate.command.clone(),
         settings: s.clone(),
+        env_pad: plan.env_pad,
         environment,
         warmups,
         aa_pairs,

@@ -78,6 +78,13 @@ pub enum FirstArm {
     Random,
 }
 
+/// On or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
 /// What `evo schema` describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SchemaArg {
@@ -134,6 +141,16 @@ pub struct BenchArgs {
     /// for trusted commands).
     #[arg(long, value_enum, default_value = "auto", value_name = "MODE")]
     pub affinity: crate::spec::modes::Affinity,
+    /// Before the first run, wait up to this many seconds for other work to leave the CPUs
+    /// nearly idle (under 10% busy and stolen), as `evo confirm` does; what was found is in the
+    /// JSON report (`environment.quiet`). 0 (the default) does not wait.
+    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
+    pub quiet_wait: u32,
+    /// `on` gives every run a variable of random length (`EVO_ENV_PAD`, 0–4095 bytes), as
+    /// `evo confirm` does: the environment's size moves the stack, and a random size averages
+    /// that out instead of favouring one command; `off` runs both in evo's environment as is.
+    #[arg(long, value_enum, default_value = "on", value_name = "MODE")]
+    pub env_pad: Switch,
     /// Seed for the minimum-detectable-effect resampling (default: random, and recorded).
     #[arg(long)]
     pub seed: Option<u64>,

@@ -15,6 +15,8 @@ fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
         baseline: RunSpec::new("base", Duration::from_secs(5)),
         candidate: RunSpec::new("cand", Duration::from_secs(5)),
         baseline_again: None,
+        quiet: None,
+        env_pad: false,
         settings: BenchSettings {
             pairs,
             max_pairs: 0,

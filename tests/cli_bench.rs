@@ -162,3 +162,79 @@ fn the_cpu_split_is_recorded_in_the_report() {
         "{recorded}"
     );
 }
+
+#[test]
+fn the_quiet_wait_gives_up_at_its_limit_on_a_busy_machine_and_says_so() {
+    // One busy loop per CPU: whatever else runs, the machine is not quiet.
+    let cpus = evo::measure::cpus::allowed().unwrap();
+    let hogs: Vec<std::process::Child> = (0..cpus.len())
+        .map(|_| {
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let report = |wait: &str| -> serde_json::Value {
+        let json = dir.path().join(format!("wait-{wait}.json"));
+        let out = evo()
+            .args(["bench", "--baseline", "true", "--candidate", "true"])
+            .args(["--pairs", "6", "--aa-pairs", "6", "--warmup", "0"])
+            .args(["--quiet-wait", wait, "--export-json"])
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert!(json.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    };
+    let waited = report("2");
+    let none = report("0");
+    for mut hog in hogs {
+        let _ = hog.kill();
+        let _ = hog.wait();
+    }
+    let quiet = &waited["environment"]["quiet"];
+    assert_eq!(quiet["quiet"], false, "{quiet}");
+    assert!(quiet["waited_s"].as_f64().unwrap() >= 1.9, "{quiet}");
+    assert!(
+        (waited["warnings"].as_array().unwrap().iter())
+            .any(|w| w.as_str().unwrap().contains("not quiet")),
+        "{:#}",
+        waited["warnings"]
+    );
+    // Without a wait, nothing is claimed about it.
+    assert!(
+        none["environment"].get("quiet").is_none(),
+        "{}",
+        none["environment"]
+    );
+}
+
+#[test]
+fn env_pad_gives_every_run_the_pad_variable_and_off_gives_none() {
+    // Fails unless the variable is set (it may be empty: its length is random from 0).
+    let needs_pad = r#"test -n "${EVO_ENV_PAD+set}""#;
+    let run = |mode: &str| {
+        evo()
+            .args(["bench", "--baseline", needs_pad, "--candidate", needs_pad])
+            .args(["--pairs", "6", "--aa-pairs", "6", "--warmup", "0"])
+            .args(["--env-pad", mode])
+            .output()
+            .unwrap()
+    };
+    let on = run("on");
+    assert_ne!(
+        on.status.code(),
+        Some(evo::exit_codes::INTERNAL_ERROR),
+        "{}",
+        String::from_utf8_lossy(&on.stderr)
+    );
+    let off = run("off");
+    assert_eq!(
+        off.status.code(),
+        Some(evo::exit_codes::INTERNAL_ERROR),
+        "{}",
+        String::from_utf8_lossy(&off.stderr)
+    );
+}

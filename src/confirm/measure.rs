@@ -189,6 +189,8 @@ impl Run<'_> {
             baseline: b.clone(),
             candidate: c.clone(),
             baseline_again: again.clone(),
+            quiet: None,
+            env_pad: true,
             settings: BenchSettings {
                 pairs: set.pairs.get(),
                 max_pairs: set.max_pairs(),

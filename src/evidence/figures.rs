@@ -151,6 +151,10 @@ pub struct BenchReport {
     pub baseline_command: String,
     pub candidate_command: String,
     pub settings: BenchSettings,
+    /// Every run had a random-length `EVO_ENV_PAD` variable (`evo bench --env-pad`); false in
+    /// reports from before it existed, whose runs had none.
+    #[serde(default)]
+    pub env_pad: bool,
     pub environment: Environment,
     pub warmups: Vec<WarmupRun>,
     pub aa_pairs: Vec<Pair>,

@@ -45,6 +45,9 @@ pub struct ProcessRunner {
     /// The CPUs of evo and of the commands, when split (see [`ProcessRunner::with_affinity`]);
     /// together they are the calling thread's CPUs before the split, given back on drop.
     split: Option<CpuSplit>,
+    /// Pad runs that inherit evo's environment too (`evo bench`), not only runs given their own
+    /// (code under test in a confirmation, which is always padded).
+    pad_inherited: bool,
 }
 
 /// A variable of random length (0 to 4095 bytes) added to every run of code under test: the size
@@ -70,7 +73,14 @@ impl ProcessRunner {
             grace: DEFAULT_GRACE,
             pad: rand_chacha::ChaCha8Rng::seed_from_u64(seed),
             split: None,
+            pad_inherited: false,
         }
+    }
+
+    /// Also pads runs that inherit evo's environment ([`ENV_PAD`]; `evo bench --env-pad on`).
+    pub fn with_env_pad(mut self, on: bool) -> ProcessRunner {
+        self.pad_inherited = on;
+        self
     }
 
     /// When `affinity` splits the CPUs evo may use ([`Affinity::splits`]), pins the calling thread (evo's
@@ -125,6 +135,8 @@ impl ProcessRunner {
         if let Some(base) = &spec.base_env {
             // Code under test gets an allow-list, never evo's whole environment.
             command.env_clear().envs(base).env(ENV_PAD, "_".repeat(pad));
+        } else if self.pad_inherited {
+            command.env(ENV_PAD, "_".repeat(pad));
         }
         command.envs(&spec.env);
         let stdin = match &spec.stdin_file {
