@@ -158,7 +158,7 @@ impl State {
                 }
             }
             // The fleet's jobs: `campaign::fleet` reads them from the journal itself.
-            Entry::JobSubmitted { .. } | Entry::JobEnded { .. } => {}
+            Entry::JobSubmitted { .. } | Entry::JobEnded { .. } | Entry::ScreeningJob { .. } => {}
             Entry::Finished { .. } => self.finished = true,
             // A stop changes nothing: what was finished before it is already applied.
             Entry::Interrupted { .. } => {}

@@ -9,19 +9,23 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// What a job does for the campaign. Only confirmations run as jobs so far; screening stays on
-/// the coordinator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
+/// What a job does for the campaign: a candidate's checks and screening pairs, or its
+/// confirmation. Journaled with each job (`Deserialize`), so a resumed run tells them apart.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum JobStage {
+    Screening,
     Confirm,
 }
 
 impl JobStage {
     pub fn as_str(self) -> &'static str {
         match self {
+            JobStage::Screening => "screening",
             JobStage::Confirm => "confirm",
         }
     }
