@@ -366,21 +366,20 @@ fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_unc
     fx.verifies(&confirmation);
 }
 
-#[test]
-fn a_candidate_whose_jobs_all_end_without_a_result_ends_inconclusive_with_the_reason() {
-    let Some(conf) = util::slurm::cluster_conf() else {
-        return;
-    };
+/// With `max_requeues` 0, cancels the campaign's first job of `stage` once it runs: the candidate
+/// ends `inconclusive`, saying why, after that one job. Returns the run's journal.
+fn given_up_after_one_job(stage: &str) -> Option<Vec<Value>> {
+    let conf = util::slurm::cluster_conf()?;
     let slurm = Slurm::new(Some(&conf));
     let fx = Fixture::new(conf, 0);
     let mut coordinator = fx.start(&[]);
-    let first = fx.first_job_running(&slurm, &mut coordinator, "confirm");
+    let first = fx.first_job_running(&slurm, &mut coordinator, stage);
     slurm.cancel(&[first]).unwrap();
     let out = coordinator.output();
     assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
     let entries = journal(&run);
-    assert_eq!(submitted(&entries, "confirm"), [first.0], "{entries:#?}");
+    assert_eq!(submitted(&entries, stage), [first.0], "{entries:#?}");
     let summary: Value =
         serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
     let row = &summary["rows"][0];
@@ -389,6 +388,24 @@ fn a_candidate_whose_jobs_all_end_without_a_result_ends_inconclusive_with_the_re
     assert!(
         reason.contains("no result after 1 Slurm jobs") && reason.contains("cancelled"),
         "{reason}"
+    );
+    Some(entries)
+}
+
+#[test]
+fn a_candidate_whose_jobs_all_end_without_a_result_ends_inconclusive_with_the_reason() {
+    given_up_after_one_job("confirm");
+}
+
+#[test]
+fn a_candidate_whose_screening_jobs_all_end_without_a_result_is_never_confirmed() {
+    let Some(entries) = given_up_after_one_job("screening") else {
+        return;
+    };
+    assert!(submitted(&entries, "confirm").is_empty(), "{entries:#?}");
+    assert!(
+        !entries.iter().any(|e| e["entry"] == "screening_pair"),
+        "{entries:#?}"
     );
 }
 

@@ -301,14 +301,22 @@ impl CampaignRun<'_> {
             .and_then(|bytes| serde_json::from_slice(&bytes).ok());
         let name = folder.file_name().unwrap_or_default().to_string_lossy();
         let dest = self.run_dir.path.join("screenings").join(&*name);
-        self.record(Entry::ScreeningJob {
-            index: a.index,
-            job_id: a.job.0,
-            node: a.node.clone(),
-            attempt: a.attempt,
-            machine,
-            run_dir: self.run_dir.relative(&dest),
-        })?;
+        // Journaled once per job: a second collection of the same job (the coordinator was
+        // killed while journaling its entries) goes on after what the first one journaled.
+        let entries = journal::read(&self.run_dir.path)
+            .map_err(|e| PipelineError::io("cannot read the journal", e))?;
+        let again = (entries.iter())
+            .any(|e| matches!(e, Entry::ScreeningJob { job_id, .. } if *job_id == a.job.0));
+        if !again {
+            self.record(Entry::ScreeningJob {
+                index: a.index,
+                job_id: a.job.0,
+                node: a.node.clone(),
+                attempt: a.attempt,
+                machine,
+                run_dir: self.run_dir.relative(&dest),
+            })?;
+        }
         self.take_screening(a, checked)?;
         let moved = std::fs::create_dir_all(self.run_dir.path.join("screenings"))
             .and_then(|()| move_folder(&folder, &dest));
@@ -317,9 +325,10 @@ impl CampaignRun<'_> {
         Ok(JobResult::Kept(reason))
     }
 
-    /// Journals the checked entries of job `a` here, skipping those an earlier collection of
-    /// the same job journaled before the coordinator was killed; a `screened` status gets the
-    /// coordinator's own reason, from its recomputed median.
+    /// Journals the checked entries of job `a` here, after its `screening_job` entry (which drops
+    /// whatever was measured before), skipping those an earlier collection of the same job
+    /// journaled before the coordinator was killed; a `screened` status gets the coordinator's
+    /// own reason, from its recomputed median.
     fn take_screening(&mut self, a: &Active, checked: Checked) -> Result<(), PipelineError> {
         let index = a.index;
         for entry in checked.entries {
