@@ -229,6 +229,45 @@ mod tests {
     }
 
     #[test]
+    fn a_job_journaled_before_screening_ran_as_jobs_reads_as_a_confirmation() {
+        let submitted =
+            r#"{"entry":"job_submitted","index":1,"job_id":5,"attempt":1,"folder":"f"}"#;
+        let ended = r#"{"entry":"job_ended","index":1,"job_id":5,"counted":false,"reason":"r"}"#;
+        let submitted: Entry = serde_json::from_str(submitted).unwrap();
+        let ended: Entry = serde_json::from_str(ended).unwrap();
+        assert!(
+            matches!(
+                submitted,
+                Entry::JobSubmitted {
+                    stage: JobStage::Confirm,
+                    ..
+                }
+            ),
+            "{submitted:?}"
+        );
+        assert!(
+            matches!(
+                ended,
+                Entry::JobEnded {
+                    stage: JobStage::Confirm,
+                    ..
+                }
+            ),
+            "{ended:?}"
+        );
+        let screening = Entry::JobEnded {
+            index: 1,
+            stage: JobStage::Screening,
+            job_id: 6,
+            counted: true,
+            reason: "r".into(),
+        };
+        let line = serde_json::to_string(&screening).unwrap();
+        assert!(line.contains(r#""stage":"screening""#), "{line}");
+        assert_eq!(serde_json::from_str::<Entry>(&line).unwrap(), screening);
+    }
+
+    #[test]
     fn a_corrupt_line_in_the_middle_is_an_error_with_its_line() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(

@@ -364,6 +364,23 @@ mod tests {
     }
 
     #[test]
+    fn screening_and_confirmation_jobs_are_tallied_apart_screening_first() {
+        let screening = JobObservation::Submitted {
+            job_id: 3,
+            stage: JobStage::Screening,
+            attempt: 1,
+            reattached: false,
+        };
+        let t = tally(&[submitted(4, 1), started(4, "n1"), screening]);
+        assert_eq!(t.per_stage()[&JobStage::Screening], counts(1, 0, 0));
+        assert_eq!(t.per_stage()[&CONFIRM], counts(0, 1, 0));
+        assert_eq!(
+            t.line().unwrap(),
+            "Slurm jobs: screening 1 queued · confirm 1 running · n1: 1 running"
+        );
+    }
+
+    #[test]
     fn a_reattached_job_first_seen_running_counts_once() {
         let t = tally(&[
             started(9, "n1"),
