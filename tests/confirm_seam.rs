@@ -358,6 +358,42 @@ fn evo_confirm_refuses_a_request_of_another_version_by_name() {
 }
 
 #[test]
+fn a_screening_request_is_refused_by_evo_confirm_and_a_confirmation_by_screen_job() {
+    let fx = Fixture::new();
+    let folder = fx.dir.path().join("requests");
+    std::fs::create_dir_all(&folder).unwrap();
+    let mut screening = fx.request();
+    screening.screening = Some(evo::confirm::request::ScreeningOrder {
+        index: 1,
+        name: "fast".into(),
+        search_seed: 1,
+        baseline_sha: "0".repeat(40),
+    });
+    let cases = [
+        (screening, "confirm", "is a screening request"),
+        (fx.request(), "campaign screen-job", "is a confirmation"),
+    ];
+    for (request, command, says) in cases {
+        let file = folder.join("request.json");
+        evo::confirm::write_request(&file, &request).unwrap();
+        let out = util::evo()
+            .args(command.split(' '))
+            .arg("--request")
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(evo::exit_codes::USAGE_ERROR),
+            "{command}: {}",
+            util::text(&out)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{command}: {stderr}");
+    }
+}
+
+#[test]
 fn evo_confirm_runs_a_request_file_for_real_and_hides_its_folder_from_the_runs() {
     let fx = Fixture::new();
     // A folder the campaign shows its runs, with the request's folder inside it.
