@@ -70,6 +70,14 @@ impl Active {
         }
     }
 
+    /// `Slurm job 12 on n1`, or without the node while none is known.
+    pub(super) fn named(&self) -> String {
+        match self.node.as_str() {
+            "" => format!("Slurm job {}", self.job),
+            node => format!("Slurm job {} on {node}", self.job),
+        }
+    }
+
     /// Its end, for the reporter.
     fn ended(&self, requeues: usize, outcome: JobOutcome, reason: &str) -> JobObservation {
         JobObservation::Ended {
@@ -404,18 +412,12 @@ impl CampaignRun<'_> {
             request: &request,
             baseline_sha: &self.pinned.sha,
         };
-        let node = match a.node.as_str() {
-            "" => String::new(),
-            node => format!(" on {node}"),
-        };
         let collected = match collect::collect(&a.folder.out(), &expected) {
             Ok(c) => c,
             Err(e) => {
                 let state = format!("{:?}", info.state).to_lowercase();
-                return Ok(JobResult::Missing(format!(
-                    "Slurm job {}{node} ended {state}: {e}",
-                    a.job
-                )));
+                let job = a.named();
+                return Ok(JobResult::Missing(format!("{job} ended {state}: {e}")));
             }
         };
         let dest = self.run_dir.path.join("confirmations");

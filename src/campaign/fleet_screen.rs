@@ -252,17 +252,8 @@ impl CampaignRun<'_> {
         a: &Active,
         info: &JobInfo,
     ) -> Result<JobResult, PipelineError> {
-        let node = match a.node.as_str() {
-            "" => String::new(),
-            node => format!(" on {node}"),
-        };
-        let state = info.state.name();
-        let missing = |why: String| {
-            Ok(JobResult::Missing(format!(
-                "Slurm job {}{node} ended {state}: {why}",
-                a.job
-            )))
-        };
+        let (job, state) = (a.named(), info.state.name());
+        let missing = |why: String| Ok(JobResult::Missing(format!("{job} ended {state}: {why}")));
         let folder = match one_run_folder(&a.folder.out()) {
             Ok(folder) => folder,
             Err(why) => return missing(format!("the job left no result: {why}")),
@@ -349,10 +340,9 @@ impl CampaignRun<'_> {
                 Entry::Status { status, reason, .. } => {
                     let reason = match (status, checked.median) {
                         (Status::Screened, Some(median)) => format!(
-                            "{} (Slurm job {} on {})",
+                            "{} ({})",
                             screened_reason(median, self.plan.spec.search.pairs.get()),
-                            a.job,
-                            a.node
+                            a.named()
                         ),
                         _ => reason,
                     };
