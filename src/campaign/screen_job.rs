@@ -89,17 +89,7 @@ impl CampaignRun<'_> {
             .write(MACHINE_FILE, &machine)
             .map_err(|e| PipelineError::io("cannot write the node's machine", e))?;
         let index = order.index;
-        let patch_file = format!("candidate_{index}.patch");
-        self.run_dir
-            .write(&patch_file, patch)
-            .map_err(|e| PipelineError::io("cannot write the candidate's patch", e))?;
-        self.record(Entry::Candidate {
-            index,
-            name: order.name.clone(),
-            source: Source::Patch,
-            patch_file,
-            explanation: None,
-        })?;
+        self.add_candidate(index, &order.name, Source::Patch, patch, None)?;
         let baseline = self.prepare_baseline()?;
         self.check_candidate(index, &baseline)?;
         let checked =

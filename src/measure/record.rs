@@ -97,9 +97,9 @@ pub struct RunRecord {
     pub steal_s: Option<f64>,
 }
 
-#[cfg(test)]
 impl RunRecord {
-    /// A run that exited 0 after `wall_s` seconds and observed nothing else, for tests.
+    /// A run that exited 0 after `wall_s` seconds and observed nothing else: what tests build
+    /// records from.
     pub fn exited_ok(wall_s: f64) -> RunRecord {
         RunRecord {
             wall_s,
