@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use evo::fleet::slurm::{JobId, JobState, Slurm};
 use serde_json::Value;
-use util::cpairs::{HOLDOUTS, MEMO_EDITS, WORKLOAD};
+use util::cpairs::{HOLDOUTS, HOT_LINE, MEMO_EDITS, WORKLOAD};
 use util::{evo, fixture_repo, patch_by_editing, text, write};
 
 fn journal(run_dir: &Path) -> Vec<Value> {
@@ -124,6 +124,11 @@ struct Fixture {
 impl Fixture {
     /// `max_requeues`: how often a job without a result is submitted again.
     fn new(conf: PathBuf, max_requeues: u32) -> Fixture {
+        Fixture::with(conf, max_requeues, &[])
+    }
+
+    /// The campaign with `more` candidates after `memo`: (name, patch text).
+    fn with(conf: PathBuf, max_requeues: u32, more: &[(&str, String)]) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
         fixture_repo("cpairs", &repo);
@@ -134,10 +139,18 @@ impl Fixture {
             &camp.join("memo.patch"),
             &patch_by_editing(&repo, &MEMO_EDITS),
         );
+        let mut candidates = vec![r#"{ "name": "memo", "patch": "memo.patch" }"#.to_string()];
+        for (name, patch) in more {
+            write(&camp.join(format!("{name}.patch")), patch);
+            candidates.push(format!(
+                r#"{{ "name": "{name}", "patch": "{name}.patch" }}"#
+            ));
+        }
+        let candidates = candidates.join(", ");
         let campaign = format!(
             r#"{{ "name": "cpairs", "repo": "../repo", "baseline": "main",
   "workload": "workload.json", "holdouts": "holdouts.json",
-  "candidates": [{{ "name": "memo", "patch": "memo.patch" }}],
+  "candidates": [{candidates}],
   "search": {{ "pairs": 3 }}, "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": 1 }},
   "fleet": {{ "engine": "slurm", "max_jobs": 2, "max_requeues": {max_requeues} }} }}"#
         );
@@ -483,4 +496,47 @@ fn a_coordinator_killed_while_a_screening_job_runs_reattaches_to_it_on_resume() 
         .count();
     assert_eq!(pairs, 3, "no pair lost or counted twice: {entries:#?}");
     assert_eq!(screening_jobs(&entries).len(), 1, "{entries:#?}");
+}
+
+#[test]
+fn a_candidate_that_fails_its_checks_on_a_node_ends_with_the_nodes_reason_and_no_pairs() {
+    let Some(conf) = util::slurm::cluster_conf() else {
+        return;
+    };
+    // A second candidate whose build fails (it calls a function nobody defines).
+    let repo = tempfile::tempdir().unwrap();
+    fixture_repo("cpairs", repo.path());
+    let broken = [("prog.c", HOT_LINE, "        total += no_such_hash(v);")];
+    let broken = patch_by_editing(repo.path(), &broken);
+    let fx = Fixture::with(conf, 1, &[("broken", broken)]);
+    completed(fx.start(&[]));
+    let run = run_dir(&fx.camp.join("receipts")).unwrap();
+    let entries = journal(&run);
+    // One screening job per candidate, each checked and journaled with its node.
+    let jobs = submitted(&entries, "screening");
+    assert_eq!(jobs.len(), 2, "{entries:#?}");
+    let screened = screening_jobs(&entries);
+    let by_index = |i: u64| (screened.iter()).find(|e| e["index"] == i).copied();
+    let (memo, broken) = (by_index(1).unwrap(), by_index(2).unwrap());
+    assert_ne!(memo["job_id"], broken["job_id"]);
+    for job in [memo, broken] {
+        let node = job["node"].as_str().unwrap();
+        assert!(["evo-n1", "evo-n2"].contains(&node), "{job}");
+    }
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let row = (summary["rows"].as_array().unwrap().iter())
+        .find(|r| r["name"] == "broken")
+        .unwrap();
+    assert_eq!(row["status"], "build_failed", "{summary:#}");
+    let reason = row["reason"].as_str().unwrap();
+    assert!(reason.contains("no_such_hash"), "{reason}");
+    let pairs_of = |i: u64| {
+        (entries.iter())
+            .filter(|e| e["entry"] == "screening_pair" && e["index"] == i)
+            .count()
+    };
+    assert_eq!((pairs_of(1), pairs_of(2)), (3, 0), "{entries:#?}");
+    // Only the candidate that screened faster is confirmed.
+    assert_eq!(submitted(&entries, "confirm").len(), 1, "{entries:#?}");
 }
