@@ -338,15 +338,15 @@ fn a_coordinator_killed_while_its_job_runs_reattaches_on_resume_instead_of_submi
     fx.verifies(&confirmation);
 }
 
-#[test]
-fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_uncounted() {
-    let Some(conf) = util::slurm::cluster_conf() else {
-        return;
-    };
+/// Ctrl-C once the campaign's first job of `stage` runs: the job is cancelled, journaled as ended
+/// without counting, and the campaign exits 130; the resumed run submits that stage's job again,
+/// once, and goes to the end. Returns the fixture and the run folder.
+fn ctrl_c_then_resumed(stage: &str) -> Option<(Fixture, PathBuf)> {
+    let conf = util::slurm::cluster_conf()?;
     let slurm = Slurm::new(Some(&conf));
     let fx = Fixture::new(conf, 1);
     let mut coordinator = fx.start(&["--json"]);
-    let first = fx.first_job_running(&slurm, &mut coordinator, "confirm");
+    let first = fx.first_job_running(&slurm, &mut coordinator, stage);
     let pid = coordinator.0.as_ref().unwrap().id().to_string();
     let sent = std::process::Command::new("kill")
         .args(["-INT", &pid])
@@ -358,6 +358,7 @@ fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_unc
     let events = util::schema::events(&out);
     let cancelled = job_event(&events, "job_ended", first.0);
     assert_eq!(cancelled["outcome"], "cancelled", "{cancelled}");
+    assert_eq!(cancelled["stage"], stage, "{cancelled}");
     assert_eq!(events.last().unwrap()["exit_code"], 130);
     let state = slurm.info(first).unwrap().state;
     assert!(
@@ -366,17 +367,40 @@ fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_unc
     );
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
     let entries = journal(&run);
-    let ended = ended(&entries, "confirm");
+    let ended = ended(&entries, stage);
     assert_eq!(ended.len(), 1, "{entries:#?}");
     assert_eq!(ended[0]["counted"], false, "{entries:#?}");
 
-    // The resumed run submits the cancelled confirmation again, as its second attempt.
     completed(fx.start(&["--resume", "latest"]));
     let entries = journal(&run);
-    assert_eq!(submitted(&entries, "confirm").len(), 2, "{entries:#?}");
+    assert_eq!(submitted(&entries, stage).len(), 2, "{entries:#?}");
+    Some((fx, run))
+}
+
+#[test]
+fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_uncounted() {
+    let Some((fx, run)) = ctrl_c_then_resumed("confirm") else {
+        return;
+    };
+    // The resumed run submitted the cancelled confirmation again, as its second attempt.
     let (confirmation, result) = fx.confirmation(&run);
     assert_eq!(result["environment"]["job"]["attempt"], 2);
     fx.verifies(&confirmation);
+}
+
+#[test]
+fn ctrl_c_during_screening_cancels_its_job_and_resume_screens_again_from_scratch() {
+    let Some((_fx, run)) = ctrl_c_then_resumed("screening") else {
+        return;
+    };
+    let entries = journal(&run);
+    let screened = screening_jobs(&entries);
+    assert_eq!(screened.len(), 1, "{entries:#?}");
+    assert_eq!(screened[0]["attempt"], 2, "{entries:#?}");
+    let pairs = (entries.iter())
+        .filter(|e| e["entry"] == "screening_pair")
+        .count();
+    assert_eq!(pairs, 3, "{entries:#?}");
 }
 
 /// With `max_requeues` 0, cancels the campaign's first job of `stage` once it runs: the candidate
