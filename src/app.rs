@@ -8,7 +8,8 @@ use anyhow::Context;
 use crate::bench::{self, BenchPlan};
 use crate::cli::{
     BenchArgs, CampaignCommand, CampaignRunArgs, Cli, Command, ConfirmArgs, FirstArm, InitArgs,
-    KeygenArgs, ManArgs, PrCommand, PrRenderArgs, ReceiptCommand, SchemaArg, VerifyArgs,
+    KeygenArgs, ManArgs, PrCommand, PrRenderArgs, ReceiptCommand, SchemaArg, ScreenJobArgs,
+    VerifyArgs,
 };
 use crate::evidence::figures::{BenchReport, BenchSettings};
 use crate::exit_codes;
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Bench(args) => bench_command(args),
         Command::Confirm(args) => confirm_command(args),
         Command::Campaign(CampaignCommand::Run(args)) => campaign_command(args),
+        Command::Campaign(CampaignCommand::ScreenJob(args)) => screen_job_command(args),
         Command::Init(args) => init_command(args),
         Command::Keygen(args) => keygen_command(args),
         Command::Receipt(ReceiptCommand::Verify(args)) => verify_command(args),
@@ -263,6 +265,12 @@ fn confirm_request(
     use crate::confirm::ConfirmRequest;
     let mut request = if args.request {
         let request = crate::confirm::read_request(&args.patch).map_err(Failure::usage)?;
+        if request.screening.is_some() {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "{} is a screening request: a fleet job runs it with `evo campaign screen-job`",
+                args.patch.display()
+            )));
+        }
         live.set_candidate(&patch_label(&request.plan.patch_file));
         request
     } else {
@@ -625,6 +633,44 @@ fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> Result<Final, Failu
             .map(|p| shown(&p)),
         receipt: receipt.as_deref().map(shown),
         result: Some(shown(&done.run_dir.join("summary.json"))),
+    })
+}
+
+fn screen_job_command(args: ScreenJobArgs) -> Result<i32, Failure> {
+    let live = Live::new(args.json, Source::Campaign);
+    reported(live, |live| screen_job_with(&args, live))
+}
+
+/// One candidate's checks and screening as a fleet job on its node (docs/design.md §2.8).
+fn screen_job_with(args: &ScreenJobArgs, live: &mut Live) -> Result<Final, Failure> {
+    use crate::campaign::{self, CampaignOptions};
+    let request = crate::confirm::read_request(&args.request).map_err(Failure::usage)?;
+    let hidden = crate::confirm::request::hidden_folder(&args.request).map_err(Failure::usage)?;
+    let plan = &request.plan.campaign;
+    let what = format!(
+        "evo campaign screen-job --request {}",
+        args.request.display()
+    );
+    let hold = match &args.held_by {
+        Some(held) => crate::host::Hold::External(held.clone()),
+        None => crate::host::Hold::lock_repo(&plan.repo, &what).map_err(Failure::usage)?,
+    };
+    let opts = CampaignOptions::new(local_runners(plan.spec.confirm.affinity)?, hold);
+    let outcome =
+        campaign::run_screening_job(&request, &opts, &[hidden], &mut |e| live.campaign(e));
+    live.finish_progress();
+    let run_dir = outcome?;
+    say(
+        live,
+        &format!(
+            "screening journal: {}\n",
+            shown(&run_dir.join("journal.jsonl"))
+        ),
+    );
+    Ok(Final {
+        exit_code: exit_codes::ACCEPTED,
+        run_dir: Some(shown(&run_dir)),
+        ..Final::default()
     })
 }
 

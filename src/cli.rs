@@ -174,6 +174,25 @@ pub enum CampaignCommand {
     /// when that is set, else the campaign's `key`, else the per-user default key.
     #[command(after_help = crate::exit_codes::help_with_fail_on())]
     Run(CampaignRunArgs),
+    /// What a fleet job runs on its node: one candidate's checks and screening pairs, from a
+    /// screening request the coordinator wrote (docs/design.md §2.8). Signs nothing; exits 0
+    /// once the candidate has a status, whatever it is.
+    #[command(hide = true)]
+    ScreenJob(ScreenJobArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ScreenJobArgs {
+    /// The screening request.
+    #[arg(long, value_name = "FILE")]
+    pub request: PathBuf,
+    /// Something outside evo keeps other runs off this machine (a Slurm job's exclusive node),
+    /// said in WHAT; evo then takes no repository lock.
+    #[arg(long, value_name = "WHAT")]
+    pub held_by: Option<String>,
+    /// Stream progress as JSON events, one per line, on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -183,9 +202,9 @@ pub struct CampaignRunArgs {
     /// Continue an interrupted run: its id under the output folder, or `latest`.
     #[arg(long, value_name = "RUN_ID")]
     pub resume: Option<String>,
-    /// Overrides the campaign's `fleet.engine`: `slurm` runs each confirmation as a Slurm job
-    /// holding a whole node (with the campaign's `fleet` settings, else the defaults), `local`
-    /// runs everything here.
+    /// Overrides the campaign's `fleet.engine`: `slurm` runs each candidate's screening and
+    /// each confirmation as a Slurm job holding a whole node (with the campaign's `fleet`
+    /// settings, else the defaults), `local` runs everything here.
     #[arg(long, value_enum, value_name = "ENGINE")]
     pub fleet: Option<crate::spec::fleet::Engine>,
     #[command(flatten)]

@@ -342,19 +342,48 @@ fn evo_confirm_refuses_a_request_of_another_version_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("request.json");
     std::fs::write(&file, r#"{ "version": 99, "plan": {} }"#).unwrap();
+    refused_request("confirm", &file, "version 99");
+}
+
+/// `evo <command> --request FILE` is a usage error whose message `says` what is wrong.
+fn refused_request(command: &str, file: &Path, says: &str) {
     let out = util::evo()
-        .args(["confirm", "--request"])
-        .arg(&file)
+        .args(command.split(' '))
+        .arg("--request")
+        .arg(file)
         .output()
         .unwrap();
     assert_eq!(
         out.status.code(),
         Some(evo::exit_codes::USAGE_ERROR),
-        "{}",
+        "{command}: {}",
         util::text(&out)
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("version 99"), "{stderr}");
+    assert!(stderr.contains(says), "{command}: {stderr}");
+}
+
+#[test]
+fn a_screening_request_is_refused_by_evo_confirm_and_a_confirmation_by_screen_job() {
+    let fx = Fixture::new();
+    let folder = fx.dir.path().join("requests");
+    std::fs::create_dir_all(&folder).unwrap();
+    let mut screening = fx.request();
+    screening.screening = Some(evo::confirm::request::ScreeningOrder {
+        index: 1,
+        name: "fast".into(),
+        search_seed: 1,
+        baseline_sha: "0".repeat(40),
+    });
+    let cases = [
+        (screening, "confirm", "is a screening request"),
+        (fx.request(), "campaign screen-job", "is a confirmation"),
+    ];
+    for (request, command, says) in cases {
+        let file = folder.join("request.json");
+        evo::confirm::write_request(&file, &request).unwrap();
+        refused_request(command, &file, says);
+    }
 }
 
 #[test]

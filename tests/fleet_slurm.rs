@@ -1,11 +1,13 @@
-//! A campaign's confirmation as Slurm jobs on the local two-node cluster (docs/design.md §2.8),
-//! on the C campaign with a `fleet` section: a job cancelled mid-run from outside (as an
-//! administrator or a lost node would end it) is submitted again, and its result comes back
-//! unsigned, is checked and signed by the coordinator, and verifies with `--recompute`; a
-//! coordinator killed while its job runs reattaches to that job on `--resume latest`; Ctrl-C
-//! cancels the campaign's jobs and exits 130, and a resume submits them again. With `--json`,
-//! every line of the coordinator's stream matches `evo schema events`, and each job is followed
-//! in it from submission to its end, with its id and node.
+//! A campaign's screening and confirmation as Slurm jobs on the local two-node cluster
+//! (docs/design.md §2.8), on the C campaign with a `fleet` section: the candidate's checks and
+//! screening pairs run as one job on a node, whose journal comes back, is checked and ranks the
+//! candidate, with the node it ran on recorded; a confirmation job cancelled mid-run from outside
+//! (as an administrator or a lost node would end it) is submitted again, and its result comes
+//! back unsigned, is checked and signed by the coordinator, and verifies with `--recompute`; a
+//! coordinator killed while its screening or confirmation job runs reattaches to that job on
+//! `--resume latest`; Ctrl-C cancels the campaign's jobs and exits 130, and a resume submits them
+//! again. With `--json`, every line of the coordinator's stream matches `evo schema events`, and
+//! each job is followed in it from submission to its end, with its id, stage and node.
 
 mod util;
 
@@ -15,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use evo::fleet::slurm::{JobId, JobState, Slurm};
 use serde_json::Value;
-use util::cpairs::{HOLDOUTS, MEMO_EDITS, WORKLOAD};
+use util::cpairs::{HOLDOUTS, HOT_LINE, MEMO_EDITS, WORKLOAD};
 use util::{evo, fixture_repo, patch_by_editing, text, write};
 
 fn journal(run_dir: &Path) -> Vec<Value> {
@@ -34,16 +36,17 @@ fn run_dir(receipts: &Path) -> Option<PathBuf> {
         .find(|p| p.join("journal.jsonl").is_file())
 }
 
-fn submitted(entries: &[Value]) -> Vec<u64> {
+/// The ids of the jobs of `stage` (`screening`, `confirm`) the journal says were submitted.
+fn submitted(entries: &[Value], stage: &str) -> Vec<u64> {
     (entries.iter())
-        .filter(|e| e["entry"] == "job_submitted")
+        .filter(|e| e["entry"] == "job_submitted" && e["stage"] == stage)
         .map(|e| e["job_id"].as_u64().unwrap())
         .collect()
 }
 
-fn ended(entries: &[Value]) -> Vec<&Value> {
+fn ended<'a>(entries: &'a [Value], stage: &str) -> Vec<&'a Value> {
     (entries.iter())
-        .filter(|e| e["entry"] == "job_ended")
+        .filter(|e| e["entry"] == "job_ended" && e["stage"] == stage)
         .collect()
 }
 
@@ -68,16 +71,17 @@ fn job_event<'a>(events: &'a [Value], event: &str, job: u64) -> &'a Value {
     found[0]
 }
 
-/// The stream follows `job` of candidate 1 (`memo`) from its submission (`reattached`: by an
-/// earlier session) to its end, on one of the cluster's nodes; returns its `job_ended` line.
-fn followed(events: &[Value], job: u64, reattached: bool) -> &Value {
+/// The stream follows `job` of candidate 1 (`memo`) in `stage` from its submission
+/// (`reattached`: by an earlier session) to its end, on one of the cluster's nodes; returns its
+/// `job_ended` line.
+fn followed<'a>(events: &'a [Value], stage: &str, job: u64, reattached: bool) -> &'a Value {
     let submitted = job_event(events, "job_submitted", job);
     let started = job_event(events, "job_started", job);
     let ended = job_event(events, "job_ended", job);
     for line in [submitted, started, ended] {
         assert_eq!(line["candidate"]["index"], 1, "{line}");
         assert_eq!(line["candidate"]["name"], "memo", "{line}");
-        assert_eq!(line["stage"], "confirm", "{line}");
+        assert_eq!(line["stage"], stage, "{line}");
     }
     assert_eq!(submitted["reattached"], reattached, "{submitted}");
     let node = started["node"].as_str().unwrap();
@@ -120,6 +124,11 @@ struct Fixture {
 impl Fixture {
     /// `max_requeues`: how often a job without a result is submitted again.
     fn new(conf: PathBuf, max_requeues: u32) -> Fixture {
+        Fixture::with(conf, max_requeues, &[])
+    }
+
+    /// The campaign with `more` candidates after `memo`: (name, patch text).
+    fn with(conf: PathBuf, max_requeues: u32, more: &[(&str, String)]) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
         fixture_repo("cpairs", &repo);
@@ -130,10 +139,18 @@ impl Fixture {
             &camp.join("memo.patch"),
             &patch_by_editing(&repo, &MEMO_EDITS),
         );
+        let mut candidates = vec![r#"{ "name": "memo", "patch": "memo.patch" }"#.to_string()];
+        for (name, patch) in more {
+            write(&camp.join(format!("{name}.patch")), patch);
+            candidates.push(format!(
+                r#"{{ "name": "{name}", "patch": "{name}.patch" }}"#
+            ));
+        }
+        let candidates = candidates.join(", ");
         let campaign = format!(
             r#"{{ "name": "cpairs", "repo": "../repo", "baseline": "main",
   "workload": "workload.json", "holdouts": "holdouts.json",
-  "candidates": [{{ "name": "memo", "patch": "memo.patch" }}],
+  "candidates": [{candidates}],
   "search": {{ "pairs": 3 }}, "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": 1 }},
   "fleet": {{ "engine": "slurm", "max_jobs": 2, "max_requeues": {max_requeues} }} }}"#
         );
@@ -160,8 +177,8 @@ impl Fixture {
         Reaped(Some(child))
     }
 
-    /// The first job the campaign submits, once it runs.
-    fn first_job_running(&self, slurm: &Slurm, coordinator: &mut Reaped) -> JobId {
+    /// The first job of `stage` the campaign submits, once it runs.
+    fn first_job_running(&self, slurm: &Slurm, coordinator: &mut Reaped, stage: &str) -> JobId {
         let receipts = self.camp.join("receipts");
         let started = Instant::now();
         let first = loop {
@@ -170,7 +187,7 @@ impl Fixture {
                 "no job was submitted"
             );
             let journaled =
-                run_dir(&receipts).and_then(|d| submitted(&journal(&d)).first().copied());
+                run_dir(&receipts).and_then(|d| submitted(&journal(&d), stage).first().copied());
             if let Some(id) = journaled {
                 break JobId(id);
             }
@@ -222,7 +239,7 @@ fn a_campaign_confirms_on_slurm_resubmits_a_cancelled_job_and_signs_a_checked_re
     let fx = Fixture::new(conf, 1);
     let mut coordinator = fx.start(&["--json"]);
     // The first confirmation job, cancelled from outside once it runs.
-    let first = fx.first_job_running(&slurm, &mut coordinator);
+    let first = fx.first_job_running(&slurm, &mut coordinator, "confirm");
     std::thread::sleep(Duration::from_secs(1));
     slurm.cancel(&[first]).unwrap();
 
@@ -230,14 +247,14 @@ fn a_campaign_confirms_on_slurm_resubmits_a_cancelled_job_and_signs_a_checked_re
     let events = util::schema::events(&out);
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
     let entries = journal(&run);
-    let jobs = submitted(&entries);
+    let jobs = submitted(&entries, "confirm");
     assert_eq!(
         jobs.len(),
         2,
         "one job cancelled, one submitted again: {entries:#?}"
     );
     assert_eq!(jobs[0], first.0);
-    let ended = ended(&entries);
+    let ended = ended(&entries, "confirm");
     assert_eq!(ended.len(), 2, "{entries:#?}");
     assert_eq!(ended[0]["counted"], true);
     assert!(
@@ -259,14 +276,14 @@ fn a_campaign_confirms_on_slurm_resubmits_a_cancelled_job_and_signs_a_checked_re
 
     // The stream followed both jobs: the cancelled one was submitted again, the second's result
     // was signed, and its node is the one the signed result records.
-    let cancelled = followed(&events, jobs[0], false);
+    let cancelled = followed(&events, "confirm", jobs[0], false);
     assert_eq!(cancelled["state"], "cancelled", "{cancelled}");
     assert_eq!(cancelled["outcome"], "requeued", "{cancelled}");
     assert_eq!(
         (&cancelled["attempt"], &cancelled["requeues"]),
         (&1.into(), &0.into())
     );
-    let done = followed(&events, jobs[1], false);
+    let done = followed(&events, "confirm", jobs[1], false);
     assert_eq!(done["state"], "completed", "{done}");
     assert_eq!(done["outcome"], "done", "{done}");
     assert_eq!(
@@ -281,48 +298,55 @@ fn a_campaign_confirms_on_slurm_resubmits_a_cancelled_job_and_signs_a_checked_re
     assert_eq!(std::fs::read_dir(attempt.join("out")).unwrap().count(), 0);
 }
 
-#[test]
-fn a_coordinator_killed_while_its_job_runs_reattaches_on_resume_instead_of_submitting_again() {
-    let Some(conf) = util::slurm::cluster_conf() else {
-        return;
-    };
+/// Kills the coordinator (SIGKILL: no chance to cancel anything) once its first job of `stage`
+/// runs, and resumes it to the end: the resumed run follows that job again, reattached, to its
+/// result, and submits no other job of `stage`. Returns the fixture, the job and the run folder.
+fn killed_and_resumed(stage: &str) -> Option<(Fixture, JobId, PathBuf)> {
+    let conf = util::slurm::cluster_conf()?;
     let slurm = Slurm::new(Some(&conf));
     let fx = Fixture::new(conf, 1);
     let mut coordinator = fx.start(&[]);
-    let first = fx.first_job_running(&slurm, &mut coordinator);
-    drop(coordinator); // SIGKILL: no chance to cancel anything
+    let first = fx.first_job_running(&slurm, &mut coordinator, stage);
+    drop(coordinator);
     assert!(
         !slurm.info(first).unwrap().state.is_final(),
         "the job outlives its coordinator"
     );
-
     let out = completed(fx.start(&["--resume", "latest", "--json"]));
     // The resumed coordinator says it follows the job again rather than submitting it.
     let events = util::schema::events(&out);
-    let ended = followed(&events, first.0, true);
+    let ended = followed(&events, stage, first.0, true);
     assert_eq!(ended["outcome"], "done", "{ended}");
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
     let entries = journal(&run);
     assert_eq!(
-        submitted(&entries),
+        submitted(&entries, stage),
         [first.0],
         "submitted again: {entries:#?}"
     );
+    Some((fx, first, run))
+}
+
+#[test]
+fn a_coordinator_killed_while_its_job_runs_reattaches_on_resume_instead_of_submitting_again() {
+    let Some((fx, first, run)) = killed_and_resumed("confirm") else {
+        return;
+    };
     let (confirmation, result) = fx.confirmation(&run);
     assert_eq!(result["environment"]["job"]["job_id"], first.0);
     assert_eq!(result["environment"]["job"]["attempt"], 1);
     fx.verifies(&confirmation);
 }
 
-#[test]
-fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_uncounted() {
-    let Some(conf) = util::slurm::cluster_conf() else {
-        return;
-    };
+/// Ctrl-C once the campaign's first job of `stage` runs: the job is cancelled, journaled as ended
+/// without counting, and the campaign exits 130; the resumed run submits that stage's job again,
+/// once, and goes to the end. Returns the fixture and the run folder.
+fn ctrl_c_then_resumed(stage: &str) -> Option<(Fixture, PathBuf)> {
+    let conf = util::slurm::cluster_conf()?;
     let slurm = Slurm::new(Some(&conf));
     let fx = Fixture::new(conf, 1);
     let mut coordinator = fx.start(&["--json"]);
-    let first = fx.first_job_running(&slurm, &mut coordinator);
+    let first = fx.first_job_running(&slurm, &mut coordinator, stage);
     let pid = coordinator.0.as_ref().unwrap().id().to_string();
     let sent = std::process::Command::new("kill")
         .args(["-INT", &pid])
@@ -334,6 +358,7 @@ fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_unc
     let events = util::schema::events(&out);
     let cancelled = job_event(&events, "job_ended", first.0);
     assert_eq!(cancelled["outcome"], "cancelled", "{cancelled}");
+    assert_eq!(cancelled["stage"], stage, "{cancelled}");
     assert_eq!(events.last().unwrap()["exit_code"], 130);
     let state = slurm.info(first).unwrap().state;
     assert!(
@@ -342,34 +367,56 @@ fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_unc
     );
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
     let entries = journal(&run);
-    let ended = ended(&entries);
+    let ended = ended(&entries, stage);
     assert_eq!(ended.len(), 1, "{entries:#?}");
     assert_eq!(ended[0]["counted"], false, "{entries:#?}");
 
-    // The resumed run submits the cancelled confirmation again, as its second attempt.
     completed(fx.start(&["--resume", "latest"]));
     let entries = journal(&run);
-    assert_eq!(submitted(&entries).len(), 2, "{entries:#?}");
+    assert_eq!(submitted(&entries, stage).len(), 2, "{entries:#?}");
+    Some((fx, run))
+}
+
+#[test]
+fn ctrl_c_cancels_the_campaigns_jobs_exits_130_and_resume_submits_them_again_uncounted() {
+    let Some((fx, run)) = ctrl_c_then_resumed("confirm") else {
+        return;
+    };
+    // The resumed run submitted the cancelled confirmation again, as its second attempt.
     let (confirmation, result) = fx.confirmation(&run);
     assert_eq!(result["environment"]["job"]["attempt"], 2);
     fx.verifies(&confirmation);
 }
 
 #[test]
-fn a_candidate_whose_jobs_all_end_without_a_result_ends_inconclusive_with_the_reason() {
-    let Some(conf) = util::slurm::cluster_conf() else {
+fn ctrl_c_during_screening_cancels_its_job_and_resume_screens_again_from_scratch() {
+    let Some((_fx, run)) = ctrl_c_then_resumed("screening") else {
         return;
     };
+    let entries = journal(&run);
+    let screened = screening_jobs(&entries);
+    assert_eq!(screened.len(), 1, "{entries:#?}");
+    assert_eq!(screened[0]["attempt"], 2, "{entries:#?}");
+    let pairs = (entries.iter())
+        .filter(|e| e["entry"] == "screening_pair")
+        .count();
+    assert_eq!(pairs, 3, "{entries:#?}");
+}
+
+/// With `max_requeues` 0, cancels the campaign's first job of `stage` once it runs: the candidate
+/// ends `inconclusive`, saying why, after that one job. Returns the run's journal.
+fn given_up_after_one_job(stage: &str) -> Option<Vec<Value>> {
+    let conf = util::slurm::cluster_conf()?;
     let slurm = Slurm::new(Some(&conf));
     let fx = Fixture::new(conf, 0);
     let mut coordinator = fx.start(&[]);
-    let first = fx.first_job_running(&slurm, &mut coordinator);
+    let first = fx.first_job_running(&slurm, &mut coordinator, stage);
     slurm.cancel(&[first]).unwrap();
     let out = coordinator.output();
     assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
     let entries = journal(&run);
-    assert_eq!(submitted(&entries), [first.0], "{entries:#?}");
+    assert_eq!(submitted(&entries, stage), [first.0], "{entries:#?}");
     let summary: Value =
         serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
     let row = &summary["rows"][0];
@@ -379,4 +426,141 @@ fn a_candidate_whose_jobs_all_end_without_a_result_ends_inconclusive_with_the_re
         reason.contains("no result after 1 Slurm jobs") && reason.contains("cancelled"),
         "{reason}"
     );
+    Some(entries)
+}
+
+#[test]
+fn a_candidate_whose_jobs_all_end_without_a_result_ends_inconclusive_with_the_reason() {
+    given_up_after_one_job("confirm");
+}
+
+#[test]
+fn a_candidate_whose_screening_jobs_all_end_without_a_result_is_never_confirmed() {
+    let Some(entries) = given_up_after_one_job("screening") else {
+        return;
+    };
+    assert!(submitted(&entries, "confirm").is_empty(), "{entries:#?}");
+    assert!(
+        !entries.iter().any(|e| e["entry"] == "screening_pair"),
+        "{entries:#?}"
+    );
+}
+
+/// The journal's `screening_job` entries: which job screened which candidate, on which node.
+fn screening_jobs(entries: &[Value]) -> Vec<&Value> {
+    (entries.iter())
+        .filter(|e| e["entry"] == "screening_job")
+        .collect()
+}
+
+#[test]
+fn a_candidates_checks_and_screening_pairs_run_as_one_job_whose_checked_journal_ranks_it() {
+    let Some(conf) = util::slurm::cluster_conf() else {
+        return;
+    };
+    let fx = Fixture::new(conf, 1);
+    let out = completed(fx.start(&["--json"]));
+    let events = util::schema::events(&out);
+    let run = run_dir(&fx.camp.join("receipts")).unwrap();
+    let entries = journal(&run);
+    let jobs = submitted(&entries, "screening");
+    assert_eq!(jobs.len(), 1, "one screening job: {entries:#?}");
+    let ended = followed(&events, "screening", jobs[0], false);
+    assert_eq!(ended["outcome"], "done", "{ended}");
+
+    // The node the job ran on and its machine are recorded with the screening it returned.
+    let screened = screening_jobs(&entries);
+    assert_eq!(screened.len(), 1, "{entries:#?}");
+    let screened = screened[0];
+    assert_eq!(screened["job_id"], jobs[0], "{screened}");
+    assert_eq!(screened["node"], ended["node"], "{screened}");
+    assert!(screened["machine"]["logical_cores"].as_u64().unwrap() > 0);
+    let kept = run.join(screened["run_dir"].as_str().unwrap());
+    assert!(kept.join("journal.jsonl").is_file(), "{}", kept.display());
+
+    // Its pairs were journaled here, once each, and ranked the candidate for confirmation.
+    let pairs: Vec<&Value> = (entries.iter())
+        .filter(|e| e["entry"] == "screening_pair")
+        .collect();
+    assert_eq!(pairs.len(), 3, "{entries:#?}");
+    let position = |e: &Value| entries.iter().position(|x| x == e).unwrap();
+    assert!(position(screened) < position(pairs[0]));
+    let status = (entries.iter())
+        .find(|e| e["entry"] == "status" && e["status"] == "screened")
+        .unwrap();
+    let reason = status["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!(
+            "Slurm job {} on {}",
+            jobs[0],
+            ended["node"].as_str().unwrap()
+        )),
+        "{reason}"
+    );
+    assert!(
+        !entries.iter().any(|e| e["entry"] == "baseline_ready"),
+        "the coordinator built no baseline: {entries:#?}"
+    );
+    assert_eq!(submitted(&entries, "confirm").len(), 1, "{entries:#?}");
+    // The screening job went first, and the confirmation ranked on it came after its end.
+    let confirm_job = submitted(&entries, "confirm")[0];
+    let started = job_event(&events, "job_submitted", confirm_job);
+    let at = |line: &Value| events.iter().position(|e| e == line).unwrap();
+    assert!(at(ended) < at(started));
+}
+
+#[test]
+fn a_coordinator_killed_while_a_screening_job_runs_reattaches_to_it_on_resume() {
+    let Some((_fx, _first, run)) = killed_and_resumed("screening") else {
+        return;
+    };
+    let entries = journal(&run);
+    let pairs = (entries.iter())
+        .filter(|e| e["entry"] == "screening_pair")
+        .count();
+    assert_eq!(pairs, 3, "no pair lost or counted twice: {entries:#?}");
+    assert_eq!(screening_jobs(&entries).len(), 1, "{entries:#?}");
+}
+
+#[test]
+fn a_candidate_that_fails_its_checks_on_a_node_ends_with_the_nodes_reason_and_no_pairs() {
+    let Some(conf) = util::slurm::cluster_conf() else {
+        return;
+    };
+    // A second candidate whose build fails (it calls a function nobody defines).
+    let repo = tempfile::tempdir().unwrap();
+    fixture_repo("cpairs", repo.path());
+    let broken = [("prog.c", HOT_LINE, "        total += no_such_hash(v);")];
+    let broken = patch_by_editing(repo.path(), &broken);
+    let fx = Fixture::with(conf, 1, &[("broken", broken)]);
+    completed(fx.start(&[]));
+    let run = run_dir(&fx.camp.join("receipts")).unwrap();
+    let entries = journal(&run);
+    // One screening job per candidate, each checked and journaled with its node.
+    let jobs = submitted(&entries, "screening");
+    assert_eq!(jobs.len(), 2, "{entries:#?}");
+    let screened = screening_jobs(&entries);
+    let by_index = |i: u64| (screened.iter()).find(|e| e["index"] == i).copied();
+    let (memo, broken) = (by_index(1).unwrap(), by_index(2).unwrap());
+    assert_ne!(memo["job_id"], broken["job_id"]);
+    for job in [memo, broken] {
+        let node = job["node"].as_str().unwrap();
+        assert!(["evo-n1", "evo-n2"].contains(&node), "{job}");
+    }
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let row = (summary["rows"].as_array().unwrap().iter())
+        .find(|r| r["name"] == "broken")
+        .unwrap();
+    assert_eq!(row["status"], "build_failed", "{summary:#}");
+    let reason = row["reason"].as_str().unwrap();
+    assert!(reason.contains("no_such_hash"), "{reason}");
+    let pairs_of = |i: u64| {
+        (entries.iter())
+            .filter(|e| e["entry"] == "screening_pair" && e["index"] == i)
+            .count()
+    };
+    assert_eq!((pairs_of(1), pairs_of(2)), (3, 0), "{entries:#?}");
+    // Only the candidate that screened faster is confirmed.
+    assert_eq!(submitted(&entries, "confirm").len(), 1, "{entries:#?}");
 }

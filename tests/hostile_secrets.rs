@@ -20,7 +20,7 @@ use evo::environment::{Environment, Machine};
 use evo::evidence::figures::{self, BenchSettings};
 use evo::evidence::result::*;
 use evo::evidence::verdict::{self, gate};
-use evo::measure::record::{Arm, ExitStatus, Order, Pair, Purpose, RunRecord, Rusage, WarmupRun};
+use evo::measure::record::{Arm, ExitStatus, Order, Pair, Purpose, RunRecord, WarmupRun};
 use evo::receipt::{self, dsse::Envelope, seal};
 use evo::report::{pr_body, pr_context::ReceiptRef};
 
@@ -42,15 +42,10 @@ fn key() -> SigningKey {
 
 fn run(wall_s: f64, stderr: &str) -> RunRecord {
     RunRecord {
-        wall_s,
-        rusage: Rusage::default(),
-        status: ExitStatus::Exited { code: 0 },
-        timed_out: false,
-        leftover_processes: false,
         stdout_sha256: "5".repeat(64),
         stdout_bytes: 24,
         stderr_tail: stderr.to_string(),
-        steal_s: None,
+        ..RunRecord::exited_ok(wall_s)
     }
 }
 

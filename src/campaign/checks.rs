@@ -304,12 +304,14 @@ mod tests {
             let dest = dir.path().join("baseline");
             std::fs::create_dir_all(dest.join("target/deep")).unwrap();
             let stop = Arc::new(AtomicBool::new(false));
+            // Writes through an open directory handle, as a process whose cwd is there. Opened
+            // here, not in the writer: a writer started late on a busy machine would otherwise
+            // find the tree already moved aside.
+            let deep = std::fs::File::open(dest.join("target/deep")).unwrap();
             let writer = {
-                let (dest, stop) = (dest.clone(), Arc::clone(&stop));
+                let stop = Arc::clone(&stop);
                 std::thread::spawn(move || {
                     let mut i = 0u64;
-                    // Writes through an open directory handle, as a process whose cwd is there.
-                    let deep = std::fs::File::open(dest.join("target/deep")).unwrap();
                     let at = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&deep));
                     while !stop.load(Ordering::Relaxed) {
                         let _ = std::fs::write(format!("{at}/f{i}"), b"x");

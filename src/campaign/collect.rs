@@ -88,7 +88,8 @@ impl CampaignRun<'_> {
         Ok(())
     }
 
-    fn add_candidate(
+    /// Journals candidate `index` with its patch `bytes`, kept as `candidate_<index>.patch`.
+    pub(super) fn add_candidate(
         &mut self,
         index: usize,
         name: &str,

@@ -25,7 +25,7 @@ impl CampaignRun<'_> {
             .map(|(i, _)| *i)
             .collect();
         if let Some(fleet) = self.fleet()? {
-            return self.confirm_on_fleet(&fleet, chosen);
+            return self.run_jobs(&fleet, crate::report::jobs::JobStage::Confirm, chosen);
         }
         for index in chosen {
             if self

@@ -1,12 +1,14 @@
-//! The confirmations of a campaign with a `fleet` section, as Slurm jobs (docs/design.md §2.8):
-//! each chosen candidate's request is written to the shared folder and submitted as one job
-//! holding a whole node; at most `max_jobs` are queued or running at once. A job's id is
-//! journaled before the campaign waits on it, so a resumed campaign reattaches to it. A job that
-//! ends without a result that passes the checks (`fleet::collect`) is submitted again, at most
-//! `max_requeues` times, then the candidate ends `inconclusive` with the reason; a result that
-//! passes is moved into the run's `confirmations/`, signed here and recorded as a local
-//! confirmation is. A stop cancels the campaign's jobs. What the coordinator sees of each job
-//! (submitted, running on a node, ended) goes to the reporter as it sees it.
+//! The screenings and confirmations of a campaign with a `fleet` section, as Slurm jobs
+//! (docs/design.md §2.8): each candidate's request is written to the shared folder and submitted
+//! as one job holding a whole node; at most `max_jobs` are queued or running at once. Both stages
+//! share this one loop. A job's id is journaled before the campaign waits on it, so a resumed
+//! campaign reattaches to it. A job that ends without a result that passes the checks is
+//! submitted again, at most `max_requeues` times, then the candidate ends `inconclusive` with the
+//! reason. A confirmation that passes (`fleet::collect`) is moved into the run's
+//! `confirmations/`, signed here and recorded as a local confirmation is; a screening that passes
+//! (`fleet_screen`) is journaled as a local screening is. A stop cancels the campaign's jobs.
+//! What the coordinator sees of each job (submitted, running on a node, ended) goes to the
+//! reporter as it sees it.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
@@ -30,13 +32,14 @@ use crate::report::jobs::{JobObservation, JobOutcome, JobStage};
 const POLL: Duration = Duration::from_millis(500);
 
 /// A job the campaign waits on.
-struct Active {
-    index: usize,
-    attempt: u32,
-    job: JobId,
-    folder: JobFolder,
+pub(super) struct Active {
+    pub(super) stage: JobStage,
+    pub(super) index: usize,
+    pub(super) attempt: u32,
+    pub(super) job: JobId,
+    pub(super) folder: JobFolder,
     /// The node Slurm last said it runs on.
-    node: String,
+    pub(super) node: String,
     /// Slurm's last state of it, as seen by the coordinator.
     state: String,
     /// How often Slurm itself restarted it, as last seen.
@@ -46,8 +49,16 @@ struct Active {
 }
 
 impl Active {
-    fn new(index: usize, attempt: u32, job: JobId, folder: JobFolder, state: &str) -> Active {
+    fn new(
+        stage: JobStage,
+        index: usize,
+        attempt: u32,
+        job: JobId,
+        folder: JobFolder,
+        state: &str,
+    ) -> Active {
         Active {
+            stage,
             index,
             attempt,
             job,
@@ -59,11 +70,19 @@ impl Active {
         }
     }
 
+    /// `Slurm job 12 on n1`, or without the node while none is known.
+    pub(super) fn named(&self) -> String {
+        match self.node.as_str() {
+            "" => format!("Slurm job {}", self.job),
+            node => format!("Slurm job {} on {node}", self.job),
+        }
+    }
+
     /// Its end, for the reporter.
     fn ended(&self, requeues: usize, outcome: JobOutcome, reason: &str) -> JobObservation {
         JobObservation::Ended {
             job_id: self.job.0,
-            stage: JobStage::Confirm,
+            stage: self.stage,
             node: self.node.clone(),
             state: self.state.clone(),
             attempt: self.attempt,
@@ -76,9 +95,10 @@ impl Active {
 }
 
 /// What became of a job that ended.
-enum JobResult {
-    /// Its result was checked, signed and recorded (the journaled reason).
-    Signed(String),
+pub(super) enum JobResult {
+    /// Its result was checked and recorded (signed, for a confirmation): the reason to journal
+    /// with its end.
+    Kept(String),
     /// It left no result that passes (why).
     Missing(String),
 }
@@ -100,7 +120,11 @@ impl Journaled {
     }
 }
 
-fn journaled_jobs(run_dir: &Path) -> Result<BTreeMap<usize, Journaled>, PipelineError> {
+/// The jobs of `stage` the journal of `run_dir` knows, per candidate.
+fn journaled_jobs(
+    run_dir: &Path,
+    stage: JobStage,
+) -> Result<BTreeMap<usize, Journaled>, PipelineError> {
     let entries =
         journal::read(run_dir).map_err(|e| PipelineError::io("cannot read the journal", e))?;
     let mut jobs: BTreeMap<usize, Journaled> = BTreeMap::new();
@@ -108,16 +132,20 @@ fn journaled_jobs(run_dir: &Path) -> Result<BTreeMap<usize, Journaled>, Pipeline
         match entry {
             Entry::JobSubmitted {
                 index,
+                stage: s,
                 job_id,
                 attempt,
                 folder,
-            } => (jobs.entry(index).or_default().submitted).push((job_id, attempt, folder)),
+            } if s == stage => {
+                (jobs.entry(index).or_default().submitted).push((job_id, attempt, folder));
+            }
             Entry::JobEnded {
                 index,
+                stage: s,
                 job_id,
                 counted,
                 ..
-            } => {
+            } if s == stage => {
                 let j = jobs.entry(index).or_default();
                 j.ended.push(job_id);
                 j.failed += usize::from(counted);
@@ -139,22 +167,30 @@ impl CampaignRun<'_> {
         .map_err(PipelineError::Usage)
     }
 
-    /// Confirms the `chosen` candidates as jobs of `fleet`, reattaching to those a previous
-    /// session of this run left queued or running.
-    pub(super) fn confirm_on_fleet(
+    /// Runs the `stage` of each of the `chosen` candidates as a job of `fleet`, reattaching to
+    /// those a previous session of this run left queued or running.
+    pub(super) fn run_jobs(
         &mut self,
         fleet: &FleetPlan,
+        stage: JobStage,
         chosen: Vec<usize>,
     ) -> Result<(), PipelineError> {
-        let key_file = crate::plan::key_file(&self.plan.campaign_file, &self.plan.spec);
-        let signer = (self.opts.sign_with.signer(key_file.as_deref()))
-            .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
-        let journaled = journaled_jobs(&self.run_dir.path)?;
+        let signer = match stage {
+            JobStage::Confirm => {
+                let key_file = crate::plan::key_file(&self.plan.campaign_file, &self.plan.spec);
+                let signer = (self.opts.sign_with.signer(key_file.as_deref())).map_err(|e| {
+                    PipelineError::Usage(format!("cannot use the signing key: {e}"))
+                })?;
+                Some(signer)
+            }
+            JobStage::Screening => None,
+        };
+        let journaled = journaled_jobs(&self.run_dir.path, stage)?;
         let mut failed: BTreeMap<usize, usize> = BTreeMap::new();
         let mut waiting = VecDeque::new();
         let mut active = Vec::new();
         for index in chosen {
-            let done = (self.state.candidate_mut(index)).is_some_and(|c| c.confirmation.is_some());
+            let done = self.stage_done(stage, index);
             let mine = journaled.get(&index);
             let given_up = mine.is_some_and(|j| j.failed > fleet.settings.max_requeues as usize);
             if done || given_up {
@@ -164,12 +200,12 @@ impl CampaignRun<'_> {
             match mine.and_then(Journaled::unfinished) {
                 Some((job, attempt, folder)) => {
                     let folder = JobFolder::new(folder.into());
-                    let a = Active::new(index, *attempt, JobId(*job), folder, "unknown");
+                    let a = Active::new(stage, index, *attempt, JobId(*job), folder, "unknown");
                     self.job_event(
                         index,
                         JobObservation::Submitted {
                             job_id: a.job.0,
-                            stage: JobStage::Confirm,
+                            stage,
                             attempt: a.attempt,
                             reattached: true,
                         },
@@ -187,7 +223,7 @@ impl CampaignRun<'_> {
                 let Some(index) = waiting.pop_front() else {
                     break;
                 };
-                active.push(self.submit(fleet, index)?);
+                active.push(self.submit(fleet, stage, index)?);
             }
             if active.is_empty() {
                 return Ok(());
@@ -203,22 +239,27 @@ impl CampaignRun<'_> {
                     continue;
                 }
                 let before = failed.get(&a.index).copied().unwrap_or(0);
-                let reason = match self.collect_job(&signer, &a, &info)? {
-                    JobResult::Signed(note) => {
-                        let done = a.ended(before, JobOutcome::Done, &note);
-                        self.job_event(a.index, done);
-                        continue;
-                    }
-                    JobResult::Missing(reason) => reason,
+                let collected = match &signer {
+                    Some(signer) => self.collect_job(signer, &a, &info)?,
+                    None => self.collect_screening(&a, &info)?,
                 };
-                let count = before + 1;
-                failed.insert(a.index, count);
+                let (counted, reason) = match collected {
+                    JobResult::Kept(note) => (false, note),
+                    JobResult::Missing(reason) => (true, reason),
+                };
                 self.record(Entry::JobEnded {
                     index: a.index,
+                    stage,
                     job_id: a.job.0,
-                    counted: true,
+                    counted,
                     reason: reason.clone(),
                 })?;
+                if !counted {
+                    self.job_event(a.index, a.ended(before, JobOutcome::Done, &reason));
+                    continue;
+                }
+                let count = before + 1;
+                failed.insert(a.index, count);
                 let again = count <= fleet.settings.max_requeues as usize;
                 let outcome = if again {
                     JobOutcome::Requeued
@@ -241,6 +282,18 @@ impl CampaignRun<'_> {
         }
     }
 
+    /// The candidate's `stage` is over: its screening ended with a status, or its confirmation
+    /// was recorded.
+    fn stage_done(&mut self, stage: JobStage, index: usize) -> bool {
+        let Some(c) = self.state.candidate_mut(index) else {
+            return true;
+        };
+        match stage {
+            JobStage::Screening => !matches!(c.status, Status::Collected | Status::Checked),
+            JobStage::Confirm => c.confirmation.is_some(),
+        }
+    }
+
     /// Tells the reporter about one of the candidate's jobs.
     fn job_event(&mut self, index: usize, job: JobObservation) {
         let candidate = self.candidate_ref(index);
@@ -260,56 +313,77 @@ impl CampaignRun<'_> {
             a.started = true;
             let started = JobObservation::Started {
                 job_id: a.job.0,
-                stage: JobStage::Confirm,
+                stage: a.stage,
                 node: a.node.clone(),
             };
             self.job_event(a.index, started);
         }
     }
 
-    /// Writes the request of candidate `index`'s next attempt to the shared folder and submits it.
-    fn submit(&mut self, fleet: &FleetPlan, index: usize) -> Result<Active, PipelineError> {
-        let root = fleet.shared_dir.join(&self.run_dir.id).join("fleet");
+    /// Writes the request of the `stage` of candidate `index`'s next attempt to the shared
+    /// folder and submits it.
+    fn submit(
+        &mut self,
+        fleet: &FleetPlan,
+        stage: JobStage,
+        index: usize,
+    ) -> Result<Active, PipelineError> {
+        let mut root = fleet.shared_dir.join(&self.run_dir.id).join("fleet");
+        if stage == JobStage::Screening {
+            root.push("screening");
+        }
         let job::Attempt {
             number: attempt,
             folder,
         } = job::next_attempt(&root, index)
             .map_err(|e| PipelineError::io("cannot make the job's folder", e))?;
-        let request = self.fleet_request(index, &folder)?;
+        let request = match stage {
+            JobStage::Confirm => self.fleet_request(index, &folder)?,
+            JobStage::Screening => self.screening_request(index, &folder)?,
+        };
         confirm::write_request(&folder.request(), &request)
             .map_err(|e| PipelineError::Internal(e.to_string()))?;
         let env = job::job_environment(&self.plan.spec.sandbox.pass_env, &|name| {
             std::env::var(name).ok()
         });
-        let name = format!("evo-{}-c{index}", self.run_dir.id);
-        let spec = job::confirmation_job(fleet, &name, &folder, &env);
+        let (letter, what) = match stage {
+            JobStage::Confirm => ('c', "confirm"),
+            JobStage::Screening => ('s', "screen"),
+        };
+        let name = format!("evo-{}-{letter}{index}", self.run_dir.id);
+        let spec = match stage {
+            JobStage::Confirm => job::confirmation_job(fleet, &name, &folder, &env),
+            JobStage::Screening => job::screening_job(fleet, &name, &folder, &env),
+        };
         let id = fleet.slurm.submit(&spec).map_err(|e| {
             PipelineError::Usage(format!(
-                "cannot submit the confirmation of candidate {index}: {e}"
+                "cannot submit the {} job of candidate {index}: {e}",
+                stage.as_str()
             ))
         })?;
         let started = (self.state.candidate_mut(index)).is_some_and(|c| c.confirmation_started);
-        if !started {
+        if stage == JobStage::Confirm && !started {
             self.record(Entry::ConfirmationStarted { index })?;
         }
         self.record(Entry::JobSubmitted {
             index,
+            stage,
             job_id: id.0,
             attempt,
             folder: folder.dir.display().to_string(),
         })?;
         self.candidate_stage(
-            &format!("confirm candidate {index} as Slurm job {id} (attempt {attempt})"),
+            &format!("{what} candidate {index} as Slurm job {id} (attempt {attempt})"),
             index,
         );
         let submitted = JobObservation::Submitted {
             job_id: id.0,
-            stage: JobStage::Confirm,
+            stage,
             attempt,
             reattached: false,
         };
         self.job_event(index, submitted);
-        Ok(Active::new(index, attempt, id, folder, "pending"))
+        Ok(Active::new(stage, index, attempt, id, folder, "pending"))
     }
 
     /// What candidate `index`'s job in `folder` runs: the campaign's request, writing into the
@@ -338,18 +412,12 @@ impl CampaignRun<'_> {
             request: &request,
             baseline_sha: &self.pinned.sha,
         };
-        let node = match a.node.as_str() {
-            "" => String::new(),
-            node => format!(" on {node}"),
-        };
         let collected = match collect::collect(&a.folder.out(), &expected) {
             Ok(c) => c,
             Err(e) => {
                 let state = format!("{:?}", info.state).to_lowercase();
-                return Ok(JobResult::Missing(format!(
-                    "Slurm job {}{node} ended {state}: {e}",
-                    a.job
-                )));
+                let job = a.named();
+                return Ok(JobResult::Missing(format!("{job} ended {state}: {e}")));
             }
         };
         let dest = self.run_dir.path.join("confirmations");
@@ -377,14 +445,10 @@ impl CampaignRun<'_> {
             .map_err(|e| PipelineError::Internal(e.to_string()))?;
         let screened = (request.search.as_ref()).map_or(f64::NAN, |s| s.figures.median);
         self.record_confirmation(a.index, &outcome, screened)?;
-        let reason = format!("result checked and signed ({})", run_dir.id);
-        self.record(Entry::JobEnded {
-            index: a.index,
-            job_id: a.job.0,
-            counted: false,
-            reason: reason.clone(),
-        })?;
-        Ok(JobResult::Signed(reason))
+        Ok(JobResult::Kept(format!(
+            "result checked and signed ({})",
+            run_dir.id
+        )))
     }
 
     /// Cancels the campaign's jobs on a stop and journals that they did not fail (directly: after
@@ -405,6 +469,7 @@ impl CampaignRun<'_> {
         for a in active {
             let _ = self.journal.append(&Entry::JobEnded {
                 index: a.index,
+                stage: a.stage,
                 job_id: a.job.0,
                 counted: false,
                 reason: reason.into(),
@@ -417,7 +482,7 @@ impl CampaignRun<'_> {
 }
 
 /// Moves the folder `from` to `to` (copying when they lie on two file systems).
-fn move_folder(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(super) fn move_folder(from: &Path, to: &Path) -> std::io::Result<()> {
     if std::fs::rename(from, to).is_ok() {
         return Ok(());
     }

@@ -13,6 +13,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::evidence::summary::{Source, Status};
 use crate::measure::record::{Pair, WarmupRun};
+use crate::report::jobs::JobStage;
+
+/// The stage of a job journaled before screening ran as jobs: every job was a confirmation.
+fn confirm_stage() -> JobStage {
+    JobStage::Confirm
+}
 
 /// The journal's file name inside the run directory.
 pub const JOURNAL: &str = "journal.jsonl";
@@ -82,11 +88,14 @@ pub enum Entry {
         #[serde(default)]
         median: Option<f64>,
     },
-    /// A fleet job for the confirmation of candidate `index` was submitted (docs/design.md §2.8),
-    /// journaled before the coordinator waits on it, so a resumed run reattaches to it instead
-    /// of submitting it again. `folder`: the attempt's folder in the shared folder.
+    /// A fleet job for the screening or confirmation of candidate `index` was submitted
+    /// (docs/design.md §2.8), journaled before the coordinator waits on it, so a resumed run
+    /// reattaches to it instead of submitting it again. `folder`: the attempt's folder in the
+    /// shared folder. `stage`: confirm in journals written before screening ran as jobs.
     JobSubmitted {
         index: usize,
+        #[serde(default = "confirm_stage")]
+        stage: JobStage,
         job_id: u64,
         attempt: u32,
         folder: String,
@@ -95,9 +104,22 @@ pub enum Entry {
     /// it counts against `fleet.max_requeues`; a job the campaign cancelled on a stop does not).
     JobEnded {
         index: usize,
+        #[serde(default = "confirm_stage")]
+        stage: JobStage,
         job_id: u64,
         counted: bool,
         reason: String,
+    },
+    /// Candidate `index` was screened by fleet job `job_id` on `node` (attempt `attempt`): its
+    /// entries that follow came from that job's checked result, kept in `run_dir` (relative to
+    /// the run directory) with the node's machine as it reported it.
+    ScreeningJob {
+        index: usize,
+        job_id: u64,
+        node: String,
+        attempt: u32,
+        machine: Option<crate::environment::Machine>,
+        run_dir: String,
     },
     Finished {
         seconds: f64,
@@ -204,6 +226,45 @@ mod tests {
             .unwrap();
         f.write_all(b"{\"entry\":\"finis").unwrap();
         assert_eq!(read(dir.path()).unwrap(), vec![a, b]);
+    }
+
+    #[test]
+    fn a_job_journaled_before_screening_ran_as_jobs_reads_as_a_confirmation() {
+        let submitted =
+            r#"{"entry":"job_submitted","index":1,"job_id":5,"attempt":1,"folder":"f"}"#;
+        let ended = r#"{"entry":"job_ended","index":1,"job_id":5,"counted":false,"reason":"r"}"#;
+        let submitted: Entry = serde_json::from_str(submitted).unwrap();
+        let ended: Entry = serde_json::from_str(ended).unwrap();
+        assert!(
+            matches!(
+                submitted,
+                Entry::JobSubmitted {
+                    stage: JobStage::Confirm,
+                    ..
+                }
+            ),
+            "{submitted:?}"
+        );
+        assert!(
+            matches!(
+                ended,
+                Entry::JobEnded {
+                    stage: JobStage::Confirm,
+                    ..
+                }
+            ),
+            "{ended:?}"
+        );
+        let screening = Entry::JobEnded {
+            index: 1,
+            stage: JobStage::Screening,
+            job_id: 6,
+            counted: true,
+            reason: "r".into(),
+        };
+        let line = serde_json::to_string(&screening).unwrap();
+        assert!(line.contains(r#""stage":"screening""#), "{line}");
+        assert_eq!(serde_json::from_str::<Entry>(&line).unwrap(), screening);
     }
 
     #[test]

@@ -11,8 +11,10 @@ mod checks;
 mod collect;
 mod confirmation;
 mod fleet;
+mod fleet_screen;
 pub mod journal;
 mod screen;
+mod screen_job;
 pub mod state;
 pub mod summary;
 
@@ -31,9 +33,10 @@ use crate::path::shown;
 use crate::pipeline::PipelineError;
 use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::{CampaignPlan, RUN_MANIFEST, RunManifest};
-use crate::report::jobs::JobObservation;
+use crate::report::jobs::{JobObservation, JobStage};
 use crate::tree::{self, Pinned};
 use journal::{Entry, Journal};
+pub use screen_job::run_screening_job;
 use state::State;
 
 /// How to run a campaign.
@@ -198,20 +201,7 @@ pub fn run_campaign(
             .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
     }
     crate::plan::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
-    // The work folder of every run lies in the output folder: hiding that hides all trees.
-    let sandbox = crate::plan::sandbox_policy(
-        &plan.campaign_file,
-        &plan.spec,
-        &[&plan.output_dir],
-        &plan.output_dir.join(".cache-copies"),
-        opts.sandbox,
-    )
-    .map_err(PipelineError::Usage)?;
-    if !sandbox.enabled() {
-        on_event(CampaignEvent::Warning {
-            message: format!("runs are NOT sandboxed: {}", sandbox.record.detail),
-        });
-    }
+    let sandbox = search_sandbox(plan, opts, &[], on_event)?;
     let run_dir = match &opts.resume {
         Some(which) => {
             let path = resume_dir(&plan.output_dir, which)?;
@@ -226,44 +216,9 @@ pub fn run_campaign(
                 .map_err(|e| PipelineError::io("cannot create the run directory", e))?
         }
     };
-    // Shown to people and kept in records: say it without `..` detours.
-    let run_dir = RunDir {
-        path: run_dir.path.canonicalize().unwrap_or(run_dir.path),
-        id: run_dir.id,
-    };
-    let lock = RunLock::acquire(&run_dir.path).map_err(|e| PipelineError::Usage(e.to_string()))?;
-    let entries = journal::read(&run_dir.path)
-        .map_err(|e| PipelineError::io("cannot read the journal", e))?;
-    let state = State::from_entries(&entries);
-    if let Some(sha) = &state.baseline_sha {
-        if *sha != pinned.sha {
-            return Err(PipelineError::Usage(format!(
-                "run {} pinned {sha}, but the campaign's baseline now resolves to {}: start a new run",
-                run_dir.id, pinned.sha
-            )));
-        }
-    }
-    let journal = Journal::open(&run_dir.path)
-        .map_err(|e| PipelineError::io("cannot open the journal", e))?;
-    let work = run_dir.path.join("work");
-    std::fs::create_dir_all(&work)
-        .map_err(|e| PipelineError::io("cannot create the work folder", e))?;
     // A resumed run keeps the seed it started with, even if the campaign file changed since.
-    let search_seed = state.search_seed.unwrap_or(plan.spec.search.seed);
-    let mut run = CampaignRun {
-        plan,
-        opts,
-        run_dir,
-        journal,
-        _lock: lock,
-        pinned,
-        search_seed,
-        state,
-        work,
-        on_event,
-        build_s: 0.0,
-        sandbox,
-    };
+    let mut run = CampaignRun::open(plan, opts, run_dir, pinned, sandbox, None, on_event)?;
+    let search_seed = run.search_seed;
     (run.on_event)(CampaignEvent::Started {
         run_id: run.run_dir.id.clone(),
         run_dir: run.run_dir.path.clone(),
@@ -289,6 +244,87 @@ pub fn run_campaign(
         other => other?,
     }
     run.finish(started)
+}
+
+/// The sandbox of the search's builds, checks and screening runs: the output folder, which holds
+/// every run's work folder, and `hidden` are hidden from them. Warns when runs are not sandboxed.
+fn search_sandbox(
+    plan: &CampaignPlan,
+    opts: &CampaignOptions,
+    hidden: &[&Path],
+    on_event: &mut dyn FnMut(CampaignEvent),
+) -> Result<SandboxPolicy, PipelineError> {
+    let mut secrets = vec![plan.output_dir.as_path()];
+    secrets.extend_from_slice(hidden);
+    let sandbox = crate::plan::sandbox_policy(
+        &plan.campaign_file,
+        &plan.spec,
+        &secrets,
+        &plan.output_dir.join(".cache-copies"),
+        opts.sandbox,
+    )
+    .map_err(PipelineError::Usage)?;
+    if !sandbox.enabled() {
+        on_event(CampaignEvent::Warning {
+            message: format!("runs are NOT sandboxed: {}", sandbox.record.detail),
+        });
+    }
+    Ok(sandbox)
+}
+
+impl<'a> CampaignRun<'a> {
+    /// Opens the run in `run_dir`: takes its lock, replays its journal (refusing a run that
+    /// pinned another baseline) and makes its work folder. The search seed is `seed`, else the
+    /// one the run started with, else the campaign's.
+    fn open(
+        plan: &'a CampaignPlan,
+        opts: &'a CampaignOptions,
+        run_dir: RunDir,
+        pinned: Pinned,
+        sandbox: SandboxPolicy,
+        seed: Option<u64>,
+        on_event: &'a mut dyn FnMut(CampaignEvent),
+    ) -> Result<CampaignRun<'a>, PipelineError> {
+        // Shown to people and kept in records: say it without `..` detours.
+        let run_dir = RunDir {
+            path: run_dir.path.canonicalize().unwrap_or(run_dir.path),
+            id: run_dir.id,
+        };
+        let lock =
+            RunLock::acquire(&run_dir.path).map_err(|e| PipelineError::Usage(e.to_string()))?;
+        let entries = journal::read(&run_dir.path)
+            .map_err(|e| PipelineError::io("cannot read the journal", e))?;
+        let state = State::from_entries(&entries);
+        if let Some(sha) = &state.baseline_sha {
+            if *sha != pinned.sha {
+                return Err(PipelineError::Usage(format!(
+                    "run {} pinned {sha}, but the campaign's baseline now resolves to {}: start a \
+                     new run",
+                    run_dir.id, pinned.sha
+                )));
+            }
+        }
+        let journal = Journal::open(&run_dir.path)
+            .map_err(|e| PipelineError::io("cannot open the journal", e))?;
+        let work = run_dir.path.join("work");
+        std::fs::create_dir_all(&work)
+            .map_err(|e| PipelineError::io("cannot create the work folder", e))?;
+        let search_seed = seed.or(state.search_seed).unwrap_or(plan.spec.search.seed);
+        Ok(CampaignRun {
+            plan,
+            opts,
+            run_dir,
+            journal,
+            _lock: lock,
+            pinned,
+            search_seed,
+            state,
+            work,
+            on_event,
+            build_s: 0.0,
+            sandbox,
+        })
+    }
 }
 
 impl CampaignRun<'_> {
@@ -386,6 +422,14 @@ impl CampaignRun<'_> {
         let unfinished =
             self.indices_with(Status::Collected).len() + self.indices_with(Status::Checked).len();
         if unfinished > 0 {
+            if let Some(fleet) = self.fleet()? {
+                // Each candidate's checks and pairs as one job, against a baseline of its node.
+                let mut todo = self.indices_with(Status::Collected);
+                todo.extend(self.indices_with(Status::Checked));
+                todo.sort_unstable();
+                self.run_jobs(&fleet, JobStage::Screening, todo)?;
+                return self.confirm_top();
+            }
             let baseline = self.prepare_baseline()?;
             for index in self.indices_with(Status::Collected) {
                 self.check_candidate(index, &baseline)?;

@@ -17,6 +17,11 @@ use crate::spec::workload::Scenario;
 use crate::stats::{self, Ratios};
 use crate::tree::Tree;
 
+/// The reason of a `screened` status: the median of its `pairs` screening ratios.
+pub(super) fn screened_reason(median: f64, pairs: usize) -> String {
+    format!("screening median {median:.4}× over {pairs} pairs")
+}
+
 impl CampaignRun<'_> {
     /// Screens candidate `index` on the first training scenario; resumes after its last pair.
     pub(super) fn screen(&mut self, index: usize, baseline: &Tree) -> Result<(), PipelineError> {
@@ -141,11 +146,7 @@ impl CampaignRun<'_> {
         let median = Ratios::new(ratios)
             .map(|r| stats::median(&r))
             .unwrap_or(f64::NAN);
-        self.set_status(
-            index,
-            Status::Screened,
-            format!("screening median {median:.4}× over {want} pairs"),
-        )
+        self.set_status(index, Status::Screened, screened_reason(median, want))
     }
 
     fn screening_failure(&mut self, index: usize, e: MeasureError) -> Result<(), PipelineError> {

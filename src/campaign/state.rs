@@ -159,6 +159,16 @@ impl State {
             }
             // The fleet's jobs: `campaign::fleet` reads them from the journal itself.
             Entry::JobSubmitted { .. } | Entry::JobEnded { .. } => {}
+            // What follows is the candidate's screening from one job, on one node: nothing
+            // measured before it (elsewhere, by a session that ran the search here) is kept, so
+            // no median mixes ratios of two machines.
+            Entry::ScreeningJob { index, .. } => {
+                if let Some(c) = self.candidate_mut(*index) {
+                    c.warmups.clear();
+                    c.pairs.clear();
+                    c.instructions = None;
+                }
+            }
             Entry::Finished { .. } => self.finished = true,
             // A stop changes nothing: what was finished before it is already applied.
             Entry::Interrupted { .. } => {}
@@ -178,5 +188,46 @@ impl State {
             .iter()
             .find(|c| c.index == index)
             .map(|c| run_dir.join(&c.patch_file))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::record::{Order, RunRecord};
+
+    #[test]
+    fn a_screening_job_replaces_the_pairs_measured_before_it() {
+        let pair = |i, c| Entry::ScreeningPair {
+            index: 1,
+            pair: Pair::new(
+                i,
+                Order::CandidateFirst,
+                RunRecord::exited_ok(1.0),
+                RunRecord::exited_ok(c),
+            ),
+        };
+        let entries = [
+            Entry::Candidate {
+                index: 1,
+                name: "memo".into(),
+                source: Source::Patch,
+                patch_file: "candidate_1.patch".into(),
+                explanation: None,
+            },
+            pair(0, 0.5),
+            Entry::ScreeningJob {
+                index: 1,
+                job_id: 9,
+                node: "n1".into(),
+                attempt: 1,
+                machine: None,
+                run_dir: "screenings/r".into(),
+            },
+            pair(0, 0.8),
+        ];
+        let state = State::from_entries(&entries);
+        let ratios: Vec<f64> = state.candidates[0].pairs.iter().map(|p| p.ratio).collect();
+        assert_eq!(ratios, [1.25]);
     }
 }

@@ -42,6 +42,23 @@ pub struct ConfirmRequest {
     pub search: Option<SearchContext>,
     /// Overrides the campaign's `sandbox.mode` (`--sandbox`).
     pub sandbox: Option<SandboxMode>,
+    /// Set when the request is not a confirmation but a campaign candidate's checks and
+    /// screening pairs, as one fleet job runs them (`evo campaign screen-job`, docs/design.md
+    /// §2.8); the plan's patch is then the candidate's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screening: Option<ScreeningOrder>,
+}
+
+/// What a screening job needs besides the plan: which candidate it is, the search's seed (a
+/// resumed campaign keeps the one it started with) and the baseline the campaign pinned, which
+/// the node must resolve the same.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScreeningOrder {
+    pub index: usize,
+    pub name: String,
+    pub search_seed: u64,
+    pub baseline_sha: String,
 }
 
 /// A request that cannot be written or read.
@@ -88,6 +105,7 @@ impl ConfirmRequest {
             plan,
             search,
             sandbox,
+            screening: None,
         }
     }
 

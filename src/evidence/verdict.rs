@@ -262,20 +262,10 @@ fn resolve_hint(f: &super::figures::Figures) -> Option<String> {
 mod tests {
     use super::*;
     use crate::evidence::figures::{BenchSettings, figures};
-    use crate::measure::record::{ExitStatus, Order, Pair, RunRecord, Rusage};
+    use crate::measure::record::{Order, Pair, RunRecord};
 
     fn run(wall_s: f64) -> RunRecord {
-        RunRecord {
-            wall_s,
-            rusage: Rusage::default(),
-            status: ExitStatus::Exited { code: 0 },
-            timed_out: false,
-            leftover_processes: false,
-            stdout_sha256: String::new(),
-            stdout_bytes: 0,
-            stderr_tail: String::new(),
-            steal_s: None,
-        }
+        RunRecord::exited_ok(wall_s)
     }
 
     /// Pairs whose ratios are `ratio × (1 + small wobble)`.

@@ -1,5 +1,5 @@
-//! One confirmation as a Slurm job: its folder in the shared folder, its batch script and the
-//! environment it starts with.
+//! One confirmation, or one candidate's screening, as a Slurm job: its folder in the shared
+//! folder, its batch script and the environment it starts with.
 //!
 //! The job gets none of the coordinator's environment: `sbatch --export=NONE`, and the script
 //! starts evo through `env -i` with an allow-list of variables (the toolchain's, the locale, evo's
@@ -95,23 +95,51 @@ pub fn shell_word(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// The job that runs the request in `folder` on a node of its own.
+/// The job that runs the confirmation request in `folder` on a node of its own.
 pub fn confirmation_job(
     fleet: &FleetPlan,
     name: &str,
     folder: &JobFolder,
     env: &BTreeMap<String, String>,
 ) -> JobSpec {
+    request_job(fleet, name, folder, env, &["confirm"], &["--unsigned"])
+}
+
+/// The job that runs the screening request in `folder` (a candidate's checks and screening pairs
+/// against a baseline it builds there) on a node of its own.
+pub fn screening_job(
+    fleet: &FleetPlan,
+    name: &str,
+    folder: &JobFolder,
+    env: &BTreeMap<String, String>,
+) -> JobSpec {
+    request_job(fleet, name, folder, env, &["campaign", "screen-job"], &[])
+}
+
+/// The job that runs `evo <command> --request <folder's request> <flags>` on a node of its own,
+/// with the node's exclusive allocation as what keeps other runs off it.
+fn request_job(
+    fleet: &FleetPlan,
+    name: &str,
+    folder: &JobFolder,
+    env: &BTreeMap<String, String>,
+    command: &[&str],
+    flags: &[&str],
+) -> JobSpec {
     let mut script = String::from("exec /usr/bin/env -i");
     for (key, value) in env {
         script += &format!(" {}", shell_word(&format!("{key}={value}")));
     }
     script += &format!(
-        " {} confirm --request {} --unsigned --held-by \"Slurm job $SLURM_JOB_ID, exclusive on \
-         node $SLURMD_NODENAME\"",
+        " {} {} --request {}",
         shell_word(&fleet.evo.display().to_string()),
+        command.join(" "),
         shell_word(&folder.request().display().to_string()),
     );
+    for flag in flags {
+        script += &format!(" {flag}");
+    }
+    script += " --held-by \"Slurm job $SLURM_JOB_ID, exclusive on node $SLURMD_NODENAME\"";
     JobSpec {
         name: name.to_string(),
         script,
@@ -162,6 +190,16 @@ mod tests {
         );
         assert!(job.exclusive);
         assert_eq!(job.output, folder.log());
+        let screening = screening_job(&fleet(), "evo-s1", &folder, &env);
+        assert!(
+            screening.script.contains(
+                "'/opt/evo it'\\''s/evo' campaign screen-job --request \
+                 '/shared/run/fleet/candidate_1/attempt_1/request.json' --held-by"
+            ),
+            "{}",
+            screening.script
+        );
+        assert!(screening.exclusive && !screening.script.contains("EVO_SIGNING_KEY"));
     }
 
     #[test]

@@ -98,6 +98,24 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// A run that exited 0 after `wall_s` seconds and observed nothing else: what tests build
+    /// records from.
+    pub fn exited_ok(wall_s: f64) -> RunRecord {
+        RunRecord {
+            wall_s,
+            rusage: Rusage::default(),
+            status: ExitStatus::Exited { code: 0 },
+            timed_out: false,
+            leftover_processes: false,
+            stdout_sha256: String::new(),
+            stdout_bytes: 0,
+            stderr_tail: String::new(),
+            steal_s: None,
+        }
+    }
+}
+
+impl RunRecord {
     pub fn succeeded(&self) -> bool {
         self.status.success() && !self.timed_out
     }

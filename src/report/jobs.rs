@@ -9,19 +9,23 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// What a job does for the campaign. Only confirmations run as jobs so far; screening stays on
-/// the coordinator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
+/// What a job does for the campaign: a candidate's checks and screening pairs, or its
+/// confirmation. Journaled with each job (`Deserialize`), so a resumed run tells them apart.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum JobStage {
+    Screening,
     Confirm,
 }
 
 impl JobStage {
     pub fn as_str(self) -> &'static str {
         match self {
+            JobStage::Screening => "screening",
             JobStage::Confirm => "confirm",
         }
     }
@@ -357,6 +361,23 @@ mod tests {
             }
         );
         assert!(t.per_node().is_empty(), "it never ran: {:?}", t.per_node());
+    }
+
+    #[test]
+    fn screening_and_confirmation_jobs_are_tallied_apart_screening_first() {
+        let screening = JobObservation::Submitted {
+            job_id: 3,
+            stage: JobStage::Screening,
+            attempt: 1,
+            reattached: false,
+        };
+        let t = tally(&[submitted(4, 1), started(4, "n1"), screening]);
+        assert_eq!(t.per_stage()[&JobStage::Screening], counts(1, 0, 0));
+        assert_eq!(t.per_stage()[&CONFIRM], counts(0, 1, 0));
+        assert_eq!(
+            t.line().unwrap(),
+            "Slurm jobs: screening 1 queued · confirm 1 running · n1: 1 running"
+        );
     }
 
     #[test]

@@ -1,12 +1,13 @@
-//! The campaign's `fleet` section: where its confirmations run (docs/design.md §2.8). Without it,
-//! or with `"engine": "local"`, everything runs in the process that runs the campaign.
+//! The campaign's `fleet` section: where its screenings and confirmations run (docs/design.md
+//! §2.8). Without it, or with `"engine": "local"`, everything runs in the process that runs the
+//! campaign.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::values::Count;
 
-/// Which machines run a campaign's confirmations.
+/// Which machines run a campaign's screenings and confirmations.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
 )]
@@ -15,15 +16,17 @@ pub enum Engine {
     /// This machine, in this process (what a campaign without a `fleet` section does).
     #[default]
     Local,
-    /// One Slurm job per confirmation, each holding a whole node (`--exclusive`).
+    /// One Slurm job per candidate's screening and per confirmation, each holding a whole node
+    /// (`--exclusive`).
     Slurm,
 }
 
-/// How a campaign fans its confirmations out over a cluster.
+/// How a campaign fans its screenings and confirmations out over a cluster.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, try_from = "FleetFile")]
 pub struct FleetSettings {
-    /// `slurm` (one exclusive job per confirmation) or `local` (as without this section).
+    /// `slurm` (one exclusive job per screening and per confirmation) or `local` (as without
+    /// this section).
     pub engine: Engine,
     /// The Slurm partition the jobs go to; the cluster's default partition when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,9 +107,10 @@ const OWN_SBATCH_OPTIONS: &[&str] = &[
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FleetFile {
-    /// `slurm`: each confirmation of the campaign runs as one Slurm job holding a whole node
-    /// (`--exclusive`), and this machine checks and signs its result; `local`: as without this
-    /// section.
+    /// `slurm`: each candidate's checks and screening pairs, and each confirmation, run as one
+    /// Slurm job holding a whole node (`--exclusive`), against a baseline built and measured on
+    /// that node; this machine checks what comes back, ranks, and signs the confirmations;
+    /// `local`: as without this section.
     engine: Engine,
     /// The Slurm partition of the jobs; the cluster's default partition when absent.
     #[serde(default)]

@@ -1,0 +1,102 @@
+//! One candidate's checks and screening pairs as a fleet job runs them on its node
+//! (`evo campaign screen-job --request FILE`, docs/design.md §2.8): the search's own steps
+//! (`checks`, `screen`) in a run folder of their own under the request's output folder, against a
+//! baseline built, checked and measured on the same node, so no ratio is formed across nodes.
+//!
+//! What the job leaves is that run folder: its journal (the run's start, the candidate, its
+//! statuses, warmups, pairs and counts), the candidate's patch, the step logs, and the node's
+//! machine (`environment.json`). Nothing is signed; the coordinator checks the journal as
+//! untrusted input (`fleet_screen`) and uses it only to rank.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use super::journal::Entry;
+use super::{CampaignEvent, CampaignOptions, CampaignRun};
+use crate::confirm::ConfirmRequest;
+use crate::confirm::request::ScreeningOrder;
+use crate::evidence::summary::{Source, Status};
+use crate::pipeline::PipelineError;
+use crate::pipeline::rundir::{self, RunDir};
+use crate::tree;
+
+/// The file of a screening job's run folder that holds the node's machine.
+pub const MACHINE_FILE: &str = "environment.json";
+
+/// Runs the screening `request` here, hiding `hidden` (the request's folder) from every run as
+/// well; returns the run folder it wrote. A failure that is not the candidate's (the baseline
+/// fails, the run is stopped) is also written to the run folder's `error.txt`.
+pub fn run_screening_job(
+    request: &ConfirmRequest,
+    opts: &CampaignOptions,
+    hidden: &[PathBuf],
+    on_event: &mut dyn FnMut(CampaignEvent),
+) -> Result<PathBuf, PipelineError> {
+    let Some(order) = &request.screening else {
+        return Err(PipelineError::Usage(
+            "the request is a confirmation, not a screening: run it with `evo confirm --request`"
+                .into(),
+        ));
+    };
+    let opts = &CampaignOptions {
+        runners: crate::host::stoppable(Arc::clone(&opts.runners), opts.stop.clone()),
+        sandbox: request.sandbox,
+        ..opts.clone()
+    };
+    let plan = &request.plan.campaign;
+    let pinned = tree::pin(&plan.repo, &plan.spec.baseline)
+        .map_err(|e| PipelineError::Usage(e.to_string()))?;
+    if pinned.sha != order.baseline_sha {
+        return Err(PipelineError::Usage(format!(
+            "the baseline `{}` resolves to {} on this node, the campaign pinned {}",
+            plan.spec.baseline, pinned.sha, order.baseline_sha
+        )));
+    }
+    crate::plan::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
+    let hidden: Vec<&Path> = hidden.iter().map(PathBuf::as_path).collect();
+    let sandbox = super::search_sandbox(plan, opts, &hidden, on_event)?;
+    let id = rundir::run_id(SystemTime::now(), &plan.spec.name, &pinned.sha);
+    let run_dir = RunDir::create(&plan.output_dir, &id)
+        .map_err(|e| PipelineError::io("cannot create the run directory", e))?;
+    let seed = Some(order.search_seed);
+    let mut run = CampaignRun::open(plan, opts, run_dir, pinned, sandbox, seed, on_event)?;
+    (run.on_event)(CampaignEvent::Started {
+        run_id: run.run_dir.id.clone(),
+        run_dir: run.run_dir.path.clone(),
+    });
+    let screened = run.screen_one(order, &request.plan.patch);
+    let _ = std::fs::remove_dir_all(&run.work);
+    if let Err(e) = &screened {
+        let _ = run.run_dir.write("error.txt", format!("{e}\n").as_bytes());
+    }
+    screened.map(|()| run.run_dir.path.clone())
+}
+
+impl CampaignRun<'_> {
+    /// The search's steps for the one candidate of `order`, whose patch is `patch`.
+    fn screen_one(&mut self, order: &ScreeningOrder, patch: &[u8]) -> Result<(), PipelineError> {
+        self.record(Entry::Started {
+            run_id: self.run_dir.id.clone(),
+            campaign_file: self.plan.campaign_file.display().to_string(),
+            baseline_sha: self.pinned.sha.clone(),
+            search_seed: self.search_seed,
+            evo_version: env!("CARGO_PKG_VERSION").to_string(),
+        })?;
+        let machine = serde_json::to_vec_pretty(&crate::environment::machine())
+            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        self.run_dir
+            .write(MACHINE_FILE, &machine)
+            .map_err(|e| PipelineError::io("cannot write the node's machine", e))?;
+        let index = order.index;
+        self.add_candidate(index, &order.name, Source::Patch, patch, None)?;
+        let baseline = self.prepare_baseline()?;
+        self.check_candidate(index, &baseline)?;
+        let checked =
+            (self.state.candidate_mut(index)).is_some_and(|c| c.status == Status::Checked);
+        if checked {
+            self.screen(index, &baseline)?;
+        }
+        Ok(())
+    }
+}
