@@ -564,3 +564,53 @@ fn a_candidate_that_fails_its_checks_on_a_node_ends_with_the_nodes_reason_and_no
     // Only the candidate that screened faster is confirmed.
     assert_eq!(submitted(&entries, "confirm").len(), 1, "{entries:#?}");
 }
+
+#[test]
+fn screening_jobs_that_start_together_keep_a_folder_each() {
+    let Some(conf) = util::slurm::cluster_conf() else {
+        return;
+    };
+    // Two candidates that both pass their checks; with two nodes free their jobs start at once,
+    // and their nodes name their run folders alike (same campaign, baseline and second).
+    let repo = tempfile::tempdir().unwrap();
+    fixture_repo("cpairs", repo.path());
+    let same = [(
+        "prog.c",
+        HOT_LINE,
+        &*format!("        /* the same work */\n{HOT_LINE}"),
+    )];
+    let same = patch_by_editing(repo.path(), &same);
+    let fx = Fixture::with(conf, 0, &[("same", same)]);
+    // Both jobs become eligible at the same instant, so Slurm starts them together.
+    let at = std::process::Command::new("date")
+        .args(["-d", "+6 sec", "+%Y-%m-%dT%H:%M:%S"])
+        .output()
+        .unwrap();
+    let at = String::from_utf8(at.stdout).unwrap();
+    let file = fx.camp.join("campaign.json");
+    let campaign = std::fs::read_to_string(&file).unwrap().replace(
+        r#""max_requeues": 0 }"#,
+        &format!(
+            r#""max_requeues": 0, "sbatch_args": ["--begin={}"] }}"#,
+            at.trim()
+        ),
+    );
+    write(&file, &campaign);
+    let out = completed(fx.start(&[]));
+    let run = run_dir(&fx.camp.join("receipts")).unwrap();
+    let entries = journal(&run);
+    let screened = screening_jobs(&entries);
+    assert_eq!(screened.len(), 2, "{}\n{entries:#?}", text(&out));
+    let folders: Vec<&str> = (screened.iter())
+        .map(|e| e["run_dir"].as_str().unwrap())
+        .collect();
+    assert_ne!(folders[0], folders[1], "{entries:#?}");
+    for folder in &folders {
+        assert!(run.join(folder).join("journal.jsonl").is_file(), "{folder}");
+    }
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    for row in summary["rows"].as_array().unwrap() {
+        assert_ne!(row["status"], "inconclusive", "{summary:#}");
+    }
+}

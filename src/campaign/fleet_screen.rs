@@ -290,8 +290,10 @@ impl CampaignRun<'_> {
         let machine = std::fs::read(folder.join(super::screen_job::MACHINE_FILE))
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok());
-        let name = folder.file_name().unwrap_or_default().to_string_lossy();
-        let dest = self.run_dir.path.join("screenings").join(&*name);
+        // Named by the coordinator, never by the node: two jobs that started in the same second
+        // name their run folders alike, and a node's names are untrusted input.
+        let dest = (self.run_dir.path.join("screenings"))
+            .join(format!("candidate_{}-attempt_{}", a.index, a.attempt));
         // Journaled once per job: a second collection of the same job (the coordinator was
         // killed while journaling its entries) goes on after what the first one journaled.
         let entries = journal::read(&self.run_dir.path)
