@@ -50,50 +50,42 @@ impl Run<'_> {
                     crate::interrupt::MESSAGE.to_string(),
                 ));
             }
-            let mut figures = match counted {
-                Err(why) => InstructionFigures::missing(why),
-                Ok((base, cand)) => {
-                    // The counted runs must compute what the arm computes outside valgrind: a
-                    // program that behaves otherwise under it is not counted. The reference is
-                    // the arm's timed runs, or a native run of the counted command when the
-                    // scenario counts a shorter run.
-                    let reference = match &s.count {
-                        None => {
-                            let scenario = &self.result.scenarios[index];
-                            let timed = |f: fn(&crate::measure::record::Pair) -> &str| {
-                                scenario.pairs.first().map(|p| f(p).to_string())
-                            };
-                            Ok((
-                                timed(|p| &p.baseline.stdout_sha256),
-                                timed(|p| &p.candidate.stdout_sha256),
-                            ))
-                        }
-                        Some(_) => native_outputs(&mut *runner, &b, &c),
+            // The counted runs must compute what the arm computes outside valgrind: a program
+            // that behaves otherwise under it is not counted. The reference is the arm's timed
+            // runs, or a native run of the counted command when the scenario counts a shorter run.
+            let mut figures = counted
+                .and_then(|(base, cand)| {
+                    let (ref_b, ref_c) = match &s.count {
+                        None => self.timed_outputs(index),
+                        Some(_) => native_outputs(&mut *runner, &b, &c)?,
                     };
-                    match reference {
-                        Err(why) => InstructionFigures::missing(why),
-                        Ok((ref_b, ref_c)) => {
-                            let same_b = ref_b.is_none_or(|h| h == base.stdout_sha256);
-                            let same_c = ref_c.is_none_or(|h| h == cand.stdout_sha256);
-                            if s.deterministic_output && !(same_b && same_c) {
-                                InstructionFigures::missing(
-                                    "a run under callgrind printed other output than the same \
-                                     arm outside it: its count is not used"
-                                        .to_string(),
-                                )
-                            } else {
-                                InstructionFigures::of(base.instructions, cand.instructions)
-                            }
-                        }
+                    let same = ref_b.is_none_or(|h| h == base.stdout_sha256)
+                        && ref_c.is_none_or(|h| h == cand.stdout_sha256);
+                    if s.deterministic_output && !same {
+                        return Err("a run under callgrind printed other output than the same \
+                                    arm outside it: its count is not used"
+                            .to_string());
                     }
-                }
-            };
+                    Ok(InstructionFigures::of(base.instructions, cand.instructions))
+                })
+                .unwrap_or_else(InstructionFigures::missing);
             if s.count.is_some() {
                 figures.command = Some(b.command.clone());
             }
             self.result.scenarios[index].instructions = Some(figures);
         }
         Ok(())
+    }
+}
+
+impl Run<'_> {
+    /// The sha256 of what each arm's first timed pair printed on scenario `index`.
+    fn timed_outputs(&self, index: usize) -> (Option<String>, Option<String>) {
+        let first = self.result.scenarios[index].pairs.first();
+        (
+            first.map(|p| p.baseline.stdout_sha256.clone()),
+            first.map(|p| p.candidate.stdout_sha256.clone()),
+        )
     }
 }
 

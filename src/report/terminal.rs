@@ -472,9 +472,9 @@ pub fn instructions_sentence(s: &crate::evidence::result::ScenarioResult) -> Opt
         let mde = f
             .mde_pct
             .map_or_else(|| "none".to_string(), |m| format!("{m:.1}%"));
-        let pairs = f.plan.map_or(0, |p| p.reached_pairs);
         line.push_str(&format!(
-            "; wall time not resolvable here: minimum detectable effect {mde} at {pairs} pairs"
+            "; wall time not resolvable here: minimum detectable effect {mde} at {} pairs",
+            s.pairs.len()
         ));
     }
     Some(line)
