@@ -156,7 +156,7 @@ fn bench_command(args: BenchArgs) -> Result<i32, Failure> {
     let quiet = (args.quiet_wait > 0).then(|| {
         live.stage("wait for a quiet machine", None);
         let limit = Duration::from_secs(u64::from(args.quiet_wait));
-        crate::environment::wait_for_quiet(limit, Duration::from_millis(500), &|| false)
+        crate::environment::wait_for_quiet(limit, crate::environment::QUIET_SAMPLE, &|| false)
     });
     plan.quiet = quiet.flatten();
     live.stage("measure", None);

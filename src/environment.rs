@@ -67,6 +67,9 @@ pub struct QuietWait {
 /// Other work may use at most this share of all CPUs for the machine to count as quiet.
 pub const QUIET_BUSY_PCT: f64 = 10.0;
 
+/// How often the wait for a quiet machine samples `/proc/stat`.
+pub const QUIET_SAMPLE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Cumulative CPU time of the whole machine, from the first line of `/proc/stat`, in ticks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CpuTimes {

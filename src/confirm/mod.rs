@@ -485,9 +485,10 @@ impl Run<'_> {
         }
         self.stage("wait for a quiet machine");
         let limit = std::time::Duration::from_secs(u64::from(limit));
-        let sample = std::time::Duration::from_millis(500);
         self.result.environment.quiet =
-            crate::environment::wait_for_quiet(limit, sample, &|| self.opts.stop.requested());
+            crate::environment::wait_for_quiet(limit, crate::environment::QUIET_SAMPLE, &|| {
+                self.opts.stop.requested()
+            });
     }
 
     /// Fails when a run of the candidate left processes behind: a background process can work
