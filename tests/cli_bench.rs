@@ -6,6 +6,22 @@ fn evo() -> Command {
     Command::cargo_bin("evo").expect("the evo binary is built for integration tests")
 }
 
+/// The JSON report of a 6-pair bench of `true` against itself with `extra` arguments, written
+/// into `dir` (one file per distinct `extra`).
+fn quick_bench_report(dir: &std::path::Path, extra: &[&str]) -> serde_json::Value {
+    let json = dir.join(format!("{}.json", extra.join("_").replace('-', "")));
+    let out = evo()
+        .args(["bench", "--baseline", "true", "--candidate", "true"])
+        .args(["--pairs", "6", "--aa-pairs", "6", "--warmup", "0"])
+        .args(extra)
+        .arg("--export-json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(json.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
 #[test]
 fn zero_pairs_is_a_usage_error() {
     evo()
@@ -131,18 +147,7 @@ fn a_halved_sleep_measures_about_twice_as_fast_with_all_figures() {
 fn the_cpu_split_is_recorded_in_the_report() {
     let cpus = evo::measure::cpus::allowed().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let report = |affinity: &str| -> serde_json::Value {
-        let json = dir.path().join(format!("{affinity}.json"));
-        let out = evo()
-            .args(["bench", "--baseline", "true", "--candidate", "true"])
-            .args(["--pairs", "6", "--aa-pairs", "6", "--warmup", "0"])
-            .args(["--affinity", affinity, "--export-json"])
-            .arg(&json)
-            .output()
-            .unwrap();
-        assert!(json.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
-    };
+    let report = |affinity: &str| quick_bench_report(dir.path(), &["--affinity", affinity]);
     let off = report("off");
     assert!(
         off["environment"].get("cpus").is_none(),
@@ -176,18 +181,7 @@ fn the_quiet_wait_gives_up_at_its_limit_on_a_busy_machine_and_says_so() {
         })
         .collect();
     let dir = tempfile::tempdir().unwrap();
-    let report = |wait: &str| -> serde_json::Value {
-        let json = dir.path().join(format!("wait-{wait}.json"));
-        let out = evo()
-            .args(["bench", "--baseline", "true", "--candidate", "true"])
-            .args(["--pairs", "6", "--aa-pairs", "6", "--warmup", "0"])
-            .args(["--quiet-wait", wait, "--export-json"])
-            .arg(&json)
-            .output()
-            .unwrap();
-        assert!(json.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
-    };
+    let report = |wait: &str| quick_bench_report(dir.path(), &["--quiet-wait", wait]);
     let waited = report("2");
     let none = report("0");
     for mut hog in hogs {

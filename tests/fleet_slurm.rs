@@ -417,8 +417,7 @@ fn given_up_after_one_job(stage: &str) -> Option<Vec<Value>> {
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
     let entries = journal(&run);
     assert_eq!(submitted(&entries, stage), [first.0], "{entries:#?}");
-    let summary: Value =
-        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let summary = summary(&run);
     let row = &summary["rows"][0];
     assert_eq!(row["status"], "inconclusive", "{summary:#}");
     let reason = row["reason"].as_str().unwrap();
@@ -447,6 +446,18 @@ fn a_candidate_whose_screening_jobs_all_end_without_a_result_is_never_confirmed(
 }
 
 /// The journal's `screening_job` entries: which job screened which candidate, on which node.
+/// A patch of the fixture repository made by `edits`, for a campaign's further candidates.
+fn fixture_patch(edits: &[(&str, &str, &str)]) -> String {
+    let repo = tempfile::tempdir().unwrap();
+    fixture_repo("cpairs", repo.path());
+    patch_by_editing(repo.path(), edits)
+}
+
+/// The campaign run's `summary.json`.
+fn summary(run: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap()
+}
+
 fn screening_jobs(entries: &[Value]) -> Vec<&Value> {
     (entries.iter())
         .filter(|e| e["entry"] == "screening_job")
@@ -528,10 +539,7 @@ fn a_candidate_that_fails_its_checks_on_a_node_ends_with_the_nodes_reason_and_no
         return;
     };
     // A second candidate whose build fails (it calls a function nobody defines).
-    let repo = tempfile::tempdir().unwrap();
-    fixture_repo("cpairs", repo.path());
-    let broken = [("prog.c", HOT_LINE, "        total += no_such_hash(v);")];
-    let broken = patch_by_editing(repo.path(), &broken);
+    let broken = fixture_patch(&[("prog.c", HOT_LINE, "        total += no_such_hash(v);")]);
     let fx = Fixture::with(conf, 1, &[("broken", broken)]);
     completed(fx.start(&[]));
     let run = run_dir(&fx.camp.join("receipts")).unwrap();
@@ -547,8 +555,7 @@ fn a_candidate_that_fails_its_checks_on_a_node_ends_with_the_nodes_reason_and_no
         let node = job["node"].as_str().unwrap();
         assert!(["evo-n1", "evo-n2"].contains(&node), "{job}");
     }
-    let summary: Value =
-        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let summary = summary(&run);
     let row = (summary["rows"].as_array().unwrap().iter())
         .find(|r| r["name"] == "broken")
         .unwrap();
@@ -572,14 +579,8 @@ fn screening_jobs_that_start_together_keep_a_folder_each() {
     };
     // Two candidates that both pass their checks; with two nodes free their jobs start at once,
     // and their nodes name their run folders alike (same campaign, baseline and second).
-    let repo = tempfile::tempdir().unwrap();
-    fixture_repo("cpairs", repo.path());
-    let same = [(
-        "prog.c",
-        HOT_LINE,
-        &*format!("        /* the same work */\n{HOT_LINE}"),
-    )];
-    let same = patch_by_editing(repo.path(), &same);
+    let same = format!("        /* the same work */\n{HOT_LINE}");
+    let same = fixture_patch(&[("prog.c", HOT_LINE, &same)]);
     let fx = Fixture::with(conf, 0, &[("same", same)]);
     // Both jobs become eligible at the same instant, so Slurm starts them together.
     let at = std::process::Command::new("date")
@@ -608,8 +609,7 @@ fn screening_jobs_that_start_together_keep_a_folder_each() {
     for folder in &folders {
         assert!(run.join(folder).join("journal.jsonl").is_file(), "{folder}");
     }
-    let summary: Value =
-        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let summary = summary(&run);
     for row in summary["rows"].as_array().unwrap() {
         assert_ne!(row["status"], "inconclusive", "{summary:#}");
     }
