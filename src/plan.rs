@@ -367,12 +367,15 @@ pub fn confirm_plan(
 /// the repository, the signing key, evo's state); `copies` is where a candidate's private copies
 /// of the writable caches go. Declared folders are created when missing (they are caches),
 /// since bubblewrap cannot mount a path that does not exist. `mode` overrides the campaign's.
+/// `shared_caches` is a fleet's folder of caches (`<shared_dir>/caches`, on a node that a fleet
+/// job runs on): the writable folders are then bound from its folder for this machine's kind.
 pub fn sandbox_policy(
     campaign_file: &Path,
     campaign: &Campaign,
     own: &[&Path],
     copies: &Path,
     mode: Option<crate::spec::modes::SandboxMode>,
+    shared_caches: Option<&Path>,
 ) -> Result<SandboxPolicy, String> {
     let resolve = |field: &str, raw: &str| -> Result<PathBuf, String> {
         if raw.starts_with("~/") && std::env::var_os("HOME").is_none() {
@@ -438,6 +441,17 @@ pub fn sandbox_policy(
             ));
         }
     }
+    let shared_caches = match shared_caches {
+        Some(root) if !writable.is_empty() => Some(
+            crate::fleet::caches::SharedCaches::for_this_machine(root).map_err(|e| {
+                format!(
+                    "cannot make this machine kind's folder of shared caches in {}: {e}",
+                    root.display()
+                )
+            })?,
+        ),
+        _ => None,
+    };
     SandboxPolicy::decide(crate::measure::sandbox::SandboxRequest {
         mode: mode.unwrap_or(campaign.sandbox.mode),
         writable,
@@ -445,6 +459,7 @@ pub fn sandbox_policy(
         secrets,
         pass_env: campaign.sandbox.pass_env.clone(),
         copies: copies.to_path_buf(),
+        shared_caches,
     })
 }
 

@@ -614,3 +614,61 @@ fn screening_jobs_that_start_together_keep_a_folder_each() {
         assert_ne!(row["status"], "inconclusive", "{summary:#}");
     }
 }
+
+#[test]
+fn baseline_builds_share_the_declared_cache_of_their_machine_kind_and_candidates_only_copy_it() {
+    let Some(conf) = util::slurm::cluster_conf() else {
+        return;
+    };
+    let fx = Fixture::new(conf, 0);
+    // A declared build cache: each baseline build adds a line to it, and a candidate's build
+    // requires a baseline's line in what it sees (its copy) and adds its own.
+    let cache = fx.dir.path().join("cache");
+    let log = cache.join("builds.log");
+    let log = log.display();
+    let build = format!(
+        "make -s && if grep -q cached_hash prog.c; then grep -q baseline '{log}' && echo \
+         candidate >> '{log}'; else echo baseline >> '{log}'; fi"
+    );
+    let workload = WORKLOAD.replace(
+        r#""command": "make -s""#,
+        &format!(r#""command": {}"#, serde_json::to_string(&build).unwrap()),
+    );
+    write(&fx.camp.join("workload.json"), &workload);
+    let file = fx.camp.join("campaign.json");
+    let sandbox = format!(
+        r#""sandbox": {{ "mode": "on", "writable": ["{}"] }}, "fleet": {{"#,
+        cache.display()
+    );
+    let campaign = std::fs::read_to_string(&file).unwrap();
+    write(&file, &campaign.replace(r#""fleet": {"#, &sandbox));
+
+    let out = completed(fx.start(&[]));
+    let run = run_dir(&fx.camp.join("receipts")).unwrap();
+    let (confirmation, result) = fx.confirmation(&run);
+    assert_eq!(result["verdict"], "accepted", "{}", text(&out));
+    fx.verifies(&confirmation);
+    // The nodes wrote the shared folder of their kind, never the declared folder itself.
+    let kind = evo::fleet::caches::MachineKind::of_this_machine();
+    let folder = fx.camp.join("receipts/caches").join(kind.key());
+    let shared: Vec<PathBuf> = (std::fs::read_dir(&folder).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(shared.len(), 1, "one folder per declared cache: {shared:?}");
+    let lines = std::fs::read_to_string(shared[0].join("builds.log")).unwrap();
+    // The screening job's baseline build, then the confirmation's; candidates wrote only their
+    // copies (their builds succeeded, so each found a baseline's line there).
+    assert_eq!(lines, "baseline\nbaseline\n");
+    assert!(
+        !cache.join("builds.log").exists(),
+        "the node's own cache was written"
+    );
+    let described: evo::fleet::caches::MachineKind =
+        serde_json::from_slice(&std::fs::read(folder.join("kind.json")).unwrap()).unwrap();
+    assert_eq!(described, kind);
+    // The signed result says which kind's caches its builds used.
+    let recorded = &result["sandbox"]["shared_caches"];
+    assert_eq!(recorded["key"], kind.key(), "{recorded}");
+    assert_eq!(recorded["kind"]["cpu_model"], kind.cpu_model, "{recorded}");
+}

@@ -337,10 +337,11 @@ impl CampaignRun<'_> {
             folder,
         } = job::next_attempt(&root, index)
             .map_err(|e| PipelineError::io("cannot make the job's folder", e))?;
-        let request = match stage {
+        let mut request = match stage {
             JobStage::Confirm => self.fleet_request(index, &folder)?,
             JobStage::Screening => self.screening_request(index, &folder)?,
         };
+        request.shared_caches = fleet.caches_root();
         confirm::write_request(&folder.request(), &request)
             .map_err(|e| PipelineError::Internal(e.to_string()))?;
         let env = job::job_environment(&self.plan.spec.sandbox.pass_env, &|name| {

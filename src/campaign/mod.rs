@@ -201,7 +201,7 @@ pub fn run_campaign(
             .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
     }
     crate::plan::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
-    let sandbox = search_sandbox(plan, opts, &[], on_event)?;
+    let sandbox = search_sandbox(plan, opts, (&[], None), on_event)?;
     let run_dir = match &opts.resume {
         Some(which) => {
             let path = resume_dir(&plan.output_dir, which)?;
@@ -246,12 +246,17 @@ pub fn run_campaign(
     run.finish(started)
 }
 
+/// The folder of the output folder where a search's candidates get their private copies of the
+/// writable caches (each removed after its build).
+const CACHE_COPIES: &str = ".cache-copies";
+
 /// The sandbox of the search's builds, checks and screening runs: the output folder, which holds
-/// every run's work folder, and `hidden` are hidden from them. Warns when runs are not sandboxed.
+/// every run's work folder, and `hidden` are hidden from them; `shared_caches` as
+/// `plan::sandbox_policy` takes it (a fleet job's). Warns when runs are not sandboxed.
 fn search_sandbox(
     plan: &CampaignPlan,
     opts: &CampaignOptions,
-    hidden: &[&Path],
+    (hidden, shared_caches): (&[&Path], Option<&Path>),
     on_event: &mut dyn FnMut(CampaignEvent),
 ) -> Result<SandboxPolicy, PipelineError> {
     let mut secrets = vec![plan.output_dir.as_path()];
@@ -260,8 +265,9 @@ fn search_sandbox(
         &plan.campaign_file,
         &plan.spec,
         &secrets,
-        &plan.output_dir.join(".cache-copies"),
+        &plan.output_dir.join(CACHE_COPIES),
         opts.sandbox,
+        shared_caches,
     )
     .map_err(PipelineError::Usage)?;
     if !sandbox.enabled() {

@@ -330,6 +330,7 @@ fn pipeline(
         &own,
         &scratch.path().join("cache-copies"),
         request.sandbox,
+        request.shared_caches.as_deref(),
     )
     .map_err(PipelineError::Usage)?;
     let label = plan

@@ -47,6 +47,11 @@ pub struct ConfirmRequest {
     /// §2.8); the plan's patch is then the candidate's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screening: Option<ScreeningOrder>,
+    /// A fleet's folder of build caches (`<shared_dir>/caches`, absolute, the same on every
+    /// node): the run binds the campaign's `sandbox.writable` folders from its folder for the
+    /// node's machine kind (`fleet::caches`, docs/design.md §2.8). `None`: the machine's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_caches: Option<PathBuf>,
 }
 
 /// What a screening job needs besides the plan: which candidate it is, the search's seed (a
@@ -106,6 +111,7 @@ impl ConfirmRequest {
             search,
             sandbox,
             screening: None,
+            shared_caches: None,
         }
     }
 

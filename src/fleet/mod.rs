@@ -5,9 +5,11 @@
 //! signs it.
 //!
 //! `slurm` is the client, `job` builds a confirmation's job (its script and environment),
-//! `collect` checks a node's unsigned result. The campaign's side (journal, waiting, resubmitting)
+//! `collect` checks a node's unsigned result, `caches` shares build caches among the nodes of one
+//! machine kind. The campaign's side (journal, waiting, resubmitting)
 //! is `campaign::fleet`.
 
+pub mod caches;
 pub mod collect;
 pub mod job;
 pub mod slurm;
@@ -37,6 +39,14 @@ pub struct FleetPlan {
     /// The evo binary the jobs run: this one, which must be at the same path on the nodes.
     pub evo: PathBuf,
     pub slurm: slurm::Slurm,
+}
+
+impl FleetPlan {
+    /// The folder of the caches the jobs share (`<shared_dir>/caches`), `None` when the campaign
+    /// turned sharing off.
+    pub fn caches_root(&self) -> Option<PathBuf> {
+        (self.settings.share_caches).then(|| self.shared_dir.join(caches::CACHES_DIR))
+    }
 }
 
 /// The fleet of the campaign in `campaign_file`, `None` when its confirmations run here.

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::init::{INIT_ARG, INIT_PATH};
 use super::view::{Covered, Shown, View};
+use crate::fleet::caches::{self, CacheLock, MachineKind, SharedCaches};
 use crate::spec::modes::{SandboxMode, never_passed};
 
 /// The user and group id a sandboxed command has inside its user namespace.
@@ -166,6 +167,21 @@ pub struct SandboxRecord {
     /// `env` is added to it); nothing else of evo's environment reaches code under test.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub environment: BTreeMap<String, String>,
+    /// Where the baseline's builds found the declared caches when a fleet shared them among the
+    /// nodes of one machine kind (docs/design.md §2.8); absent when each machine has its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_caches: Option<SharedCacheRecord>,
+}
+
+/// The fleet's caches a sandboxed build used: the machine kind they are for and their folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SharedCacheRecord {
+    /// The kind's folder name under `<shared_dir>/caches`.
+    pub key: String,
+    pub kind: MachineKind,
+    /// That folder, as the node saw it.
+    pub folder: String,
 }
 
 impl Default for SandboxRecord {
@@ -175,6 +191,7 @@ impl Default for SandboxRecord {
             tool: None,
             detail: "not recorded (older result)".to_string(),
             environment: BTreeMap::new(),
+            shared_caches: None,
         }
     }
 }
@@ -194,6 +211,10 @@ pub struct SandboxRequest {
     pub pass_env: Vec<String>,
     /// Where a candidate's private copies of the writable folders are made.
     pub copies: PathBuf,
+    /// A fleet's caches of this machine's kind, which the writable folders are bound from
+    /// instead of this machine's own (`fleet.share_caches`); ignored when runs are not
+    /// sandboxed, since an unsandboxed build writes where it likes.
+    pub shared_caches: Option<SharedCaches>,
 }
 
 /// The sandbox settings of one evo invocation, decided once before anything runs.
@@ -205,6 +226,8 @@ pub struct SandboxPolicy {
     writable: Vec<PathBuf>,
     read_only: Vec<PathBuf>,
     copies: PathBuf,
+    /// Where the writable folders really are when a fleet shares them (see `fleet::caches`).
+    shared: Option<SharedCaches>,
     environment: BTreeMap<String, String>,
     pub record: SandboxRecord,
 }
@@ -302,12 +325,14 @@ impl SandboxPolicy {
             writable: Vec::new(),
             read_only: Vec::new(),
             copies: std::env::temp_dir(),
+            shared: None,
             environment: environment.clone(),
             record: SandboxRecord {
                 enabled: false,
                 tool: None,
                 detail,
                 environment,
+                shared_caches: None,
             },
         }
     }
@@ -324,18 +349,28 @@ impl SandboxPolicy {
             Ok(found) => {
                 let environment = run_environment(true, &request.pass_env);
                 let view = View::of_this_machine(&request.read_only, &request.secrets);
+                let shared = request
+                    .shared_caches
+                    .filter(|_| !request.writable.is_empty());
+                let shared_caches = shared.as_ref().map(|s| SharedCacheRecord {
+                    key: s.kind.key(),
+                    kind: s.kind.clone(),
+                    folder: s.folder.display().to_string(),
+                });
                 Ok(SandboxPolicy {
                     bwrap: Some(found.path),
                     view: Arc::new(view),
                     writable: request.writable,
                     read_only: request.read_only,
                     copies: request.copies,
+                    shared,
                     environment: environment.clone(),
                     record: SandboxRecord {
                         enabled: true,
                         tool: Some(found.version),
                         detail: PROMISE.to_string(),
                         environment,
+                        shared_caches,
                     },
                 })
             }
@@ -434,9 +469,10 @@ impl SandboxPolicy {
     fn caches(&self, tree: &Path, arm: Arm) -> Result<Vec<Bind>, String> {
         let mut binds = Vec::new();
         for (index, cache) in self.writable.iter().enumerate() {
+            let real = self.real_cache(cache)?;
             let source = match arm {
-                Arm::Baseline => cache.clone(),
-                Arm::Candidate => self.private_copy(tree, index, cache)?,
+                Arm::Baseline => real,
+                Arm::Candidate => self.private_copy(tree, index, &real)?,
             };
             binds.push(Bind {
                 source,
@@ -445,6 +481,35 @@ impl SandboxPolicy {
             });
         }
         Ok(binds)
+    }
+
+    /// Where the cache declared at `declared` really is: the fleet's folder for this machine's
+    /// kind when caches are shared (made when missing), else the declared folder itself.
+    fn real_cache(&self, declared: &Path) -> Result<PathBuf, String> {
+        let Some(shared) = &self.shared else {
+            return Ok(declared.to_path_buf());
+        };
+        let source = shared.source(declared);
+        std::fs::create_dir_all(&source)
+            .map_err(|e| format!("cannot create the shared cache {}: {e}", source.display()))?;
+        Ok(source)
+    }
+
+    /// The locks a build of `arm` holds while it runs: with shared caches, a baseline build
+    /// writes them and so holds each one's lock exclusively (waiting for builds and copies on
+    /// other nodes to finish); nothing otherwise. Released when dropped.
+    pub fn hold_caches(&self, arm: Arm) -> Result<Vec<CacheLock>, String> {
+        if self.bwrap.is_none() || self.shared.is_none() || arm != Arm::Baseline {
+            return Ok(Vec::new());
+        }
+        let mut held = Vec::new();
+        for cache in &self.writable {
+            let real = self.real_cache(cache)?;
+            let lock = caches::lock(&real, true)
+                .map_err(|e| format!("cannot lock the shared cache {}: {e}", real.display()))?;
+            held.push(lock);
+        }
+        Ok(held)
     }
 
     /// Where the candidate tree's own copy of cache number `index` goes.
@@ -474,6 +539,14 @@ impl SandboxPolicy {
         }
         std::fs::create_dir_all(&self.copies)
             .map_err(|e| format!("cannot create {}: {e}", self.copies.display()))?;
+        // A shared cache is copied while no baseline build (on any node) writes it.
+        let _reading =
+            match &self.shared {
+                Some(_) => Some(caches::lock(cache, false).map_err(|e| {
+                    format!("cannot lock the shared cache {}: {e}", cache.display())
+                })?),
+                None => None,
+            };
         let status = Command::new("cp")
             .args(["-a", "--reflink=auto"])
             .arg(cache)

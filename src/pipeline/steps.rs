@@ -73,16 +73,20 @@ pub fn run_step(
         .unwrap_or_else(|| stdout_log.clone());
     let cwd_rel = input.cwd.unwrap_or(".");
     let cwd = input.tree_root.join(cwd_rel);
+    let sandbox_error = |message| StepError::Sandbox {
+        step: input.step.to_string(),
+        message,
+    };
+    let arm = input.tree_label.sandbox_arm();
     let sandbox = if input.step.builds() {
-        let arm = input.tree_label.sandbox_arm();
-        (input.sandbox.for_build(input.tree_root, Some(&cwd), arm)).map_err(|message| {
-            StepError::Sandbox {
-                step: input.step.to_string(),
-                message,
-            }
-        })?
+        (input.sandbox.for_build(input.tree_root, Some(&cwd), arm)).map_err(sandbox_error)?
     } else {
         input.sandbox.for_run(input.tree_root, Some(&cwd))
+    };
+    // A baseline build writing a fleet's shared caches holds them until it ends.
+    let _caches = match input.step.builds() {
+        true => input.sandbox.hold_caches(arm).map_err(sandbox_error)?,
+        false => Vec::new(),
     };
     let spec = RunSpec {
         command: input.command.clone(),

@@ -49,6 +49,10 @@ pub struct FleetSettings {
     /// node) is submitted again before its candidate ends `inconclusive`.
     #[serde(default = "two")]
     pub max_requeues: u32,
+    /// Whether the jobs' sandboxed builds share the campaign's `sandbox.writable` caches through
+    /// `<shared_dir>/caches/<machine kind>/` (default) or each node keeps its own.
+    #[serde(default = "yes")]
+    pub share_caches: bool,
 }
 
 impl FleetSettings {
@@ -61,8 +65,13 @@ impl FleetSettings {
             sbatch_args: Vec::new(),
             shared_dir: None,
             max_requeues: 2,
+            share_caches: true,
         }
     }
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn four() -> Count {
@@ -133,6 +142,14 @@ struct FleetFile {
     /// (default 2).
     #[serde(default = "two")]
     max_requeues: u32,
+    /// Whether the jobs' builds share the campaign's `sandbox.writable` caches (a Cargo target
+    /// folder, ccache) among the nodes of one machine kind (the same architecture, CPU model and
+    /// instruction set, and operating system release), through `<shared_dir>/caches/<kind>/`,
+    /// so that a dependency is compiled once per kind rather than once per node (default true).
+    /// Only baseline builds write a shared cache, one at a time; every other build gets a
+    /// private copy. Needs the sandbox: unsandboxed, each node keeps its own caches.
+    #[serde(default = "yes")]
+    share_caches: bool,
 }
 
 impl TryFrom<FleetFile> for FleetSettings {
@@ -176,6 +193,7 @@ impl TryFrom<FleetFile> for FleetSettings {
             sbatch_args: f.sbatch_args,
             shared_dir: f.shared_dir,
             max_requeues: f.max_requeues,
+            share_caches: f.share_caches,
         })
     }
 }
@@ -195,13 +213,14 @@ mod tests {
         let f = fleet(
             r#"{ "engine": "slurm", "partition": "cpu", "max_jobs": 16,
                  "sbatch_args": ["--constraint=avx2", "--time=90"], "shared_dir": "/shared/evo",
-                 "max_requeues": 0 }"#,
+                 "max_requeues": 0, "share_caches": false }"#,
         )
         .unwrap();
         assert_eq!(
             (f.partition.as_deref(), f.max_jobs.get(), f.max_requeues),
             (Some("cpu"), 16, 0)
         );
+        assert!(!f.share_caches && FleetSettings::slurm().share_caches);
     }
 
     #[test]
