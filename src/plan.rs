@@ -443,7 +443,7 @@ pub fn sandbox_policy(
     }
     let shared_caches = match shared_caches {
         Some(root) if !writable.is_empty() => Some(
-            crate::fleet::caches::SharedCaches::for_this_machine(root).map_err(|e| {
+            crate::measure::caches::SharedCaches::for_this_machine(root).map_err(|e| {
                 format!(
                     "cannot make this machine kind's folder of shared caches in {}: {e}",
                     root.display()

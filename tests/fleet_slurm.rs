@@ -649,7 +649,7 @@ fn baseline_builds_share_the_declared_cache_of_their_machine_kind_and_candidates
     assert_eq!(result["verdict"], "accepted", "{}", text(&out));
     fx.verifies(&confirmation);
     // The nodes wrote the shared folder of their kind, never the declared folder itself.
-    let kind = evo::fleet::caches::MachineKind::of_this_machine();
+    let kind = evo::measure::caches::MachineKind::of_this_machine();
     let folder = fx.camp.join("receipts/caches").join(kind.key());
     let shared: Vec<PathBuf> = (std::fs::read_dir(&folder).unwrap())
         .map(|e| e.unwrap().path())
@@ -664,7 +664,7 @@ fn baseline_builds_share_the_declared_cache_of_their_machine_kind_and_candidates
         !cache.join("builds.log").exists(),
         "the node's own cache was written"
     );
-    let described: evo::fleet::caches::MachineKind =
+    let described: evo::measure::caches::MachineKind =
         serde_json::from_slice(&std::fs::read(folder.join("kind.json")).unwrap()).unwrap();
     assert_eq!(described, kind);
     // The signed result says which kind's caches its builds used.

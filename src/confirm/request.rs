@@ -49,7 +49,7 @@ pub struct ConfirmRequest {
     pub screening: Option<ScreeningOrder>,
     /// A fleet's folder of build caches (`<shared_dir>/caches`, absolute, the same on every
     /// node): the run binds the campaign's `sandbox.writable` folders from its folder for the
-    /// node's machine kind (`fleet::caches`, docs/design.md §2.8). `None`: the machine's own.
+    /// node's machine kind (`measure::caches`, docs/design.md §2.8). `None`: the machine's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_caches: Option<PathBuf>,
 }

@@ -5,11 +5,10 @@
 //! signs it.
 //!
 //! `slurm` is the client, `job` builds a confirmation's job (its script and environment),
-//! `collect` checks a node's unsigned result, `caches` shares build caches among the nodes of one
-//! machine kind. The campaign's side (journal, waiting, resubmitting)
+//! `collect` checks a node's unsigned result. (The build caches the nodes of one machine kind share
+//! are `measure::caches`, beside the sandbox that binds them.) The campaign's side (journal, waiting, resubmitting)
 //! is `campaign::fleet`.
 
-pub mod caches;
 pub mod collect;
 pub mod job;
 pub mod slurm;
@@ -45,7 +44,8 @@ impl FleetPlan {
     /// The folder of the caches the jobs share (`<shared_dir>/caches`), `None` when the campaign
     /// turned sharing off.
     pub fn caches_root(&self) -> Option<PathBuf> {
-        (self.settings.share_caches).then(|| self.shared_dir.join(caches::CACHES_DIR))
+        (self.settings.share_caches)
+            .then(|| self.shared_dir.join(crate::measure::caches::CACHES_DIR))
     }
 }
 

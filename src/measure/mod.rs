@@ -2,8 +2,10 @@
 //!
 //! `runner` is the seam to processes (`spawn` for real ones through the `helper` mode, handed out
 //! by `local`; `fake` for tests); `schedule` decides the order of runs; `record` holds what they
-//! leave behind.
+//! leave behind; `sandbox` isolates every command, and `caches` finds the build caches a fleet's
+//! nodes of one machine kind share.
 
+pub mod caches;
 pub mod callgrind;
 pub mod cpus;
 pub mod fake;

@@ -23,9 +23,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::caches::{self, CacheLock, MachineKind, SharedCaches};
 use super::init::{INIT_ARG, INIT_PATH};
 use super::view::{Covered, Shown, View};
-use crate::fleet::caches::{self, CacheLock, MachineKind, SharedCaches};
 use crate::spec::modes::{SandboxMode, never_passed};
 
 /// The user and group id a sandboxed command has inside its user namespace.
@@ -226,7 +226,7 @@ pub struct SandboxPolicy {
     writable: Vec<PathBuf>,
     read_only: Vec<PathBuf>,
     copies: PathBuf,
-    /// Where the writable folders really are when a fleet shares them (see `fleet::caches`).
+    /// Where the writable folders really are when a fleet shares them (see `measure::caches`).
     shared: Option<SharedCaches>,
     environment: BTreeMap<String, String>,
     pub record: SandboxRecord,
