@@ -201,7 +201,7 @@ pub fn run_campaign(
             .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
     }
     crate::plan::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
-    let sandbox = search_sandbox(plan, opts, (&[], None), on_event)?;
+    let sandbox = search_sandbox(plan, opts, None, on_event)?;
     let run_dir = match &opts.resume {
         Some(which) => {
             let path = resume_dir(&plan.output_dir, which)?;
@@ -246,26 +246,42 @@ pub fn run_campaign(
     run.finish(started)
 }
 
-/// The folder of the output folder where a search's candidates get their private copies of the
-/// writable caches (each removed after its build).
-const CACHE_COPIES: &str = ".cache-copies";
+/// The folder of a campaign run's trees and scratch files, removed when a screening job ends.
+fn work_folder(run_dir: &RunDir) -> PathBuf {
+    run_dir.path.join("work")
+}
+
+/// What a fleet's screening job adds to its search's sandbox: the request's folder, which no run
+/// may see; the fleet's shared caches; and where its candidates' private cache copies go (inside
+/// its own work folder, removed with it, so the job leaves one run folder and nothing else).
+pub(super) struct JobSandbox<'a> {
+    pub hidden: &'a [&'a Path],
+    pub shared_caches: Option<&'a Path>,
+    pub copies: PathBuf,
+}
 
 /// The sandbox of the search's builds, checks and screening runs: the output folder, which holds
-/// every run's work folder, and `hidden` are hidden from them; `shared_caches` as
-/// `plan::sandbox_policy` takes it (a fleet job's). Warns when runs are not sandboxed.
+/// every run's work folder, is hidden from them, and so is what a fleet `job` adds. Warns when
+/// runs are not sandboxed.
 fn search_sandbox(
     plan: &CampaignPlan,
     opts: &CampaignOptions,
-    (hidden, shared_caches): (&[&Path], Option<&Path>),
+    job: Option<JobSandbox<'_>>,
     on_event: &mut dyn FnMut(CampaignEvent),
 ) -> Result<SandboxPolicy, PipelineError> {
     let mut secrets = vec![plan.output_dir.as_path()];
-    secrets.extend_from_slice(hidden);
+    let (copies, shared_caches) = match &job {
+        Some(job) => {
+            secrets.extend_from_slice(job.hidden);
+            (job.copies.clone(), job.shared_caches)
+        }
+        None => (plan.output_dir.join(".cache-copies"), None),
+    };
     let sandbox = crate::plan::sandbox_policy(
         &plan.campaign_file,
         &plan.spec,
         &secrets,
-        &plan.output_dir.join(CACHE_COPIES),
+        &copies,
         opts.sandbox,
         shared_caches,
     )
@@ -312,7 +328,7 @@ impl<'a> CampaignRun<'a> {
         }
         let journal = Journal::open(&run_dir.path)
             .map_err(|e| PipelineError::io("cannot open the journal", e))?;
-        let work = run_dir.path.join("work");
+        let work = work_folder(&run_dir);
         std::fs::create_dir_all(&work)
             .map_err(|e| PipelineError::io("cannot create the work folder", e))?;
         let search_seed = seed.or(state.search_seed).unwrap_or(plan.spec.search.seed);

@@ -55,11 +55,15 @@ pub fn run_screening_job(
     }
     crate::plan::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
     let hidden: Vec<&Path> = hidden.iter().map(PathBuf::as_path).collect();
-    let caches = request.shared_caches.as_deref();
-    let sandbox = super::search_sandbox(plan, opts, (&hidden, caches), on_event)?;
     let id = rundir::run_id(SystemTime::now(), &plan.spec.name, &pinned.sha);
     let run_dir = RunDir::create(&plan.output_dir, &id)
         .map_err(|e| PipelineError::io("cannot create the run directory", e))?;
+    let job = super::JobSandbox {
+        hidden: &hidden,
+        shared_caches: request.shared_caches.as_deref(),
+        copies: super::work_folder(&run_dir).join("cache-copies"),
+    };
+    let sandbox = super::search_sandbox(plan, opts, Some(job), on_event)?;
     let seed = Some(order.search_seed);
     let mut run = CampaignRun::open(plan, opts, run_dir, pinned, sandbox, seed, on_event)?;
     (run.on_event)(CampaignEvent::Started {
@@ -68,9 +72,6 @@ pub fn run_screening_job(
     });
     let screened = run.screen_one(order, &request.plan.patch);
     let _ = std::fs::remove_dir_all(&run.work);
-    // The candidates' private cache copies were made beside the run folder; the coordinator
-    // takes one run folder and nothing else from the job's output.
-    let _ = std::fs::remove_dir_all(plan.output_dir.join(super::CACHE_COPIES));
     if let Err(e) = &screened {
         let _ = run.run_dir.write("error.txt", format!("{e}\n").as_bytes());
     }

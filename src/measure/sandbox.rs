@@ -540,13 +540,10 @@ impl SandboxPolicy {
         std::fs::create_dir_all(&self.copies)
             .map_err(|e| format!("cannot create {}: {e}", self.copies.display()))?;
         // A shared cache is copied while no baseline build (on any node) writes it.
-        let _reading =
-            match &self.shared {
-                Some(_) => Some(caches::lock(cache, false).map_err(|e| {
-                    format!("cannot lock the shared cache {}: {e}", cache.display())
-                })?),
-                None => None,
-            };
+        let _reading = (self.shared.as_ref())
+            .map(|_| caches::lock(cache, false))
+            .transpose()
+            .map_err(|e| format!("cannot lock the shared cache {}: {e}", cache.display()))?;
         let status = Command::new("cp")
             .args(["-a", "--reflink=auto"])
             .arg(cache)

@@ -77,16 +77,20 @@ pub fn run_step(
         step: input.step.to_string(),
         message,
     };
-    let arm = input.tree_label.sandbox_arm();
-    let sandbox = if input.step.builds() {
-        (input.sandbox.for_build(input.tree_root, Some(&cwd), arm)).map_err(sandbox_error)?
+    // A baseline build writing a fleet's shared caches holds them until it ends (`_caches`).
+    let (sandbox, _caches) = if input.step.builds() {
+        let arm = input.tree_label.sandbox_arm();
+        let sandbox =
+            (input.sandbox.for_build(input.tree_root, Some(&cwd), arm)).map_err(sandbox_error)?;
+        (
+            sandbox,
+            input.sandbox.hold_caches(arm).map_err(sandbox_error)?,
+        )
     } else {
-        input.sandbox.for_run(input.tree_root, Some(&cwd))
-    };
-    // A baseline build writing a fleet's shared caches holds them until it ends.
-    let _caches = match input.step.builds() {
-        true => input.sandbox.hold_caches(arm).map_err(sandbox_error)?,
-        false => Vec::new(),
+        (
+            input.sandbox.for_run(input.tree_root, Some(&cwd)),
+            Vec::new(),
+        )
     };
     let spec = RunSpec {
         command: input.command.clone(),
