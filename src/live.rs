@@ -58,6 +58,15 @@ fn job_body(job: JobObservation) -> Body {
             stage,
             node,
         },
+        JobObservation::Restarted {
+            job_id,
+            stage,
+            restarts,
+        } => Body::JobRestarted {
+            job_id,
+            stage,
+            restarts,
+        },
         JobObservation::Ended {
             job_id,
             stage,

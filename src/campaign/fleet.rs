@@ -217,7 +217,7 @@ impl CampaignRun<'_> {
         }
         loop {
             if self.opts.stop.requested() {
-                return Err(self.cancel_jobs(fleet, &active, &failed));
+                return Err(self.cancel_jobs(fleet, &mut active, &failed));
             }
             while active.len() < fleet.settings.max_jobs.get() {
                 let Some(index) = waiting.pop_front() else {
@@ -301,14 +301,25 @@ impl CampaignRun<'_> {
     }
 
     /// Takes what Slurm now says of job `a` (its node and state), and reports its start the first
-    /// time it is seen on a node (also when it is seen only after it ended there).
+    /// time it is seen on a node (also when it is seen only after it ended there), and again
+    /// after Slurm put it back in its queue by itself.
     fn observe(&mut self, a: &mut Active, info: &JobInfo) {
+        let on_node = info.state == JobState::Running || info.state.is_final();
+        if a.started && (info.restarts > a.restarts || info.state.is_queued()) {
+            a.started = false;
+            a.node.clear();
+            let restarted = JobObservation::Restarted {
+                job_id: a.job.0,
+                stage: a.stage,
+                restarts: info.restarts,
+            };
+            self.job_event(a.index, restarted);
+        }
         if !info.node.is_empty() {
             a.node.clone_from(&info.node);
         }
         a.state = info.state.name();
         a.restarts = a.restarts.max(info.restarts);
-        let on_node = info.state == JobState::Running || info.state.is_final();
         if on_node && !a.started && !a.node.is_empty() {
             a.started = true;
             let started = JobObservation::Started {
@@ -416,7 +427,7 @@ impl CampaignRun<'_> {
         let collected = match collect::collect(&a.folder.out(), &expected) {
             Ok(c) => c,
             Err(e) => {
-                let state = format!("{:?}", info.state).to_lowercase();
+                let state = info.state.described();
                 let job = a.named();
                 return Ok(JobResult::Missing(format!("{job} ended {state}: {e}")));
             }
@@ -458,16 +469,16 @@ impl CampaignRun<'_> {
     fn cancel_jobs(
         &mut self,
         fleet: &FleetPlan,
-        active: &[Active],
+        active: &mut [Active],
         failed: &BTreeMap<usize, usize>,
     ) -> PipelineError {
         let ids: Vec<JobId> = active.iter().map(|a| a.job).collect();
-        let note = match fleet.slurm.cancel(&ids) {
-            Ok(()) => String::new(),
-            Err(e) => format!(" (cancelling its Slurm jobs failed: {e})"),
+        let (cancelled, note) = match fleet.slurm.cancel(&ids) {
+            Ok(()) => (true, String::new()),
+            Err(e) => (false, format!(" (cancelling its Slurm jobs failed: {e})")),
         };
         let reason = "cancelled: the campaign was stopped";
-        for a in active {
+        for a in active.iter_mut() {
             let _ = self.journal.append(&Entry::JobEnded {
                 index: a.index,
                 stage: a.stage,
@@ -475,6 +486,9 @@ impl CampaignRun<'_> {
                 counted: false,
                 reason: reason.into(),
             });
+            if cancelled {
+                a.state = JobState::Cancelled.name();
+            }
             let before = failed.get(&a.index).copied().unwrap_or(0);
             self.job_event(a.index, a.ended(before, JobOutcome::Cancelled, reason));
         }

@@ -252,7 +252,7 @@ impl CampaignRun<'_> {
         a: &Active,
         info: &JobInfo,
     ) -> Result<JobResult, PipelineError> {
-        let (job, state) = (a.named(), info.state.name());
+        let (job, state) = (a.named(), info.state.described());
         let missing = |why: String| Ok(JobResult::Missing(format!("{job} ended {state}: {why}")));
         let folder = match one_run_folder(&a.folder.out()) {
             Ok(folder) => folder,

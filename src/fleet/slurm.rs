@@ -55,6 +55,16 @@ impl JobState {
         )
     }
 
+    /// Waiting in the queue: pending, or on its way back there (`REQUEUED`, `REQUEUE_HOLD`,
+    /// `REQUEUE_FED`). Not `COMPLETING` and the like, which come after a run.
+    pub fn is_queued(&self) -> bool {
+        match self {
+            JobState::Pending => true,
+            JobState::Other(state) => state.starts_with("REQUEUE"),
+            _ => false,
+        }
+    }
+
     /// Slurm's name of the state, in lower case (`node_fail`); `gone` when Slurm forgot the job.
     pub fn name(&self) -> String {
         let name = match self {
@@ -71,6 +81,15 @@ impl JobState {
             JobState::Gone => "gone",
         };
         name.to_string()
+    }
+
+    /// The name, with what ended a failed job: `failed (exit code 2)`, `failed (signal 9)`.
+    pub fn described(&self) -> String {
+        match self {
+            JobState::Failed { signal, .. } if *signal != 0 => format!("failed (signal {signal})"),
+            JobState::Failed { code, .. } => format!("failed (exit code {code})"),
+            other => other.name(),
+        }
     }
 }
 
@@ -358,14 +377,34 @@ mod tests {
         assert_eq!(info.state, JobState::Pending);
         assert_eq!(info.node, "");
         assert!(!info.state.is_final());
+        assert!(info.state.is_queued());
         let out = "JobId=4 JobState=REQUEUED Reason=BeginTime";
         assert_eq!(
             parse_job_info(JobId(4), out).unwrap().state,
             JobState::Other("REQUEUED".into())
         );
         assert_eq!(JobState::Other("REQUEUED".into()).name(), "requeued");
+        assert!(JobState::Other("REQUEUED".into()).is_queued());
         assert_eq!(JobState::NodeFail.name(), "node_fail");
         assert_eq!(parse_job_info(JobId(4), "nothing here"), None);
+    }
+
+    #[test]
+    fn a_job_winding_down_after_its_run_is_not_queued_again() {
+        let out = "JobId=5 JobState=COMPLETING Reason=None NodeList=evo-n2 Restarts=0";
+        let info = parse_job_info(JobId(5), out).unwrap();
+        assert!(!info.state.is_queued());
+        assert!(!info.state.is_final());
+        assert!(!JobState::Running.is_queued());
+    }
+
+    #[test]
+    fn a_failed_job_is_described_by_its_exit_code_or_signal() {
+        let exited = JobState::Failed { code: 2, signal: 0 };
+        assert_eq!(exited.described(), "failed (exit code 2)");
+        let killed = JobState::Failed { code: 0, signal: 9 };
+        assert_eq!(killed.described(), "failed (signal 9)");
+        assert_eq!(JobState::NodeFail.described(), "node_fail");
     }
 
     #[test]

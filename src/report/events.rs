@@ -99,6 +99,14 @@ pub enum Body {
         stage: JobStage,
         node: String,
     },
+    /// The scheduler put the job back in its queue by itself after it had started (a lost node,
+    /// preemption, `scontrol requeue`): it counts as queued until a `job_started` names the node
+    /// it runs on now. `restarts`: how often the scheduler has restarted it.
+    JobRestarted {
+        job_id: u64,
+        stage: JobStage,
+        restarts: u32,
+    },
     /// The job is over for the campaign. `state`: the scheduler's last state of it (`completed`,
     /// `failed`, `cancelled`, `timeout`, `node_fail`, …, `gone` when the scheduler no longer
     /// knew it); `node`: where it ran (empty if it never did); `requeues`: how many of the

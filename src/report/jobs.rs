@@ -62,6 +62,14 @@ pub enum JobObservation {
         stage: JobStage,
         node: String,
     },
+    /// Put back in its queue by the scheduler itself, after it was seen on a node (a lost node,
+    /// preemption, `scontrol requeue`): queued again until it is seen running, perhaps on another
+    /// node. `restarts`: how often the scheduler has restarted it so far.
+    Restarted {
+        job_id: u64,
+        stage: JobStage,
+        restarts: u32,
+    },
     /// Over for the campaign. `state`: the scheduler's last word on it (`completed`,
     /// `cancelled`, …); `node`: where it ran, empty when it never ran; `requeues`: how many of
     /// this candidate's jobs before this one ended without a result and were submitted again;
@@ -164,6 +172,13 @@ impl JobTally {
                 if !matches!(job.phase, Phase::Ended(_)) {
                     job.phase = Phase::Running;
                     job.node.clone_from(node);
+                }
+            }
+            JobObservation::Restarted { job_id, stage, .. } => {
+                let job = self.job(*job_id, *stage);
+                if !matches!(job.phase, Phase::Ended(_)) {
+                    job.phase = Phase::Queued;
+                    job.node.clear();
                 }
             }
             JobObservation::Ended {
@@ -378,6 +393,26 @@ mod tests {
             t.line().unwrap(),
             "Slurm jobs: screening 1 queued · confirm 1 running · n1: 1 running"
         );
+    }
+
+    #[test]
+    fn a_job_the_scheduler_restarts_is_queued_again_until_seen_on_its_next_node() {
+        let restarted = JobObservation::Restarted {
+            job_id: 8,
+            stage: CONFIRM,
+            restarts: 1,
+        };
+        let mut t = tally(&[submitted(8, 1), started(8, "n1"), restarted.clone()]);
+        assert_eq!(t.per_stage()[&CONFIRM], counts(1, 0, 0));
+        assert!(t.per_node().is_empty(), "on no node: {:?}", t.per_node());
+        assert_eq!(t.in_flight(), 1);
+        t.observe(&started(8, "n2"));
+        assert_eq!(t.per_node()["n2"], counts(0, 1, 0));
+        assert!(!t.per_node().contains_key("n1"));
+        // Once it ended, a late restart does not bring it back.
+        t.observe(&ended(8, "n2", JobOutcome::Done));
+        t.observe(&restarted);
+        assert_eq!(t.per_stage()[&CONFIRM], counts(0, 0, 1));
     }
 
     #[test]
