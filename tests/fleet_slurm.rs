@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use evo::fleet::slurm::{JobId, JobState, Slurm};
+use evo::fleet::slurm::{JobId, JobInfo, JobState, Slurm};
 use serde_json::Value;
 use util::cpairs::{HOLDOUTS, HOT_LINE, MEMO_EDITS, WORKLOAD};
 use util::{evo, fixture_repo, patch_by_editing, text, write};
@@ -671,4 +671,255 @@ fn baseline_builds_share_the_declared_cache_of_their_machine_kind_and_candidates
     let recorded = &result["sandbox"]["shared_caches"];
     assert_eq!(recorded["key"], kind.key(), "{recorded}");
     assert_eq!(recorded["kind"]["cpu_model"], kind.cpu_model, "{recorded}");
+}
+
+/// The bundled C campaign (`campaigns/c_kernels.json`, the real kernels and patches of this
+/// repository, and no `fleet` section: `--fleet slurm` sends it to the cluster with the default
+/// settings) in a temp folder: its paths made absolute, its receipts in the folder.
+fn c_kernels(conf: PathBuf) -> Fixture {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let campaigns = root.join("campaigns");
+    let bytes = std::fs::read(campaigns.join("c_kernels.json")).unwrap();
+    let mut campaign: Value = serde_json::from_slice(&bytes).unwrap();
+    let absolute = |value: &mut Value| {
+        let path = campaigns.join(value.as_str().unwrap());
+        *value = Value::String(path.display().to_string());
+    };
+    absolute(&mut campaign["repo"]);
+    absolute(&mut campaign["workload"]);
+    absolute(&mut campaign["holdouts"]);
+    for candidate in campaign["candidates"].as_array_mut().unwrap() {
+        absolute(&mut candidate["patch"]);
+    }
+    campaign.as_object_mut().unwrap().remove("output");
+    let dir = tempfile::tempdir().unwrap();
+    let camp = dir.path().join("camp");
+    let text = serde_json::to_string_pretty(&campaign).unwrap();
+    write(&camp.join("campaign.json"), &text);
+    Fixture { dir, camp, conf }
+}
+
+/// The attempt folder the journal of `run` names for `job`.
+fn job_folder(run: &Path, job: JobId) -> PathBuf {
+    let entries = journal(run);
+    let submitted = (entries.iter())
+        .find(|e| e["entry"] == "job_submitted" && e["job_id"] == job.0)
+        .unwrap_or_else(|| panic!("job {job} not journaled: {entries:#?}"));
+    PathBuf::from(submitted["folder"].as_str().unwrap())
+}
+
+/// Waits until job `id` runs, with its `restarts` at least `restarts`.
+fn running_again(slurm: &Slurm, id: JobId, restarts: u32) -> JobInfo {
+    let started = Instant::now();
+    loop {
+        let info = slurm.info(id).unwrap();
+        assert!(!info.state.is_final(), "job {id} ended: {info:?}");
+        if info.state == JobState::Running && info.restarts >= restarts {
+            return info;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "job {id} did not run again: {info:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The ids of the jobs of `stage` the journal of `run` names, once it names at least `count`.
+fn journaled(fx: &Fixture, coordinator: &mut Reaped, stage: &str, count: usize) -> Vec<u64> {
+    let started = Instant::now();
+    loop {
+        let ids = run_dir(&fx.camp.join("receipts"))
+            .map(|run| submitted(&journal(&run), stage))
+            .unwrap_or_default();
+        if ids.len() >= count {
+            return ids;
+        }
+        assert!(coordinator.running(), "evo ended early");
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "no job {count} of {stage}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The `--json` lines of a running coordinator, read as it writes them, each checked against
+/// `evo schema events`.
+struct Lines {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Lines {
+    /// Takes the coordinator's stdout (its `output()` then has none).
+    fn of(coordinator: &mut Reaped) -> Lines {
+        use std::io::BufRead;
+        let stdout = (coordinator.0.as_mut().unwrap().stdout.take()).unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = seen.clone();
+        let reader = std::thread::spawn(move || {
+            let validator = util::schema::validator("events");
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+                util::schema::check(&validator, &value, &line);
+                into.lock().unwrap().push(value);
+            }
+        });
+        Lines {
+            seen,
+            reader: Some(reader),
+        }
+    }
+
+    /// Waits (five minutes at most) until the lines so far satisfy `done`; returns their count.
+    fn until(&self, done: impl Fn(&[Value]) -> bool) -> usize {
+        let started = Instant::now();
+        loop {
+            {
+                let seen = self.seen.lock().unwrap();
+                if done(&seen) {
+                    return seen.len();
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(300),
+                    "not seen: {seen:#?}"
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Every line, once the coordinator has ended.
+    fn all(mut self) -> Vec<Value> {
+        self.reader.take().unwrap().join().unwrap();
+        std::mem::take(&mut self.seen.lock().unwrap())
+    }
+}
+
+/// Sends SIGINT (Ctrl-C) or SIGKILL to the coordinator and returns what it wrote.
+fn signalled(coordinator: Reaped, signal: &str) -> Output {
+    let pid = coordinator.0.as_ref().unwrap().id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args([signal, &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    coordinator.output()
+}
+
+#[test]
+fn the_c_campaign_survives_ctrl_c_a_killed_job_a_requeue_and_a_killed_coordinator() {
+    let Some(conf) = util::slurm::cluster_conf() else {
+        return;
+    };
+    let slurm = Slurm::new(Some(&conf));
+    let fx = c_kernels(conf);
+
+    // Ctrl-C while the first screening jobs run: every job of the campaign is cancelled.
+    let mut coordinator = fx.start(&["--fleet", "slurm", "--json"]);
+    let first = fx.first_job_running(&slurm, &mut coordinator, "screening");
+    let out = signalled(coordinator, "-INT");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let run = run_dir(&fx.camp.join("receipts")).unwrap();
+    let screenings = submitted(&journal(&run), "screening");
+    assert!(screenings.contains(&first.0), "{screenings:?}");
+    let events = util::schema::events(&out);
+    for &id in &screenings {
+        let state = slurm.info(JobId(id)).unwrap().state;
+        assert!(
+            matches!(state, JobState::Cancelled | JobState::Other(_)),
+            "job {id} was not cancelled: {state:?}"
+        );
+        let cancelled = job_event(&events, "job_ended", id);
+        assert_eq!(cancelled["outcome"], "cancelled", "{cancelled}");
+        assert_eq!(cancelled["state"], "cancelled", "{cancelled}");
+    }
+
+    // Resumed: screening again; the confirmation's first job is killed mid-run (scancel, as an
+    // administrator or a lost node ends it) and submitted again; Slurm requeues the second by
+    // itself; the coordinator is SIGKILLed while that job runs again.
+    let mut coordinator = fx.start(&["--resume", "latest", "--fleet", "slurm", "--json"]);
+    let lines = Lines::of(&mut coordinator);
+    let killed = fx.first_job_running(&slurm, &mut coordinator, "confirm");
+    std::thread::sleep(Duration::from_secs(1));
+    slurm.cancel(&[killed]).unwrap();
+    let second = JobId(journaled(&fx, &mut coordinator, "confirm", 2)[1]);
+    // Requeued once the coordinator has seen it on its node and its run has begun to write its
+    // output, which the run after the restart must not find.
+    let is = |line: &Value, event: &str| line["event"] == event && line["job_id"] == second.0;
+    lines.until(|events| events.iter().any(|e| is(e, "job_started")));
+    let out = job_folder(&run, second).join("out");
+    let writing = Instant::now();
+    while std::fs::read_dir(&out).unwrap().count() == 0 {
+        assert!(writing.elapsed() < Duration::from_secs(120), "nothing in {out:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    slurm.requeue(second).unwrap();
+    let node = running_again(&slurm, second, 1).node;
+    // The coordinator saw it back in the queue, then on its next node, before it is killed.
+    let seen = lines.until(|events| {
+        let restarted = events.iter().position(|e| is(e, "job_restarted"));
+        restarted.is_some_and(|r| events[r..].iter().any(|e| is(e, "job_started")))
+    });
+    let out = signalled(coordinator, "-KILL");
+    assert_eq!(out.status.code(), None, "killed by a signal");
+    let events = lines.all();
+    assert!(events.len() >= seen, "{events:#?}");
+    let restarted = job_event(&events, "job_restarted", second.0);
+    assert_eq!(restarted["restarts"], 1, "{restarted}");
+    assert_eq!(restarted["stage"], "confirm", "{restarted}");
+    let position = |line: &Value| events.iter().position(|e| e == line).unwrap();
+    let again = (events.iter())
+        .filter(|e| is(e, "job_started"))
+        .next_back()
+        .unwrap();
+    assert!(position(restarted) < position(again), "{events:#?}");
+    assert_eq!(again["node"], node.as_str(), "{again}");
+    let cancelled = job_event(&events, "job_ended", killed.0);
+    assert_eq!(cancelled["outcome"], "requeued", "{cancelled}");
+    assert_eq!(cancelled["state"], "cancelled", "{cancelled}");
+    assert!(
+        !slurm.info(second).unwrap().state.is_final(),
+        "the job outlives its coordinator"
+    );
+
+    // Resumed again: it follows the running job to its end instead of submitting another, and
+    // the coordinator signs the checked result of the real speedup.
+    let out = completed(fx.start(&["--resume", "latest", "--fleet", "slurm", "--json"]));
+    let events = util::schema::events(&out);
+    let reattached = job_event(&events, "job_submitted", second.0);
+    assert_eq!(reattached["reattached"], true, "{reattached}");
+    let entries = journal(&run);
+    assert_eq!(
+        submitted(&entries, "confirm"),
+        [killed.0, second.0],
+        "{entries:#?}"
+    );
+    let (confirmation, result) = fx.confirmation(&run);
+    let summary = summary(&run);
+    let rows = summary["rows"].as_array().unwrap();
+    let confirmed: Vec<&Value> = (rows.iter())
+        .filter(|r| r["confirmation_run_dir"].is_string())
+        .collect();
+    assert_eq!(confirmed.len(), 1, "{summary:#}");
+    assert_eq!(confirmed[0]["name"], "tiled-matmul", "{summary:#}");
+    let folder = confirmation.file_name().unwrap().to_str().unwrap();
+    assert!(
+        (confirmed[0]["confirmation_run_dir"].as_str().unwrap()).ends_with(folder),
+        "{summary:#}"
+    );
+    if !util::inconclusive_by_chance(&result, &out) {
+        assert_eq!(result["verdict"], "accepted", "{}", text(&out));
+        assert_eq!(confirmed[0]["status"], "confirmed", "{summary:#}");
+    }
+    let job = &result["environment"]["job"];
+    assert_eq!(
+        (&job["job_id"], &job["attempt"]),
+        (&second.0.into(), &2.into())
+    );
+    assert_eq!(job["node"], node.as_str(), "{job}");
+    fx.verifies(&confirmation);
 }

@@ -117,7 +117,10 @@ pub fn screening_job(
 }
 
 /// The job that runs `evo <command> --request <folder's request> <flags>` on a node of its own,
-/// with the node's exclusive allocation as what keeps other runs off it.
+/// with the node's exclusive allocation as what keeps other runs off it. It first empties the
+/// folder's `out`: Slurm may restart a job by itself (a lost node, preemption, `scontrol
+/// requeue`), and the restarted run must not find what the killed one began to write there (the
+/// coordinator accepts one run folder and nothing else).
 fn request_job(
     fleet: &FleetPlan,
     name: &str,
@@ -126,7 +129,8 @@ fn request_job(
     command: &[&str],
     flags: &[&str],
 ) -> JobSpec {
-    let mut script = String::from("exec /usr/bin/env -i");
+    let out = shell_word(&folder.out().display().to_string());
+    let mut script = format!("rm -rf -- {out} && mkdir -- {out} && exec /usr/bin/env -i");
     for (key, value) in env {
         script += &format!(" {}", shell_word(&format!("{key}={value}")));
     }
@@ -177,8 +181,13 @@ mod tests {
         let job = confirmation_job(&fleet(), "evo-c1", &folder, &env);
         assert!(!job.script.contains("EVO_SIGNING_KEY"), "{}", job.script);
         assert!(
+            job.script.starts_with(
+                "rm -rf -- '/shared/run/fleet/candidate_1/attempt_1/out' && mkdir -- \
+                 '/shared/run/fleet/candidate_1/attempt_1/out' && exec /usr/bin/env -i \
+                 'CARGO_HOME=value of CARGO_HOME'"
+            ),
+            "{}",
             job.script
-                .starts_with("exec /usr/bin/env -i 'CARGO_HOME=value of CARGO_HOME'")
         );
         assert!(
             job.script.contains(
