@@ -854,7 +854,10 @@ fn the_c_campaign_survives_ctrl_c_a_killed_job_a_requeue_and_a_killed_coordinato
     let out = job_folder(&run, second).join("out");
     let writing = Instant::now();
     while std::fs::read_dir(&out).unwrap().count() == 0 {
-        assert!(writing.elapsed() < Duration::from_secs(120), "nothing in {out:?}");
+        assert!(
+            writing.elapsed() < Duration::from_secs(120),
+            "nothing in {out:?}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     slurm.requeue(second).unwrap();
@@ -872,10 +875,7 @@ fn the_c_campaign_survives_ctrl_c_a_killed_job_a_requeue_and_a_killed_coordinato
     assert_eq!(restarted["restarts"], 1, "{restarted}");
     assert_eq!(restarted["stage"], "confirm", "{restarted}");
     let position = |line: &Value| events.iter().position(|e| e == line).unwrap();
-    let again = (events.iter())
-        .filter(|e| is(e, "job_started"))
-        .next_back()
-        .unwrap();
+    let again = (events.iter()).rfind(|e| is(e, "job_started")).unwrap();
     assert!(position(restarted) < position(again), "{events:#?}");
     assert_eq!(again["node"], node.as_str(), "{again}");
     let cancelled = job_event(&events, "job_ended", killed.0);
