@@ -906,6 +906,8 @@ fn the_c_campaign_survives_ctrl_c_a_killed_job_a_requeue_and_a_killed_coordinato
         .collect();
     assert_eq!(confirmed.len(), 1, "{summary:#}");
     assert_eq!(confirmed[0]["name"], "tiled-matmul", "{summary:#}");
+    // The coordinator built nothing: every candidate was built and screened on a node.
+    assert_eq!(summary["screened_in_jobs"], 3, "{summary:#}");
     let folder = confirmation.file_name().unwrap().to_str().unwrap();
     assert!(
         (confirmed[0]["confirmation_run_dir"].as_str().unwrap()).ends_with(folder),

@@ -30,6 +30,8 @@ pub struct Candidate {
     pub confirmation_started: bool,
     /// Run folders of confirmations that were interrupted and discarded.
     pub discarded_confirmations: Vec<String>,
+    /// Its checks and screening ran as a fleet job, with their builds on the job's node.
+    pub screened_in_job: bool,
 }
 
 /// Where a candidate's fresh confirmation went and what it concluded.
@@ -96,6 +98,7 @@ impl State {
                     screening_median: None,
                     confirmation: None,
                     confirmation_started: false,
+                    screened_in_job: false,
                     discarded_confirmations: Vec::new(),
                 });
             }
@@ -167,6 +170,7 @@ impl State {
                     c.warmups.clear();
                     c.pairs.clear();
                     c.instructions = None;
+                    c.screened_in_job = true;
                 }
             }
             Entry::Finished { .. } => self.finished = true,
@@ -226,8 +230,11 @@ mod tests {
             },
             pair(0, 0.8),
         ];
+        let before = State::from_entries(&entries[..2]);
+        assert!(!before.candidates[0].screened_in_job);
         let state = State::from_entries(&entries);
         let ratios: Vec<f64> = state.candidates[0].pairs.iter().map(|p| p.ratio).collect();
         assert_eq!(ratios, [1.25]);
+        assert!(state.candidates[0].screened_in_job);
     }
 }

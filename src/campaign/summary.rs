@@ -84,8 +84,12 @@ impl Summary {
                 warm.chain(pairs)
             })
             .sum();
+        let screened_in_jobs = (state.candidates.iter())
+            .filter(|c| c.screened_in_job)
+            .count();
         Summary {
             run_id: run_id.to_string(),
+            screened_in_jobs,
             screening_run_s,
             candidates_tried: rows.len(),
             rows,

@@ -97,8 +97,11 @@ pub struct Summary {
     pub candidates_tried: usize,
     pub rows: Vec<Row>,
     /// Seconds spent building trees in the search by this process (confirmations report their
-    /// own in their results).
+    /// own in their results, and fleet jobs build on their nodes: see `screened_in_jobs`).
     pub build_s: f64,
+    /// Candidates whose checks and screening ran as fleet jobs: their builds are not in
+    /// `build_s`.
+    pub screened_in_jobs: usize,
     /// Seconds of timed runs in screening (both arms, warmups included), from the journal.
     pub screening_run_s: f64,
     pub total_s: f64,

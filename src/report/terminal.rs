@@ -336,9 +336,16 @@ pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::pat
     }
     let _ = writeln!(
         out,
-        "\n{} candidate(s) tried; {:.0} s building and {:.0} s of timed runs in the search, {:.0} s \
-         in all.",
-        s.candidates_tried, s.build_s, s.screening_run_s, s.total_s
+        "\n{} candidate(s) tried; {:.0} s building {}and {:.0} s of timed runs in the search, {:.0} \
+         s in all.",
+        s.candidates_tried,
+        s.build_s,
+        match s.screened_in_jobs {
+            0 => String::new(),
+            n => format!("here ({n} screened in Slurm jobs, built on their nodes) "),
+        },
+        s.screening_run_s,
+        s.total_s
     );
     match s
         .accepted
@@ -491,6 +498,7 @@ mod tests {
             candidates_tried: 0,
             rows: Vec::new(),
             build_s: 0.0,
+            screened_in_jobs: 0,
             screening_run_s: 0.0,
             total_s: 0.0,
             accepted: None,
@@ -500,6 +508,19 @@ mod tests {
             std::path::Path::new("/w/campaigns/../receipts/r1"),
         );
         assert!(text.contains("run directory /w/receipts/r1\n"), "{text}");
+        assert!(
+            text.contains("0 s building and 0 s of timed runs"),
+            "{text}"
+        );
+        let fleet = crate::evidence::summary::Summary {
+            screened_in_jobs: 3,
+            ..summary
+        };
+        let text = render_campaign(&fleet, std::path::Path::new("/w/receipts/r1"));
+        assert!(
+            text.contains("0 s building here (3 screened in Slurm jobs, built on their nodes) and"),
+            "{text}"
+        );
     }
 
     #[test]
