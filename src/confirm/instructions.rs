@@ -4,10 +4,8 @@
 //! candidate changed exactly ("instructions −3.1%") beside the wall-time verdict; instructions
 //! are not time, which the reports say wherever they show it.
 
-use std::path::Path;
-
-use crate::measure::callgrind::{self, InstructionCount};
-use crate::measure::runner::{RunSpec, Runner, RunnerFactory};
+use crate::measure::callgrind;
+use crate::measure::runner::{RunSpec, Runner};
 use crate::pipeline::checks::count_spec;
 use crate::spec::campaign::Counter;
 use crate::spec::workload::{Role, Scenario};
@@ -41,7 +39,11 @@ impl Run<'_> {
             let b = count_spec(&bt, s, seed, &self.sandbox);
             let c = count_spec(&ct, s, seed, &self.sandbox);
             let dir = self.work.join(format!("callgrind-{index}"));
-            let counted = count_both(&*self.opts.runners, (&b, &c), &dir);
+            let counted =
+                callgrind::count(&mut *runner, &b, &dir.join("baseline")).and_then(|base| {
+                    callgrind::count(&mut *runner, &c, &dir.join("candidate"))
+                        .map(|cand| (base, cand))
+                });
             let _ = std::fs::remove_dir_all(&dir);
             if self.opts.stop.requested() {
                 return Err(PipelineError::Interrupted(
@@ -85,24 +87,6 @@ impl Run<'_> {
             first.map(|p| p.candidate.stdout_sha256.clone()),
         )
     }
-}
-
-/// Counts both arms at once, each on a thread and runner of its own, into `dir/baseline` and
-/// `dir/candidate`. Instructions do not depend on what else the machine runs, so the two counts
-/// are the ones they would be one after the other, in half the time (under callgrind the
-/// trainer's counted step takes over a minute an arm); nothing is timed meanwhile.
-fn count_both(
-    runners: &dyn RunnerFactory,
-    (b, c): (&RunSpec, &RunSpec),
-    dir: &Path,
-) -> Result<(InstructionCount, InstructionCount), String> {
-    std::thread::scope(|scope| {
-        let base =
-            scope.spawn(|| callgrind::count(&mut *runners.runner(), b, &dir.join("baseline")));
-        let cand = callgrind::count(&mut *runners.runner(), c, &dir.join("candidate"));
-        let base = (base.join()).unwrap_or_else(|_| Err("the baseline's count panicked".into()));
-        Ok((base?, cand?))
-    })
 }
 
 /// What each arm's counted command prints when run once outside valgrind (untimed), as sha256s.
