@@ -347,13 +347,7 @@ fn ctrl_c_then_resumed(stage: &str) -> Option<(Fixture, PathBuf)> {
     let fx = Fixture::new(conf, 1);
     let mut coordinator = fx.start(&["--json"]);
     let first = fx.first_job_running(&slurm, &mut coordinator, stage);
-    let pid = coordinator.0.as_ref().unwrap().id().to_string();
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let out = coordinator.output();
+    let out = signalled(coordinator, "-INT");
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     let events = util::schema::events(&out);
     let cancelled = job_event(&events, "job_ended", first.0);
