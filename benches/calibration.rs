@@ -32,6 +32,7 @@ use evo::bench::{BenchPlan, run_bench};
 use evo::evidence::figures::{BenchReport, BenchSettings};
 use evo::measure::record::Order;
 use evo::measure::runner::RunSpec;
+use evo::measure::schedule::Inputs;
 use evo::measure::spawn::ProcessRunner;
 use evo::stats::BenchVerdict;
 
@@ -118,7 +119,8 @@ fn bench_once(base: &str, cand: &str, pairs: usize, seed: u64) -> BenchReport {
             timeout_s: 60.0,
         },
     };
-    run_bench(&plan, &mut runner(), &mut |_| {}).expect("calibration bench runs")
+    run_bench(&plan, &mut runner(), &mut Inputs::none(), &mut |_| {})
+        .expect("calibration bench runs")
 }
 
 struct Tally {

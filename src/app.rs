@@ -161,7 +161,13 @@ fn bench_command(args: BenchArgs) -> Result<i32, Failure> {
     plan.quiet = quiet.flatten();
     live.stage("measure", None);
     live.expect_runs(2 * (plan.settings.warmup + plan.settings.aa_pairs + plan.settings.pairs));
-    let result = bench::run_bench(&plan, &mut runner, &mut |e| live.run(e));
+    // A command that takes `{seed}` computes on a fresh one in every pair (both arms the same).
+    let mut draw = crate::measure::schedule::fresh_order_seed;
+    let mut inputs = crate::measure::schedule::Inputs {
+        seeds: Some(&mut draw),
+        agree: None,
+    };
+    let result = bench::run_bench(&plan, &mut runner, &mut inputs, &mut |e| live.run(e));
     let report = match result {
         Ok(report) => report,
         Err(e) => {

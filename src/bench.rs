@@ -12,7 +12,7 @@ use crate::evidence::figures::{
 use crate::measure::record::Order;
 use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::schedule::{
-    self, Arms, MeasureError, PairOrder, PairsPlanned, Phase, RunEvent,
+    self, Arms, Inputs, MeasureError, PairOrder, PairsPlanned, Phase, RunEvent,
 };
 use crate::stats;
 
@@ -41,10 +41,13 @@ pub enum BenchError {
     Stats(#[from] stats::StatsError),
 }
 
-/// Measures warmups, A/A pairs and the comparison, then computes the figures.
+/// Measures warmups, A/A pairs and the comparison, then computes the figures. Every warmup round,
+/// A/A pair and pair takes its inputs from `inputs` (a fresh seed each, and the two runs'
+/// outputs compared, when it says so).
 pub fn run_bench(
     plan: &BenchPlan,
     runner: &mut dyn Runner,
+    inputs: &mut Inputs<'_>,
     on_run: &mut dyn FnMut(RunEvent),
 ) -> Result<BenchReport, BenchError> {
     let s = &plan.settings;
@@ -58,7 +61,7 @@ pub fn run_bench(
         baseline: &plan.baseline,
         candidate: plan.baseline_again.as_ref().unwrap_or(&plan.baseline),
     };
-    let warmups = schedule::run_warmups(runner, arms, s.warmup, s.first, on_run)?;
+    let warmups = schedule::run_warmups(runner, arms, inputs, s.warmup, s.first, on_run)?;
     // The A/A pairs come first: their noise alone fixes how many comparison pairs run.
     // A/A pairs keep a fixed order: the ratio is first run / second run, so drift or an order
     // effect biases it and the A/A check can see it. The comparison alternates to cancel both.
@@ -66,6 +69,7 @@ pub fn run_bench(
     let aa_pairs = schedule::run_pairs(
         runner,
         aa_arms,
+        inputs,
         s.aa_pairs,
         aa_order,
         Phase::AaPairs,
@@ -88,6 +92,7 @@ pub fn run_bench(
     let pairs = schedule::run_pairs(
         runner,
         arms,
+        inputs,
         pair_count.planned,
         order,
         Phase::Pairs,

@@ -7,7 +7,7 @@ use evo::evidence::figures::{BenchReport, BenchSettings, figures};
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::record::{Order, Purpose};
 use evo::measure::runner::RunSpec;
-use evo::measure::schedule::Phase;
+use evo::measure::schedule::{Inputs, Phase};
 use evo::stats::BenchVerdict;
 
 fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
@@ -34,7 +34,13 @@ fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
 
 fn bench(base: FakeBehavior, cand: FakeBehavior, pairs: usize, aa: usize) -> BenchReport {
     let mut runner = FakeRunner::new(7).with("base", base).with("cand", cand);
-    run_bench(&plan(pairs, aa), &mut runner, &mut |_| {}).expect("fake bench runs")
+    run_bench(
+        &plan(pairs, aa),
+        &mut runner,
+        &mut Inputs::none(),
+        &mut |_| {},
+    )
+    .expect("fake bench runs")
 }
 
 fn noisy(mean_s: f64) -> FakeBehavior {
@@ -108,7 +114,7 @@ fn a_drifting_baseline_fails_the_aa_check() {
         .with("cand", FakeBehavior::Times(vec![0.5]));
     let mut p = plan(9, 11);
     p.settings.first = Order::BaselineFirst;
-    let r = run_bench(&p, &mut runner, &mut |_| {}).unwrap();
+    let r = run_bench(&p, &mut runner, &mut Inputs::none(), &mut |_| {}).unwrap();
     assert!(!r.figures.training_gate.aa_valid);
     assert_eq!(r.figures.verdict, BenchVerdict::Inconclusive);
     assert!(
@@ -123,7 +129,7 @@ fn warmups_are_recorded_but_not_paired() {
     let mut runner = FakeRunner::new(3)
         .with("base", noisy(1.0))
         .with("cand", noisy(0.9));
-    let r = run_bench(&plan(7, 6), &mut runner, &mut |_| {}).unwrap();
+    let r = run_bench(&plan(7, 6), &mut runner, &mut Inputs::none(), &mut |_| {}).unwrap();
     assert_eq!(r.warmups.len(), 2);
     assert!(r.warmups.iter().all(|w| w.purpose == Purpose::Warmup));
     assert_eq!(r.aa_pairs.len(), 6);
@@ -142,7 +148,7 @@ fn a_failing_candidate_stops_the_bench_with_its_stderr() {
             stderr: "segfault at line 3\n".into(),
         },
     );
-    let err = run_bench(&plan(9, 11), &mut runner, &mut |_| {}).unwrap_err();
+    let err = run_bench(&plan(9, 11), &mut runner, &mut Inputs::none(), &mut |_| {}).unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("`cand`") && text.contains("segfault at line 3"),
@@ -190,7 +196,7 @@ fn bench_capped(
     let mut runner = FakeRunner::new(7).with("base", base).with("cand", cand);
     let mut p = plan(pairs, 11);
     p.settings.max_pairs = max_pairs;
-    run_bench(&p, &mut runner, &mut |_| {}).expect("fake bench runs")
+    run_bench(&p, &mut runner, &mut Inputs::none(), &mut |_| {}).expect("fake bench runs")
 }
 
 fn very_noisy(mean_s: f64) -> FakeBehavior {
@@ -209,7 +215,10 @@ fn the_pair_count_is_chosen_from_the_aa_noise_and_announced_first() {
     let mut p = plan(9, 11);
     p.settings.max_pairs = 200;
     let mut events = Vec::new();
-    let r = run_bench(&p, &mut runner, &mut |e| events.push(e)).unwrap();
+    let r = run_bench(&p, &mut runner, &mut Inputs::none(), &mut |e| {
+        events.push(e)
+    })
+    .unwrap();
     let plan = r.figures.plan.expect("a plan is recorded");
     assert!(plan.needed > 9 && plan.needed < 200, "{plan:?}");
     assert_eq!(
@@ -277,7 +286,7 @@ fn a_run_whose_floor_is_within_the_min_effect_but_that_would_miss_the_target_is_
     let mut p = plan(60, 11);
     p.settings.max_pairs = 60;
     p.settings.target_effect = 0.0105;
-    let r = run_bench(&p, &mut runner, &mut |_| {}).expect("fake bench runs");
+    let r = run_bench(&p, &mut runner, &mut Inputs::none(), &mut |_| {}).expect("fake bench runs");
     let plan = r.figures.plan.unwrap();
     assert!(
         r.figures.pairs_noise_floor_pct <= 1.0,
@@ -301,7 +310,7 @@ fn a_run_whose_floor_is_within_the_min_effect_but_that_would_miss_the_target_is_
         .with("cand", noisy(1.0));
     p.settings.target_effect = 0.015;
     p.settings.max_pairs = 1000;
-    let r = run_bench(&p, &mut runner, &mut |_| {}).expect("fake bench runs");
+    let r = run_bench(&p, &mut runner, &mut Inputs::none(), &mut |_| {}).expect("fake bench runs");
     let plan = r.figures.plan.unwrap();
     assert_eq!(r.pairs.len(), plan.needed.max(60), "{plan:?}");
     assert!(r.figures.training_gate.resolved, "{:#?}", r.figures);

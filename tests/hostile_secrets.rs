@@ -73,6 +73,7 @@ fn scenario(name: &str, role: Role, command: &str, stderr: &str) -> ScenarioResu
             arm,
             purpose: Purpose::Warmup,
             run: run(0.5, stderr),
+            seed: None,
         })
         .collect();
     let mut s = ScenarioResult {
@@ -87,6 +88,7 @@ fn scenario(name: &str, role: Role, command: &str, stderr: &str) -> ScenarioResu
         training: None,
         holdout: None,
         timed_output_consistent: Some(true),
+        replay: None,
         instructions: None,
         aa_second_build: false,
         order_seed: None,

@@ -76,6 +76,7 @@ fn warmups(base_s: f64, speedup: f64) -> Vec<WarmupRun> {
             arm,
             purpose: Purpose::Warmup,
             run: run(t),
+            seed: None,
         })
         .collect()
 }
@@ -107,6 +108,7 @@ fn training_scenario(speedup: f64) -> ScenarioResult {
         pairs: measured,
         holdout: None,
         timed_output_consistent: Some(true),
+        replay: None,
         instructions: None,
         aa_second_build: false,
         order_seed: None,
@@ -127,6 +129,7 @@ fn holdout_scenario() -> ScenarioResult {
         pairs: measured,
         training: None,
         timed_output_consistent: Some(true),
+        replay: None,
         instructions: None,
         aa_second_build: false,
         order_seed: None,

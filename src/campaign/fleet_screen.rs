@@ -402,6 +402,7 @@ mod tests {
             arm,
             purpose: Purpose::Warmup,
             run: run(1.0),
+            seed: None,
         };
         let head = vec![
             Entry::Started {

@@ -11,7 +11,7 @@ use crate::measure::record::Order;
 use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
 use crate::pipeline::PipelineError;
-use crate::pipeline::checks::{LaneStep, count_spec, scenario_spec as spec};
+use crate::pipeline::checks::{LaneStep, count_spec, scenario_template, timed_agreement};
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Scenario;
 use crate::stats::{self, Ratios};
@@ -89,15 +89,19 @@ impl CampaignRun<'_> {
         t: &Tree,
         runner: &mut dyn Runner,
     ) -> Result<(), PipelineError> {
-        let seed = self.search_seed;
+        // Fresh seeds, as in confirmation: a patch tuned to the search seed the agent saw wins
+        // nothing here, and a replayed result shows as a disagreement.
         let (b, c) = (
-            spec(baseline, s, seed, &self.sandbox),
-            spec(t, s, seed, &self.sandbox),
+            scenario_template(baseline, s, &self.sandbox),
+            scenario_template(t, s, &self.sandbox),
         );
+        let (b, c) = self.screening_outputs(index, s, b, c)?;
         let arms = Arms {
             baseline: &b,
             candidate: &c,
         };
+        let agree = timed_agreement(s);
+        let mut draw = schedule::fresh_order_seed;
         let want = self.plan.spec.search.pairs.get();
         let (done, warmed) = self
             .state
@@ -111,7 +115,9 @@ impl CampaignRun<'_> {
             let measured = {
                 let on_event = &mut *self.on_event;
                 let mut emit = |e| on_event(CampaignEvent::Run(e));
-                schedule::run_warmups(runner, arms, 1, Order::CandidateFirst, &mut emit)
+                let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
+                let first = Order::CandidateFirst;
+                schedule::run_warmups(runner, arms, &mut inputs, 1, first, &mut emit)
             };
             match measured {
                 Ok(runs) => self.record(Entry::Warmups { index, runs })?,
@@ -124,7 +130,8 @@ impl CampaignRun<'_> {
             let measured = {
                 let on_event = &mut *self.on_event;
                 let mut emit = |e| on_event(CampaignEvent::Run(e));
-                schedule::run_pairs(runner, arms, 1, order, Phase::Pairs, &mut emit)
+                let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
+                schedule::run_pairs(runner, arms, &mut inputs, 1, order, Phase::Pairs, &mut emit)
             };
             let mut pair = match measured {
                 Ok(mut p) if !p.is_empty() => p.remove(0),
@@ -135,6 +142,7 @@ impl CampaignRun<'_> {
             self.record(Entry::ScreeningPair { index, pair })?;
         }
         let counted = self.plan.spec.search.counters.contains(&Counter::Callgrind);
+        let seed = schedule::fresh_order_seed();
         let count = |tree| count_spec(tree, s, seed, &self.sandbox);
         if counted && !self.count_instructions(index, &count(baseline), &count(t))? {
             return Ok(());
@@ -147,6 +155,25 @@ impl CampaignRun<'_> {
             .map(|r| stats::median(&r))
             .unwrap_or(f64::NAN);
         self.set_status(index, Status::Screened, screened_reason(median, want))
+    }
+
+    /// The two timed specs with their outputs kept where the scenario's rule reads them back.
+    fn screening_outputs(
+        &self,
+        index: usize,
+        s: &Scenario,
+        mut b: RunSpec,
+        mut c: RunSpec,
+    ) -> Result<(RunSpec, RunSpec), PipelineError> {
+        if s.timed_output_rule() == Some(crate::spec::workload::TimedOutputRule::Compare) {
+            let dir = self.work.join(format!("timed-outputs-{index}"));
+            std::fs::create_dir_all(&dir).map_err(crate::pipeline::io_err(
+                "cannot create the timed outputs folder",
+            ))?;
+            b.stdout_file = Some(dir.join("baseline.out"));
+            c.stdout_file = Some(dir.join("candidate.out"));
+        }
+        Ok((b, c))
     }
 
     fn screening_failure(&mut self, index: usize, e: MeasureError) -> Result<(), PipelineError> {
@@ -163,6 +190,17 @@ impl CampaignRun<'_> {
                 arm: Arm::Candidate,
                 ..
             } => self.set_status(index, Status::Rejected, e.to_string()),
+            MeasureError::OutputsDiffer {
+                phase: Phase::Warmup | Phase::Pairs,
+                ..
+            } => self.set_status(
+                index,
+                Status::Rejected,
+                format!(
+                    "its timed output differs from the baseline's for the same seed (a result \
+                     replayed or not computed): {e}"
+                ),
+            ),
             other => Err(PipelineError::Baseline(other.to_string())),
         }
     }
@@ -199,5 +237,16 @@ impl CampaignRun<'_> {
                 Ok(false)
             }
         }
+    }
+}
+
+/// A screening pair's inputs: a fresh seed, and the outputs compared under `agree`.
+fn fresh_inputs<'a>(
+    draw: &'a mut dyn FnMut() -> u64,
+    agree: Option<&'a (impl Fn(schedule::RunOutputs<'_>) -> Option<String> + 'a)>,
+) -> schedule::Inputs<'a> {
+    schedule::Inputs {
+        seeds: Some(draw),
+        agree: agree.map(|f| f as _),
     }
 }

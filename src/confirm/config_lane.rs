@@ -109,9 +109,8 @@ impl Run<'_> {
             return Ok(());
         };
         self.stage("configuration-only pairs");
-        let seed = self.result.seed;
-        let b = super::measure::spec(&bt, &s, seed, &self.sandbox);
-        let c = super::measure::spec(&config, &s, seed, &self.sandbox);
+        let b = crate::pipeline::checks::scenario_template(&bt, &s, &self.sandbox);
+        let c = crate::pipeline::checks::scenario_template(&config, &s, &self.sandbox);
         let arms = Arms {
             baseline: &b,
             candidate: &c,
@@ -125,12 +124,19 @@ impl Run<'_> {
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
         // The warmups are kept: their leftover processes count against the candidate like those
         // of every other timed run of its code (the gate is decided after this lane).
-        let measured =
-            schedule::run_warmups(&mut *runner, arms, 1, Order::CandidateFirst, &mut emit)
-                .and_then(|warmups| {
-                    schedule::run_pairs(&mut *runner, arms, n, order, Phase::Pairs, &mut emit)
-                        .map(|pairs| (warmups, pairs))
-                });
+        // Every pair on a fresh seed, as the whole patch's pairs.
+        let mut draw = schedule::fresh_order_seed;
+        let mut inputs = schedule::Inputs {
+            seeds: Some(&mut draw),
+            agree: None,
+        };
+        let first = Order::CandidateFirst;
+        let measured = schedule::run_warmups(&mut *runner, arms, &mut inputs, 1, first, &mut emit)
+            .and_then(|warmups| {
+                let phase = Phase::Pairs;
+                schedule::run_pairs(&mut *runner, arms, &mut inputs, n, order, phase, &mut emit)
+                    .map(|pairs| (warmups, pairs))
+            });
         let (warmups, pairs) = match measured {
             Ok(p) => p,
             Err(e) => {

@@ -29,13 +29,14 @@ impl Run<'_> {
             .filter(|s| s.role == Role::Training)
             .cloned()
             .collect();
-        let seed = self.result.seed;
         let mut runner = self.opts.runners.runner();
         for s in &training {
             let Some(index) = self.result.scenarios.iter().position(|r| r.name == s.name) else {
                 continue;
             };
             self.stage(&format!("count instructions: {}", s.name));
+            // A seed no timed run used: a result stored by an earlier run answers another seed.
+            let seed = crate::measure::schedule::fresh_order_seed();
             let b = count_spec(&bt, s, seed, &self.sandbox);
             let c = count_spec(&ct, s, seed, &self.sandbox);
             let dir = self.work.join(format!("callgrind-{index}"));
@@ -51,19 +52,23 @@ impl Run<'_> {
                 ));
             }
             // The counted runs must compute what the arm computes outside valgrind: a program
-            // that behaves otherwise under it is not counted. The reference is the arm's timed
-            // runs, or a native run of the counted command when the scenario counts a shorter run.
+            // that behaves otherwise under it is not counted. The reference is a native run of
+            // the counted command on the same seed, after the counts (so a count never follows a
+            // run it could replay). Under `deterministic_output` both arms must also print the
+            // same for that seed.
             let mut figures = counted
                 .and_then(|(base, cand)| {
-                    let (ref_b, ref_c) = match &s.count {
-                        None => self.timed_outputs(index),
-                        Some(_) => native_outputs(&mut *runner, &b, &c)?,
-                    };
+                    let (ref_b, ref_c) = native_outputs(&mut *runner, &b, &c)?;
                     let same = ref_b.is_none_or(|h| h == base.stdout_sha256)
                         && ref_c.is_none_or(|h| h == cand.stdout_sha256);
                     if s.deterministic_output && !same {
                         return Err("a run under callgrind printed other output than the same \
                                     arm outside it: its count is not used"
+                            .to_string());
+                    }
+                    if s.deterministic_output && base.stdout_sha256 != cand.stdout_sha256 {
+                        return Err("under callgrind the candidate printed other output than \
+                                    the baseline for the same seed: its count is not used"
                             .to_string());
                     }
                     Ok(InstructionFigures::of(base.instructions, cand.instructions))
@@ -75,17 +80,6 @@ impl Run<'_> {
             self.result.scenarios[index].instructions = Some(figures);
         }
         Ok(())
-    }
-}
-
-impl Run<'_> {
-    /// The sha256 of what each arm's first timed pair printed on scenario `index`.
-    fn timed_outputs(&self, index: usize) -> (Option<String>, Option<String>) {
-        let first = self.result.scenarios[index].pairs.first();
-        (
-            first.map(|p| p.baseline.stdout_sha256.clone()),
-            first.map(|p| p.candidate.stdout_sha256.clone()),
-        )
     }
 }
 

@@ -7,21 +7,24 @@
 
 use crate::bench::{self, BenchError, BenchPlan};
 use crate::evidence::figures::BenchSettings;
+use crate::evidence::replay::{ReplayCheck, TimedCompare};
 use crate::measure::record::{Arm, Order, WarmupRun};
-use crate::measure::runner::Runner;
+use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::schedule::{
-    self, Arms, MeasureError, PairOrder, PairsPlanned, Phase, RunEvent,
+    self, Arms, Inputs, MeasureError, PairOrder, PairsPlanned, Phase, RunEvent,
 };
-use crate::spec::workload::{Role, Scenario};
+use crate::spec::workload::{Role, Scenario, TimedOutputRule};
 use crate::tree::Tree;
 
 use super::{ConfirmEvent, Flow, Run};
 use crate::evidence::result::{
-    GateName, HoldoutPlan, ScenarioResult, holdout_figures, holdout_plan, outputs_consistent,
+    GateName, GateStatus, HoldoutPlan, ScenarioResult, holdout_figures, holdout_plan,
+    outputs_consistent,
 };
 use crate::pipeline::PipelineError;
 
-pub(super) use crate::pipeline::checks::scenario_spec as spec;
+use crate::pipeline::checks::{scenario_template, timed_agreement};
+use crate::pipeline::io_err;
 
 impl Run<'_> {
     pub(crate) fn measure_all(&mut self) -> Result<(), PipelineError> {
@@ -111,33 +114,85 @@ impl Run<'_> {
             MeasureError::RunFailed { .. } => {
                 Err(PipelineError::Baseline(format!("a timed run failed: {e}")))
             }
+            // The baseline against its second build: the baseline itself does not print the same
+            // for the same seed, so no candidate's output can be held against it.
+            MeasureError::OutputsDiffer {
+                phase: Phase::AaPairs,
+                ..
+            } => Err(PipelineError::Baseline(format!(
+                "the baseline's timed output is not reproducible: {e}; declare                  `compare_timed_output` with a tolerance instead of `deterministic_output`, or                  make the timed output depend only on the seed"
+            ))),
+            MeasureError::OutputsDiffer { .. } => Ok(self.fail_gate(
+                GateName::TimedOutput,
+                format!(
+                    "the candidate's timed output differs from the baseline's for the same seed                      (a result replayed or not computed): {e}"
+                ),
+            )),
             MeasureError::Runner(r) => Err(PipelineError::Internal(r.to_string())),
         }
     }
 
-    /// Records the timed-output verdict of a scenario; one that declares deterministic output but
-    /// whose runs printed different bytes fails the gate.
-    fn check_timed_output(&mut self, s: &Scenario, result: &mut ScenarioResult) -> Flow {
-        if !s.deterministic_output {
-            return Flow::Continue;
+    /// The timed run of `s` in `tree`, with `{seed}` left for each pair's fresh seed, and its
+    /// output kept where the scenario's rule needs to read it back.
+    fn timed_spec(
+        &self,
+        s: &Scenario,
+        label: crate::evidence::result::TreeLabel,
+        tree: &Tree,
+    ) -> Result<RunSpec, PipelineError> {
+        let mut spec = scenario_template(tree, s, &self.sandbox);
+        if s.timed_output_rule() == Some(TimedOutputRule::Compare) {
+            let path = (self.run_dir.timed_output_path(label, &s.name))
+                .map_err(io_err("cannot create the outputs folder"))?;
+            spec.stdout_file = Some(path);
         }
-        let consistent = outputs_consistent(&result.warmups, &result.aa_pairs, &result.pairs);
+        Ok(spec)
+    }
+
+    /// Records whether replay could show in a scenario's runs, and (for an exact rule) whether
+    /// the two runs of every pair printed the same bytes; runs that disagree under a scenario's
+    /// own rule already stopped the measurement with the gate failed.
+    fn check_timed_output(&mut self, s: &Scenario, result: &mut ScenarioResult) -> Flow {
+        let compared = s.timed_output_rule().map(|r| match r {
+            TimedOutputRule::Exact => TimedCompare::Exact,
+            TimedOutputRule::Compare => TimedCompare::Rule,
+        });
+        result.replay = Some(ReplayCheck::of_runs(
+            crate::check::has_seed(&s.run),
+            compared,
+            &result.warmups,
+            &result.aa_pairs,
+            &result.pairs,
+        ));
+        let Some(compared) = compared else {
+            return Flow::Continue;
+        };
+        let consistent = match compared {
+            TimedCompare::Exact => {
+                outputs_consistent(&result.warmups, &result.aa_pairs, &result.pairs)
+            }
+            TimedCompare::Rule => !self.gate_failed(GateName::TimedOutput),
+        };
         result.timed_output_consistent = Some(consistent);
-        if consistent {
+        if consistent || self.gate_failed(GateName::TimedOutput) {
             return Flow::Continue;
         }
         self.fail_gate(
             GateName::TimedOutput,
             format!(
-                "scenario `{}` declares deterministic output, but the timed runs printed different \
-                 bytes (the checked call must be the timed call)",
+                "scenario `{}` declares deterministic output, but the two runs of a pair printed                  different bytes for the same seed (the checked call must be the timed call)",
                 s.name
             ),
         )
     }
 
-    /// Warmups of both arms; when they already show different timed output, the scenario is
-    /// recorded with them alone and nothing more is measured (a gamed timed call costs 2 runs).
+    fn gate_failed(&self, name: GateName) -> bool {
+        (self.result.gates.iter()).any(|g| g.name == name && g.status == GateStatus::Failed)
+    }
+
+    /// Warmups of both arms, each round on a fresh seed; when a round's two runs already
+    /// disagree, the scenario is recorded with its warmups alone and nothing more is measured (a
+    /// gamed timed call costs two runs).
     fn warm_up(
         &mut self,
         runner: &mut dyn Runner,
@@ -147,20 +202,45 @@ impl Run<'_> {
     ) -> Result<Result<Vec<WarmupRun>, Flow>, PipelineError> {
         (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
         let warmup = self.plan.settings().warmup.get();
+        let agree = timed_agreement(s);
+        let mut draw = schedule::fresh_order_seed;
+        let mut inputs = Inputs {
+            seeds: Some(&mut draw),
+            agree: agree.as_ref().map(|f| f as _),
+        };
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
-        let warmups =
-            match schedule::run_warmups(runner, arms, warmup, Order::CandidateFirst, &mut emit) {
-                Ok(w) => w,
-                Err(e) => return self.timed_failure(e).map(Err),
-            };
-        if !s.deterministic_output || outputs_consistent(&warmups, &[], &[]) {
-            return Ok(Ok(warmups));
+        let order = Order::CandidateFirst;
+        match schedule::run_warmups(runner, arms, &mut inputs, warmup, order, &mut emit) {
+            Ok(w) => Ok(Ok(w)),
+            Err(mut e @ MeasureError::OutputsDiffer { .. }) => {
+                let runs = partial_runs(&mut e);
+                let flow = self.disagreed(s, role, arms, runs.warmups, Vec::new(), e)?;
+                Ok(Err(flow))
+            }
+            Err(e) => self.timed_failure(e).map(Err),
         }
+    }
+
+    /// Records a scenario whose runs disagreed for the same seed, with the runs made so far, and
+    /// fails the timed-output gate (or, for the baseline against itself, stops).
+    fn disagreed(
+        &mut self,
+        s: &Scenario,
+        role: Role,
+        arms: Arms<'_>,
+        warmups: Vec<WarmupRun>,
+        pairs: Vec<crate::measure::record::Pair>,
+        e: MeasureError,
+    ) -> Result<Flow, PipelineError> {
+        let flow = self.timed_failure(e)?;
         let mut result = scenario_result(s, role, arms, warmups);
-        let flow = self.check_timed_output(s, &mut result);
+        result.pairs = pairs;
+        result.timed_output_consistent = Some(false);
+        self.check_timed_output(s, &mut result);
+        result.timed_output_consistent = Some(false);
         self.result.scenarios.push(result);
-        Ok(Err(flow))
+        Ok(flow)
     }
 
     fn measure_training(
@@ -170,11 +250,9 @@ impl Run<'_> {
         bt: &Tree,
         ct: &Tree,
     ) -> Result<Flow, PipelineError> {
-        let seed = self.result.seed;
-        let (b, c) = (
-            spec(bt, s, seed, &self.sandbox),
-            spec(ct, s, seed, &self.sandbox),
-        );
+        use crate::evidence::result::TreeLabel;
+        let b = self.timed_spec(s, TreeLabel::Baseline, bt)?;
+        let c = self.timed_spec(s, TreeLabel::Candidate, ct)?;
         let arms = Arms {
             baseline: &b,
             candidate: &c,
@@ -184,7 +262,10 @@ impl Run<'_> {
             Err(flow) => return Ok(flow),
         };
         let set = self.plan.settings();
-        let again = (self.trees.baseline_again.as_ref()).map(|t| spec(t, s, seed, &self.sandbox));
+        let again = match self.trees.baseline_again.as_ref() {
+            Some(t) => Some(self.timed_spec(s, TreeLabel::BaselineAgain, t)?),
+            None => None,
+        };
         let plan = BenchPlan {
             baseline: b.clone(),
             candidate: c.clone(),
@@ -201,14 +282,26 @@ impl Run<'_> {
                 target_effect: set.target_effect(),
                 first: Order::CandidateFirst,
                 order_seed: Some(schedule::fresh_order_seed()),
-                mde_seed: seed,
+                mde_seed: self.result.seed,
                 timeout_s: s.timeout_s.get(),
             },
         };
+        let agree = timed_agreement(s);
+        let mut draw = schedule::fresh_order_seed;
+        let mut inputs = Inputs {
+            seeds: Some(&mut draw),
+            agree: agree.as_ref().map(|f| f as _),
+        };
         let on_event = &mut *self.on_event;
-        let report = match bench::run_bench(&plan, runner, &mut |e| on_event(ConfirmEvent::Run(e)))
-        {
+        let measured = bench::run_bench(&plan, runner, &mut inputs, &mut |e| {
+            on_event(ConfirmEvent::Run(e))
+        });
+        let report = match measured {
             Ok(r) => r,
+            Err(BenchError::Measure(mut e @ MeasureError::OutputsDiffer { .. })) => {
+                let runs = partial_runs(&mut e);
+                return self.disagreed(s, Role::Training, arms, warmups, runs.pairs, e);
+            }
             Err(BenchError::Measure(e)) => return self.timed_failure(e),
             Err(BenchError::Stats(e)) => return Err(PipelineError::Internal(e.to_string())),
         };
@@ -235,11 +328,9 @@ impl Run<'_> {
         bt: &Tree,
         ct: &Tree,
     ) -> Result<Flow, PipelineError> {
-        let seed = self.result.seed;
-        let (b, c) = (
-            spec(bt, s, seed, &self.sandbox),
-            spec(ct, s, seed, &self.sandbox),
-        );
+        use crate::evidence::result::TreeLabel;
+        let b = self.timed_spec(s, TreeLabel::Baseline, bt)?;
+        let c = self.timed_spec(s, TreeLabel::Candidate, ct)?;
         let arms = Arms {
             baseline: &b,
             candidate: &c,
@@ -261,17 +352,35 @@ impl Run<'_> {
         };
         let order_seed = schedule::fresh_order_seed();
         let order = PairOrder::Shuffled { seed: order_seed };
+        let agree = timed_agreement(s);
+        let mut draw = schedule::fresh_order_seed;
+        let mut inputs = Inputs {
+            seeds: Some(&mut draw),
+            agree: agree.as_ref().map(|f| f as _),
+        };
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
         emit(RunEvent::announce(
             holdout_announcement(&plan, &warmups),
             order.order_of(0).arms()[0],
         ));
-        let pairs =
-            match schedule::run_pairs(runner, arms, plan.planned, order, Phase::Pairs, &mut emit) {
-                Ok(p) => p,
-                Err(e) => return self.timed_failure(e),
-            };
+        let measured = schedule::run_pairs(
+            runner,
+            arms,
+            &mut inputs,
+            plan.planned,
+            order,
+            Phase::Pairs,
+            &mut emit,
+        );
+        let pairs = match measured {
+            Ok(p) => p,
+            Err(mut e @ MeasureError::OutputsDiffer { .. }) => {
+                let runs = partial_runs(&mut e);
+                return self.disagreed(s, Role::Holdout, arms, warmups, runs.pairs, e);
+            }
+            Err(e) => return self.timed_failure(e),
+        };
         let mut result = scenario_result(s, Role::Holdout, arms, warmups);
         let mut figures =
             holdout_figures(&pairs).map_err(|e| PipelineError::Internal(e.to_string()))?;
@@ -282,6 +391,14 @@ impl Run<'_> {
         let flow = self.check_timed_output(s, &mut result);
         self.result.scenarios.push(result);
         Ok(flow)
+    }
+}
+
+/// The runs a measurement made before two of them disagreed, taken out of its error.
+fn partial_runs(e: &mut MeasureError) -> schedule::PhaseRuns {
+    match e {
+        MeasureError::OutputsDiffer { runs, .. } => std::mem::take(&mut **runs),
+        _ => schedule::PhaseRuns::default(),
     }
 }
 

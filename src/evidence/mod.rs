@@ -10,6 +10,7 @@
 
 pub mod figures;
 pub mod names;
+pub mod replay;
 pub mod result;
 pub mod steps;
 pub mod summary;

@@ -242,8 +242,12 @@ pub struct ScenarioResult {
     pub training: Option<Figures>,
     /// Present for holdout scenarios.
     pub holdout: Option<HoldoutFigures>,
-    /// Whether every timed run of both arms printed the same bytes (when declared deterministic).
+    /// Whether the two runs of every warmup round and pair, given the same seed, printed output
+    /// that agrees (when the scenario compares its timed output, `replay.compared`).
     pub timed_output_consistent: Option<bool>,
+    /// Whether a replayed result would show in these runs (docs/design.md §4.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<super::replay::ReplayCheck>,
     /// The deterministic lane (`confirm.counters: ["callgrind"]`): instructions of one run of
     /// each arm, training scenarios only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -275,6 +279,7 @@ impl ScenarioResult {
             training: None,
             holdout: None,
             timed_output_consistent: None,
+            replay: None,
             instructions: None,
             aa_second_build: false,
             order_seed: None,
@@ -494,17 +499,9 @@ pub fn holdout_plan(
     })
 }
 
-/// Whether every timed run printed the same bytes.
+/// Whether the two runs of every warmup round and pair (same seed) printed the same bytes.
 pub fn outputs_consistent(warmups: &[WarmupRun], aa: &[Pair], pairs: &[Pair]) -> bool {
-    let mut hashes = warmups.iter().map(|w| &w.run.stdout_sha256).chain(
-        aa.iter()
-            .chain(pairs)
-            .flat_map(|p| [&p.baseline.stdout_sha256, &p.candidate.stdout_sha256]),
-    );
-    match hashes.next() {
-        Some(first) => hashes.all(|h| h == first),
-        None => true,
-    }
+    super::replay::pairs_agree_exactly(warmups, aa, pairs)
 }
 
 #[cfg(test)]

@@ -18,7 +18,10 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 /// (configuration-only runs included) checked.
 /// 2: the pair plan also sizes for a target effect (found 80% of the time by the same resampling
 /// as the minimum detectable effect), and a run resolves only when its pairs are so powered.
-pub const RULES: u32 = 2;
+/// 3: every warmup round and pair computes on its own fresh seed; timed outputs agree within each
+/// pair (not across pairs), and a scenario in which a replayed result could not show caps the tier
+/// at `measured`.
+pub const RULES: u32 = 3;
 
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
     Gate {
@@ -117,7 +120,20 @@ pub fn decide_by(
             }
         }
     }
-    let tier = stats::tier(checks_green, training_passed, &holdouts);
+    let mut tier = stats::tier(checks_green, training_passed, &holdouts);
+    // A replayed result could not have shown in a scenario: what it measured may not have been
+    // computed, so the run cannot vouch for the candidate beyond `measured`.
+    for s in scenarios.iter().filter(|s| s.training.is_some()) {
+        if let Some(why) = s.replay.as_ref().and_then(|r| r.why_undetectable()) {
+            reasons.push(format!(
+                "replay cannot be detected in scenario `{}`: {why}; the tier cannot be tested",
+                s.name
+            ));
+            if tier == Tier::Tested {
+                tier = Tier::Measured;
+            }
+        }
+    }
     let verdict = if tier != Tier::Rejected {
         Verdict::Accepted
     } else if checks_green

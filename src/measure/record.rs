@@ -135,6 +135,10 @@ pub struct WarmupRun {
     pub arm: Arm,
     pub purpose: Purpose,
     pub run: RunRecord,
+    /// The seed this warmup round's runs (one of each arm) computed on; absent when the command
+    /// takes none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// One baseline run and one candidate run, back to back.
@@ -146,6 +150,10 @@ pub struct Pair {
     pub candidate: RunRecord,
     /// `baseline.wall_s / candidate.wall_s`: above 1 means the candidate was faster.
     pub ratio: f64,
+    /// The fresh seed both runs computed on (docs/design.md §4.5); absent when the command takes
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 impl Pair {
@@ -157,6 +165,7 @@ impl Pair {
             baseline,
             candidate,
             ratio,
+            seed: None,
         }
     }
 }

@@ -8,6 +8,55 @@
 use super::record::{Arm, ExitStatus, Order, Pair, Purpose, RunRecord, WarmupRun};
 use super::runner::{RunSpec, Runner, RunnerError};
 
+/// The placeholder a timed command takes its pair's seed in (as in check commands).
+pub const SEED_PLACEHOLDER: &str = "{seed}";
+
+/// What the timed runs of a comparison compute on, and what their outputs must do
+/// (docs/design.md §4.6).
+///
+/// With `seeds`, every pair (and every warmup round) draws a fresh seed that both arms' commands
+/// get in place of `{seed}`: no run can know in advance what it will compute on, so a result
+/// stored by an earlier run, in whatever state outlives it, answers another question. With
+/// `agree`, the two arms' outputs for that seed are compared as soon as the pair has run, and a
+/// disagreement stops the measurement.
+#[derive(Default)]
+pub struct Inputs<'a> {
+    /// Draws the next seed.
+    pub seeds: Option<&'a mut dyn FnMut() -> u64>,
+    /// Why the outputs of one pair's two runs (same seed) disagree, or `None` when they agree.
+    pub agree: Option<&'a dyn Fn(RunOutputs<'_>) -> Option<String>>,
+}
+
+/// The two runs of one pair or warmup round that `Inputs::agree` compares, with the specs they
+/// ran from (whose `stdout_file`, when set, holds what each printed).
+#[derive(Clone, Copy)]
+pub struct RunOutputs<'a> {
+    pub baseline: (&'a RunSpec, &'a RunRecord),
+    pub candidate: (&'a RunSpec, &'a RunRecord),
+}
+
+impl Inputs<'_> {
+    /// The commands run as given, outputs not compared.
+    pub fn none() -> Inputs<'static> {
+        Inputs::default()
+    }
+
+    fn next_seed(&mut self) -> Option<u64> {
+        self.seeds.as_mut().map(|draw| draw())
+    }
+}
+
+/// `spec` with its pair's seed filled in.
+fn seeded(spec: &RunSpec, seed: Option<u64>) -> std::borrow::Cow<'_, RunSpec> {
+    match seed {
+        Some(seed) if spec.command.contains(SEED_PLACEHOLDER) => std::borrow::Cow::Owned(RunSpec {
+            command: spec.command.replace(SEED_PLACEHOLDER, &seed.to_string()),
+            ..spec.clone()
+        }),
+        _ => std::borrow::Cow::Borrowed(spec),
+    }
+}
+
 /// The two commands being compared (for an A/A comparison both are the baseline).
 #[derive(Debug, Clone, Copy)]
 pub struct Arms<'a> {
@@ -88,6 +137,17 @@ impl RunEvent {
 pub enum MeasureError {
     #[error(transparent)]
     Runner(#[from] RunnerError),
+    /// The two runs of one pair, given the same seed, printed outputs that disagree.
+    #[error("{what} {index} (seed {seed}): the two runs printed different output for the same seed: {detail}", what = phase_noun(*.phase))]
+    OutputsDiffer {
+        phase: Phase,
+        /// 0-based index of the pair (or warmup round) within its phase.
+        index: usize,
+        seed: u64,
+        detail: String,
+        /// The runs of the phase so far, the disagreeing ones last, for the record.
+        runs: Box<PhaseRuns>,
+    },
     #[error("the {arm} command failed ({status}): `{command}`\n{stderr_tail}", arm = arm_name(*.arm), status = describe_status(.status, *.timed_out), stderr_tail = tail_block(.stderr_tail))]
     RunFailed {
         arm: Arm,
@@ -96,6 +156,14 @@ pub enum MeasureError {
         timed_out: bool,
         stderr_tail: String,
     },
+}
+
+fn phase_noun(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Warmup => "warmup round",
+        Phase::AaPairs => "A/A pair",
+        Phase::Pairs => "pair",
+    }
 }
 
 fn arm_name(arm: Arm) -> &'static str {
@@ -126,10 +194,9 @@ fn tail_block(tail: &str) -> String {
 
 fn checked_run(
     runner: &mut dyn Runner,
-    arms: Arms<'_>,
+    spec: &RunSpec,
     arm: Arm,
 ) -> Result<RunRecord, MeasureError> {
-    let spec = arms.spec(arm);
     let run = runner.run(spec)?;
     if !run.succeeded() {
         return Err(MeasureError::RunFailed {
@@ -143,10 +210,12 @@ fn checked_run(
     Ok(run)
 }
 
-/// Runs `per_arm` warmups of each arm, alternating, and keeps them marked as warmups.
+/// Runs `per_arm` warmup rounds, each one run of either arm on one seed of `inputs`, alternating
+/// which arm starts, and keeps them marked as warmups.
 pub fn run_warmups(
     runner: &mut dyn Runner,
     arms: Arms<'_>,
+    inputs: &mut Inputs<'_>,
     per_arm: usize,
     first: Order,
     on_run: &mut dyn FnMut(RunEvent),
@@ -154,26 +223,83 @@ pub fn run_warmups(
     let total = per_arm * 2;
     let mut warmups = Vec::with_capacity(total);
     let mut order = first;
-    for _ in 0..per_arm {
+    for round in 0..per_arm {
+        let seed = inputs.next_seed();
+        let mut ran: Vec<(Arm, std::borrow::Cow<'_, RunSpec>, RunRecord)> = Vec::new();
         for arm in order.arms() {
-            let run = checked_run(runner, arms, arm)?;
+            let spec = seeded(arms.spec(arm), seed);
+            let run = checked_run(runner, &spec, arm)?;
             on_run(RunEvent {
                 phase: Phase::Warmup,
-                done: warmups.len(),
+                done: warmups.len() + ran.len(),
                 total,
                 arm,
                 wall_s: run.wall_s,
                 plan: None,
             });
-            warmups.push(WarmupRun {
-                arm,
-                purpose: Purpose::Warmup,
-                run,
-            });
+            ran.push((arm, spec, run));
+        }
+        let differs = match ran.as_slice() {
+            [(a0, s0, r0), (_, s1, r1)] => {
+                let (b, c) = match a0 {
+                    Arm::Baseline => ((&**s0, r0), (&**s1, r1)),
+                    Arm::Candidate => ((&**s1, r1), (&**s0, r0)),
+                };
+                disagreement(inputs, b, c)
+            }
+            _ => None,
+        };
+        warmups.extend(ran.into_iter().map(|(arm, _, run)| WarmupRun {
+            arm,
+            purpose: Purpose::Warmup,
+            run,
+            seed,
+        }));
+        if let Some(detail) = differs {
+            let runs = PhaseRuns {
+                warmups,
+                pairs: Vec::new(),
+            };
+            return Err(outputs_differ(Phase::Warmup, round, seed, detail, runs));
         }
         order = order.flipped();
     }
     Ok(warmups)
+}
+
+/// The runs a phase made before two of them disagreed.
+#[derive(Debug, Default)]
+pub struct PhaseRuns {
+    pub warmups: Vec<WarmupRun>,
+    pub pairs: Vec<Pair>,
+}
+
+/// Why the two runs disagree, when `inputs` compares outputs and they do.
+fn disagreement(
+    inputs: &Inputs<'_>,
+    baseline: (&RunSpec, &RunRecord),
+    candidate: (&RunSpec, &RunRecord),
+) -> Option<String> {
+    (inputs.agree?)(RunOutputs {
+        baseline,
+        candidate,
+    })
+}
+
+fn outputs_differ(
+    phase: Phase,
+    index: usize,
+    seed: Option<u64>,
+    detail: String,
+    runs: PhaseRuns,
+) -> MeasureError {
+    MeasureError::OutputsDiffer {
+        phase,
+        index,
+        seed: seed.unwrap_or_default(),
+        detail,
+        runs: Box::new(runs),
+    }
 }
 
 /// How the order of the two runs within each pair is chosen.
@@ -241,10 +367,11 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Runs `count` pairs, back to back, ordered as `order` says.
+/// Runs `count` pairs, back to back, ordered as `order` says, each on its own seed of `inputs`.
 pub fn run_pairs(
     runner: &mut dyn Runner,
     arms: Arms<'_>,
+    inputs: &mut Inputs<'_>,
     count: usize,
     pair_order: PairOrder,
     phase: Phase,
@@ -253,10 +380,16 @@ pub fn run_pairs(
     let mut pairs = Vec::with_capacity(count);
     for index in 0..count {
         let order = pair_order.order_of(index);
+        let seed = inputs.next_seed();
+        let (b_spec, c_spec) = (seeded(arms.baseline, seed), seeded(arms.candidate, seed));
         let mut baseline = None;
         let mut candidate = None;
         for (slot, arm) in order.arms().into_iter().enumerate() {
-            let run = checked_run(runner, arms, arm)?;
+            let spec = match arm {
+                Arm::Baseline => &b_spec,
+                Arm::Candidate => &c_spec,
+            };
+            let run = checked_run(runner, spec, arm)?;
             on_run(RunEvent {
                 phase,
                 done: index * 2 + slot,
@@ -271,7 +404,17 @@ pub fn run_pairs(
             }
         }
         if let (Some(b), Some(c)) = (baseline, candidate) {
-            pairs.push(Pair::new(index, order, b, c));
+            let differs = disagreement(inputs, (&b_spec, &b), (&c_spec, &c));
+            let mut pair = Pair::new(index, order, b, c);
+            pair.seed = seed;
+            pairs.push(pair);
+            if let Some(detail) = differs {
+                let runs = PhaseRuns {
+                    warmups: Vec::new(),
+                    pairs,
+                };
+                return Err(outputs_differ(phase, index, seed, detail, runs));
+            }
         }
     }
     Ok(pairs)
@@ -309,6 +452,7 @@ mod tests {
         let pairs = run_pairs(
             &mut runner,
             arms,
+            &mut Inputs::none(),
             3,
             PairOrder::Alternating(Order::CandidateFirst),
             Phase::Pairs,
@@ -372,7 +516,16 @@ mod tests {
             candidate: &c,
         };
         let scheme = PairOrder::Shuffled { seed: 99 };
-        let pairs = run_pairs(&mut runner, arms, 6, scheme, Phase::Pairs, &mut |_| {}).unwrap();
+        let pairs = run_pairs(
+            &mut runner,
+            arms,
+            &mut Inputs::none(),
+            6,
+            scheme,
+            Phase::Pairs,
+            &mut |_| {},
+        )
+        .unwrap();
         let expected_calls: Vec<&str> = (0..6)
             .flat_map(|i| match scheme.order_of(i) {
                 Order::CandidateFirst => ["cand", "base"],
@@ -394,7 +547,16 @@ mod tests {
             candidate: &b,
         };
         let fixed = PairOrder::Fixed(Order::BaselineFirst);
-        let pairs = run_pairs(&mut runner, arms, 3, fixed, Phase::AaPairs, &mut |_| {}).unwrap();
+        let pairs = run_pairs(
+            &mut runner,
+            arms,
+            &mut Inputs::none(),
+            3,
+            fixed,
+            Phase::AaPairs,
+            &mut |_| {},
+        )
+        .unwrap();
         // First run of each pair takes 1.0, second 2.0: the position effect survives as ratio 0.5.
         assert!(
             pairs
@@ -412,9 +574,14 @@ mod tests {
             candidate: &c,
         };
         let mut events = Vec::new();
-        let w = run_warmups(&mut runner, arms, 2, Order::BaselineFirst, &mut |e| {
-            events.push(e)
-        })
+        let w = run_warmups(
+            &mut runner,
+            arms,
+            &mut Inputs::none(),
+            2,
+            Order::BaselineFirst,
+            &mut |e| events.push(e),
+        )
         .unwrap();
         assert_eq!(w.len(), 4);
         assert!(w.iter().all(|r| r.purpose == Purpose::Warmup));
@@ -441,6 +608,7 @@ mod tests {
         let err = run_pairs(
             &mut runner,
             arms,
+            &mut Inputs::none(),
             2,
             PairOrder::Alternating(Order::BaselineFirst),
             Phase::Pairs,

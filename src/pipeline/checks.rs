@@ -128,17 +128,61 @@ pub(crate) fn scenario_spec(
     seed: u64,
     sandbox: &SandboxPolicy,
 ) -> RunSpec {
+    let template = scenario_template(tree, s, sandbox);
+    RunSpec {
+        command: crate::check::fill_seed(&template.command, seed),
+        ..template
+    }
+}
+
+/// The timed run of scenario `s` in `tree` with its `{seed}` left in place, for the schedule to
+/// fill with each pair's fresh seed (`measure::schedule::Inputs`).
+pub(crate) fn scenario_template(tree: &Tree, s: &Scenario, sandbox: &SandboxPolicy) -> RunSpec {
     let cwd = tree.root.join(s.cwd.as_deref().unwrap_or("."));
     RunSpec {
         sandbox: sandbox.for_run(&tree.root, Some(&cwd)),
         cwd: Some(cwd),
         env: s.env.clone(),
         base_env: Some(sandbox.environment().clone()),
-        ..RunSpec::new(
-            crate::check::fill_seed(&s.run, seed),
-            s.timeout_s.duration(),
-        )
+        ..RunSpec::new(s.run.clone(), s.timeout_s.duration())
     }
+}
+
+/// How the two runs of one pair of scenario `s` must agree, as `Inputs::agree` asks: identical
+/// bytes (`deterministic_output`), or agreeing under `compare` (`compare_timed_output`, which
+/// reads what each run printed from its spec's `stdout_file`). `None`: not compared.
+pub(crate) fn timed_agreement(
+    s: &Scenario,
+) -> Option<impl Fn(crate::measure::schedule::RunOutputs<'_>) -> Option<String> + '_> {
+    use crate::spec::workload::TimedOutputRule;
+    let rule = s.timed_output_rule()?;
+    Some(move |o: crate::measure::schedule::RunOutputs<'_>| {
+        let (b, c) = (o.baseline.1, o.candidate.1);
+        if b.stdout_sha256 == c.stdout_sha256 {
+            return None;
+        }
+        if rule == TimedOutputRule::Exact {
+            return Some(format!(
+                "the baseline printed {} bytes (sha256 {}), the candidate {} bytes (sha256 {})",
+                b.stdout_bytes,
+                short(&b.stdout_sha256),
+                c.stdout_bytes,
+                short(&c.stdout_sha256)
+            ));
+        }
+        let read = |spec: &RunSpec| spec.stdout_file.as_ref().map(std::fs::read);
+        match (read(o.baseline.0), read(o.candidate.0)) {
+            (Some(Ok(b)), Some(Ok(c))) => match crate::check::compare_outputs(&s.compare, &b, &c) {
+                Comparison::Same => None,
+                Comparison::Differs(m) => Some(format!("{}\n{}", m.summary, m.diff)),
+            },
+            _ => Some("the timed outputs could not be read back to compare".to_string()),
+        }
+    })
+}
+
+fn short(sha256: &str) -> &str {
+    sha256.get(..12).unwrap_or(sha256)
 }
 
 /// The run the deterministic lane counts for scenario `s` in `tree`: its `count.run` with its

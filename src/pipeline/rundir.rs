@@ -90,6 +90,14 @@ impl RunDir {
         Ok(dir.join(format!("{}.check.out", slug(scenario))))
     }
 
+    /// Where the timed runs of `scenario` in `tree` leave what they printed, for comparing the two
+    /// runs of each pair (`outputs/<tree>/<scenario>.timed.out`, the last run's).
+    pub fn timed_output_path(&self, tree: TreeLabel, scenario: &str) -> io::Result<PathBuf> {
+        let dir = self.path.join("outputs").join(slug(&tree.to_string()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(dir.join(format!("{}.timed.out", slug(scenario))))
+    }
+
     /// `path` relative to the run directory, for records that must not hold absolute paths.
     pub fn relative(&self, path: &Path) -> String {
         path.strip_prefix(&self.path)

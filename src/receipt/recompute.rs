@@ -159,6 +159,7 @@ fn check_pairs(
     fixed
 }
 
+use crate::evidence::replay::{ReplayCheck, TimedCompare};
 pub use crate::evidence::result::{holdout_figures, outputs_consistent};
 
 fn unusable(path: String, e: stats::StatsError) -> Difference {
@@ -295,42 +296,43 @@ fn check_holdout_plans(scenarios: &[ScenarioResult], out: &mut Vec<Difference>) 
     }
 }
 
-/// A scenario recorded with its warmups alone: the pipeline stops there when the warmups of a
-/// scenario declaring deterministic output already printed different bytes (docs/design.md
-/// §2.2.9), and then there are no figures. Any other scenario without runs was cut short.
-/// Returns whether `fresh` is such a scenario (its figures and consistency then set).
+/// A scenario recorded without figures: the pipeline stops a scenario as soon as the two runs of a
+/// warmup round or pair disagree for the same seed (docs/design.md §2.2.9, §4.6), and records
+/// the runs made so far. Any other scenario without figures was cut short. Returns whether
+/// `fresh` is such a scenario (its figures and consistency then set).
 fn stopped_at_warmups(path: &str, fresh: &mut ScenarioResult, out: &mut Vec<Difference>) -> bool {
-    if !(fresh.aa_pairs.is_empty() && fresh.pairs.is_empty()) {
+    if fresh.training.is_some() || fresh.holdout.is_some() {
         return false;
     }
-    let consistent = outputs_consistent(&fresh.warmups, &[], &[]);
-    if fresh.timed_output_consistent.is_none() || consistent {
+    // Under an exact rule the disagreement follows from the recorded digests; under the
+    // scenario's own rule it is a record of evo's comparison, like the differential.
+    let exact = fresh.replay.as_ref().and_then(|r| r.compared) == Some(TimedCompare::Exact);
+    let agreed = exact && outputs_consistent(&fresh.warmups, &fresh.aa_pairs, &fresh.pairs);
+    if fresh.timed_output_consistent != Some(false) || agreed {
         out.push(problem(
             format!("{path}.pairs"),
-            "no pairs",
-            "pairs (only warmups that printed different bytes stop a scenario before its pairs)",
+            "no figures",
+            "figures (only runs that disagreed for the same seed stop a scenario before them)",
         ));
     }
-    let recorded = fresh.clone();
-    fresh.training = None;
-    fresh.holdout = None;
-    if fresh.timed_output_consistent.is_some() {
-        fresh.timed_output_consistent = Some(consistent);
-    }
-    for (field, a, b) in [
-        ("training", json(&recorded.training), json(&fresh.training)),
-        ("holdout", json(&recorded.holdout), json(&fresh.holdout)),
-        (
-            "timed_output_consistent",
-            json(&recorded.timed_output_consistent),
-            json(&fresh.timed_output_consistent),
-        ),
-    ] {
-        if a != b {
-            out.push(problem(format!("{path}.{field}"), a, b));
-        }
-    }
     true
+}
+
+/// Re-derives whether a replayed result could show in the scenario's runs; the comparison rule
+/// is taken as recorded, whether the command takes a seed is read from it.
+fn check_replay(path: &str, s: &ScenarioResult, fresh: &mut ScenarioResult) -> Vec<Difference> {
+    let Some(recorded) = &s.replay else {
+        return Vec::new();
+    };
+    let again = ReplayCheck::of_runs(
+        crate::check::has_seed(&s.baseline_command),
+        recorded.compared,
+        &fresh.warmups,
+        &fresh.aa_pairs,
+        &fresh.pairs,
+    );
+    fresh.replay = Some(again);
+    diff_serialized(&format!("{path}.replay"), &s.replay, &fresh.replay)
 }
 
 /// Recomputes one scenario; returns it with recomputed figures, appending differences.
@@ -378,6 +380,7 @@ fn recompute_scenario(
     let mut fresh = s.clone();
     fresh.aa_pairs = aa;
     fresh.pairs = pairs;
+    out.extend(check_replay(&path, s, &mut fresh));
     if stopped_at_warmups(&path, &mut fresh, out) {
         return fresh;
     }
@@ -407,7 +410,8 @@ fn recompute_scenario(
             };
         }
     }
-    if s.timed_output_consistent.is_some() {
+    let exact = s.replay.as_ref().and_then(|r| r.compared) == Some(TimedCompare::Exact);
+    if s.timed_output_consistent.is_some() && exact {
         fresh.timed_output_consistent = Some(outputs_consistent(
             &s.warmups,
             &fresh.aa_pairs,

@@ -138,9 +138,14 @@ pub struct Scenario {
     /// Untimed command whose output is compared; may contain `{seed}`.
     pub check: String,
     pub compare: Compare,
-    /// The timed run prints the same bytes on every tree, so its output hash must match too.
+    /// Given the same seed, the timed run prints the same bytes in every tree: the two runs of
+    /// each pair must then print identical output.
     #[serde(default)]
     pub deterministic_output: bool,
+    /// The two runs of each pair (same seed) must print output that agrees under `compare`,
+    /// as check outputs do; for a timed output that moves in its last digits with summation order.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compare_timed_output: bool,
     #[serde(default)]
     pub cwd: Option<String>,
     #[serde(default)]
@@ -152,6 +157,30 @@ pub struct Scenario {
     /// of the same code, such as fewer training steps. Absent: `run` itself is counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<CountRun>,
+}
+
+impl Scenario {
+    /// Whether the two runs of each pair have their timed outputs compared, and how: byte for
+    /// byte (`deterministic_output`, which wins), under `compare` (`compare_timed_output`), or
+    /// not at all.
+    pub fn timed_output_rule(&self) -> Option<TimedOutputRule> {
+        if self.deterministic_output {
+            Some(TimedOutputRule::Exact)
+        } else if self.compare_timed_output {
+            Some(TimedOutputRule::Compare)
+        } else {
+            None
+        }
+    }
+}
+
+/// How the timed outputs of a pair's two runs must agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimedOutputRule {
+    /// Identical bytes.
+    Exact,
+    /// Agreeing under the scenario's `compare` rule.
+    Compare,
 }
 
 /// The run the deterministic lane counts in place of a scenario's timed `run`.

@@ -76,6 +76,7 @@ fn scenario(name: &str, training: bool, h: &str) -> ScenarioResult {
         aa_pairs: aa,
         pairs: measured,
         timed_output_consistent: Some(true),
+        replay: None,
         instructions: None,
         aa_second_build: false,
         order_seed: None,

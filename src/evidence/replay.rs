@@ -1,0 +1,224 @@
+//! Whether a scenario's timed runs could show a replayed result (docs/design.md §4.6).
+//!
+//! A candidate can keep what it computed in state that outlives a run (the page cache, file
+//! metadata, a file's timestamps, CPU caches) or skip work whose inputs it has seen before. No
+//! sandbox closes every such channel, so the verdict does not depend on their absence: every pair
+//! computes on a fresh seed, both arms on the same one, and the two runs' outputs must agree. A
+//! replayed answer is then the answer to another seed's question, and it shows — but only when the
+//! output depends on the seed, says enough, and is compared at all. This module decides, from the
+//! recorded runs alone (so `--recompute` re-derives it), whether that holds for a scenario.
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::record::{Arm, Pair, WarmupRun};
+
+/// The fewest bytes a timed run must print for its output to identify what it computed; a
+/// shorter output (a status word, one rounded number) could be guessed or stored for every seed.
+pub const MIN_TIMED_OUTPUT_BYTES: u64 = 16;
+
+/// How the two runs of each pair (same seed) had their timed outputs compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TimedCompare {
+    /// Byte for byte (`deterministic_output`): re-derivable from the recorded sha256s.
+    Exact,
+    /// Under the scenario's `compare` rule (`compare_timed_output`), as the differential compares
+    /// check outputs: a record of evo's, like the differential gate.
+    Rule,
+}
+
+/// What the timed runs of one scenario say about replay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReplayCheck {
+    /// The timed command takes `{seed}`, so every pair computed on a fresh seed.
+    pub fresh_seeds: bool,
+    /// How each pair's two outputs were compared; absent when they were not.
+    pub compared: Option<TimedCompare>,
+    /// The baseline printed different output for two different seeds (its first two runs with
+    /// different seeds); absent when no two such runs exist.
+    pub seed_dependent: Option<bool>,
+    /// The fewest bytes any baseline timed run printed.
+    pub output_bytes: u64,
+    /// Every condition holds: a replayed result would differ from the baseline's output.
+    pub detectable: bool,
+}
+
+impl ReplayCheck {
+    /// Re-derives the check from a scenario's recorded runs.
+    pub fn of_runs(
+        fresh_seeds: bool,
+        compared: Option<TimedCompare>,
+        warmups: &[WarmupRun],
+        aa_pairs: &[Pair],
+        pairs: &[Pair],
+    ) -> ReplayCheck {
+        let baseline_runs: Vec<(Option<u64>, &str, u64)> = warmups
+            .iter()
+            .filter(|w| w.arm == Arm::Baseline)
+            .map(|w| (w.seed, w.run.stdout_sha256.as_str(), w.run.stdout_bytes))
+            .chain(aa_pairs.iter().chain(pairs).map(|p| {
+                (
+                    p.seed,
+                    p.baseline.stdout_sha256.as_str(),
+                    p.baseline.stdout_bytes,
+                )
+            }))
+            .collect();
+        let seed_dependent = baseline_runs
+            .first()
+            .and_then(|(first_seed, first_hash, _)| {
+                baseline_runs
+                    .iter()
+                    .find(|(seed, _, _)| seed.is_some() && seed != first_seed)
+                    .map(|(_, hash, _)| hash != first_hash)
+            });
+        let output_bytes = baseline_runs.iter().map(|r| r.2).min().unwrap_or(0);
+        let detectable = fresh_seeds
+            && compared.is_some()
+            && seed_dependent == Some(true)
+            && output_bytes >= MIN_TIMED_OUTPUT_BYTES;
+        ReplayCheck {
+            fresh_seeds,
+            compared,
+            seed_dependent,
+            output_bytes,
+            detectable,
+        }
+    }
+
+    /// Why a replayed result would not show, in the user's terms; `None` when it would.
+    pub fn why_undetectable(&self) -> Option<String> {
+        if self.detectable {
+            return None;
+        }
+        let why = if !self.fresh_seeds {
+            "its timed command takes no `{seed}`, so every run computes the same thing".to_string()
+        } else if self.compared.is_none() {
+            "its timed outputs are not compared (declare `deterministic_output` or \
+             `compare_timed_output`)"
+                .to_string()
+        } else if self.seed_dependent == Some(false) {
+            "its timed output is the same for different seeds".to_string()
+        } else if self.seed_dependent.is_none() {
+            "no two of its baseline runs had different seeds to show the output depends on them"
+                .to_string()
+        } else {
+            format!(
+                "its timed output is only {} bytes (at least {MIN_TIMED_OUTPUT_BYTES} identify \
+                 what a run computed)",
+                self.output_bytes
+            )
+        };
+        Some(why)
+    }
+}
+
+/// Whether the two runs of every warmup round and pair printed the same bytes: what
+/// `deterministic_output` requires of runs that computed on the same seed. Warmups run in rounds
+/// of one run per arm, recorded one round after the other.
+pub fn pairs_agree_exactly(warmups: &[WarmupRun], aa: &[Pair], pairs: &[Pair]) -> bool {
+    let rounds_agree = warmups.chunks(2).all(|round| {
+        round
+            .iter()
+            .all(|w| w.run.stdout_sha256 == round[0].run.stdout_sha256)
+    });
+    rounds_agree
+        && aa
+            .iter()
+            .chain(pairs)
+            .all(|p| p.baseline.stdout_sha256 == p.candidate.stdout_sha256)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::record::{Order, Purpose, RunRecord};
+
+    fn run(hash: &str, bytes: u64) -> RunRecord {
+        RunRecord {
+            stdout_sha256: hash.to_string(),
+            stdout_bytes: bytes,
+            ..RunRecord::exited_ok(1.0)
+        }
+    }
+
+    fn pair(seed: u64, baseline: &str, candidate: &str) -> Pair {
+        let mut p = Pair::new(
+            0,
+            Order::BaselineFirst,
+            run(baseline, 64),
+            run(candidate, 64),
+        );
+        p.seed = Some(seed);
+        p
+    }
+
+    fn warmup(arm: Arm, seed: u64, hash: &str) -> WarmupRun {
+        WarmupRun {
+            arm,
+            purpose: Purpose::Warmup,
+            run: run(hash, 64),
+            seed: Some(seed),
+        }
+    }
+
+    #[test]
+    fn a_seed_dependent_compared_output_can_show_a_replay() {
+        let w = [
+            warmup(Arm::Candidate, 1, "a"),
+            warmup(Arm::Baseline, 1, "a"),
+        ];
+        let aa = [pair(2, "b", "b")];
+        let check = ReplayCheck::of_runs(true, Some(TimedCompare::Exact), &w, &aa, &[]);
+        assert_eq!(check.seed_dependent, Some(true));
+        assert!(check.detectable, "{check:?}");
+        assert_eq!(check.why_undetectable(), None);
+    }
+
+    #[test]
+    fn an_output_that_ignores_the_seed_cannot_show_a_replay() {
+        let w = [warmup(Arm::Baseline, 1, "same")];
+        let aa = [pair(2, "same", "same")];
+        let check = ReplayCheck::of_runs(true, Some(TimedCompare::Exact), &w, &aa, &[]);
+        assert_eq!(check.seed_dependent, Some(false));
+        assert!(!check.detectable);
+        let why = check.why_undetectable().unwrap();
+        assert!(why.contains("same for different seeds"), "{why}");
+    }
+
+    #[test]
+    fn no_seed_no_comparison_or_a_tiny_output_cannot_show_a_replay() {
+        let aa = [pair(1, "a", "a"), pair(2, "b", "b")];
+        let unseeded = ReplayCheck::of_runs(false, Some(TimedCompare::Exact), &[], &aa, &[]);
+        assert!(unseeded.why_undetectable().unwrap().contains("no `{seed}`"));
+        let uncompared = ReplayCheck::of_runs(true, None, &[], &aa, &[]);
+        assert!(
+            uncompared
+                .why_undetectable()
+                .unwrap()
+                .contains("not compared")
+        );
+        let mut tiny = aa.clone();
+        tiny[1].baseline.stdout_bytes = 3;
+        let small = ReplayCheck::of_runs(true, Some(TimedCompare::Rule), &[], &tiny, &[]);
+        assert_eq!(small.output_bytes, 3);
+        assert!(small.why_undetectable().unwrap().contains("only 3 bytes"));
+    }
+
+    #[test]
+    fn exact_agreement_is_within_each_pair_not_across_seeds() {
+        let w = [
+            warmup(Arm::Candidate, 1, "a"),
+            warmup(Arm::Baseline, 1, "a"),
+        ];
+        let agreeing = [pair(2, "b", "b"), pair(3, "c", "c")];
+        assert!(pairs_agree_exactly(&w, &agreeing, &agreeing));
+        let replayed = [pair(2, "b", "b"), pair(3, "c", "b")];
+        assert!(!pairs_agree_exactly(&w, &agreeing, &replayed));
+        let gamed_warmup = [
+            warmup(Arm::Candidate, 1, "x"),
+            warmup(Arm::Baseline, 1, "a"),
+        ];
+        assert!(!pairs_agree_exactly(&gamed_warmup, &[], &[]));
+    }
+}
