@@ -8,8 +8,11 @@
  *
  * check prints every activation and gradient as its RMS plus, in units of that RMS, its mean and
  * five samples (%.9g), so one numeric tolerance means the same thing for every tensor (see
- * README.md). bench repeats forward+backward --iters times and prints a short summary rounded to
- * 4 significant digits, so its bytes do not depend on floating-point summation order. */
+ * README.md). bench runs forward+backward --iters times, each iteration on fresh inputs and a
+ * fresh dropout key derived from the seed and the iteration's number, and after each iteration
+ * prints the output and every gradient in the same form: everything it computed shows in what it
+ * prints, and no iteration repeats another's inputs, so a result replayed from an earlier run or
+ * iteration is the answer to another question. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -167,6 +170,15 @@ static void report(const char *name, const float *v, size_t n) {
     printf("\n");
 }
 
+/* The seed of bench iteration `it`: distinct for every iteration of every seed (a bijective mix of
+ * the run's seed and the iteration number), so no two iterations compute on the same inputs. */
+static uint64_t iteration_seed(uint64_t seed, int it) {
+    uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(it + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 static void print_header(const Args *a) {
     Shape s = a->shape;
     printf("%s B=%d T=%d C=%d NH=%d seed=%" PRIu64, a->mode, s.B, s.T, s.C, s.NH, a->seed);
@@ -183,28 +195,31 @@ static int run(const Args *args) {
         return 1;
     }
     fill_params(&m.p, s, args->seed);
-    fill_inputs(&m.in, s, args->seed);
-    uint32_t dseed = dropout_seed(args->seed);
-    int bench = strcmp(args->mode, "bench") == 0;
-    int iters = bench ? args->iters : 1;
-    for (int it = 0; it < iters; it++) {
-        block_forward(&m.a, &m.p, m.in.x, s, dseed);
-        block_backward(&m.g, &m.dp, &m.a, &m.p, m.in.x, m.in.dout, s, dseed);
-    }
-
     size_t BT = (size_t)s.B * s.T, C = (size_t)s.C;
     print_header(args);
-    printf("dropout kept=%ld of %zu\n", m.a.kept, BT * C);
+    int bench = strcmp(args->mode, "bench") == 0;
     if (bench) {
-        /* Rounded to 4 significant digits: the checksums are accumulated in double over many
-         * elements, so a reordered float sum in a kernel moves them by ~1e-9 relative, far below
-         * the last printed digit. */
-        printf("out rms=%.3e\n", rms_of(m.a.out, BT * C));
-        printf("dx rms=%.3e\n", rms_of(m.g.dx, BT * C));
-        for (int i = 0; i < NPARAMS; i++) {
-            printf("d%s rms=%.3e\n", PARAM_NAMES[i], rms_of(m.dp.t[i], m.dp.n[i]));
+        for (int it = 0; it < args->iters; it++) {
+            uint64_t seed = iteration_seed(args->seed, it);
+            uint32_t dseed = dropout_seed(seed);
+            fill_inputs(&m.in, s, seed);
+            block_forward(&m.a, &m.p, m.in.x, s, dseed);
+            block_backward(&m.g, &m.dp, &m.a, &m.p, m.in.x, m.in.dout, s, dseed);
+            printf("iter %d dropout kept=%ld of %zu\n", it, m.a.kept, BT * C);
+            report("out", m.a.out, BT * C);
+            report("dx", m.g.dx, BT * C);
+            for (int i = 0; i < NPARAMS; i++) {
+                char name[32];
+                snprintf(name, sizeof name, "d%s", PARAM_NAMES[i]);
+                report(name, m.dp.t[i], m.dp.n[i]);
+            }
         }
     } else {
+        uint32_t dseed = dropout_seed(args->seed);
+        fill_inputs(&m.in, s, args->seed);
+        block_forward(&m.a, &m.p, m.in.x, s, dseed);
+        block_backward(&m.g, &m.dp, &m.a, &m.p, m.in.x, m.in.dout, s, dseed);
+        printf("dropout kept=%ld of %zu\n", m.a.kept, BT * C);
         const Acts *a = &m.a;
         const Grads *g = &m.g;
         report("ln1", a->ln1, BT * C);
