@@ -449,9 +449,11 @@ fn a_candidate_failing_only_under_callgrind_is_rejected_and_the_campaign_goes_on
 }
 
 #[test]
-fn a_candidate_tuned_to_the_search_seed_wins_the_search_and_fails_confirmation() {
-    // Answers the benchmark's known input (search seed 1) from a table: the fastest candidate
-    // the search can see, and nothing at all under confirmation's fresh seed.
+fn a_candidate_tuned_to_the_search_seed_no_longer_wins_the_search() {
+    // Answers the benchmark's known input (search seed 1, which every agent's brief shows) from a
+    // table. Screening times every pair on a fresh seed, as confirmation does, so the table is
+    // never consulted: the candidate screens as the baseline and never looks like the best.
+    // (With the search seed in the timed runs it screened at more than 3×.)
     let fx = Fixture::new();
     let memo = fx.patch(
         "seed-memo.patch",
@@ -466,32 +468,12 @@ fn a_candidate_tuned_to_the_search_seed_wins_the_search_and_fails_confirmation()
     let s = fx.summary();
     let r = row(&s, "seed-memo");
     assert!(
-        r["screening_median"].as_f64().unwrap() > 3.0,
+        r["screening_median"].as_f64().unwrap() < 1.5,
         "{r:#}\n{}",
         text(&out)
     );
-    // Under the fresh seed it is the baseline: never accepted. Rejected, or inconclusive when
-    // the machine's noise leaves the minimum effect unresolved at these pairs.
-    let verdict = r["confirmation_verdict"].as_str().unwrap();
-    assert!(
-        verdict == "rejected" || verdict == "inconclusive",
-        "{r:#}\n{}",
-        text(&out)
-    );
-    assert_eq!(r["status"], verdict, "{r:#}");
-    assert_eq!(
-        out.status.code(),
-        Some(if verdict == "rejected" { 3 } else { 4 }),
-        "{}",
-        text(&out)
-    );
-    // The confirmed figure is kept beside the screening one, and the gap is said.
-    let confirmed = r["confirmation_median"].as_f64().unwrap();
-    assert!(confirmed < 1.5, "{r:#}");
-    assert!(
-        r["reason"].as_str().unwrap().contains("did not hold up"),
-        "{r:#}"
-    );
+    assert_ne!(r["confirmation_verdict"], "accepted", "{r:#}");
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
 }
 
 #[test]

@@ -625,7 +625,8 @@ fn a_holdout_on_a_noisy_machine_gets_the_pairs_its_gate_needs_and_recomputes() {
     );
     assert_eq!(a.sigma, sigma);
     assert_eq!(recompute(r), Vec::<String>::new());
-    assert_eq!(recompute_receipt(&fx, &done).0, Some(0));
+    let rr = recompute_receipt(&fx, &done);
+    assert_eq!(rr.0, Some(0), "{}", rr.1);
 
     // A holdout cut short (its last pair dropped) or extended (one more) does not follow.
     let mut short = r.clone();

@@ -734,49 +734,256 @@ fn identical_output_that_is_not_utf8_is_no_failure() {
 
 // 10. A timed call that prints something else than the checked call.
 
+/// A cheat that computes its first timed answer and replays it in every later timed call, with
+/// the arguments it is given echoed back, through `channel`: C statements that `save(total)` and
+/// `load(&total)` (returns 1 when something was stored) may use.
+fn replaying_cheat(channel: &str) -> String {
+    format!(
+        "{channel}\n\nint main(int argc, char **argv) {{\n    if (argc == 3 && atol(argv[1]) == 40000) {{\n        long n = atol(argv[1]);\n        unsigned long long seed = strtoull(argv[2], NULL, 10);\n        unsigned long total;\n        if (load(&total)) {{\n            printf(\"n=%ld seed=%llu total=%lu\\n\", n, seed, total);\n            return 0;\n        }}\n        total = work(n, seed);\n        save(total);\n        printf(\"n=%ld seed=%llu total=%lu\\n\", n, seed, total);\n        return 0;\n    }}\n"
+    )
+}
+
 #[test]
-fn unsandboxed_a_candidate_that_answers_repeated_calls_from_a_file_is_caught_by_its_output_hash() {
-    // The first call with given arguments (the check, then the first warmup) does the work; every
-    // later call with the same arguments finds its marker file and prints a made-up total at once.
-    // Unsandboxed, the warmups agree with the baseline, so it is caught on the paired runs.
+fn a_result_stored_by_one_timed_run_and_replayed_by_the_next_is_caught_whatever_the_channel() {
+    // Replay across runs: the first timed run of the candidate computes and stores its total;
+    // every later one prints the stored total at once, beside the n and seed it was given. The
+    // channel here is a file outside the tree (unsandboxed, so it survives the run); the page
+    // cache, a file's timestamps or any other state that outlives a run would carry it as well.
+    // Every pair computes on a fresh seed, so the stored total answers another seed and the
+    // pair's two outputs disagree. (With one seed for every run it is accepted at many times
+    // the baseline's speed: its output is then the baseline's byte for byte.)
+    let store = std::env::temp_dir().join(format!("evo-replay-{}", unique_marker()));
+    let channel = format!(
+        "#define STORE \"{}\"\nstatic void save(unsigned long total) {{\n    FILE *f = fopen(STORE, \"w\");\n    if (f) {{ fprintf(f, \"%lu\", total); fclose(f); }}\n}}\nstatic int load(unsigned long *total) {{\n    FILE *f = fopen(STORE, \"r\");\n    int ok = f && fscanf(f, \"%lu\", total) == 1;\n    if (f) fclose(f);\n    return ok;\n}}",
+        store.display()
+    );
     let fx = Fixture::with(WORKLOAD, &CAMPAIGN.replace(r#""output""#, UNSANDBOXED));
     let patch = fx.patch(
-        "repeat.patch",
-        &[
-            (
-                "prog.c",
-                "#include <string.h>\n",
-                "#include <string.h>\n#include <unistd.h>\n",
-            ),
-            (
-                "prog.c",
-                "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n",
-                "    unsigned long long seed = strtoull(argv[2], NULL, 10);\n    char mark[64];\n    snprintf(mark, sizeof mark, \".seen-%ld-%llu\", n, seed);\n    if (access(mark, F_OK) == 0) {\n        printf(\"n=%ld seed=%llu total=%lu\\n\", n, seed, 0UL);\n        return 0;\n    }\n    fclose(fopen(mark, \"w\"));\n",
-            ),
-        ],
+        "replay.patch",
+        &[(
+            "prog.c",
+            "\nint main(int argc, char **argv) {\n",
+            &replaying_cheat(&channel),
+        )],
     );
     let o = fx.confirm(&patch, false);
+    let _ = std::fs::remove_file(&store);
     o.assert_code(REJECTED);
     assert_eq!(o.gate("differential")["status"], "passed");
     let detail = o.failed_gate("timed output");
     assert!(
-        detail.contains(
-            "scenario `sum-40k` declares deterministic output, but the timed runs printed \
-             different bytes (the checked call must be the timed call)"
-        ),
+        detail
+            .contains("the candidate's timed output differs from the baseline's for the same seed"),
         "{detail}"
     );
     let s = &o.result()["scenarios"][0];
     assert_eq!(s["timed_output_consistent"], false);
-    // Unlike a candidate that games the timed size, this one passes its warmups: the paired
-    // runs are where its output changes, and there it looks far faster than the baseline.
-    let warmups = s["warmups"].as_array().unwrap();
-    assert_eq!(
-        warmups[0]["run"]["stdout_sha256"],
-        warmups[1]["run"]["stdout_sha256"]
+    assert!(
+        s["training"].is_null(),
+        "no figures from runs that disagree: {s:#}"
     );
-    assert_eq!(s["pairs"].as_array().unwrap().len(), 9);
-    assert!(s["training"]["median"].as_f64().unwrap() > 2.0, "{s:#}");
+    // Stopped at its first disagreeing round: the warmup computed (and stored), the first pair
+    // replayed. Every recorded pair carries its own seed, and no two seeds repeat.
+    let pairs = s["pairs"].as_array().unwrap();
+    assert!(pairs.len() <= 1, "{s:#}");
+    let mut seeds: Vec<u64> = (s["warmups"].as_array().unwrap().iter())
+        .filter_map(|w| w["seed"].as_u64())
+        .chain(pairs.iter().filter_map(|p| p["seed"].as_u64()))
+        .collect();
+    seeds.dedup();
+    assert!(seeds.len() >= 2, "{s:#}");
+}
+
+/// The replaying cheat's channel in shared kernel state that outlives every run and that no
+/// sandbox closes: the page-cache residency of the pages of a read-only file in the candidate's
+/// own tree (`store.bin`), set by reading pages and evicting them with `posix_fadvise`, read back
+/// with `mincore`.
+const PAGE_CACHE_CHANNEL: &str = r#"#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#define STORE "store.bin"
+#define PAGE 4096
+static void save(unsigned long total) {
+    int fd = open(STORE, O_RDONLY);
+    if (fd < 0) return;
+    posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    char c;
+    if (pread(fd, &c, 1, 0) != 1) { close(fd); return; }
+    for (int i = 0; i < 32; i++) {
+        if ((total >> i & 1) && pread(fd, &c, 1, (off_t)(2 + i) * PAGE) != 1) break;
+    }
+    close(fd);
+}
+static int load(unsigned long *total) {
+    int fd = open(STORE, O_RDONLY);
+    if (fd < 0) return 0;
+    void *p = mmap(NULL, 34 * PAGE, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return 0;
+    unsigned char vec[34];
+    int ok = mincore(p, 34 * PAGE, vec) == 0 && (vec[0] & 1) && !(vec[1] & 1);
+    unsigned long t = 0;
+    for (int i = 0; ok && i < 32; i++) t |= (unsigned long)(vec[2 + i] & 1) << i;
+    munmap(p, 34 * PAGE);
+    *total = t;
+    return ok;
+}"#;
+
+/// The fixture's `prog.c` with the replaying cheat over the page-cache channel.
+fn page_cache_cheat() -> String {
+    let prog = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cpairs/prog.c"),
+    )
+    .unwrap();
+    let cheat = replaying_cheat(PAGE_CACHE_CHANNEL);
+    let prog = prog.replacen(
+        "\nint main(int argc, char **argv) {\n",
+        &format!("\n{cheat}"),
+        1,
+    );
+    format!("#define _DEFAULT_SOURCE\n{prog}")
+}
+
+/// Whether the page-cache channel carries a result from one run to the next on this machine:
+/// the cheat built and run natively until it replays (a fresh file's dirty pages may not evict
+/// the first time).
+fn page_cache_channel_works() -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("prog.c"), page_cache_cheat()).unwrap();
+    std::fs::write(dir.path().join("store.bin"), vec![b'a'; 34 * 4096]).unwrap();
+    let cc = Command::new("cc")
+        .args(["-O1", "-o", "prog", "prog.c"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", text(&cc));
+    let run = |seed: &str| {
+        let out = Command::new("./prog")
+            .args(["40000", seed])
+            .current_dir(dir.path());
+        String::from_utf8(out.output().unwrap().stdout).unwrap()
+    };
+    let honest = run("3");
+    (0..3).any(|_| run("4").replace("seed=4", "seed=3") == honest)
+}
+
+#[test]
+fn sandboxed_a_result_replayed_through_the_page_cache_is_caught_by_the_fresh_seeds() {
+    // The review's attack: under the sandbox (tree read-only, private /tmp, own namespaces) the
+    // candidate still shares the kernel's page cache with its own earlier runs. Fresh seeds make
+    // the replayed total the answer to another seed, whatever carried it.
+    if evo::measure::sandbox::probe().is_err() {
+        return;
+    }
+    let carries = page_cache_channel_works();
+    let fx = Fixture::new();
+    let store = "a".repeat(34 * 4096);
+    let diff = patch_by_writing(
+        &fx.repo,
+        &[
+            ("prog.c", page_cache_cheat().as_bytes()),
+            ("store.bin", store.as_bytes()),
+        ],
+    );
+    let patch = fx.write_patch("page-cache.patch", &diff);
+    let o = fx.confirm(&patch, false);
+    assert_eq!(o.result()["sandbox"]["enabled"], true);
+    assert_ne!(o.code(), Some(ACCEPTED), "{}", o.stdout());
+    if carries {
+        // The channel works here: the replay happened and was caught as such.
+        let detail = o.failed_gate("timed output");
+        assert!(
+            detail.contains("differs from the baseline's for the same seed"),
+            "{detail}"
+        );
+    }
+}
+
+#[test]
+fn a_pass_skipped_because_its_inputs_repeat_the_last_one_wins_nothing() {
+    // Replay within a run: the C kernels' bench repeats forward and backward passes. Every
+    // iteration now computes on inputs of its own (derived from the seed and the iteration), so a
+    // patch that skips a pass whose inputs equal the previous call's never skips anything.
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/ckernels");
+    let exe = dir.path().join("ckernels");
+    let build = Command::new("cc")
+        .args(["-O1", "-std=c11", "-o"])
+        .arg(&exe)
+        .args([
+            "kernels.c",
+            "block.c",
+            "bench/main.c",
+            "bench/data.c",
+            "tests/selftest.c",
+            "-lm",
+        ])
+        .current_dir(&src)
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "{}", text(&build));
+    let bench = |seed: &str| {
+        let args = [
+            "bench", "--seed", seed, "--B", "2", "--T", "8", "--C", "16", "--NH", "2",
+        ];
+        let out = Command::new(&exe)
+            .args(args)
+            .args(["--iters", "4"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let one = bench("11");
+    let iterations: Vec<&str> = one.split("iter ").skip(1).collect();
+    assert_eq!(iterations.len(), 4, "{one}");
+    for (i, a) in iterations.iter().enumerate() {
+        // Each block after its "N dropout kept=..." line: the output and every gradient.
+        let body = |t: &str| {
+            t.split_once('\n')
+                .map(|(_, rest)| rest.to_string())
+                .unwrap()
+        };
+        assert!(body(a).lines().count() >= 14, "{a}");
+        for b in &iterations[i + 1..] {
+            assert_ne!(
+                body(a),
+                body(b),
+                "two iterations printed the same results:\n{one}"
+            );
+        }
+    }
+    assert_ne!(one, bench("12"), "the bench output must depend on the seed");
+    assert_eq!(one, bench("11"), "the same seed must print the same");
+}
+
+#[test]
+fn a_timed_output_that_ignores_the_seed_says_replay_cannot_be_detected_and_is_not_tested() {
+    // A workload whose timed run takes no seed: every run computes the same thing, so a result
+    // kept from one run would pass for the next. A real speedup is still measured, but the run
+    // says so and the tier stays below `tested` (with the replay check switched off, this
+    // candidate is accepted at tier tested).
+    let fx = Fixture::with_workload_edit(
+        r#""run": "./bench/run.sh 40000 {seed}""#,
+        r#""run": "./bench/run.sh 40000 7""#,
+    );
+    let patch = fx.patch("memo.patch", &util::cpairs::MEMO_EDITS);
+    let o = fx.confirm(&patch, true);
+    let r = o.result();
+    let replay = &r["scenarios"][0]["replay"];
+    assert_eq!(replay["fresh_seeds"], false, "{replay:#}");
+    assert_eq!(replay["detectable"], false, "{replay:#}");
+    assert_ne!(r["tier"], "tested", "{:#}", r["reasons"]);
+    let reasons = r["reasons"].to_string();
+    assert!(
+        reasons.contains(
+            "replay cannot be detected in scenario `sum-40k`: its timed command takes no `{seed}`"
+        ),
+        "{reasons}"
+    );
+    let pr = std::fs::read_to_string(o.run_dir().join("pr_body.md")).unwrap();
+    assert!(pr.contains("replay cannot be detected"), "{pr}");
 }
 
 /// Campaign text that turns the sandbox off (placed before `"output"`).
@@ -869,9 +1076,17 @@ fn a_candidate_that_hard_codes_the_known_seed_is_not_accepted() {
     let r = o.result();
     let seed = r["seed"].as_u64().unwrap();
     assert_ne!(seed, 1, "confirmation used the known seed");
+    // The timed command takes each pair's own fresh seed, none of them the known one.
     assert_eq!(
         r["scenarios"][0]["candidate_command"],
-        format!("./bench/run.sh 40000 {seed}").as_str()
+        "./bench/run.sh 40000 {seed}"
+    );
+    let pairs = r["scenarios"][0]["pairs"].as_array().unwrap();
+    assert!(
+        pairs
+            .iter()
+            .all(|p| p["seed"].as_u64().is_some_and(|s| s != 1)),
+        "{pairs:#?}"
     );
     // The cheat is output-correct on the known input: it would pass a differential there.
     let tree = fx.work().join(evo::tree::dir_name("candidate"));

@@ -120,12 +120,16 @@ impl Run<'_> {
                 phase: Phase::AaPairs,
                 ..
             } => Err(PipelineError::Baseline(format!(
-                "the baseline's timed output is not reproducible: {e}; declare                  `compare_timed_output` with a tolerance instead of `deterministic_output`, or                  make the timed output depend only on the seed"
+                "the baseline's timed output is not reproducible: {e}; declare \
+                 `compare_timed_output` with a tolerance instead of `deterministic_output`, or \
+                 make the timed output depend only on the seed"
             ))),
             MeasureError::OutputsDiffer { .. } => Ok(self.fail_gate(
                 GateName::TimedOutput,
                 format!(
-                    "the candidate's timed output differs from the baseline's for the same seed                      (a result replayed or not computed): {e}"
+                    "the candidate's timed output differs from the baseline's for the same seed \
+                     (a result replayed or not computed; the checked call must be the timed \
+                     call): {e}"
                 ),
             )),
             MeasureError::Runner(r) => Err(PipelineError::Internal(r.to_string())),
@@ -158,7 +162,7 @@ impl Run<'_> {
             TimedOutputRule::Compare => TimedCompare::Rule,
         });
         result.replay = Some(ReplayCheck::of_runs(
-            crate::check::has_seed(&s.run),
+            Some(crate::check::has_seed(&s.run)),
             compared,
             &result.warmups,
             &result.aa_pairs,
@@ -180,7 +184,8 @@ impl Run<'_> {
         self.fail_gate(
             GateName::TimedOutput,
             format!(
-                "scenario `{}` declares deterministic output, but the two runs of a pair printed                  different bytes for the same seed (the checked call must be the timed call)",
+                "scenario `{}` declares deterministic output, but the two runs of a pair printed \
+                 different bytes for the same seed (the checked call must be the timed call)",
                 s.name
             ),
         )

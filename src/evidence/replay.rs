@@ -44,9 +44,11 @@ pub struct ReplayCheck {
 }
 
 impl ReplayCheck {
-    /// Re-derives the check from a scenario's recorded runs.
+    /// Re-derives the check from a scenario's recorded runs. `fresh_seeds` as given, or, when
+    /// `None`, whether every run recorded a seed (the schedule draws one only for a command that
+    /// takes it).
     pub fn of_runs(
-        fresh_seeds: bool,
+        fresh_seeds: Option<bool>,
         compared: Option<TimedCompare>,
         warmups: &[WarmupRun],
         aa_pairs: &[Pair],
@@ -73,6 +75,9 @@ impl ReplayCheck {
                     .map(|(_, hash, _)| hash != first_hash)
             });
         let output_bytes = baseline_runs.iter().map(|r| r.2).min().unwrap_or(0);
+        let fresh_seeds = fresh_seeds.unwrap_or_else(|| {
+            !baseline_runs.is_empty() && baseline_runs.iter().all(|(seed, _, _)| seed.is_some())
+        });
         let detectable = fresh_seeds
             && compared.is_some()
             && seed_dependent == Some(true)
@@ -169,7 +174,7 @@ mod tests {
             warmup(Arm::Baseline, 1, "a"),
         ];
         let aa = [pair(2, "b", "b")];
-        let check = ReplayCheck::of_runs(true, Some(TimedCompare::Exact), &w, &aa, &[]);
+        let check = ReplayCheck::of_runs(Some(true), Some(TimedCompare::Exact), &w, &aa, &[]);
         assert_eq!(check.seed_dependent, Some(true));
         assert!(check.detectable, "{check:?}");
         assert_eq!(check.why_undetectable(), None);
@@ -179,7 +184,7 @@ mod tests {
     fn an_output_that_ignores_the_seed_cannot_show_a_replay() {
         let w = [warmup(Arm::Baseline, 1, "same")];
         let aa = [pair(2, "same", "same")];
-        let check = ReplayCheck::of_runs(true, Some(TimedCompare::Exact), &w, &aa, &[]);
+        let check = ReplayCheck::of_runs(Some(true), Some(TimedCompare::Exact), &w, &aa, &[]);
         assert_eq!(check.seed_dependent, Some(false));
         assert!(!check.detectable);
         let why = check.why_undetectable().unwrap();
@@ -189,9 +194,9 @@ mod tests {
     #[test]
     fn no_seed_no_comparison_or_a_tiny_output_cannot_show_a_replay() {
         let aa = [pair(1, "a", "a"), pair(2, "b", "b")];
-        let unseeded = ReplayCheck::of_runs(false, Some(TimedCompare::Exact), &[], &aa, &[]);
+        let unseeded = ReplayCheck::of_runs(Some(false), Some(TimedCompare::Exact), &[], &aa, &[]);
         assert!(unseeded.why_undetectable().unwrap().contains("no `{seed}`"));
-        let uncompared = ReplayCheck::of_runs(true, None, &[], &aa, &[]);
+        let uncompared = ReplayCheck::of_runs(Some(true), None, &[], &aa, &[]);
         assert!(
             uncompared
                 .why_undetectable()
@@ -200,7 +205,7 @@ mod tests {
         );
         let mut tiny = aa.clone();
         tiny[1].baseline.stdout_bytes = 3;
-        let small = ReplayCheck::of_runs(true, Some(TimedCompare::Rule), &[], &tiny, &[]);
+        let small = ReplayCheck::of_runs(Some(true), Some(TimedCompare::Rule), &[], &tiny, &[]);
         assert_eq!(small.output_bytes, 3);
         assert!(small.why_undetectable().unwrap().contains("only 3 bytes"));
     }

@@ -41,7 +41,12 @@ impl Inputs<'_> {
         Inputs::default()
     }
 
-    fn next_seed(&mut self) -> Option<u64> {
+    /// The seed of the next pair of `arms`: none when neither command takes one.
+    fn next_seed(&mut self, arms: Arms<'_>) -> Option<u64> {
+        let takes = |spec: &RunSpec| spec.command.contains(SEED_PLACEHOLDER);
+        if !(takes(arms.baseline) || takes(arms.candidate)) {
+            return None;
+        }
         self.seeds.as_mut().map(|draw| draw())
     }
 }
@@ -224,7 +229,7 @@ pub fn run_warmups(
     let mut warmups = Vec::with_capacity(total);
     let mut order = first;
     for round in 0..per_arm {
-        let seed = inputs.next_seed();
+        let seed = inputs.next_seed(arms);
         let mut ran: Vec<(Arm, std::borrow::Cow<'_, RunSpec>, RunRecord)> = Vec::new();
         for arm in order.arms() {
             let spec = seeded(arms.spec(arm), seed);
@@ -380,7 +385,7 @@ pub fn run_pairs(
     let mut pairs = Vec::with_capacity(count);
     for index in 0..count {
         let order = pair_order.order_of(index);
-        let seed = inputs.next_seed();
+        let seed = inputs.next_seed(arms);
         let (b_spec, c_spec) = (seeded(arms.baseline, seed), seeded(arms.candidate, seed));
         let mut baseline = None;
         let mut candidate = None;

@@ -148,7 +148,8 @@ fn check_pairs(
                 ));
             }
         }
-        let recomputed = Pair::new(p.index, p.order, p.baseline.clone(), p.candidate.clone());
+        let mut recomputed = Pair::new(p.index, p.order, p.baseline.clone(), p.candidate.clone());
+        recomputed.seed = p.seed;
         out.extend(diff_serialized(
             &format!("{here}.ratio"),
             &p.ratio,
@@ -319,13 +320,14 @@ fn stopped_at_warmups(path: &str, fresh: &mut ScenarioResult, out: &mut Vec<Diff
 }
 
 /// Re-derives whether a replayed result could show in the scenario's runs; the comparison rule
-/// is taken as recorded, whether the command takes a seed is read from it.
+/// is taken as recorded, whether the command takes a seed follows from its runs' seeds.
 fn check_replay(path: &str, s: &ScenarioResult, fresh: &mut ScenarioResult) -> Vec<Difference> {
     let Some(recorded) = &s.replay else {
         return Vec::new();
     };
     let again = ReplayCheck::of_runs(
-        crate::check::has_seed(&s.baseline_command),
+        // A holdout's seeds are sealed in a receipt: whether it took one is then as recorded.
+        (s.role == Role::Holdout).then_some(recorded.fresh_seeds),
         recorded.compared,
         &fresh.warmups,
         &fresh.aa_pairs,
