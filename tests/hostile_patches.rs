@@ -861,8 +861,10 @@ fn page_cache_channel_works() -> bool {
     let run = |seed: &str| {
         let out = Command::new("./prog")
             .args(["40000", seed])
-            .current_dir(dir.path());
-        String::from_utf8(out.output().unwrap().stdout).unwrap()
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
     };
     let honest = run("3");
     (0..3).any(|_| run("4").replace("seed=4", "seed=3") == honest)
