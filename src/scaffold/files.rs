@@ -254,6 +254,14 @@ pub fn starter_files(input: &StarterInput) -> StarterFiles {
         }
     };
     let check = input.check.clone().unwrap_or_else(|| run.clone());
+    if !crate::check::has_seed(&run) {
+        todo.push(format!(
+            "make the timed command take `{{seed}}` (scenarios[0].run in {WORKLOAD_FILE}) and \
+             derive its inputs from it: without a fresh seed in every pair, a result one run \
+             stored for the next cannot be told from one it computed, and no confirmation \
+             reaches tier `tested` (README: \"Writing a workload evo can trust\")"
+        ));
+    }
     let scenario = ScenarioFile {
         name: "main",
         role: "training",
@@ -331,20 +339,24 @@ fn workload_comment(input: &StarterInput, notes: &[String], s: &ScenarioFile) ->
          candidate computes the same thing, compared by `compare`: \"exact\" is byte for byte; \
          use {\"tolerance\": {\"abs\": 1e-9, \"rel\": 1e-6}} when floating-point results may \
          differ in the last digits. A smaller input of the same computation makes it faster. \
-         `{seed}` in run or check becomes a fresh random number in each confirmation, so a \
-         patch cannot memorize the answer to a known input."
+         `{seed}` becomes a fresh random number: one per confirmation in check, and one per \
+         timed pair in run (both arms the same), so a patch cannot memorize the answer to a \
+         known input, nor replay what an earlier run computed."
             .to_string(),
     ]);
     lines.push(if s.deterministic_output {
-        "scenarios[0].deterministic_output: true because check is the timed command: every \
-         timed run must print the same bytes as the checked one, so a candidate cannot do less \
-         work only when timed. Set it to false if the program prints timings or other varying \
-         text (and then check the output another way)."
+        "scenarios[0].deterministic_output: true because check is the timed command: the two \
+         runs of every timed pair (same seed) must print the same bytes, so a candidate cannot \
+         do less work only when timed. If floating-point results may move in their last digits, \
+         use compare_timed_output: true with a tolerance instead; if the program prints timings \
+         or other varying text, neither works, and replay cannot be detected."
             .to_string()
     } else {
         "scenarios[0].deterministic_output: false because check differs from run; set it to \
-         true if the timed command prints the same bytes on every run: then a candidate whose \
-         timed run prints anything else is rejected."
+         true if the timed command prints the same bytes for the same seed (or \
+         compare_timed_output: true to compare them under `compare`): the two runs of every \
+         timed pair are then compared, and a candidate whose timed run prints anything else is \
+         rejected. Without either, replay cannot be detected and the tier stays below tested."
             .to_string()
     });
     lines.extend([
