@@ -1,5 +1,7 @@
 //! What each subcommand does, between parsed arguments and an exit code.
 
+mod verify;
+
 use std::io::Write;
 use std::time::Duration;
 
@@ -9,7 +11,6 @@ use crate::bench::{self, BenchPlan};
 use crate::cli::{
     BenchArgs, CampaignCommand, CampaignRunArgs, Cli, Command, ConfirmArgs, FirstArm, InitArgs,
     KeygenArgs, ManArgs, PrCommand, PrRenderArgs, ReceiptCommand, SchemaArg, ScreenJobArgs,
-    VerifyArgs,
 };
 use crate::evidence::figures::{BenchReport, BenchSettings};
 use crate::exit_codes;
@@ -32,7 +33,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Campaign(CampaignCommand::ScreenJob(args)) => screen_job_command(args),
         Command::Init(args) => init_command(args),
         Command::Keygen(args) => keygen_command(args),
-        Command::Receipt(ReceiptCommand::Verify(args)) => verify_command(args),
+        Command::Receipt(ReceiptCommand::Verify(args)) => verify::verify_command(args),
         Command::Pr(PrCommand::Render(args)) => pr_render_command(args),
         Command::Schema { kind } => {
             use crate::spec::SchemaKind;
@@ -411,10 +412,15 @@ fn init_command(args: InitArgs) -> Result<i32, Failure> {
 
 fn keygen_command(args: KeygenArgs) -> Result<i32, Failure> {
     use crate::receipt::keys;
-    let dir = match args.out {
-        Some(dir) => dir,
-        None => keys::default_dir().map_err(Failure::usage)?,
+    let (dir, origin) = match args.out {
+        Some(dir) => (dir, "--out"),
+        None => (
+            keys::default_dir().map_err(Failure::usage)?,
+            keys::default_dir_origin(),
+        ),
     };
+    // A key made in a clone could be committed, and evo would refuse it later anyway.
+    keys::check_place(&dir, origin, &[]).map_err(Failure::usage)?;
     match keys::write_new_pair(&dir) {
         Ok((key, files)) => {
             println!(
@@ -433,123 +439,9 @@ fn keygen_command(args: KeygenArgs) -> Result<i32, Failure> {
     }
 }
 
-/// Reads a receipt and checks it against the given key, else the known key with the id the
-/// receipt names.
-fn open_receipt(
-    file: &std::path::Path,
-    key: Option<&std::path::Path>,
-) -> Result<crate::receipt::Verified, Failure> {
-    use crate::receipt::keys;
-    // The receipt first: a wrong path is the likelier mistake, and says nothing about keys.
-    let bytes = std::fs::read(file).map_err(|e| {
-        // The path as the user typed it: tidying a path evo did not write could name another file.
-        Failure::usage(format!("cannot read the receipt {}: {e}", file.display()))
-    })?;
-    let no_key = |e: &dyn std::fmt::Display| {
-        Failure::usage(e).hint("pass the signer's public key with --key FILE")
-    };
-    let found = match key {
-        Some(path) => keys::FoundKey {
-            key: keys::load_verifying_key(path).map_err(|e| no_key(&e))?,
-            path: path.to_path_buf(),
-        },
-        None => pick_key(&crate::receipt::dsse::named_key_ids(&bytes)).map_err(|e| no_key(&e))?,
-    };
-    eprintln!(
-        "evo: checking with key {} ({})",
-        keys::key_id(&found.key),
-        shown(&found.path)
-    );
-    crate::receipt::verify(&bytes, &found.key).map_err(|e| {
-        let failure = Failure::verification(format!("{} does not verify: {e}", file.display()));
-        if key.is_none() {
-            failure.hint("if another key signed it, pass its public key with --key FILE")
-        } else {
-            failure
-        }
-    })
-}
-
-/// The known key with an id in `wanted`; else, after saying where evo looked, the first key
-/// found, so that the check explains the difference (another key, or an altered key id).
-fn pick_key(wanted: &[String]) -> Result<crate::receipt::keys::FoundKey, String> {
-    use crate::receipt::keys::{self, KeyLookup};
-    let (looked, fallback) = match keys::find_verifying_key(wanted).map_err(|e| e.to_string())? {
-        KeyLookup::Matched(found) => return Ok(found),
-        KeyLookup::Unmatched { looked, fallback } => (looked, fallback),
-    };
-    let places: Vec<String> = looked.iter().map(|d| shown(d)).collect();
-    let wanted = match wanted {
-        [] => "no key id (it is not a signed receipt)".to_string(),
-        ids => format!("key id {}", ids.join(", ")),
-    };
-    let sentence = format!(
-        "no key evo knows matches: the receipt names {wanted}; evo looked for {} (else {}) in {}",
-        keys::PUBLIC_KEY_FILE,
-        keys::PRIVATE_KEY_FILE,
-        places.join(", ")
-    );
-    match fallback {
-        Some(found) => {
-            eprintln!("evo: {sentence}");
-            Ok(found)
-        }
-        None => Err(sentence),
-    }
-}
-
-fn verify_command(args: VerifyArgs) -> Result<i32, Failure> {
-    let verified = open_receipt(&args.file, args.key.as_deref())?;
-    let p = &verified.statement.predicate;
-    println!(
-        "{}: signature valid, key {}, sha256 {}",
-        args.file.display(),
-        verified.key_id,
-        verified.sha256
-    );
-    for s in &verified.statement.subject {
-        let digests: Vec<String> = s.digest.iter().map(|(k, v)| format!("{k}:{v}")).collect();
-        println!("  subject {} {}", s.name, digests.join(" "));
-    }
-    println!(
-        "  run {}: verdict {}, tier {}",
-        p.run_id,
-        p.verdict.as_str(),
-        p.tier.as_str()
-    );
-    if !args.recompute {
-        return Ok(exit_codes::ACCEPTED);
-    }
-    // Another evo's rules would report every rule change as a difference: refuse instead.
-    if let Err(e) = crate::receipt::recompute::same_rules(p) {
-        return Err(Failure::verification(e).hint(format!(
-            "recompute it with the evo that made it (evo {}), or with an evo whose rules are {}",
-            p.evo_version, e.recorded
-        )));
-    }
-    let differences = crate::receipt::recompute::recompute(p);
-    if differences.is_empty() {
-        let runs: usize = p
-            .scenarios
-            .iter()
-            .map(|s| s.warmups.len() + 2 * (s.aa_pairs.len() + s.pairs.len()))
-            .sum();
-        println!(
-            "recomputed: every figure, gate, tier and the verdict follow from the {runs} raw runs"
-        );
-        return Ok(exit_codes::ACCEPTED);
-    }
-    let mut failure = Failure::verification(format!(
-        "{} figure(s) do not follow from the raw runs in the receipt:",
-        differences.len()
-    ));
-    failure.hints = differences.iter().map(|d| d.to_string()).collect();
-    Err(failure)
-}
-
 fn pr_render_command(args: PrRenderArgs) -> Result<i32, Failure> {
     use crate::report::{pr_body, pr_context::ReceiptRef};
-    let verified = open_receipt(&args.receipt, args.key.as_deref())?;
+    let verified = verify::open_receipt(&args.receipt, &args.key)?.verified;
     let (template, name) = match &args.template {
         Some(path) => match std::fs::read_to_string(path) {
             Ok(text) => (text, path.display().to_string()),
@@ -707,7 +599,8 @@ fn campaign_key(
 ) -> crate::receipt::keys::VerifyWith {
     use crate::receipt::keys::{KeySource, VerifyWith};
     let key_file = crate::plan::key_file(&plan.campaign_file, &plan.spec);
-    let Ok(source) = KeySource::for_campaign(key_file.as_deref()) else {
+    let untrusted = crate::plan::key_untrusted(&plan.campaign_file, &plan.spec);
+    let Ok(source) = KeySource::for_campaign(key_file.as_deref(), &untrusted) else {
         return VerifyWith::Found;
     };
     let id = std::fs::read(receipt)

@@ -297,14 +297,16 @@ pub struct InitArgs {
 #[derive(Debug, Args)]
 pub struct KeygenArgs {
     /// Directory for `signing.key` (mode 0600) and `signing.pub.pem`; default: the per-user key
-    /// directory ($EVO_KEY_DIR, else $XDG_CONFIG_HOME/evo, else ~/.config/evo).
+    /// directory ($EVO_KEY_DIR, else $XDG_CONFIG_HOME/evo, else ~/.config/evo). Never inside a
+    /// git work tree.
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum ReceiptCommand {
-    /// Check a receipt's signature, key id and layout; with --recompute also its figures.
+    /// Check a receipt's signature, key id and layout; with --recompute also its figures; with
+    /// --require, --patch and --diff that it is the verdict and the change under review.
     #[command(after_help = crate::exit_codes::help())]
     Verify(VerifyArgs),
 }
@@ -313,13 +315,30 @@ pub enum ReceiptCommand {
 pub struct VerifyArgs {
     /// The `validation_receipt.json` file.
     pub file: PathBuf,
-    /// Public key (SPKI PEM, or the private key file); default: the key with the receipt's key id
-    /// in $EVO_KEY_DIR, else in $XDG_CONFIG_HOME/evo or ~/.config/evo.
-    #[arg(long)]
-    pub key: Option<PathBuf>,
+    /// A trusted public key (SPKI PEM, or the private key file); repeat for several. Default:
+    /// the key with the receipt's key id in $EVO_KEY_DIR, else in $XDG_CONFIG_HOME/evo or
+    /// ~/.config/evo, or the public half of $EVO_SIGNING_KEY. A key inside a git work tree is
+    /// refused: keep trusted keys outside any repository.
+    #[arg(long, value_name = "FILE")]
+    pub key: Vec<PathBuf>,
     /// Recompute every statistic, gate, tier and verdict from the raw runs in the receipt.
     #[arg(long)]
     pub recompute: bool,
+    /// Fail (exit 6) unless the receipt says this: a verdict (accepted, rejected, inconclusive)
+    /// or tier=tested / tier=measured (that tier or higher). Repeat, or separate with commas.
+    #[arg(long, value_name = "WHAT", value_delimiter = ',')]
+    pub require: Vec<crate::receipt::binding::Requirement>,
+    /// Fail (exit 6) unless the receipt is about this patch file, byte for byte.
+    #[arg(long, value_name = "FILE")]
+    pub patch: Option<PathBuf>,
+    /// Fail (exit 6) unless the receipt's baseline is BASE and its patch turns the range's start
+    /// into exactly its end (BASE..HEAD, or BASE...HEAD from their merge base, as git diff reads
+    /// them). The patch is --patch, else candidate.patch beside the receipt.
+    #[arg(long, value_name = "BASE..HEAD")]
+    pub diff: Option<String>,
+    /// The repository --diff reads (default: the current directory).
+    #[arg(long, value_name = "DIR", requires = "diff")]
+    pub repo: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -336,10 +355,10 @@ pub struct PrRenderArgs {
     /// A minijinja template to use instead of evo's `templates/pr_body.md`.
     #[arg(long)]
     pub template: Option<PathBuf>,
-    /// Public key (SPKI PEM, or the private key file); default: the key with the receipt's key id
-    /// in $EVO_KEY_DIR, else in $XDG_CONFIG_HOME/evo or ~/.config/evo.
-    #[arg(long)]
-    pub key: Option<PathBuf>,
+    /// A trusted public key (SPKI PEM, or the private key file); repeat for several. Default:
+    /// as for `evo receipt verify`. A key inside a git work tree is refused.
+    #[arg(long, value_name = "FILE")]
+    pub key: Vec<PathBuf>,
     /// Write the text here instead of standard output.
     #[arg(long)]
     pub out: Option<PathBuf>,

@@ -15,6 +15,10 @@ pub const INCONCLUSIVE: i32 = 4;
 /// `evo receipt verify` / `evo pr render`: the receipt is not authentic (signature, key id,
 /// payload type or layout) or its figures do not follow from its raw runs (`--recompute`).
 pub const VERIFICATION_FAILED: i32 = 5;
+/// `evo receipt verify`: the receipt is authentic, but not what was required of it: another
+/// verdict or tier than `--require` names, or about another patch or baseline than `--patch` /
+/// `--diff` name.
+pub const REQUIREMENT_NOT_MET: i32 = 6;
 /// Stopped by Ctrl-C or a stop signal (128 + SIGINT, as shells report it); nothing was decided,
 /// everything finished before the stop is kept.
 pub const INTERRUPTED: i32 = 130;
@@ -27,7 +31,7 @@ pub struct Described {
 }
 
 /// Every exit code with a one-line meaning, in the order `--help` lists them.
-pub const ALL: [Described; 7] = [
+pub const ALL: [Described; 8] = [
     Described {
         code: ACCEPTED,
         meaning: "accepted (or the command succeeded)",
@@ -51,6 +55,10 @@ pub const ALL: [Described; 7] = [
     Described {
         code: VERIFICATION_FAILED,
         meaning: "the receipt does not verify (signature, key, layout or --recompute)",
+    },
+    Described {
+        code: REQUIREMENT_NOT_MET,
+        meaning: "the receipt verifies but is not what --require, --patch or --diff ask for",
     },
     Described {
         code: INTERRUPTED,
@@ -149,6 +157,7 @@ mod tests {
             USAGE_ERROR,
             INTERRUPTED,
             VERIFICATION_FAILED,
+            REQUIREMENT_NOT_MET,
         ] {
             assert_eq!(under_fail_on(code, &[]), code);
         }

@@ -144,6 +144,26 @@ pub fn key_file(campaign_file: &Path, campaign: &Campaign) -> Option<PathBuf> {
     (campaign.key.as_deref()).map(|key| resolve_in(campaign_file, key))
 }
 
+/// The folders no signing key may be kept in, besides any git work tree: the campaign's
+/// repository and its output folder (the campaign file may come from the change under review, so
+/// its `key` is never taken on trust).
+pub fn key_untrusted(
+    campaign_file: &Path,
+    campaign: &Campaign,
+) -> Vec<crate::receipt::trust::Untrusted> {
+    use crate::receipt::trust::Untrusted;
+    vec![
+        Untrusted::new(
+            "the campaign's repository",
+            resolve_in(campaign_file, &campaign.repo),
+        ),
+        Untrusted::new(
+            "the campaign's output folder",
+            resolve_in(campaign_file, &campaign.output),
+        ),
+    ]
+}
+
 /// Finds the campaign for `patch`: `--campaign`, else the run manifest beside the patch, else
 /// `evo.json` in `cwd`.
 pub fn locate_campaign(

@@ -178,9 +178,12 @@ impl CampaignRun<'_> {
         let signer = match stage {
             JobStage::Confirm => {
                 let key_file = crate::plan::key_file(&self.plan.campaign_file, &self.plan.spec);
-                let signer = (self.opts.sign_with.signer(key_file.as_deref())).map_err(|e| {
-                    PipelineError::Usage(format!("cannot use the signing key: {e}"))
-                })?;
+                let untrusted =
+                    crate::plan::key_untrusted(&self.plan.campaign_file, &self.plan.spec);
+                let signer = (self.opts.sign_with.signer(key_file.as_deref(), &untrusted))
+                    .map_err(|e| {
+                        PipelineError::Usage(format!("cannot use the signing key: {e}"))
+                    })?;
                 Some(signer)
             }
             JobStage::Screening => None,

@@ -197,7 +197,8 @@ pub fn run_campaign(
     // A configured key that cannot be used is found now, not after the whole search.
     if let SignWith::CampaignKey = opts.sign_with {
         let key_file = crate::plan::key_file(&plan.campaign_file, &plan.spec);
-        crate::receipt::keys::Signer::check_configured(key_file.as_deref())
+        let untrusted = crate::plan::key_untrusted(&plan.campaign_file, &plan.spec);
+        crate::receipt::keys::Signer::check_configured(key_file.as_deref(), &untrusted)
             .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
     }
     crate::plan::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;

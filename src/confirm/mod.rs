@@ -31,6 +31,7 @@ pub(crate) use crate::pipeline::io_err;
 use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::ConfirmPlan;
 use crate::receipt::keys::Signer;
+use crate::receipt::keys::Untrusted;
 use crate::stats::Tier;
 use crate::tree::{self, Pinned, Tree};
 pub use finish::{write_evidence, write_result};
@@ -301,9 +302,16 @@ fn pipeline(
         .map_err(|e| PipelineError::Usage(e.to_string()))?;
     // The key is settled before anything runs, so a bad key costs no measurement.
     let key_file = crate::plan::key_file(&plan.campaign.campaign_file, &plan.campaign.spec);
+    let mut untrusted =
+        crate::plan::key_untrusted(&plan.campaign.campaign_file, &plan.campaign.spec);
+    untrusted.push(Untrusted::new(
+        "evo's output folder",
+        &plan.campaign.output_dir,
+    ));
+    untrusted.extend((opts.work_dir.iter()).map(|d| Untrusted::new("evo's work folder", d)));
     let signer = match signed {
         true => Some(
-            (opts.sign_with.signer(key_file.as_deref()))
+            (opts.sign_with.signer(key_file.as_deref(), &untrusted))
                 .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?,
         ),
         false => None,

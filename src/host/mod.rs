@@ -158,10 +158,15 @@ pub enum SignWith {
 }
 
 impl SignWith {
-    /// The signer, looking it up when asked to; `key_file` is the campaign's `key`, resolved.
-    pub fn signer(&self, key_file: Option<&Path>) -> Result<Signer, KeyError> {
+    /// The signer, looking it up when asked to; `key_file` is the campaign's `key`, resolved;
+    /// no key in a work tree or in `untrusted` is used.
+    pub fn signer(
+        &self,
+        key_file: Option<&Path>,
+        untrusted: &[crate::receipt::keys::Untrusted],
+    ) -> Result<Signer, KeyError> {
         match self {
-            SignWith::CampaignKey => Signer::for_campaign(key_file),
+            SignWith::CampaignKey => Signer::for_campaign(key_file, untrusted),
             SignWith::Signer(signer) => Ok(Signer::clone(signer)),
         }
     }

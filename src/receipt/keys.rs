@@ -20,6 +20,8 @@ use ed25519_dalek::{SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 
 pub use super::signer::{KeySource, Signer, VerifyWith};
+use super::trust::check_outside;
+pub use super::trust::{InWorkTree, Untrusted};
 
 /// File name of the private key in a key directory.
 pub const PRIVATE_KEY_FILE: &str = "signing.key";
@@ -64,6 +66,13 @@ pub enum KeyError {
          in the campaign (\"key\")"
     )]
     NoHome,
+    /// A key or key folder in a git work tree or a folder evo made (`trust`).
+    #[error("{origin}: {place}")]
+    InWorkTree {
+        /// Where evo was told to look: "$EVO_KEY_DIR", "the campaign's `key`", "--key".
+        origin: String,
+        place: super::trust::InWorkTree,
+    },
     /// The variable is set but unusable. `reason` never quotes its value.
     #[error("${SIGNING_KEY_ENV} does not hold a usable Ed25519 private key: {reason}")]
     Env { reason: String },
@@ -230,6 +239,24 @@ pub fn load_verifying_key(path: &Path) -> Result<VerifyingKey, KeyError> {
     })
 }
 
+/// Refuses a key or key folder that lies in a git work tree or in one of `untrusted`; `origin`
+/// says where evo was told to look (the error names it).
+pub fn check_place(path: &Path, origin: &str, untrusted: &[Untrusted]) -> Result<(), KeyError> {
+    check_outside(path, untrusted).map_err(|place| KeyError::InWorkTree {
+        origin: origin.to_string(),
+        place,
+    })
+}
+
+/// Where `$EVO_KEY_DIR`, if set, says the key folder is, else the config folder
+/// ([`default_dir`]), named as [`check_place`] wants it.
+pub fn default_dir_origin() -> &'static str {
+    match std::env::var_os(KEY_DIR_ENV).filter(|v| !v.is_empty()) {
+        Some(_) => "$EVO_KEY_DIR",
+        None => "the default key folder",
+    }
+}
+
 /// Where the per-user default key lives: `$EVO_KEY_DIR`, else `$XDG_CONFIG_HOME/evo`, else
 /// `~/.config/evo`.
 pub fn default_dir() -> Result<PathBuf, KeyError> {
@@ -262,53 +289,6 @@ pub fn known_key_dirs() -> Vec<PathBuf> {
         }
     }
     dirs
-}
-
-/// A public key and the file it was read from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FoundKey {
-    pub key: VerifyingKey,
-    pub path: PathBuf,
-}
-
-/// What a search of the key directories found for a receipt.
-#[derive(Debug, Clone, PartialEq)]
-pub enum KeyLookup {
-    /// A key with an id the receipt names.
-    Matched(FoundKey),
-    /// None of the keys has an id the receipt names. `fallback` is the first key found: checking
-    /// the receipt with it says how the key differs (another key, or an altered key id).
-    Unmatched {
-        looked: Vec<PathBuf>,
-        fallback: Option<FoundKey>,
-    },
-}
-
-/// Searches [`known_key_dirs`] for the key whose id is one of `wanted` (the ids a receipt names).
-/// In each directory the public key is read, or the private key when there is no public one.
-pub fn find_verifying_key(wanted: &[String]) -> Result<KeyLookup, KeyError> {
-    let looked = known_key_dirs();
-    if looked.is_empty() {
-        return Err(KeyError::NoHome);
-    }
-    let mut fallback = None;
-    for dir in &looked {
-        let files = KeyFiles::in_dir(dir);
-        let path = match (files.public.exists(), files.private.exists()) {
-            (true, _) => files.public,
-            (false, true) => files.private,
-            (false, false) => continue,
-        };
-        let found = FoundKey {
-            key: load_verifying_key(&path)?,
-            path,
-        };
-        if wanted.contains(&key_id(&found.key)) {
-            return Ok(KeyLookup::Matched(found));
-        }
-        fallback.get_or_insert(found);
-    }
-    Ok(KeyLookup::Unmatched { looked, fallback })
 }
 
 /// The file `--key` must name to verify what `private` signed, or `None` when verification finds

@@ -3,10 +3,13 @@
 //! DSSE envelope signed with Ed25519.
 //!
 //! Building and checking are pure (bytes in, bytes out); the callers read and write the files.
-//! `keys` stores and finds keys, `signer` picks the key that signs, `dsse` signs and opens envelopes, `statement` builds the statement,
-//! `seal` seals the holdouts in it, `keyscan` refuses to sign anything holding the private key, and
-//! `recompute` re-derives the verdict from the raw runs.
+//! `keys` stores and loads keys, `trust` refuses keys kept in a work tree, `trusted` lists the
+//! keys verification trusts, `signer` picks the key that signs, `dsse` signs and opens envelopes,
+//! `statement` builds the statement, `seal` seals the holdouts in it, `keyscan` refuses to sign
+//! anything holding the private key, `recompute` re-derives the verdict from the raw runs, and
+//! `binding` ties a receipt to the patch under review and to what a reviewer requires.
 
+pub mod binding;
 pub mod dsse;
 pub mod keys;
 pub mod keyscan;
@@ -14,6 +17,8 @@ pub mod recompute;
 pub mod seal;
 pub mod signer;
 pub mod statement;
+pub mod trust;
+pub mod trusted;
 
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};

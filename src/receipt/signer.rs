@@ -11,8 +11,9 @@ use ed25519_dalek::SigningKey;
 use ed25519_dalek::pkcs8::DecodePrivateKey;
 
 use super::keys::{
-    KeyError, KeyFiles, SIGNING_KEY_ENV, create_dir, default_dir, generate, key_id,
-    load_signing_key, private_pem, publish, verify_flag_for, write_public,
+    KeyError, KeyFiles, SIGNING_KEY_ENV, Untrusted, check_place, create_dir, default_dir,
+    default_dir_origin, generate, key_id, load_signing_key, private_pem, publish, verify_flag_for,
+    write_public,
 };
 
 /// Where the signing key came from.
@@ -42,16 +43,28 @@ impl KeySource {
     /// `$EVO_SIGNING_KEY` when it is set, else the campaign's key file when it names one, else
     /// the per-user default key. The variable wins because it is the choice of whoever runs evo
     /// (a CI job's secret), while the campaign file may come from the change being judged.
-    pub fn for_campaign(key: Option<&Path>) -> Result<KeySource, KeyError> {
+    ///
+    /// A key file in a git work tree or in one of `untrusted` (the campaign's repository, evo's
+    /// output and work folders) is refused, whichever of the two named it: a pull request can
+    /// commit a `signing.key`, and evo would sign for whoever wrote it.
+    pub fn for_campaign(
+        key: Option<&Path>,
+        untrusted: &[Untrusted],
+    ) -> Result<KeySource, KeyError> {
         if std::env::var_os(SIGNING_KEY_ENV).is_some() {
             return Ok(KeySource::Env {
                 instead_of: key.map(Path::to_path_buf),
             });
         }
-        Ok(KeySource::File(match key {
-            Some(path) => path.to_path_buf(),
-            None => KeyFiles::in_dir(&default_dir()?).private,
-        }))
+        let (path, origin) = match key {
+            Some(path) => (path.to_path_buf(), "the campaign's `key`"),
+            None => (
+                KeyFiles::in_dir(&default_dir()?).private,
+                default_dir_origin(),
+            ),
+        };
+        check_place(&path, origin, untrusted)?;
+        Ok(KeySource::File(path))
     }
 
     /// The source as evo names it to the user.
@@ -114,9 +127,10 @@ impl Signer {
     }
 
     /// The key from [`KeySource::for_campaign`]: the variable's, the campaign's key file, or the
-    /// per-user default key (created if needed).
-    pub fn for_campaign(key: Option<&Path>) -> Result<Signer, KeyError> {
-        match (KeySource::for_campaign(key)?, key) {
+    /// per-user default key (created if needed); never one in a work tree (see
+    /// [`KeySource::for_campaign`]).
+    pub fn for_campaign(key: Option<&Path>, untrusted: &[Untrusted]) -> Result<Signer, KeyError> {
+        match (KeySource::for_campaign(key, untrusted)?, key) {
             (KeySource::Env { .. }, _) => {
                 let value = std::env::var_os(SIGNING_KEY_ENV).unwrap_or_default();
                 Signer::from_env_value(&value, key)
@@ -127,10 +141,12 @@ impl Signer {
     }
 
     /// Loads the key [`Signer::for_campaign`] would use, unless that is the default key (which
-    /// may not exist yet): a key that cannot be used is found before a campaign runs.
-    pub fn check_configured(key: Option<&Path>) -> Result<(), KeyError> {
+    /// may not exist yet, so only its place is checked): a key that cannot be used is found
+    /// before a campaign runs.
+    pub fn check_configured(key: Option<&Path>, untrusted: &[Untrusted]) -> Result<(), KeyError> {
+        KeySource::for_campaign(key, untrusted)?;
         if std::env::var_os(SIGNING_KEY_ENV).is_some() || key.is_some() {
-            Signer::for_campaign(key)?;
+            Signer::for_campaign(key, untrusted)?;
         }
         Ok(())
     }
