@@ -619,3 +619,59 @@ fn a_campaign_may_decide_on_instructions_and_says_so() {
         text(&out)
     );
 }
+
+#[test]
+fn a_patch_that_leaves_the_timed_program_byte_identical_is_no_real_gain_and_times_nothing() {
+    // A comment-only change: the checks run, but the built program is the baseline's byte for
+    // byte, so any ratio of its runs would be noise. Nothing is timed and it is said why.
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "comment.patch",
+        &[(
+            "prog.c",
+            "static unsigned long slow_hash(unsigned long v) {\n",
+            "/* The hash every value goes through. */\nstatic unsigned long slow_hash(unsigned long v) {\n",
+        )],
+    );
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(r["verdict"], "rejected");
+    assert_eq!(r["timed_programs_unchanged"], true);
+    let reasons = r["reasons"].as_array().unwrap();
+    assert!(
+        reasons[0]
+            .as_str()
+            .unwrap()
+            .starts_with("no real gain: the timed programs are identical to the baseline's"),
+        "{reasons:#?}"
+    );
+    assert!(
+        r["scenarios"].as_array().unwrap().is_empty(),
+        "{:#}",
+        r["scenarios"]
+    );
+    for g in r["gates"].as_array().unwrap() {
+        assert_ne!(g["status"], "failed", "{g:#}");
+    }
+    let (Some(b), Some(c)) = (
+        r["artifacts"][0]["sha256"].as_str(),
+        r["artifacts"][1]["sha256"].as_str(),
+    ) else {
+        panic!("{:#}", r["artifacts"]);
+    };
+    assert_eq!(b, c);
+    // The receipt's figures follow: nothing was timed, and that is the verdict.
+    let run = std::fs::read_dir(fx.camp.join("receipts"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.path().is_dir())
+        .unwrap()
+        .path();
+    let verify = evo()
+        .args(["receipt", "verify", "--recompute"])
+        .arg(run.join("validation_receipt.json"))
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", text(&verify));
+}

@@ -222,6 +222,7 @@ fn clean_result() -> ConfirmResult {
         explanation: None,
         config_lane: ConfigLane::default(),
         sandbox: Default::default(),
+        timed_programs_unchanged: false,
     };
     decide(&mut r);
     r

@@ -271,6 +271,7 @@ fn tested_result() -> ConfirmResult {
             detail: "no network, read-only outside the tree".into(),
             ..Default::default()
         },
+        timed_programs_unchanged: false,
     }
 }
 

@@ -18,7 +18,7 @@ impl Run<'_> {
     pub(super) fn finish(mut self, started: Instant) -> Result<Decided, PipelineError> {
         self.result.environment.load_1m_after = environment::load_1m();
         let r = &self.result;
-        let d = verdict::decide_by(&r.gates, &r.scenarios, r.metric, r.min_effect);
+        let d = verdict::decide_result(r, &r.scenarios);
         self.result.tier = d.tier;
         self.result.verdict = d.verdict;
         self.result.reasons = d.reasons;

@@ -13,6 +13,7 @@ mod lanes;
 mod measure;
 pub mod outcome;
 pub mod request;
+mod unchanged;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -212,6 +213,7 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         explanation: stated_reason(plan),
         config_lane: result::ConfigLane::default(),
         sandbox: Default::default(),
+        timed_programs_unchanged: false,
     }
 }
 
@@ -470,6 +472,10 @@ impl Run<'_> {
         }
         self.result.timings.checks_s = checks_started.elapsed().as_secs_f64();
         if self.leftover_gate(false) == Flow::Stop {
+            return Ok(());
+        }
+        if self.timed_programs_unchanged() {
+            self.result.timed_programs_unchanged = true;
             return Ok(());
         }
         self.wait_for_quiet();

@@ -447,6 +447,10 @@ pub struct ConfirmResult {
     /// Whether builds, checks and timed runs ran in the sandbox.
     #[serde(default)]
     pub sandbox: crate::measure::sandbox::SandboxRecord,
+    /// Every artifact the timed commands run was byte for byte the baseline's (and the patch
+    /// touched no configuration and no file a timed command names), so nothing was timed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_programs_unchanged: bool,
 }
 
 /// The figures of a holdout scenario, exactly as `evo confirm` computes them.

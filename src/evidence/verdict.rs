@@ -159,6 +159,23 @@ pub fn decide_by(
     }
 }
 
+/// [`decide_by`] for a whole result: a confirmation that timed nothing because its timed
+/// programs were the baseline's is no real gain, and says so first.
+pub fn decide_result(r: &super::result::ConfirmResult, scenarios: &[ScenarioResult]) -> Decision {
+    let mut d = decide_by(&r.gates, scenarios, r.metric, r.min_effect);
+    if r.timed_programs_unchanged {
+        d.reasons.insert(0, UNCHANGED_REASON.to_string());
+    }
+    d
+}
+
+/// The reason of a confirmation whose timed programs did not change.
+pub const UNCHANGED_REASON: &str = "no real gain: the timed programs are identical to the \
+                                    baseline's (every artifact the timed commands run is byte \
+                                    for byte the baseline's, and the patch touches no build \
+                                    configuration and no file a timed command names), so \
+                                    nothing was timed";
+
 /// Whether the holdouts can still change the verdict once the training scenarios are measured:
 /// under wall time, only when every training scenario passed its gate; under instructions (whose
 /// counts come after the timed runs), whenever none is a significant wall-time slowdown, so a

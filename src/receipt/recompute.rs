@@ -556,7 +556,7 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
     }
     check_leftover_gate(r, &mut out);
     recompute_config_lane(r, &mut out);
-    let d = verdict::decide_by(&r.gates, &scenarios, r.metric, r.min_effect);
+    let d = verdict::decide_result(r, &scenarios);
     out.extend(diff_serialized("tier", &r.tier, &d.tier));
     out.extend(diff_serialized("verdict", &r.verdict, &d.verdict));
     out.extend(diff_serialized("reasons", &r.reasons, &d.reasons));

@@ -195,5 +195,6 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
             detail: "off: the campaign sets sandbox.mode to \"off\"".into(),
             ..Default::default()
         },
+        timed_programs_unchanged: false,
     }
 }
