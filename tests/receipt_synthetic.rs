@@ -570,7 +570,7 @@ fn resigned_with_a_changed_wall_time() -> Vec<u8> {
 fn a_receipt_naming_a_gate_evo_does_not_know_is_refused() {
     let signed = receipt::sign(&tested_result(), &key()).unwrap();
     let mut st: serde_json::Value = serde_json::from_slice(&payload_of(&signed.bytes)).unwrap();
-    let gate = &mut st["predicate"]["gates"][6];
+    let gate = &mut st["predicate"]["gates"][7];
     assert_eq!(gate["name"], "timed output");
     gate["name"] = serde_json::json!("timed outputs");
     gate["status"] = serde_json::json!("failed");
@@ -688,12 +688,12 @@ fn the_pr_body_says_what_the_design_requires() {
 fn a_candidate_rejected_before_measurement_says_so() {
     let mut r = measured_result();
     r.scenarios.clear();
-    r.gates[4] = gate(
+    r.gates[5] = gate(
         GateName::Differential,
         GateStatus::Failed,
         "scenario `sum-100k` (differential): line 1 differs",
     );
-    r.gates.truncate(5);
+    r.gates.truncate(6);
     let d = verdict::decide(&r.gates, &r.scenarios);
     (r.tier, r.verdict, r.reasons) = (d.tier, d.verdict, d.reasons);
     let text = body(&r);

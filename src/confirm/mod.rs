@@ -540,15 +540,34 @@ impl Run<'_> {
         self.result.patch.added = summary.added_lines;
         self.result.patch.removed = summary.removed_lines;
         let baseline = self.materialize(TreeLabel::Baseline)?;
-        if let Err(e) =
-            tree::check_patch_safety(&summary, &baseline, &self.plan.campaign.workload.protected)
-        {
-            return Ok(self.fail_gate(GateName::PatchSafety, e.to_string()));
-        }
+        let workload = &self.plan.campaign.workload;
+        let cap = self.plan.campaign.spec.confirm.max_applied_bytes;
+        let cwds = workload.command_cwds();
+        let places = tree::BuildPlaces {
+            cwds: &cwds,
+            protected: &workload.protected,
+            config_files: &workload.config_files,
+        };
+        let safe = tree::check_patch_safety(&summary, &baseline, &workload.protected)
+            .and_then(|()| tree::check_build_files(&summary, &baseline, places))
+            .and_then(|()| tree::check_applied_size(&summary, &baseline, cap));
+        let applied_bytes = match safe {
+            Ok(bytes) => bytes,
+            Err(e) => return Ok(self.fail_gate(GateName::PatchSafety, e.to_string())),
+        };
         self.pass_gate(
             GateName::PatchSafety,
-            "no path outside the tree, through a symlink, or protected",
+            format!(
+                "no path outside the tree, through a symlink, protected, or a new build file; \
+                 writes at most \
+                 {applied_bytes} bytes (limit {cap})"
+            ),
         );
+        let scan = tree::scan_probes(&self.plan.patch, &workload.allow_probes);
+        match tree::gate_detail(&scan) {
+            Ok(detail) => self.pass_gate(GateName::LaneProbes, detail),
+            Err(detail) => return Ok(self.fail_gate(GateName::LaneProbes, detail)),
+        }
         let candidate = self.materialize(TreeLabel::Candidate)?;
         match tree::apply_patch(&candidate, &self.plan.patch) {
             Ok(applied) => {
