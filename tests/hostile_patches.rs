@@ -964,10 +964,19 @@ impl Fixture {
     fn probed(&self, patch: &Path) -> String {
         let o = self.confirm(patch, false);
         o.assert_code(REJECTED);
-        assert_eq!(o.gate("patch safety")["status"], "passed", "{}", text(&o.out));
+        assert_eq!(
+            o.gate("patch safety")["status"],
+            "passed",
+            "{}",
+            text(&o.out)
+        );
         let detail = o.failed_gate("lane probes");
         let r = o.result();
-        assert!(r["steps"].as_array().unwrap().is_empty(), "{:#}", r["steps"]);
+        assert!(
+            r["steps"].as_array().unwrap().is_empty(),
+            "{:#}",
+            r["steps"]
+        );
         assert!(
             !self.work().join(evo::tree::dir_name("candidate")).exists(),
             "a candidate tree was made for a probing patch"
@@ -1014,7 +1023,9 @@ fn a_new_cargo_config_or_cmake_list_is_refused_with_its_tool_named() {
         let diff = patch_by_writing(&fx.repo, &[(file, bytes)]);
         let detail = fx.refused(&fx.write_patch(&format!("build-file-{i}.patch"), &diff));
         assert!(
-            detail.contains(&format!("`{file}` is a new file that {tool} reads by itself")),
+            detail.contains(&format!(
+                "`{file}` is a new file that {tool} reads by itself"
+            )),
             "{detail}"
         );
         std::fs::remove_dir_all(fx.camp.join("receipts")).unwrap();
@@ -1093,5 +1104,8 @@ fn code_that_probes_the_page_cache_fails_the_lane_probes_gate() {
         )],
     );
     let detail = fx.probed(&patch);
-    assert!(detail.contains("`mincore` (can tell or changes the page cache"), "{detail}");
+    assert!(
+        detail.contains("`mincore` (can tell or changes the page cache"),
+        "{detail}"
+    );
 }

@@ -227,7 +227,7 @@ fn matches(p: &Probe, text: &str) -> bool {
     hay.match_indices(&needle).any(|(at, m)| {
         let before = hay[..at].chars().next_back();
         let after = hay[at + m.len()..].chars().next();
-        !(p.word_start && is_ident(before)) && !(p.word_end && is_ident(after))
+        !(p.word_start && is_ident(before) || p.word_end && is_ident(after))
     })
 }
 

@@ -66,7 +66,7 @@ fn mincore_is_found_unless_the_workload_allows_it() {
     let allowed = scan_probes(patch.as_bytes(), &["mincore".to_string()]);
     assert!(allowed.hits.is_empty());
     assert_eq!(allowed.allowed.len(), 1);
-    assert!(is_probe_name("mincore") && is_probe_name("posix_fadvise") == false);
+    assert!(is_probe_name("mincore") && !is_probe_name("posix_fadvise"));
     assert!(is_probe_name("fadvise"));
 }
 

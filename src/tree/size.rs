@@ -74,7 +74,7 @@ fn file_bytes(file: &FileChange, tree: &Tree) -> Result<u64, PatchError> {
     Ok(match (file.content, file.binary_size) {
         (Content::Binary, Some(BinarySize::Literal(n))) => n,
         (Content::Binary, Some(BinarySize::Delta(d))) => {
-            let per_instruction = old_size()?.min(MAX_DELTA_COPY).max(MAX_DELTA_INSERT);
+            let per_instruction = old_size()?.clamp(MAX_DELTA_INSERT, MAX_DELTA_COPY);
             d.saturating_mul(per_instruction)
         }
         (Content::Binary | Content::BinaryWithoutData, _) => 0,
