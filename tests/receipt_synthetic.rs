@@ -602,6 +602,23 @@ fn recompute_names_the_figures_a_changed_wall_time_contradicts() {
     );
 }
 
+/// A receipt recorded as accepted with the lane's counts equal (+0.00%) beside its wall-time
+/// gain: the disagreement rule (docs/design.md §3.12.1) is re-derived, so the verdict it
+/// records is named as contradicted.
+#[test]
+fn recompute_rederives_the_disagreement_of_counts_and_wall_time() {
+    let mut r = tested_result();
+    assert_eq!(r.verdict, Verdict::Accepted);
+    let counts = evo::evidence::result::InstructionFigures::of(1_000_000, 1_000_000);
+    r.scenarios[0].instructions = Some(counts);
+    let fields: Vec<String> = receipt::recompute::recompute(&r)
+        .into_iter()
+        .map(|d| d.field)
+        .collect();
+    assert!(fields.contains(&"verdict".to_string()), "{fields:?}");
+    assert!(fields.contains(&"reasons".to_string()), "{fields:?}");
+}
+
 #[test]
 fn recompute_checks_the_balanced_random_order_against_its_recorded_seed() {
     let mut r = tested_result();
