@@ -136,3 +136,22 @@ fn the_bundled_candidates_add_no_lane_probe() {
     }
     assert!(seen >= 15);
 }
+
+/// What the workload allowed is said in the gate's detail (in the result and the receipt).
+#[test]
+fn the_gate_detail_names_what_was_allowed_and_what_failed() {
+    let patch = adding(&["posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);"]);
+    let failed = gate_detail(&scan_probes(patch.as_bytes(), &[])).unwrap_err();
+    assert!(failed.contains("kernels.c:2: `fadvise`") && failed.contains("allow_probes"));
+    let allowed = scan_probes(patch.as_bytes(), &["fadvise".to_string()]);
+    let passed = gate_detail(&allowed).unwrap();
+    assert!(
+        passed.contains("allow_probes") && passed.contains("kernels.c:2"),
+        "{passed}"
+    );
+    let clean = adding(&["x += 1;"]);
+    assert_eq!(
+        gate_detail(&scan_probes(clean.as_bytes(), &[])).unwrap(),
+        "no added line probes the lane it runs in"
+    );
+}
