@@ -14,6 +14,7 @@ use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{
     LaneStep, Shown, compare_check_outputs, failure_text, mismatch_text,
 };
+use crate::pipeline::patch_gates;
 use crate::pipeline::steps::StepOutput;
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::{self, PatchError, Tree};
@@ -203,23 +204,14 @@ impl CampaignRun<'_> {
             Ok(s) => s,
             Err(e) => return Ok(Err((Status::Refused, e.to_string()))),
         };
-        let workload = &self.plan.workload;
         let cap = self.plan.spec.confirm.max_applied_bytes;
-        let cwds = workload.command_cwds();
-        let places = tree::BuildPlaces {
-            cwds: &cwds,
-            protected: &workload.protected,
-            config_files: &workload.config_files,
-        };
-        let safe = tree::check_patch_safety(&summary, baseline, &workload.protected)
-            .and_then(|()| tree::check_build_files(&summary, baseline, places))
-            .and_then(|()| tree::check_applied_size(&summary, baseline, cap).map(|_| ()));
-        if let Err(e) = safe {
-            return Ok(Err((refusal_status(&e), e.to_string())));
-        }
-        // Screening's copy of the `lane probes` gate.
-        if let Err(detail) = tree::gate_detail(&tree::scan_probes(bytes, &workload.allow_probes)) {
-            return Ok(Err((Status::Refused, format!("lane probes: {detail}"))));
+        let workload = &self.plan.workload;
+        // Screening's copy of the two gates: the same judgement, a `refused` status.
+        let judged = patch_gates::patch_safety(&summary, baseline, workload, cap).and_then(|_| {
+            patch_gates::lane_probes(bytes, workload).map_err(|d| format!("lane probes: {d}"))
+        });
+        if let Err(detail) = judged {
+            return Ok(Err((Status::Refused, detail)));
         }
         let t = self.fresh_tree(label, true)?;
         if let Err(e) = tree::apply_patch(&t, bytes) {

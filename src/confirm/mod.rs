@@ -28,6 +28,7 @@ use crate::measure::runner::RunnerFactory;
 use crate::measure::schedule::RunEvent;
 pub use crate::pipeline::PipelineError;
 pub(crate) use crate::pipeline::io_err;
+use crate::pipeline::patch_gates;
 use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::ConfirmPlan;
 use crate::receipt::keys::Signer;
@@ -540,33 +541,23 @@ impl Run<'_> {
         self.result.patch.added = summary.added_lines;
         self.result.patch.removed = summary.removed_lines;
         let baseline = self.materialize(TreeLabel::Baseline)?;
-        let workload = &self.plan.campaign.workload;
         let cap = self.plan.campaign.spec.confirm.max_applied_bytes;
-        let cwds = workload.command_cwds();
-        let places = tree::BuildPlaces {
-            cwds: &cwds,
-            protected: &workload.protected,
-            config_files: &workload.config_files,
-        };
-        let safe = tree::check_patch_safety(&summary, &baseline, &workload.protected)
-            .and_then(|()| tree::check_build_files(&summary, &baseline, places))
-            .and_then(|()| tree::check_applied_size(&summary, &baseline, cap));
-        let applied_bytes = match safe {
-            Ok(bytes) => bytes,
-            Err(e) => return Ok(self.fail_gate(GateName::PatchSafety, e.to_string())),
-        };
-        self.pass_gate(
-            GateName::PatchSafety,
-            format!(
-                "no path outside the tree, through a symlink, protected, or a new build file; \
-                 writes at most \
-                 {applied_bytes} bytes (limit {cap})"
+        let (patch, workload) = (&self.plan.patch[..], &self.plan.campaign.workload);
+        let gates = [
+            (
+                GateName::PatchSafety,
+                patch_gates::patch_safety(&summary, &baseline, workload, cap),
             ),
-        );
-        let scan = tree::scan_probes(&self.plan.patch, &workload.allow_probes);
-        match tree::gate_detail(&scan) {
-            Ok(detail) => self.pass_gate(GateName::LaneProbes, detail),
-            Err(detail) => return Ok(self.fail_gate(GateName::LaneProbes, detail)),
+            (
+                GateName::LaneProbes,
+                patch_gates::lane_probes(patch, workload),
+            ),
+        ];
+        for (name, judged) in gates {
+            match judged {
+                Ok(detail) => self.pass_gate(name, detail),
+                Err(detail) => return Ok(self.fail_gate(name, detail)),
+            }
         }
         let candidate = self.materialize(TreeLabel::Candidate)?;
         match tree::apply_patch(&candidate, &self.plan.patch) {

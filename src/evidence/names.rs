@@ -318,6 +318,7 @@ mod tests {
             gates,
             [
                 "patch safety",
+                "lane probes",
                 "apply",
                 "build",
                 "tests",
