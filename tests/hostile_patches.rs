@@ -1,7 +1,8 @@
 //! Hostile candidate patches against `evo confirm`: paths that leave the tree, symlinks written
 //! through, protected files, a gigabyte patch, binary patches, builds that hang or flood their
-//! logs, output that is not UTF-8, timed runs that differ from checked runs, known-input cheats
-//! and daemons left behind.
+//! logs, output that is not UTF-8, timed runs that differ from checked runs, known-input cheats,
+//! daemons left behind, files a build tool reads by itself, patches that inflate, and code that
+//! asks which lane it runs in.
 //!
 //! Every test checks the exit code, a specific message, that the user's repository (left dirty on
 //! purpose) is byte-identical afterwards, and that no receipt says `accepted` unless the candidate
