@@ -265,6 +265,18 @@ fn check_workload(file: &Path, w: &Workload) -> Result<(), PlanError> {
             "at least one scenario must have the role \"training\"".to_string(),
         ));
     }
+    if let Some((i, name)) =
+        (w.allow_probes.iter().enumerate()).find(|(_, name)| !crate::tree::is_probe_name(name))
+    {
+        return Err(invalid(
+            file,
+            &format!("allow_probes[{i}]"),
+            format!(
+                "`{}` is not a lane probe evo looks for (docs/design.md §2.2.3 lists them)",
+                crate::spec::values::escape_controls(name)
+            ),
+        ));
+    }
     let mut names: Vec<&str> = w.scenarios.iter().map(|s| s.name.as_str()).collect();
     names.sort_unstable();
     if let Some(dup) = names.windows(2).find(|p| p[0] == p[1]) {

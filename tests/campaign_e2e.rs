@@ -412,6 +412,14 @@ fn a_candidate_failing_only_under_callgrind_is_rejected_and_the_campaign_goes_on
         return;
     }
     let fx = Fixture::new();
+    // The lane probes gate would refuse it first; allowed, the count's own check must catch it.
+    write(
+        &fx.camp.join("workload.json"),
+        &WORKLOAD.replace(
+            r#""protected": ["bench/**"]"#,
+            r#""protected": ["bench/**"], "allow_probes": ["LD_PRELOAD", "vgpreload"]"#,
+        ),
+    );
     let dodge = fx.patch(
         "dodge.patch",
         &[(

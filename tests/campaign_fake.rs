@@ -106,6 +106,13 @@ impl Fixture {
             ("harness", "bench/run.sh", "exec ./prog", "exec nice ./prog"),
             ("broken", "prog.sh", "echo slow", "echo broken"),
             ("fast", "prog.sh", "echo slow", "echo fast"),
+            // Screening's copy of the lane probes gate (review #25.4).
+            (
+                "probe",
+                "prog.sh",
+                "echo slow",
+                "echo fast # RUNNING_ON_VALGRIND",
+            ),
         ] {
             let diff = patch_by_editing(&repo, &[(file, old, new)]);
             write(&camp.join(format!("{name}.patch")), &diff);
@@ -113,6 +120,13 @@ impl Fixture {
                 r#"{{ "name": "{name}", "patch": "{name}.patch" }}"#
             ));
         }
+        // A file make reads before the declared Makefile (review #25.3).
+        write(
+            &camp.join("gnumakefile.patch"),
+            "diff --git a/GNUmakefile b/GNUmakefile\nnew file mode 100644\nindex 0000000..1111111\n\
+             --- /dev/null\n+++ b/GNUmakefile\n@@ -0,0 +1,2 @@\n+prog:\n+\tcp prog.sh prog\n",
+        );
+        candidates.push(r#"{ "name": "gnumakefile", "patch": "gnumakefile.patch" }"#.into());
         write(&camp.join("workload.json"), WORKLOAD);
         write(&camp.join("holdouts.json"), HOLDOUTS);
         evo::receipt::keys::write_new_pair(&camp.join("key")).unwrap();
@@ -160,11 +174,21 @@ fn every_candidate_gets_its_exact_status_and_only_the_fast_one_is_confirmed() {
             ("harness", "refused"),
             ("broken", "build_failed"),
             ("fast", "confirmed"),
+            ("probe", "refused"),
+            ("gnumakefile", "refused"),
         ],
         "{s:#}"
     );
     let reason = |name| row(&s, name)["reason"].as_str().unwrap().to_string();
     assert!(reason("harness").contains("bench/run.sh"), "{s:#}");
+    assert!(
+        reason("probe").starts_with("lane probes: ") && reason("probe").contains("prog.sh:2"),
+        "{s:#}"
+    );
+    assert!(
+        reason("gnumakefile").contains("make reads by itself"),
+        "{s:#}"
+    );
     assert!(reason("broken").contains("syntax error"), "{s:#}");
     assert!(reason("wrong").contains("+43"), "{s:#}");
     // A differing check output is told as a confirmation's differential gate tells it: one engine.
@@ -174,7 +198,7 @@ fn every_candidate_gets_its_exact_status_and_only_the_fast_one_is_confirmed() {
     );
     let fast = row(&s, "fast");
     assert_eq!(s["accepted"], fast["index"]);
-    assert_eq!(s["candidates_tried"], 5);
+    assert_eq!(s["candidates_tried"], 7);
     assert_eq!(fast["screening_pairs"], 5);
     assert_eq!(fast["confirmation_verdict"], "accepted");
     assert_eq!(fast["confirmation_tier"], "tested", "{fast:#}");

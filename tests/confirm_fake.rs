@@ -248,8 +248,9 @@ fn expect_decision(r: &Value, verdict: &str, tier: &str) {
 }
 
 /// Every gate up to and including `differential` passed (the lanes that run before measuring).
-const CHECKED: [(&str, &str); 5] = [
+const CHECKED: [(&str, &str); 6] = [
     ("patch safety", "passed"),
+    ("lane probes", "passed"),
     ("apply", "passed"),
     ("build", "passed"),
     ("tests", "passed"),
@@ -303,6 +304,7 @@ fn a_candidate_whose_build_fails_is_rejected_before_anything_else_runs() {
         r,
         &[
             ("patch safety", "passed"),
+            ("lane probes", "passed"),
             ("apply", "passed"),
             ("build", "failed"),
         ],
@@ -321,7 +323,13 @@ fn a_candidate_whose_tests_fail_is_rejected_and_not_measured() {
     expect_decision(&r, "rejected", "rejected");
     expect_gates(
         &r,
-        &[CHECKED[0], CHECKED[1], CHECKED[2], ("tests", "failed")],
+        &[
+            CHECKED[0],
+            CHECKED[1],
+            CHECKED[2],
+            CHECKED[3],
+            ("tests", "failed"),
+        ],
     );
     assert!(r["scenarios"].as_array().unwrap().is_empty());
 }
@@ -333,10 +341,10 @@ fn a_candidate_whose_check_output_differs_is_rejected_by_the_differential_with_a
     let done = fx.confirm(vec![("candidate", "./prog check", changed)]);
     let r = &done.result;
     expect_decision(r, "rejected", "rejected");
-    let mut expected = CHECKED[..4].to_vec();
+    let mut expected = CHECKED[..5].to_vec();
     expected.push(("differential", "failed"));
     expect_gates(r, &expected);
-    let detail = str_of(&r["gates"][4]["detail"]);
+    let detail = str_of(&r["gates"][5]["detail"]);
     assert!(detail.contains("-42") && detail.contains("+43"), "{detail}");
     assert!(r["scenarios"].as_array().unwrap().is_empty());
     // Both scenarios were compared, on the outputs the fake printed into the run directory.

@@ -46,7 +46,12 @@ impl Fixture {
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::create_dir_all(&cache).unwrap();
         write(&cache.join("lib.txt"), "the baseline's library\n");
-        write(&camp.join("workload.json"), WORKLOAD);
+        // The patches here probe their surroundings on purpose, to test the boundary: the lane
+        // probes gate would stop them before they run.
+        write(
+            &camp.join("workload.json"),
+            &util::cpairs::allow_probes(WORKLOAD, &["/proc/", "prctl"]),
+        );
         write(&camp.join("holdouts.json"), HOLDOUTS);
         let keygen = |out: &Path| {
             let o = evo().args(["keygen", "--out"]).arg(out).output().unwrap();

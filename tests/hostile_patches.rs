@@ -1,7 +1,8 @@
 //! Hostile candidate patches against `evo confirm`: paths that leave the tree, symlinks written
 //! through, protected files, a gigabyte patch, binary patches, builds that hang or flood their
-//! logs, output that is not UTF-8, timed runs that differ from checked runs, known-input cheats
-//! and daemons left behind.
+//! logs, output that is not UTF-8, timed runs that differ from checked runs, known-input cheats,
+//! daemons left behind, files a build tool reads by itself, patches that inflate, and code that
+//! asks which lane it runs in.
 //!
 //! Every test checks the exit code, a specific message, that the user's repository (left dirty on
 //! purpose) is byte-identical afterwards, and that no receipt says `accepted` unless the candidate
@@ -879,7 +880,16 @@ fn sandboxed_a_result_replayed_through_the_page_cache_is_caught_by_the_fresh_see
         return;
     }
     let carries = page_cache_channel_works();
-    let fx = Fixture::new();
+    // The lane-probes gate would stop it first (it calls `mincore` and `posix_fadvise`); the
+    // workload allows both, as one with a legitimate use would, so the seeds alone must catch it.
+    let fx = Fixture::with(
+        &WORKLOAD.replacen(
+            r#""protected""#,
+            r#""allow_probes": ["mincore", "fadvise"], "protected""#,
+            1,
+        ),
+        CAMPAIGN,
+    );
     let store = "a".repeat(34 * 4096);
     let diff = patch_by_writing(
         &fx.repo,
@@ -1170,4 +1180,159 @@ fn a_candidate_whose_timed_run_leaves_a_daemon_is_rejected_and_the_daemon_killed
     o.assert_code(REJECTED);
     assert_eq!(r["verdict"], "rejected");
     assert_no_accepted_receipt(&fx.camp.join("receipts"), &o.out);
+}
+
+// 9. Files a build tool reads by itself, patches that inflate, and lane probes (review #25,
+//    #26): each refused before anything is applied or built.
+
+impl Fixture {
+    /// Runs `evo confirm` on a patch the `lane probes` gate must stop before anything runs;
+    /// returns the gate's detail.
+    fn probed(&self, patch: &Path) -> String {
+        let o = self.confirm(patch, false);
+        o.assert_code(REJECTED);
+        assert_eq!(
+            o.gate("patch safety")["status"],
+            "passed",
+            "{}",
+            text(&o.out)
+        );
+        let detail = o.failed_gate("lane probes");
+        let r = o.result();
+        assert!(
+            r["steps"].as_array().unwrap().is_empty(),
+            "{:#}",
+            r["steps"]
+        );
+        assert!(
+            !self.work().join(evo::tree::dir_name("candidate")).exists(),
+            "a candidate tree was made for a probing patch"
+        );
+        assert!(o.stdout().contains("lane probes"), "{}", text(&o.out));
+        detail
+    }
+}
+
+/// The review's cheat: the patch adds only a `GNUmakefile`, which make reads before the declared
+/// `Makefile`; its recipe rewrites the protected harness inside the build tree, then builds as
+/// before. No protected path is in the patch, and it used to be accepted 5.3×.
+#[test]
+fn a_gnumakefile_that_rewrites_the_harness_is_refused_though_it_touches_no_protected_path() {
+    let fx = Fixture::new();
+    let recipe = "prog: prog.c\n\tsed -i 's/40000/400/' bench/run.sh\n\tcc -O2 -o prog prog.c\n";
+    let diff = patch_by_writing(&fx.repo, &[("GNUmakefile", recipe.as_bytes())]);
+    let detail = fx.refused(&fx.write_patch("gnumakefile.patch", &diff));
+    assert!(
+        detail.contains("`GNUmakefile` is a new file that make reads by itself"),
+        "{detail}"
+    );
+    assert!(detail.contains("config_files"), "{detail}");
+}
+
+/// Other members of the class: a Cargo configuration (read from every folder above the build)
+/// and a CMake list, each written for it.
+#[test]
+fn a_new_cargo_config_or_cmake_list_is_refused_with_its_tool_named() {
+    let fx = Fixture::new();
+    let cases: [(&str, &[u8], &str); 2] = [
+        (
+            ".cargo/config.toml",
+            b"[build]\nrustflags = [\"-C\", \"link-arg=-Wl,--wrap=main\"]\n",
+            "Cargo",
+        ),
+        (
+            "CMakeLists.txt",
+            b"execute_process(COMMAND sed -i s/40000/400/ bench/run.sh)\n",
+            "CMake",
+        ),
+    ];
+    for (i, (file, bytes, tool)) in cases.into_iter().enumerate() {
+        let diff = patch_by_writing(&fx.repo, &[(file, bytes)]);
+        let detail = fx.refused(&fx.write_patch(&format!("build-file-{i}.patch"), &diff));
+        assert!(
+            detail.contains(&format!(
+                "`{file}` is a new file that {tool} reads by itself"
+            )),
+            "{detail}"
+        );
+        std::fs::remove_dir_all(fx.camp.join("receipts")).unwrap();
+        let _ = std::fs::remove_dir_all(fx.work());
+    }
+}
+
+/// "A 2.6 MB patch that inflates to a 2 GiB file: the whole pipeline ran." A binary literal
+/// declares its inflated size; evo reads that instead of inflating it.
+#[test]
+fn a_binary_patch_that_declares_two_gibibytes_is_refused_before_anything_is_written() {
+    let fx = Fixture::new();
+    let diff = patch_by_writing(&fx.repo, &[("data/zeros.bin", &[0u8; 8192])]);
+    assert!(diff.contains("literal 8192"), "{diff}");
+    let diff = diff.replace("literal 8192", "literal 2147483648");
+    let detail = fx.refused(&fx.write_patch("inflating.patch", &diff));
+    assert!(
+        detail.contains("would write 2147483648 bytes into the tree"),
+        "{detail}"
+    );
+    assert!(detail.contains("`data/zeros.bin`"), "{detail}");
+    assert!(detail.contains("confirm.max_applied_bytes"), "{detail}");
+}
+
+/// The review's sanitizer cheat: undefined behaviour compiled only where no sanitizer looks.
+#[test]
+fn code_compiled_only_without_a_sanitizer_fails_the_lane_probes_gate() {
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "no-asan.patch",
+        &[(
+            "prog.c",
+            "    return h & 0xffff;",
+            "#ifndef __SANITIZE_ADDRESS__\n    { int a[1]; a[h & 1] = 0; }\n#endif\n    return h & \
+             0xffff;",
+        )],
+    );
+    let detail = fx.probed(&patch);
+    assert!(detail.contains("prog.c:"), "{detail}");
+    assert!(
+        detail.contains("`__SANITIZE_` (can tell a sanitizer build)"),
+        "{detail}"
+    );
+    assert!(detail.contains("#ifndef __SANITIZE_ADDRESS__"), "{detail}");
+}
+
+/// The review's counter cheat: the work done only under valgrind, so the instruction counts
+/// match while the timed runs skip it.
+#[test]
+fn code_that_asks_whether_it_runs_under_valgrind_fails_the_lane_probes_gate() {
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "valgrind.patch",
+        &[(
+            "prog.c",
+            "#include <string.h>",
+            "#include <string.h>\n#include <valgrind/valgrind.h>\n#define SKIP (!RUNNING_ON_VALGRIND)",
+        )],
+    );
+    let detail = fx.probed(&patch);
+    assert!(detail.contains("`valgrind`"), "{detail}");
+    assert!(detail.contains("RUNNING_ON_VALGRIND"), "{detail}");
+}
+
+/// Page-cache probes: `mincore` tells a warm run from a cold one (the first pair from the rest).
+#[test]
+fn code_that_probes_the_page_cache_fails_the_lane_probes_gate() {
+    let fx = Fixture::new();
+    let patch = fx.patch(
+        "mincore.patch",
+        &[(
+            "prog.c",
+            "#include <string.h>",
+            "#include <string.h>\n#include <sys/mman.h>\nstatic int warm(void *p) { unsigned char \
+             v; return mincore(p, 4096, &v) == 0 && v; }",
+        )],
+    );
+    let detail = fx.probed(&patch);
+    assert!(
+        detail.contains("`mincore` (can tell or changes the page cache"),
+        "{detail}"
+    );
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
-use util::cpairs::{HOLDOUTS, HOT_LINE, MEMO, WORKLOAD};
+use util::cpairs::{HOLDOUTS, HOT_LINE, MEMO, WORKLOAD, allow_probes};
 use util::{evo, fixture_repo, patch_by_editing, snapshot, text, write};
 
 struct Fixture {
@@ -31,7 +31,12 @@ impl Fixture {
         let camp = dir.path().join("camp");
         let outside = dir.path().join("outside");
         std::fs::create_dir_all(&outside).unwrap();
-        write(&camp.join("workload.json"), WORKLOAD);
+        // The patches here probe their surroundings on purpose, to test the sandbox: the lane
+        // probes gate would stop them before they run.
+        write(
+            &camp.join("workload.json"),
+            &allow_probes(WORKLOAD, &["/proc/"]),
+        );
         write(&camp.join("holdouts.json"), HOLDOUTS);
         let campaign = format!(
             r#"{{ "name": "sandbox", "repo": "../repo", "baseline": "main",
@@ -212,7 +217,7 @@ fn a_candidate_hunting_the_other_arms_processes_finds_none() {
     if !bubblewrap_works() {
         return;
     }
-    let slow_test = WORKLOAD.replace(
+    let slow_test = allow_probes(WORKLOAD, &["/proc/"]).replace(
         r#""command": "./prog --selftest""#,
         r#""command": "./prog --selftest && sleep 2""#,
     );

@@ -113,3 +113,42 @@ fn a_missing_patch_or_workload_names_the_file() {
     let err = confirm_plan(Path::new("nope.patch"), Some(Path::new("c.json")), d).unwrap_err();
     assert!(err.to_string().contains("nope.patch"), "{err}");
 }
+
+/// `allow_probes` names probes evo looks for; a misspelt one would silently allow nothing, so
+/// it is refused with its place in the file. The applied-size limit must be at least a byte.
+#[test]
+fn an_unknown_allowed_probe_or_a_zero_applied_size_limit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(&d.join("p.patch"), "diff");
+    write(&d.join("c.json"), &campaign(None));
+    let allowing = |names: &str| {
+        WORKLOAD.replace(
+            r#""overlay": ["harness/h.sh"]"#,
+            &format!(r#""overlay": ["harness/h.sh"], "allow_probes": [{names}]"#),
+        )
+    };
+    write(
+        &d.join("w/workload.json"),
+        &allowing(r#""fadvise", "posix_fadvice""#),
+    );
+    let err = confirm_plan(Path::new("p.patch"), Some(Path::new("c.json")), d).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("allow_probes[1]"), "{message}");
+    assert!(
+        message.contains("`posix_fadvice` is not a lane probe"),
+        "{message}"
+    );
+    write(
+        &d.join("w/workload.json"),
+        &allowing(r#""fadvise", "mincore""#),
+    );
+    let plan = confirm_plan(Path::new("p.patch"), Some(Path::new("c.json")), d).unwrap();
+    assert_eq!(plan.campaign.workload.allow_probes, ["fadvise", "mincore"]);
+    assert_eq!(plan.settings().max_applied_bytes, 64 << 20);
+
+    let capped = campaign(None).replace(" }", r#", "confirm": { "max_applied_bytes": 0 } }"#);
+    write(&d.join("c.json"), &capped);
+    let err = confirm_plan(Path::new("p.patch"), Some(Path::new("c.json")), d).unwrap_err();
+    assert!(err.to_string().contains("max_applied_bytes"), "{err}");
+}

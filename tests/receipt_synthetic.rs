@@ -574,7 +574,7 @@ fn resigned_with_a_changed_wall_time() -> Vec<u8> {
 fn a_receipt_naming_a_gate_evo_does_not_know_is_refused() {
     let signed = receipt::sign(&tested_result(), &key()).unwrap();
     let mut st: serde_json::Value = serde_json::from_slice(&payload_of(&signed.bytes)).unwrap();
-    let gate = &mut st["predicate"]["gates"][6];
+    let gate = &mut st["predicate"]["gates"][7];
     assert_eq!(gate["name"], "timed output");
     gate["name"] = serde_json::json!("timed outputs");
     gate["status"] = serde_json::json!("failed");
@@ -604,6 +604,23 @@ fn recompute_names_the_figures_a_changed_wall_time_contradicts() {
         fields.contains(&"scenarios[0].training.cov.baseline".to_string()),
         "{fields:?}"
     );
+}
+
+/// A receipt recorded as accepted with the lane's counts equal (+0.00%) beside its wall-time
+/// gain: the disagreement rule (docs/design.md §3.12.1) is re-derived, so the verdict it
+/// records is named as contradicted.
+#[test]
+fn recompute_rederives_the_disagreement_of_counts_and_wall_time() {
+    let mut r = tested_result();
+    assert_eq!(r.verdict, Verdict::Accepted);
+    let counts = evo::evidence::result::InstructionFigures::of(1_000_000, 1_000_000);
+    r.scenarios[0].instructions = Some(counts);
+    let fields: Vec<String> = receipt::recompute::recompute(&r)
+        .into_iter()
+        .map(|d| d.field)
+        .collect();
+    assert!(fields.contains(&"verdict".to_string()), "{fields:?}");
+    assert!(fields.contains(&"reasons".to_string()), "{fields:?}");
 }
 
 #[test]
@@ -692,12 +709,12 @@ fn the_pr_body_says_what_the_design_requires() {
 fn a_candidate_rejected_before_measurement_says_so() {
     let mut r = measured_result();
     r.scenarios.clear();
-    r.gates[4] = gate(
+    r.gates[5] = gate(
         GateName::Differential,
         GateStatus::Failed,
         "scenario `sum-100k` (differential): line 1 differs",
     );
-    r.gates.truncate(5);
+    r.gates.truncate(6);
     let d = verdict::decide(&r.gates, &r.scenarios);
     (r.tier, r.verdict, r.reasons) = (d.tier, d.verdict, d.reasons);
     let text = body(&r);

@@ -134,3 +134,62 @@ fn a_file_mode_git_does_not_use_is_refused_not_a_panic() {
         "the patch sets the unsupported file mode 100600 on line 3"
     );
 }
+
+// The applied size (review #26).
+
+/// A binary literal declaring `size` bytes with a few bytes of data: what a 2.6 MB patch that
+/// inflates to 2 GiB says in its header (the data is a real patch's, its declared size raised).
+fn declaring(size: u64) -> Vec<u8> {
+    let bytes = patch_of(&[("keep.txt", "x\n")], |dir| {
+        write(dir, "blob.bin", [0u8; 4096]);
+    });
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(text.contains("literal 4096"), "{text}");
+    text.replace("literal 4096", &format!("literal {size}"))
+        .into_bytes()
+}
+
+#[test]
+fn a_binary_patch_declaring_two_gibibytes_is_refused_by_its_declared_size() {
+    let fx = tree_common::fixture_from(tree_common::repo_with(&[("keep.txt", "x\n")]));
+    let patch = declaring(2 << 30);
+    assert!(patch.len() < 4096, "the patch itself is small");
+    let summary = inspect_patch(&patch).unwrap();
+    assert_eq!(
+        summary.files[0].binary_size,
+        Some(evo::tree::BinarySize::Literal(2 << 30))
+    );
+    let cap = evo::tree::DEFAULT_MAX_APPLIED_BYTES;
+    let err = evo::tree::check_applied_size(&summary, &fx.tree, cap).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("2147483648 bytes"), "{message}");
+    assert!(message.contains("`blob.bin`"), "{message}");
+    assert!(message.contains("max_applied_bytes"), "{message}");
+    // The real size passes, and is what is counted.
+    let small = inspect_patch(&declaring(4096)).unwrap();
+    assert_eq!(
+        evo::tree::check_applied_size(&small, &fx.tree, cap).unwrap(),
+        4096
+    );
+}
+
+/// Copying a large file of the tree writes it again: the copy counts at the copied file's size.
+#[test]
+fn a_copy_counts_the_copied_file_and_text_counts_its_added_lines() {
+    let big = "y".repeat(10_000) + "\n";
+    let fx = tree_common::fixture_from(tree_common::repo_with(&[("big.txt", &big)]));
+    let copy = "diff --git a/big.txt b/copy.txt\nsimilarity index 100%\ncopy from big.txt\n\
+                copy to copy.txt\n";
+    let summary = inspect_patch(copy.as_bytes()).unwrap();
+    let size = evo::tree::applied_size(&summary, &fx.tree).unwrap();
+    assert_eq!(size.bytes, 10_001);
+    assert!(evo::tree::check_applied_size(&summary, &fx.tree, 10_000).is_err());
+    let text = patch_of(&[("a.txt", "1\n")], |dir| {
+        write(dir, "a.txt", "1\n22\n333\n")
+    });
+    let summary = inspect_patch(&text).unwrap();
+    assert_eq!(
+        evo::tree::applied_size(&summary, &fx.tree).unwrap().bytes,
+        7
+    );
+}

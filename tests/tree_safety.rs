@@ -259,3 +259,79 @@ fn hunk_lines_that_look_like_file_headers_are_not_paths() {
     assert_eq!(summary.header_paths, ["q.sql"]);
     check_patch_safety(&summary, &fx.tree, &protected()).expect("a SQL comment is not a path");
 }
+
+// Files a build tool reads by itself (review #25.3).
+
+fn places<'a>(
+    cwds: &'a [Option<String>],
+    config_files: &'a [String],
+) -> evo::tree::BuildPlaces<'a> {
+    static PROTECTED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    evo::tree::BuildPlaces {
+        cwds,
+        protected: PROTECTED.get_or_init(protected),
+        config_files,
+    }
+}
+
+fn build_file_refusal(fx: &Fixture, patch: &str, cwds: &[Option<String>]) -> Option<Refusal> {
+    let summary = inspect_patch(patch.as_bytes()).expect("inspect");
+    check_patch_safety(&summary, &fx.tree, &protected()).expect("safe by path");
+    match evo::tree::check_build_files(&summary, &fx.tree, places(cwds, &[])) {
+        Ok(()) => None,
+        Err(PatchError::Refused { reason, .. }) => Some(reason),
+        Err(other) => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// The review's cheat: only a `GNUmakefile` added beside the declared `Makefile`, which make
+/// reads first; no protected path is in the patch. Its siblings in the class: a CMake list and a
+/// Cargo configuration above the folder the build runs in.
+#[test]
+fn a_new_file_a_build_tool_reads_by_itself_is_refused_near_where_the_workload_runs() {
+    let fx = fixture();
+    let root = [None];
+    let src = [Some("src".to_string())];
+    for (patch, cwds, tool) in [
+        (new_file("GNUmakefile"), &root[..], "make"),
+        (new_file("src/CMakeLists.txt"), &src[..], "CMake"),
+        // Cargo reads `.cargo/config.toml` in every folder above the one it runs in.
+        (new_file(".cargo/config.toml"), &src[..], "Cargo"),
+        // Below where the build runs: a recursive make or a workspace glob picks it up.
+        (new_file("src/sub/Makefile"), &src[..], "make"),
+        // valgrind reads `./.valgrindrc` where the counted run starts.
+        (new_file("src/.valgrindrc"), &src[..], "valgrind"),
+        // Above protected tests, however far from the build: pytest reads it for them.
+        (new_file("conftest.py"), &src[..], "pytest"),
+    ] {
+        let reason = build_file_refusal(&fx, &patch, cwds).unwrap_or_else(|| panic!("{patch}"));
+        match &reason {
+            Refusal::ImplicitBuildFile { tool: named, .. } => assert_eq!(named, tool),
+            other => panic!("{other:?}"),
+        }
+        assert!(reason.to_string().contains("config_files"), "{reason}");
+    }
+}
+
+#[test]
+fn build_files_the_baseline_has_or_the_workload_lists_or_far_away_are_not_refused() {
+    let fx = fixture();
+    let src = [Some("src".to_string())];
+    // The tree has no Makefile here, but the workload lists it as configuration.
+    let summary = inspect_patch(new_file("src/GNUmakefile").as_bytes()).unwrap();
+    let listed = ["src/GNUmakefile".to_string()];
+    evo::tree::check_build_files(&summary, &fx.tree, places(&src, &listed)).unwrap();
+    // A folder unrelated to every command and protected path.
+    assert_eq!(
+        build_file_refusal(&fx, &new_file("docs/Makefile"), &src),
+        None
+    );
+    // An ordinary source file.
+    assert_eq!(build_file_refusal(&fx, &new_file("src/fast.c"), &src), None);
+    // An edit of a file the baseline has (here the workload file itself, not protected in
+    // this check) is the project's own configuration, judged by the lanes.
+    assert_eq!(
+        build_file_refusal(&fx, &edit_file("src/main.c"), &src),
+        None
+    );
+}

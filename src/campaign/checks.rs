@@ -14,6 +14,7 @@ use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{
     LaneStep, Shown, compare_check_outputs, failure_text, mismatch_text,
 };
+use crate::pipeline::patch_gates;
 use crate::pipeline::steps::StepOutput;
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::{self, PatchError, Tree};
@@ -203,9 +204,14 @@ impl CampaignRun<'_> {
             Ok(s) => s,
             Err(e) => return Ok(Err((Status::Refused, e.to_string()))),
         };
-        if let Err(e) = tree::check_patch_safety(&summary, baseline, &self.plan.workload.protected)
-        {
-            return Ok(Err((refusal_status(&e), e.to_string())));
+        let cap = self.plan.spec.confirm.max_applied_bytes;
+        let workload = &self.plan.workload;
+        // Screening's copy of the two gates: the same judgement, a `refused` status.
+        let judged = patch_gates::patch_safety(&summary, baseline, workload, cap).and_then(|_| {
+            patch_gates::lane_probes(bytes, workload).map_err(|d| format!("lane probes: {d}"))
+        });
+        if let Err(detail) = judged {
+            return Ok(Err((Status::Refused, detail)));
         }
         let t = self.fresh_tree(label, true)?;
         if let Err(e) = tree::apply_patch(&t, bytes) {

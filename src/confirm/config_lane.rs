@@ -1,5 +1,5 @@
 //! The build-configuration lane (docs/design.md §2.2.11). When a patch touches the workload's
-//! `config_files`, evo also builds the baseline with only the configuration part of the patch and
+//! `config_files` or a file a build tool reads by itself (`tree::IMPLICIT_BUILD_FILES`), evo also builds the baseline with only the configuration part of the patch and
 //! measures it against the baseline, so the receipt says how much of the gain flags alone give and
 //! how much the code change gives. When the lane does not run, the result says why.
 
@@ -24,11 +24,8 @@ impl Run<'_> {
     /// Splits the patch; when it mixes configuration and code, prepares the configuration-only
     /// tree (built later with the others).
     pub(crate) fn prepare_config_lane(&mut self) -> Result<(), PipelineError> {
+        // Files a build tool reads by itself count as configuration too (`tree::split_patch`).
         let globs = &self.plan.campaign.workload.config_files;
-        if globs.is_empty() {
-            self.skip_config_lane("the workload declares no config_files");
-            return Ok(());
-        }
         let split = match tree::split_patch(&self.plan.patch, globs) {
             Ok(s) => s,
             Err(e) => {

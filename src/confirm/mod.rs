@@ -29,6 +29,7 @@ use crate::measure::runner::RunnerFactory;
 use crate::measure::schedule::RunEvent;
 pub use crate::pipeline::PipelineError;
 pub(crate) use crate::pipeline::io_err;
+use crate::pipeline::patch_gates;
 use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::ConfirmPlan;
 use crate::receipt::keys::Signer;
@@ -554,15 +555,24 @@ impl Run<'_> {
         self.result.patch.added = summary.added_lines;
         self.result.patch.removed = summary.removed_lines;
         let baseline = self.materialize(TreeLabel::Baseline)?;
-        if let Err(e) =
-            tree::check_patch_safety(&summary, &baseline, &self.plan.campaign.workload.protected)
-        {
-            return Ok(self.fail_gate(GateName::PatchSafety, e.to_string()));
+        let cap = self.plan.campaign.spec.confirm.max_applied_bytes;
+        let (patch, workload) = (&self.plan.patch[..], &self.plan.campaign.workload);
+        let gates = [
+            (
+                GateName::PatchSafety,
+                patch_gates::patch_safety(&summary, &baseline, workload, cap),
+            ),
+            (
+                GateName::LaneProbes,
+                patch_gates::lane_probes(patch, workload),
+            ),
+        ];
+        for (name, judged) in gates {
+            match judged {
+                Ok(detail) => self.pass_gate(name, detail),
+                Err(detail) => return Ok(self.fail_gate(name, detail)),
+            }
         }
-        self.pass_gate(
-            GateName::PatchSafety,
-            "no path outside the tree, through a symlink, or protected",
-        );
         let candidate = self.materialize(TreeLabel::Candidate)?;
         match tree::apply_patch(&candidate, &self.plan.patch) {
             Ok(applied) => {

@@ -122,6 +122,8 @@ fixed_names! {
     /// check that must hold: a failed one stops acceptance, whichever it is.
     pub enum GateName ("gate") {
         PatchSafety = "patch safety",
+        /// Added code that can tell which lane it runs in (docs/design.md §2.2.3).
+        LaneProbes = "lane probes",
         Apply = "apply",
         Build = "build",
         Tests = "tests",
@@ -316,6 +318,7 @@ mod tests {
             gates,
             [
                 "patch safety",
+                "lane probes",
                 "apply",
                 "build",
                 "tests",

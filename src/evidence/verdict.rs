@@ -1,5 +1,9 @@
 //! From gates to tier and verdict (docs/design.md §3.11), as pure functions over a finished result.
 
+mod backing;
+
+pub use backing::{Backing, FRACTION, FRACTION_SHORT_RUN};
+
 use super::result::{Gate, GateName, GateStatus, ScenarioResult, Verdict};
 use crate::spec::campaign::Metric;
 use crate::stats::{self, HoldoutVerdict, Tier};
@@ -20,7 +24,8 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 /// as the minimum detectable effect), and a run resolves only when its pairs are so powered.
 /// 3: every warmup round and pair computes on its own fresh seed; timed outputs agree within each
 /// pair (not across pairs), and a scenario in which a replayed result could not show caps the tier
-/// at `measured`.
+/// at `measured`; when the deterministic lane ran, a wall-time gain its instruction counts do not
+/// back is rejected (`backing`); gate `lane probes`.
 pub const RULES: u32 = 3;
 
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
@@ -75,16 +80,28 @@ pub fn decide_by(
     // Significantly slower is a rejection even when the A/A check is off (no bias explains it
     // away), and whatever the metric.
     let regression = training.iter().any(|(_, f)| slower(f));
-    let training_passed = measured && !regression && training.iter().all(|(s, f)| passes(s, f));
+    // When the deterministic lane ran, wall time and instructions must agree (`backing`).
+    let backings: Vec<Backing> = training
+        .iter()
+        .map(|(s, f)| lane_agreement((metric, min_effect), s, f, passes(s, f)))
+        .collect();
+    let disagrees = backings.iter().any(|b| matches!(b, Backing::Disagrees(_)));
+    let no_count = backings.iter().any(|b| matches!(b, Backing::NoCount(_)));
+    let training_passed = measured
+        && !regression
+        && !disagrees
+        && !no_count
+        && training.iter().all(|(s, f)| passes(s, f));
     let (aa_biased, unresolved) = match metric {
         Metric::WallTime => (
             training.iter().any(|(_, f)| !f.training_gate.aa_valid),
             // A run that could not resolve the minimum effect and showed nothing either way says
             // nothing about the candidate: inconclusive, with the pairs that would resolve it.
-            training.iter().any(|(_, f)| {
-                let g = &f.training_gate;
-                !g.passed && !slower(f) && !g.resolved
-            }),
+            no_count
+                || training.iter().any(|(_, f)| {
+                    let g = &f.training_gate;
+                    !g.passed && !slower(f) && !g.resolved
+                }),
         ),
         // Exact counts need no A/A check; a scenario without them cannot be decided.
         Metric::Instructions => (
@@ -106,6 +123,11 @@ pub fn decide_by(
                 reasons.push(instructions_reason(s, min_effect));
             }
             _ => {}
+        }
+    }
+    for b in backings {
+        if let Backing::Disagrees(why) | Backing::NoCount(why) = b {
+            reasons.push(why);
         }
     }
     for s in scenarios {
@@ -139,6 +161,7 @@ pub fn decide_by(
     } else if checks_green
         && (aa_biased || unresolved)
         && !regression
+        && !disagrees
         && !holdouts.contains(&HoldoutVerdict::Rejected)
     {
         // The setup, not the candidate, failed: nothing can be concluded from this run.
@@ -175,6 +198,23 @@ pub const UNCHANGED_REASON: &str = "no real gain: the timed programs are identic
                                     for byte the baseline's, and the patch touches no build \
                                     configuration and no file a timed command names), so \
                                     nothing was timed";
+
+/// What the deterministic lane says of a training scenario that `passed` under `metric`.
+fn lane_agreement(
+    (metric, min_effect): (Metric, f64),
+    s: &ScenarioResult,
+    f: &super::figures::Figures,
+    passed: bool,
+) -> Backing {
+    match metric {
+        _ if !passed => Backing::NotJudged,
+        Metric::WallTime => backing::wall_gain_backed(s, f),
+        Metric::Instructions => match backing::instruction_gain_contradicted(s, f, min_effect) {
+            Some(why) => Backing::Disagrees(why),
+            None => Backing::Agrees,
+        },
+    }
+}
 
 /// Whether the holdouts can still change the verdict once the training scenarios are measured:
 /// under wall time, only when every training scenario passed its gate; under instructions (whose
@@ -453,5 +493,81 @@ mod tests {
         let flat = counted(training(1.0, 1.0), 1_000_000, 970_000);
         let d = decide_by(&green(), &[flat], Metric::WallTime, 0.01);
         assert_ne!(d.verdict, Verdict::Accepted);
+    }
+
+    /// The review's lane-detection cheat: the work done only under valgrind, so the counts are
+    /// equal (+0.00%) beside a 4× wall-time gain. Printed side by side, it was accepted.
+    #[test]
+    fn a_wall_time_gain_the_instruction_counts_do_not_show_is_rejected() {
+        let cheat = counted(training(1.0, 4.0), 1_000_000_000, 1_000_000_000);
+        let d = decide(&green(), &[cheat]);
+        assert_eq!((d.tier, d.verdict), (Tier::Rejected, Verdict::Rejected));
+        assert!(
+            (d.reasons.iter()).any(|r| r.contains("not backed by the instruction counts")
+                && r.contains("+0.00%")),
+            "{:?}",
+            d.reasons
+        );
+        // A few percent fewer instructions do not back a 4× gain either.
+        let d = decide(&green(), &[counted(training(1.0, 4.0), 1_000_000, 970_000)]);
+        assert_eq!(d.verdict, Verdict::Rejected, "{:?}", d.reasons);
+        // Without the lane there is nothing to disagree with.
+        let d = decide(&green(), &[training(1.0, 4.0)]);
+        assert_eq!(d.verdict, Verdict::Accepted, "{:?}", d.reasons);
+    }
+
+    /// The bundled real speedups keep their acceptance: the tiled matmul (about 1.55× in wall
+    /// time, 1.209 → 0.727 billion instructions in one iteration of the C campaign's bench) and
+    /// the unrolled dot product (about 1.27×, 1.209 → 1.012 billion: a latency gain).
+    #[test]
+    fn the_bundled_speedups_are_backed_by_their_counts() {
+        for (ratio, candidate) in [(1.55, 726_872_416), (1.27, 1_012_339_444)] {
+            let s = counted(training(1.0, ratio), 1_208_946_416, candidate);
+            let d = decide(&green(), &[s]);
+            assert_eq!(d.verdict, Verdict::Accepted, "{ratio}: {:?}", d.reasons);
+        }
+        // A shorter run counted instead (start-up weighs more there): a sixteenth is enough.
+        let mut s = counted(training(1.0, 1.5), 1_630_000_000, 1_560_000_000);
+        s.instructions.as_mut().unwrap().command = Some("./train --steps 1".into());
+        let d = decide(&green(), &[s.clone()]);
+        assert_eq!(d.verdict, Verdict::Accepted, "{:?}", d.reasons);
+        s.instructions.as_mut().unwrap().command = None;
+        assert_eq!(decide(&green(), &[s]).verdict, Verdict::Rejected);
+    }
+
+    /// A candidate that makes its counted run fail (different output under valgrind) leaves no
+    /// count to disagree with: its wall-time gain is not accepted either.
+    #[test]
+    fn a_gain_the_lane_could_not_count_is_inconclusive() {
+        let mut s = training(1.0, 2.0);
+        s.instructions = Some(crate::evidence::result::InstructionFigures::missing(
+            "a run under callgrind printed other output".into(),
+        ));
+        let d = decide(&green(), &[s]);
+        assert_eq!(d.verdict, Verdict::Inconclusive, "{:?}", d.reasons);
+        assert!(
+            d.reasons
+                .iter()
+                .any(|r| r.contains("gave no instruction count"))
+        );
+    }
+
+    /// The reverse: under the instructions metric, 40% fewer instructions while the wall time
+    /// shows none of it is the same cheat the other way round (less work only where counted).
+    #[test]
+    fn an_instruction_gain_the_wall_time_excludes_is_rejected() {
+        let metric = Metric::Instructions;
+        let flat = counted(training(1.0, 1.0), 1_000_000, 600_000);
+        let d = decide_by(&green(), &[flat], metric, 0.01);
+        assert_eq!(d.verdict, Verdict::Rejected, "{:?}", d.reasons);
+        assert!(
+            d.reasons
+                .iter()
+                .any(|r| r.contains("contradicted by the wall time"))
+        );
+        // Backed by a matching wall-time gain, it stands.
+        let fast = counted(training(1.0, 1.6), 1_000_000, 600_000);
+        let d = decide_by(&green(), &[fast], metric, 0.01);
+        assert_eq!(d.verdict, Verdict::Accepted, "{:?}", d.reasons);
     }
 }

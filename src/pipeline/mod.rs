@@ -1,9 +1,11 @@
 //! What `evo confirm` and `evo campaign run` share: the way they fail (`error`) and the untimed
 //! check engine both run their trees through: the build, test and check commands of a lane and
-//! how a failed one is told (`checks`), and running one of them in one tree (`steps`).
+//! how a failed one is told (`checks`), running one of them in one tree (`steps`), and the gates a
+//! patch meets before it is applied (`patch_gates`).
 
 pub(crate) mod checks;
 pub mod error;
+pub(crate) mod patch_gates;
 pub mod rundir;
 pub mod steps;
 

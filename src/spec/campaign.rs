@@ -244,10 +244,20 @@ pub struct ConfirmSettings {
     /// command one CPU fewer.
     #[serde(default)]
     pub affinity: crate::spec::modes::Affinity,
+    /// The most bytes a candidate patch may write into the tree once applied (binary literals at
+    /// their declared size, a copy at the copied file's): a patch over it is refused before
+    /// anything is applied or built, in screening and confirmation alike. Default 64 MiB.
+    #[serde(default = "max_applied_bytes")]
+    pub max_applied_bytes: u64,
 }
 
 fn thirty() -> u32 {
     30
+}
+
+/// 64 MiB, the cap on a patch's own bytes (`tree::DEFAULT_MAX_APPLIED_BYTES`).
+fn max_applied_bytes() -> u64 {
+    64 * 1024 * 1024
 }
 
 impl ConfirmSettings {
@@ -298,6 +308,9 @@ struct ConfirmSettingsFile {
     /// (default): `off`; `split` is for trusted candidates.
     #[serde(default)]
     affinity: crate::spec::modes::Affinity,
+    /// The most bytes a candidate patch may write into the tree (default 64 MiB).
+    #[serde(default = "max_applied_bytes")]
+    max_applied_bytes: u64,
 }
 
 impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
@@ -327,6 +340,9 @@ impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
                 ));
             }
         }
+        if f.max_applied_bytes == 0 {
+            return Err("max_applied_bytes must be at least 1 (the default is 64 MiB)".to_string());
+        }
         Ok(ConfirmSettings {
             pairs: f.pairs,
             max_pairs: f.max_pairs,
@@ -339,6 +355,7 @@ impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
             quiet_wait_s: f.quiet_wait_s,
             metric: f.metric,
             affinity: f.affinity,
+            max_applied_bytes: f.max_applied_bytes,
         })
     }
 }
@@ -369,6 +386,7 @@ impl Default for ConfirmSettings {
             quiet_wait_s: thirty(),
             metric: Default::default(),
             affinity: Default::default(),
+            max_applied_bytes: max_applied_bytes(),
         }
     }
 }

@@ -42,9 +42,26 @@ pub struct Workload {
     /// Globs no candidate may touch.
     #[serde(default)]
     pub protected: Vec<String>,
-    /// Globs of build configuration, for the build-configuration lane.
+    /// Globs of build configuration, for the build-configuration lane. Files a build tool reads
+    /// by itself (a `GNUmakefile`, a `.cargo/config.toml`, …) count as configuration anyway; a
+    /// new one near where the workload runs is refused unless listed here.
     #[serde(default)]
     pub config_files: Vec<String>,
+    /// Lane probes a candidate may add, by name (`fadvise`, `clock_gettime`, …: code that can
+    /// tell which lane it runs in, listed in docs/design.md §2.2.3); any other fails the
+    /// `lane probes` gate, whose detail records what was allowed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_probes: Vec<String>,
+}
+
+impl Workload {
+    /// The working directory of every command the workload runs in a tree (`None`: the root).
+    pub fn command_cwds(&self) -> Vec<Option<String>> {
+        let mut cwds = vec![self.build.cwd.clone(), self.test.cwd.clone()];
+        cwds.extend(self.scenarios.iter().map(|s| s.cwd.clone()));
+        cwds.extend(self.sanitize.iter().map(|s| s.cwd.clone()));
+        cwds
+    }
 }
 
 /// A shell command with its environment and working directory inside the tree.

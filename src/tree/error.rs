@@ -79,6 +79,16 @@ pub enum Refusal {
     ControlCharacter { shown: String },
     #[error("is not valid UTF-8 (shown with U+FFFD); file names must be plain text")]
     NotUtf8,
+    #[error(
+        "is a new file that {tool} reads by itself, in, above or below {place}, where the \
+         workload's {what}: it could change what is built or rewrite what is protected; list it \
+         in the workload's `config_files` to allow it"
+    )]
+    ImplicitBuildFile {
+        tool: String,
+        place: String,
+        what: String,
+    },
 }
 
 /// Failures while reading, checking or applying a candidate patch.
@@ -88,6 +98,17 @@ pub enum PatchError {
     Empty,
     #[error("the patch is {size} bytes, over the {cap}-byte limit")]
     TooLarge { size: usize, cap: usize },
+    #[error(
+        "the patch would write {bytes} bytes into the tree (`{file}` alone {file_bytes}, as its \
+         headers declare: nothing was inflated), over the {cap}-byte limit \
+         (confirm.max_applied_bytes): refused before anything is applied or built"
+    )]
+    AppliedTooLarge {
+        bytes: u64,
+        cap: u64,
+        file: String,
+        file_bytes: u64,
+    },
     #[error("the patch cannot be parsed as a `git diff`: {detail}")]
     Unparsable { detail: String },
     #[error("the patch contains no file changes (is it the output of `git diff`?)")]

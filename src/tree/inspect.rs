@@ -50,6 +50,16 @@ pub enum Content {
     BinaryWithoutData,
 }
 
+/// What a binary change declares it writes, read from its header (`literal N`, `delta N`)
+/// without inflating anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinarySize {
+    /// A whole new file of this many bytes.
+    Literal(u64),
+    /// A delta against the old file, itself this many bytes once inflated.
+    Delta(u64),
+}
+
 /// One hunk's `@@ -a,b +c,d @@` header and where it starts in the old file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hunk {
@@ -73,6 +83,10 @@ pub struct FileChange {
     pub hunks: Vec<Hunk>,
     /// For a file that is a symlink after the patch: the target the patch writes, if it shows one.
     pub symlink_target: Option<String>,
+    /// Bytes of the added lines of a text change.
+    pub added_bytes: u64,
+    /// What a binary change with data declares it writes.
+    pub binary_size: Option<BinarySize>,
 }
 
 impl FileChange {
@@ -163,8 +177,8 @@ pub fn inspect_patch(bytes: &[u8]) -> Result<PatchSummary, PatchError> {
     }
     let binary_data = binary_payloads(&diff)?;
     let mut files = Vec::with_capacity(binary_data.len());
-    for (index, has_data) in binary_data.into_iter().enumerate() {
-        files.push(file_change(&diff, index, has_data)?);
+    for (index, payload) in binary_data.into_iter().enumerate() {
+        files.push(file_change(&diff, index, payload)?);
     }
     Ok(PatchSummary {
         header_paths: header_paths(bytes),
@@ -252,19 +266,30 @@ fn header_paths(bytes: &[u8]) -> Vec<String> {
     paths
 }
 
-/// For each delta, in order: `Some(true)` if binary with data, `Some(false)` if binary without,
-/// `None` if text.
-fn binary_payloads(diff: &Diff<'_>) -> Result<Vec<Option<bool>>, PatchError> {
+/// What [`binary_payloads`] found for one delta.
+#[derive(Debug, Clone, Copy)]
+enum Payload {
+    Text,
+    Binary(Option<BinarySize>),
+}
+
+/// For each delta, in order: text, or binary with what its new side declares (`None`: no data).
+fn binary_payloads(diff: &Diff<'_>) -> Result<Vec<Payload>, PatchError> {
     let seen = RefCell::new(Vec::new());
     let current = Cell::new(0usize);
     let mut on_file = |_: DiffDelta<'_>, _: f32| {
         current.set(seen.borrow().len());
-        seen.borrow_mut().push(None);
+        seen.borrow_mut().push(Payload::Text);
         true
     };
     let mut on_binary = |_: DiffDelta<'_>, binary: git2::DiffBinary<'_>| {
         if let Some(slot) = seen.borrow_mut().get_mut(current.get()) {
-            *slot = Some(binary.contains_data());
+            let new = binary.new_file();
+            let len = new.inflated_len() as u64;
+            *slot = Payload::Binary(binary.contains_data().then_some(match new.kind() {
+                git2::DiffBinaryKind::Delta => BinarySize::Delta(len),
+                _ => BinarySize::Literal(len),
+            }));
         }
         true
     };
@@ -275,11 +300,7 @@ fn binary_payloads(diff: &Diff<'_>) -> Result<Vec<Option<bool>>, PatchError> {
     Ok(seen.into_inner())
 }
 
-fn file_change(
-    diff: &Diff<'_>,
-    index: usize,
-    binary: Option<bool>,
-) -> Result<FileChange, PatchError> {
+fn file_change(diff: &Diff<'_>, index: usize, payload: Payload) -> Result<FileChange, PatchError> {
     let unparsable = |e: git2::Error| PatchError::Unparsable {
         detail: e.message().to_string(),
     };
@@ -289,10 +310,11 @@ fn file_change(
     let delta = patch.delta();
     let (_, added_lines, removed_lines) = patch.line_stats().map_err(unparsable)?;
     let (old_mode, new_mode) = (mode(&delta.old_file()), mode(&delta.new_file()));
-    let content = match binary {
-        None if !delta.flags().is_binary() => Content::Text,
-        Some(false) => Content::BinaryWithoutData,
-        _ => Content::Binary,
+    let (content, binary_size) = match payload {
+        Payload::Text if !delta.flags().is_binary() => (Content::Text, None),
+        Payload::Binary(None) => (Content::BinaryWithoutData, None),
+        Payload::Binary(size) => (Content::Binary, size),
+        Payload::Text => (Content::Binary, None),
     };
     let kind = change_kind(&delta, old_mode, new_mode, patch.num_hunks(), content);
     let old_path = (kind != ChangeKind::Added)
@@ -317,6 +339,8 @@ fn file_change(
         removed_lines,
         hunks: hunks(&patch).map_err(unparsable)?,
         symlink_target,
+        added_bytes: added_bytes(&patch).map_err(unparsable)?,
+        binary_size,
     })
 }
 
@@ -372,6 +396,20 @@ fn hunks(patch: &Patch<'_>) -> Result<Vec<Hunk>, git2::Error> {
             })
         })
         .collect()
+}
+
+/// Bytes of the added lines of one file's patch.
+fn added_bytes(patch: &Patch<'_>) -> Result<u64, git2::Error> {
+    let mut total = 0u64;
+    for hunk in 0..patch.num_hunks() {
+        for line in 0..patch.num_lines_in_hunk(hunk)? {
+            let line = patch.line_in_hunk(hunk, line)?;
+            if line.origin() == '+' {
+                total += line.content().len() as u64;
+            }
+        }
+    }
+    Ok(total)
 }
 
 /// The added lines of a patch, joined: for a symlink, its target.

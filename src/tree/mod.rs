@@ -21,6 +21,7 @@
 //! behaviour is the point (`gitcli.rs` isolates it from the user's configuration).
 
 mod apply;
+mod build_files;
 mod diff;
 mod error;
 mod gitcli;
@@ -29,22 +30,30 @@ mod inspect;
 mod materialize;
 mod overlay;
 mod pin;
+mod probes;
 mod safety;
+mod size;
 mod split;
 
 use std::path::PathBuf;
 
 pub use apply::{Applied, Applier, apply_patch};
+pub use build_files::{BuildPlaces, IMPLICIT_BUILD_FILES, check_build_files};
 pub use diff::diff_worktree;
 pub use error::{PatchError, Refusal, TreeError};
 pub use inspect::{
-    ChangeKind, Content, FileChange, FileMode, MAX_PATCH_BYTES, PatchFile, PatchSummary,
-    inspect_patch, read_patch, too_large_message,
+    BinarySize, ChangeKind, Content, FileChange, FileMode, MAX_PATCH_BYTES, PatchFile,
+    PatchSummary, inspect_patch, read_patch, too_large_message,
 };
 pub use materialize::{COMMITTER_EMAIL, COMMITTER_NAME, dir_name, materialize};
 pub use overlay::{OverlayFile, copy_overlay, digest_file, digest_tree_file};
 pub use pin::pin;
+pub use probes::{
+    COMPUTED_GETENV, PROBES, Probe, ProbeHit, ProbeScan, gate_detail, hits_text, is_probe_name,
+    scan_probes,
+};
 pub use safety::check_patch_safety;
+pub use size::{AppliedSize, DEFAULT_MAX_APPLIED_BYTES, applied_size, check_applied_size};
 pub use split::{PatchSplit, split_patch};
 
 /// A baseline resolved once to a full commit SHA in the user's repository.

@@ -1,10 +1,12 @@
 //! Splitting a patch into its build-configuration part and its code part, file by file, for the
-//! build-configuration lane: how much of a gain comes from flags alone.
+//! build-configuration lane: how much of a gain comes from flags alone. Build configuration is
+//! what the workload's `config_files` list and every file a build tool reads by itself
+//! (`build_files.rs`: a `GNUmakefile`, a `.cargo/config.toml`, a `CMakeLists.txt`, …).
 
 use super::globs::glob_set;
 use super::{PatchError, inspect_patch};
 
-/// A patch cut in two along the workload's `config_files` globs.
+/// A patch cut in two along the workload's `config_files` globs and the implicit build files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatchSplit {
     /// The sections of configuration files (a valid patch on its own; empty when none).
@@ -32,10 +34,12 @@ fn sections(bytes: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
-/// Splits `bytes` by whether each file (old or new path) matches one of `globs`.
+/// Splits `bytes` by whether each file (old or new path) matches one of `globs` or is a file a
+/// build tool reads by itself.
 pub fn split_patch(bytes: &[u8], globs: &[String]) -> Result<PatchSplit, PatchError> {
     let summary = inspect_patch(bytes)?;
     let set = glob_set(globs)?;
+    let implicit = super::build_files::ImplicitBuildFiles::new()?;
     let parts = sections(bytes);
     if parts.len() != summary.files.len() {
         return Err(PatchError::Unparsable {
@@ -52,7 +56,8 @@ pub fn split_patch(bytes: &[u8], globs: &[String]) -> Result<PatchSplit, PatchEr
         config_files: Vec::new(),
     };
     for (file, part) in summary.files.iter().zip(parts) {
-        if file.paths().iter().any(|p| set.is_match(p)) {
+        let config = |p: &&str| set.is_match(p) || implicit.tool(p).is_some();
+        if file.paths().iter().any(config) {
             split.config.extend_from_slice(part);
             split.config_files.push(file.display_path().to_string());
         } else {
@@ -99,8 +104,18 @@ index 3333333..4444444 100644
 
     #[test]
     fn a_code_only_patch_has_no_configuration_part() {
-        let split = split_patch(PATCH.as_bytes(), &["*.toml".to_string()]).unwrap();
+        let code = &PATCH[PATCH.find("diff --git a/prog.c").unwrap()..];
+        let split = split_patch(code.as_bytes(), &["*.toml".to_string()]).unwrap();
         assert!(split.config.is_empty() && split.config_files.is_empty());
-        assert_eq!(split.code, PATCH.as_bytes());
+        assert_eq!(split.code, code.as_bytes());
+    }
+
+    /// A file make reads by itself is build configuration though the workload lists none.
+    #[test]
+    fn an_implicit_build_file_is_configuration_without_being_listed() {
+        let patch = PATCH.replace("Makefile", "GNUmakefile");
+        let split = split_patch(patch.as_bytes(), &[]).unwrap();
+        assert_eq!(split.config_files, ["GNUmakefile"]);
+        assert!(String::from_utf8(split.code).unwrap().contains("prog.c"));
     }
 }

@@ -53,6 +53,23 @@ pub const WORKLOAD: &str = r#"{
   "protected": ["bench/**"]
 }"#;
 
+/// `workload` (the cpairs one, or a variant) with `allow_probes` set to `names`: for tests whose
+/// candidates probe their surroundings on purpose.
+#[allow(dead_code)]
+pub fn allow_probes(workload: &str, names: &[&str]) -> String {
+    let list: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    let old = r#""protected": ["bench/**"]"#;
+    assert!(
+        workload.contains(old),
+        "the workload's protected list moved"
+    );
+    workload.replacen(
+        old,
+        &format!(r#"{old}, "allow_probes": [{}]"#, list.join(", ")),
+        1,
+    )
+}
+
 /// One sealed holdout (its name says so, so a test can look for leaks).
 pub const HOLDOUTS: &str = r#"{ "scenarios": [
   { "name": "sum-30k-sealed", "role": "holdout", "run": "./bench/run.sh 30000 {seed}",

@@ -107,7 +107,7 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
         .map(|name| gate(*name, GateStatus::Passed, h))
         .collect();
     if rejected {
-        gates[3] = gate(GateName::Tests, GateStatus::Failed, h);
+        gates[4] = gate(GateName::Tests, GateStatus::Failed, h);
     }
     let mut scenarios = vec![scenario(h, true, h), scenario("held", false, "")];
     let plan = evo::evidence::result::holdout_plan(&scenarios, 9, 0, 1);
