@@ -22,12 +22,9 @@ use cli::{Command, Plan};
 pub fn run(plan: &Plan, out: &mut dyn Write) -> Result<()> {
     let config = &plan.config;
     match plan.command {
-        Command::Train => {
-            writeln!(out, "{}", report::header(plan.command, config))?;
-            let summary = train::train(config, &mut |_| {})?;
-            writeln!(out, "{}", report::summary(&summary))?;
-        }
-        Command::Check => {
+        // Both print every step's loss in full: a timed run's output then shows everything it
+        // computed, so a step skipped or a result replayed from another run shows too.
+        Command::Train | Command::Check => {
             writeln!(out, "{}", report::header(plan.command, config))?;
             let mut lines = Vec::new();
             let summary = train::train(config, &mut |step| lines.push(report::step_line(step)))?;
