@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::caches::{self, CacheLock, MachineKind, SharedCaches};
 use super::init::{INIT_ARG, INIT_PATH};
+use super::readonly::ReadOnlyPaths;
 use super::view::{Covered, Shown, View};
 use crate::spec::modes::{SandboxMode, never_passed};
 
@@ -229,6 +230,8 @@ pub struct SandboxPolicy {
     /// Where the writable folders really are when a fleet shares them (see `measure::caches`).
     shared: Option<SharedCaches>,
     environment: BTreeMap<String, String>,
+    /// The workload's protected paths, kept read-only in every build's writable tree.
+    protected: ReadOnlyPaths,
     pub record: SandboxRecord,
 }
 
@@ -239,8 +242,9 @@ const BASELINE_HINT: &str = "(the runs are sandboxed: no network, only the syste
                              read-only once built. A build that downloads dependencies needs \
                              them fetched beforehand, a build cache outside the tree needs \
                              `sandbox.writable`, data or a runtime outside the tree needs \
-                             `sandbox.read_only`, a variable it needs `sandbox.pass_env`, and a \
-                             run that writes into its tree must write to $TMPDIR instead; or set \
+                             `sandbox.read_only`, a variable it needs `sandbox.pass_env`, a \
+                             build cannot write the workload's `protected` paths, and a run that \
+                             writes into its tree must write to $TMPDIR instead; or set \
                              `sandbox.mode` to \"off\")";
 
 /// What the sandbox promises, for the record.
@@ -250,7 +254,8 @@ const PROMISE: &str = "builds, tests, checks and timed runs ran under bubblewrap
                        process a run starts; no run can see or signal another's processes); \
                        they saw only the system folders, toolchains, declared folders and their \
                        own tree, never the signing key, the campaign or holdout files, the \
-                       repository or evo's folders; the tree was read-only once built; a \
+                       repository or evo's folders; the workload's protected paths were \
+                       read-only to builds and the tree was read-only once built; a \
                        candidate's builds wrote only their own copies of the declared caches; \
                        the environment was an allow-list";
 
@@ -327,6 +332,7 @@ impl SandboxPolicy {
             copies: std::env::temp_dir(),
             shared: None,
             environment: environment.clone(),
+            protected: ReadOnlyPaths::default(),
             record: SandboxRecord {
                 enabled: false,
                 tool: None,
@@ -365,6 +371,7 @@ impl SandboxPolicy {
                     copies: request.copies,
                     shared,
                     environment: environment.clone(),
+                    protected: ReadOnlyPaths::default(),
                     record: SandboxRecord {
                         enabled: true,
                         tool: Some(found.version),
@@ -390,6 +397,11 @@ impl SandboxPolicy {
         self.bwrap.is_some()
     }
 
+    /// Keeps `paths` (relative to a tree's root) read-only in every build's tree from now on.
+    pub fn protect(&mut self, paths: ReadOnlyPaths) {
+        self.protected = paths;
+    }
+
     /// The environment every command starts from (the workload's `env` goes on top).
     pub fn environment(&self) -> &BTreeMap<String, String> {
         &self.environment
@@ -404,7 +416,8 @@ impl SandboxPolicy {
         format!("{baseline_failure}\n{BASELINE_HINT}")
     }
 
-    /// The sandbox for a build of `arm` in `tree` from `cwd`: the tree writable, and the declared
+    /// The sandbox for a build of `arm` in `tree` from `cwd`: the tree writable but for its
+    /// protected paths (see `readonly`), and the declared
     /// caches writable: the real ones for the baseline, a private copy of them for a candidate
     /// (made on first use for that tree), so nothing a candidate's build writes reaches the
     /// baseline. `Ok(None)` when off.
@@ -418,13 +431,9 @@ impl SandboxPolicy {
             return Ok(None);
         };
         let caches = self.caches(tree, arm)?;
-        Ok(Some(self.sandbox(
-            bwrap,
-            caches,
-            Bind::same(tree, true),
-            cwd,
-            false,
-        )))
+        let mut sandbox = self.sandbox(bwrap, caches, Bind::same(tree, true), cwd, false);
+        sandbox.binds.extend(self.protected.binds(tree));
+        Ok(Some(sandbox))
     }
 
     /// The sandbox for a test, check or timed run of the built `tree`: the tree read-only, so no
