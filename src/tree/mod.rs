@@ -29,6 +29,7 @@ mod inspect;
 mod materialize;
 mod overlay;
 mod pin;
+mod protected;
 mod safety;
 mod split;
 
@@ -44,6 +45,7 @@ pub use inspect::{
 pub use materialize::{COMMITTER_EMAIL, COMMITTER_NAME, dir_name, materialize};
 pub use overlay::{OverlayFile, copy_overlay, digest_file, digest_tree_file};
 pub use pin::pin;
+pub use protected::{Protected, ProtectedChange, ProtectedError, record_protected};
 pub use safety::check_patch_safety;
 pub use split::{PatchSplit, split_patch};
 
