@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
-use util::cpairs::{HOLDOUTS, HOT_LINE, MEMO, WORKLOAD};
+use util::cpairs::{HOLDOUTS, HOT_LINE, MEMO, MEMO_EDITS, WORKLOAD};
 use util::{evo, fixture_repo, patch_by_editing, snapshot, text, write};
 
 struct Fixture {
@@ -238,5 +238,173 @@ fn a_candidate_hunting_the_other_arms_processes_finds_none() {
     assert!(
         !steps.iter().any(|s| s["step"] == "test-1-alone"),
         "the baseline's test failed beside the candidate's: {steps:#?}"
+    );
+}
+
+/// A patch adding `path` with `content` to `repo` (the repository is left as it was).
+fn patch_adding(repo: &Path, path: &str, content: &str) -> String {
+    write(&repo.join(path), content);
+    util::git(repo, &["add", "-A"]);
+    let diff = util::git(repo, &["diff", "--cached", "--binary"]);
+    util::git(repo, &["reset", "-q"]);
+    std::fs::remove_file(repo.join(path)).unwrap();
+    diff
+}
+
+/// A harness that times almost nothing: what a candidate would put in place of `bench/run.sh`.
+const FAKE_HARNESS: &str = "#!/bin/sh\nexec ./prog 1 \"$2\"\n";
+
+impl Fixture {
+    /// Protects only these globs (the fixture's workload protects `bench/**`).
+    fn protect(&self, globs: &str) {
+        let workload = WORKLOAD.replace(r#""protected": ["bench/**"]"#, globs);
+        assert_ne!(workload, WORKLOAD, "the workload's protected list moved");
+        write(&self.camp.join("workload.json"), &workload);
+    }
+
+    /// The reported attack (issue #25.3): a patch that only adds `GNUmakefile`, which make reads
+    /// before `Makefile`, whose recipe runs `edit` (make's `$` doubled) and then builds.
+    fn implicit_makefile_patch(&self, edit: &str) -> PathBuf {
+        let recipe = format!("prog: prog.c\n\t{edit}\n\tcc -O2 -o prog prog.c\n");
+        let path = self.camp.join("gnumakefile.patch");
+        write(&path, &patch_adding(&self.repo, "GNUmakefile", &recipe));
+        path
+    }
+
+    fn confirm_quickly(&self, patch: &Path) -> (Output, Value) {
+        let out = evo()
+            .arg("confirm")
+            .arg(patch)
+            .arg("--campaign")
+            .arg(self.camp.join("campaign.json"))
+            .env("EVO_QUIET_WAIT_S", "0")
+            .output()
+            .unwrap();
+        let (_, result) = util::first_result(&self.camp).unwrap_or_else(|| {
+            panic!("no result.json\n{}", text(&out));
+        });
+        (out, result)
+    }
+}
+
+/// The shell line that swaps the harness for the fake one, as a make recipe.
+fn overwrite_harness() -> String {
+    format!(
+        "printf '{}' > bench/run.sh",
+        FAKE_HARNESS.replace('\n', "\\n").replace('$', "$$")
+    )
+}
+
+#[test]
+fn a_recipe_in_an_implicit_makefile_cannot_write_the_protected_harness() {
+    let f = Fixture::new("auto");
+    if !bubblewrap_works() {
+        return;
+    }
+    let (out, result) = f.confirm_quickly(&f.implicit_makefile_patch(&overwrite_harness()));
+    let safety = gate(&result, "patch safety").expect("a patch safety gate");
+    assert_eq!(safety["status"], "passed", "{safety}\n{}", text(&out));
+    let build = gate(&result, "build").expect("a build gate");
+    assert_eq!(build["status"], "failed", "{build}\n{}", text(&out));
+    let detail = build["detail"].as_str().unwrap();
+    assert!(detail.contains("Read-only file system"), "{detail}");
+}
+
+#[test]
+fn the_folder_of_a_protected_file_cannot_be_renamed_away_and_replaced() {
+    // Binds go by path: with only the file bound read-only, renaming its folder and making a new
+    // one would swap it. Every folder on the way to it is a mount point, which cannot be renamed.
+    let f = Fixture::new("auto");
+    if !bubblewrap_works() {
+        return;
+    }
+    f.protect(r#""protected": ["bench/run.sh"]"#);
+    let swap = format!(
+        "mv bench bench.old && mkdir bench && {}",
+        overwrite_harness()
+    );
+    let (out, result) = f.confirm_quickly(&f.implicit_makefile_patch(&swap));
+    let build = gate(&result, "build").expect("a build gate");
+    assert_eq!(build["status"], "failed", "{build}\n{}", text(&out));
+    let detail = build["detail"].as_str().unwrap();
+    assert!(detail.contains("Device or resource busy"), "{detail}");
+    // Nor can the file itself be removed and made again.
+    let recreate = format!("rm -f bench/run.sh; {}", overwrite_harness());
+    let _ = std::fs::remove_dir_all(f.camp.join("receipts"));
+    let (out, result) = f.confirm_quickly(&f.implicit_makefile_patch(&recreate));
+    let build = gate(&result, "build").expect("a build gate");
+    assert_eq!(build["status"], "failed", "{build}\n{}", text(&out));
+}
+
+#[test]
+fn unsandboxed_a_build_that_edits_the_protected_harness_fails_patch_safety() {
+    let f = Fixture::new("off");
+    let (out, result) = f.confirm_quickly(&f.implicit_makefile_patch(&overwrite_harness()));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let safety = gate(&result, "patch safety").expect("a patch safety gate");
+    assert_eq!(safety["status"], "failed", "{safety}\n{}", text(&out));
+    assert_eq!(
+        safety["detail"],
+        "the build changed protected file bench/run.sh in the candidate tree"
+    );
+    assert!(gate(&result, "tests").is_none(), "ran on after the change");
+}
+
+#[test]
+fn unsandboxed_a_timed_run_that_edits_the_protected_harness_fails_the_result() {
+    // The checks leave the harness alone; the timed runs (the large input) append to it. The
+    // memo makes the candidate really faster, so only the check after measuring stops it.
+    let f = Fixture::new("off");
+    let tamper = "int main(int argc, char **argv) {\n    \
+         if (argc > 1 && strcmp(argv[1], \"100000\") == 0) {\n        \
+         FILE *h = fopen(\"bench/run.sh\", \"a\");\n        \
+         if (h) { fputs(\"# timed\\n\", h); fclose(h); }\n    }\n";
+    let mut edits = MEMO_EDITS.to_vec();
+    edits.push(("prog.c", "int main(int argc, char **argv) {\n", tamper));
+    let patch = f.camp.join("tamper.patch");
+    write(&patch, &patch_by_editing(&f.repo, &edits));
+    let (out, result) = f.confirm_quickly(&patch);
+    let safety = gate(&result, "patch safety").expect("a patch safety gate");
+    assert_eq!(safety["status"], "failed", "{safety}\n{}", text(&out));
+    assert_eq!(
+        safety["detail"],
+        "a timed run changed protected file bench/run.sh in the candidate tree"
+    );
+    assert_ne!(result["verdict"], "accepted");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+}
+
+#[test]
+fn unsandboxed_a_campaign_refuses_a_candidate_whose_build_edits_the_protected_harness() {
+    // The search's check lane is a second copy of the confirmation's: it checks the same way.
+    let f = Fixture::new("off");
+    let patch = f.implicit_makefile_patch(&overwrite_harness());
+    let campaign = std::fs::read_to_string(f.camp.join("campaign.json"))
+        .unwrap()
+        .replacen(
+            r#""output": "receipts""#,
+            &format!(
+                r#""candidates": [{{ "name": "gnumake", "patch": "{}" }}], "output": "receipts""#,
+                patch.file_name().unwrap().to_str().unwrap()
+            ),
+            1,
+        );
+    write(&f.camp.join("campaign.json"), &campaign);
+    let out = evo()
+        .args(["campaign", "run"])
+        .arg(f.camp.join("campaign.json"))
+        .env("EVO_QUIET_WAIT_S", "0")
+        .output()
+        .unwrap();
+    let summary = util::files_under(&f.camp.join("receipts"))
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|n| n == "summary.json"))
+        .unwrap_or_else(|| panic!("no summary.json\n{}", text(&out)));
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+    let row = &summary["rows"][0];
+    assert_eq!(row["status"], "refused", "{row}\n{}", text(&out));
+    assert_eq!(
+        row["reason"],
+        "the build changed protected file bench/run.sh"
     );
 }

@@ -12,6 +12,7 @@ mod instructions;
 mod lanes;
 mod measure;
 pub mod outcome;
+mod protect;
 pub mod request;
 
 use std::path::{Path, PathBuf};
@@ -118,6 +119,8 @@ pub(crate) struct Run<'a> {
     signer: Option<Signer>,
     /// Isolation of every build, check and timed run of this confirmation.
     sandbox: crate::measure::sandbox::SandboxPolicy,
+    /// The protected files as the first tree had them before anything ran (`protect`).
+    protected: Option<tree::Protected>,
 }
 
 /// The trees of one confirmation; sanitizer trees exist only when the lane runs.
@@ -369,6 +372,7 @@ fn pipeline(
         trees: Trees::default(),
         signer,
         sandbox,
+        protected: None,
     };
     let staged = run.stages(started);
     // A stop request makes whatever the stages returned meaningless: a build or run cut short
@@ -465,10 +469,17 @@ impl Run<'_> {
             return Ok(());
         }
         self.wait_for_quiet();
+        // Before the first timed run and after the last: a change while timing fails the result.
+        if self.measured_trees_unchanged("a test or check")? == Flow::Stop {
+            return Ok(());
+        }
         let measure_started = Instant::now();
         self.measure_all()?;
         self.count_instructions()?;
         self.result.timings.measure_s = measure_started.elapsed().as_secs_f64();
+        if self.measured_trees_unchanged("a timed run")? == Flow::Stop {
+            return Ok(());
+        }
         self.leftover_gate(true);
         Ok(())
     }
@@ -540,6 +551,7 @@ impl Run<'_> {
         self.result.patch.added = summary.added_lines;
         self.result.patch.removed = summary.removed_lines;
         let baseline = self.materialize(TreeLabel::Baseline)?;
+        self.record_protected(&baseline)?;
         if let Err(e) =
             tree::check_patch_safety(&summary, &baseline, &self.plan.campaign.workload.protected)
         {
