@@ -408,3 +408,31 @@ fn unsandboxed_a_campaign_refuses_a_candidate_whose_build_edits_the_protected_ha
         "the build changed protected file bench/run.sh"
     );
 }
+
+#[test]
+fn a_build_that_fills_tmp_stops_at_its_limit_and_says_so() {
+    // Issue #26: every sandboxed step has a /tmp of bounded size (sandbox.limits.tmp_mib).
+    let f = Fixture::new("auto");
+    if !bubblewrap_works() {
+        return;
+    }
+    let campaign = std::fs::read_to_string(f.camp.join("campaign.json"))
+        .unwrap()
+        .replacen(
+            r#""sandbox": { "mode": "auto" }"#,
+            r#""sandbox": { "mode": "auto", "limits": { "tmp_mib": 8 } }"#,
+            1,
+        );
+    write(&f.camp.join("campaign.json"), &campaign);
+    let fill = "dd if=/dev/zero of=/tmp/fill bs=1M count=16 2>/dev/null";
+    let (out, result) = f.confirm_quickly(&f.implicit_makefile_patch(fill));
+    let build = gate(&result, "build").expect("a build gate");
+    assert_eq!(build["status"], "failed", "{build}\n{}", text(&out));
+    let detail = build["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the /tmp limit (8 MiB, sandbox.limits.tmp_mib) was reached"),
+        "{detail}"
+    );
+    let record = result["sandbox"]["detail"].as_str().unwrap();
+    assert!(record.contains("8 MiB tmpfs"), "{record}");
+}

@@ -83,6 +83,7 @@ fn run(command: &[OsString]) -> Result<i32, String> {
     let (status, rusage) = reap_until(pid);
     let wall_s = start.elapsed().as_secs_f64();
     reap_exited();
+    say_if_tmp_is_full();
     let report = InitReport {
         leftovers: living_processes(),
         wall_s,
@@ -106,6 +107,23 @@ fn report_pipe() -> Result<File, String> {
         rustix::io::fcntl_setfd(BorrowedFd::borrow_raw(INIT_REPORT_FD), FdFlags::CLOEXEC)
             .map_err(|errno| format!("report descriptor {INIT_REPORT_FD} is not open: {errno}"))?;
         Ok(File::from_raw_fd(INIT_REPORT_FD))
+    }
+}
+
+/// When the command left the sandbox's `/tmp` (a tmpfs of `sandbox.limits.tmp_mib`) full, says so
+/// as the last line of its stderr, so the step's record and its gate's detail name the limit
+/// rather than leave "No space left on device" to be guessed at.
+fn say_if_tmp_is_full() {
+    let Ok(fs) = rustix::fs::statvfs("/tmp") else {
+        return;
+    };
+    let total = fs.f_blocks.saturating_mul(fs.f_frsize);
+    let free = fs.f_bavail.saturating_mul(fs.f_frsize);
+    if total > 0 && free.saturating_mul(1000) < total {
+        let mib = total >> 20;
+        let line = format!("evo: the /tmp limit ({mib} MiB, sandbox.limits.tmp_mib) was reached");
+        // Nothing to do when stderr is gone: the status still says the command failed.
+        let _ = writeln!(std::io::stderr(), "{line}");
     }
 }
 

@@ -27,6 +27,7 @@ use super::caches::{self, CacheLock, MachineKind, SharedCaches};
 use super::init::{INIT_ARG, INIT_PATH};
 use super::readonly::ReadOnlyPaths;
 use super::view::{Covered, Shown, View};
+use crate::spec::campaign::SandboxLimits;
 use crate::spec::modes::{SandboxMode, never_passed};
 
 /// The user and group id a sandboxed command has inside its user namespace.
@@ -63,6 +64,8 @@ pub struct Sandbox {
     pub cwd: Option<PathBuf>,
     /// Whether the command keeps the host's network (agents only).
     pub network: bool,
+    /// What the command may use at most.
+    pub limits: SandboxLimits,
 }
 
 /// Accumulates `bwrap` arguments.
@@ -128,6 +131,9 @@ impl Sandbox {
         }
         a.with("--proc", &["/proc".as_ref()]);
         a.with("--dev", &["/dev".as_ref()]);
+        // The private /tmp is a tmpfs of bounded size: a full one is memory evo cannot get back.
+        let tmp_bytes = u64::from(self.limits.tmp_mib.get()) << 20;
+        a.with("--size", &[tmp_bytes.to_string().as_ref()]);
         a.with("--tmpfs", &["/tmp".as_ref()]);
         for bind in &self.binds {
             let flag = if bind.writable { "--bind" } else { "--ro-bind" };
@@ -210,6 +216,8 @@ pub struct SandboxRequest {
     pub secrets: Vec<PathBuf>,
     /// Names of further environment variables to pass to code under test.
     pub pass_env: Vec<String>,
+    /// What each sandboxed command may use at most.
+    pub limits: SandboxLimits,
     /// Where a candidate's private copies of the writable folders are made.
     pub copies: PathBuf,
     /// A fleet's caches of this machine's kind, which the writable folders are bound from
@@ -232,6 +240,7 @@ pub struct SandboxPolicy {
     environment: BTreeMap<String, String>,
     /// The workload's protected paths, kept read-only in every build's writable tree.
     protected: ReadOnlyPaths,
+    limits: SandboxLimits,
     pub record: SandboxRecord,
 }
 
@@ -333,6 +342,7 @@ impl SandboxPolicy {
             shared: None,
             environment: environment.clone(),
             protected: ReadOnlyPaths::default(),
+            limits: SandboxLimits::default(),
             record: SandboxRecord {
                 enabled: false,
                 tool: None,
@@ -372,10 +382,11 @@ impl SandboxPolicy {
                     shared,
                     environment: environment.clone(),
                     protected: ReadOnlyPaths::default(),
+                    limits: request.limits,
                     record: SandboxRecord {
                         enabled: true,
                         tool: Some(found.version),
-                        detail: PROMISE.to_string(),
+                        detail: format!("{PROMISE}; {}", limits_held(&request.limits)),
                         environment,
                         shared_caches,
                     },
@@ -471,6 +482,7 @@ impl SandboxPolicy {
             binds,
             cwd: cwd.map(Path::to_path_buf),
             network,
+            limits: self.limits,
         }
     }
 
@@ -575,6 +587,14 @@ impl SandboxPolicy {
             let _ = std::fs::remove_dir_all(self.copy_path(tree, index));
         }
     }
+}
+
+/// The limits that held, for the record.
+fn limits_held(limits: &SandboxLimits) -> String {
+    format!(
+        "limits: each command's /tmp was a {} MiB tmpfs (sandbox.limits.tmp_mib)",
+        limits.tmp_mib
+    )
 }
 
 /// What an unsandboxed record says.
@@ -687,6 +707,9 @@ mod tests {
             ],
             cwd: Some("/w/work/candidate/src".into()),
             network: false,
+            limits: SandboxLimits {
+                tmp_mib: std::num::NonZeroU32::new(3).unwrap(),
+            },
         };
         let args = strings(sandbox.argv(Path::new("/opt/evo")));
         let at = |flag: &str| args.iter().position(|a| a == flag).unwrap();
@@ -716,6 +739,9 @@ mod tests {
             "a secret inside a bind is covered after it: {args:?}"
         );
         assert_eq!(args[at("--chdir") + 1], "/w/work/candidate/src");
+        assert_eq!(args[at("--size") + 1], (3u64 << 20).to_string());
+        assert_eq!(args[at("--size") + 2], "--tmpfs");
+        assert_eq!(args[at("--size") + 3], "/tmp");
         let tail = &args[args.len() - 3..];
         assert_eq!(tail, ["--", INIT_PATH, INIT_ARG]);
     }
@@ -728,6 +754,7 @@ mod tests {
             binds: vec![],
             cwd: None,
             network: true,
+            limits: SandboxLimits::default(),
         };
         let args = strings(sandbox.argv(Path::new("/opt/evo")));
         assert!(!args.contains(&"--unshare-net".to_string()));

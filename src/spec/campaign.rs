@@ -90,6 +90,32 @@ pub struct SandboxSettings {
     #[serde(default, deserialize_with = "super::values::passed_env_names")]
     #[schemars(with = "Vec<String>")]
     pub pass_env: Vec<String>,
+    /// What a sandboxed build, test, check or timed run may use at most; code under test cannot
+    /// lift these.
+    #[serde(default)]
+    pub limits: SandboxLimits,
+}
+
+/// The limits of every sandboxed step (docs/design.md §1.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxLimits {
+    /// The size of the private `/tmp` each sandboxed command gets, in MiB (default 4096); a
+    /// command that fills it fails, and its record says this limit was reached.
+    #[serde(default = "default_tmp_mib")]
+    pub tmp_mib: std::num::NonZeroU32,
+}
+
+fn default_tmp_mib() -> std::num::NonZeroU32 {
+    std::num::NonZeroU32::new(4096).unwrap_or(std::num::NonZeroU32::MIN)
+}
+
+impl Default for SandboxLimits {
+    fn default() -> SandboxLimits {
+        SandboxLimits {
+            tmp_mib: default_tmp_mib(),
+        }
+    }
 }
 
 /// A candidate given as a patch file (`git diff` format).
@@ -379,6 +405,17 @@ mod tests {
 
     fn confirm(json: &str) -> Result<ConfirmSettings, serde_json::Error> {
         serde_json::from_str(json)
+    }
+
+    #[test]
+    fn sandbox_limits_have_defaults_and_refuse_zero_and_unknown_keys() {
+        let sandbox = |json: &str| serde_json::from_str::<SandboxSettings>(json);
+        assert_eq!(sandbox("{}").unwrap().limits.tmp_mib.get(), 4096);
+        let set = sandbox(r#"{ "limits": { "tmp_mib": 64 } }"#).unwrap();
+        assert_eq!(set.limits.tmp_mib.get(), 64);
+        // A tmpfs of size 0 would have no limit at all.
+        assert!(sandbox(r#"{ "limits": { "tmp_mib": 0 } }"#).is_err());
+        assert!(sandbox(r#"{ "limits": { "memory": 1 } }"#).is_err());
     }
 
     #[test]
