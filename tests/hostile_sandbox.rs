@@ -436,3 +436,64 @@ fn a_build_that_fills_tmp_stops_at_its_limit_and_says_so() {
     let record = result["sandbox"]["detail"].as_str().unwrap();
     assert!(record.contains("8 MiB tmpfs"), "{record}");
 }
+
+impl Fixture {
+    /// Sets the campaign's `sandbox.limits` to `limits` (a JSON object's inside).
+    fn limit(&self, limits: &str) {
+        let campaign = std::fs::read_to_string(self.camp.join("campaign.json"))
+            .unwrap()
+            .replacen(
+                r#""sandbox": { "mode": "auto" }"#,
+                &format!(r#""sandbox": {{ "mode": "auto", "limits": {{ {limits} }} }}"#),
+                1,
+            );
+        write(&self.camp.join("campaign.json"), &campaign);
+    }
+}
+
+#[test]
+fn a_build_that_writes_a_huge_file_stops_at_the_file_size_limit_and_says_so() {
+    let f = Fixture::new("auto");
+    if !bubblewrap_works() {
+        return;
+    }
+    f.limit(r#""file_mib": 4"#);
+    let huge = "dd if=/dev/zero of=huge bs=1M count=16 2>/dev/null";
+    let (out, result) = f.confirm_quickly(&f.implicit_makefile_patch(huge));
+    let build = gate(&result, "build").expect("a build gate");
+    assert_eq!(build["status"], "failed", "{build}\n{}", text(&out));
+    let detail = build["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the file size limit (4 MiB, sandbox.limits.file_mib) was reached"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_test_that_spins_stops_at_the_cpu_time_limit_and_says_so() {
+    let f = Fixture::new("auto");
+    if !bubblewrap_works() {
+        return;
+    }
+    f.limit(r#""cpu_s": 1"#);
+    let spin = "    if (argc == 2 && strcmp(argv[1], \"--selftest\") == 0) {\n        \
+         for (volatile unsigned long i = 0;; i++) {}\n";
+    let diff = patch_by_editing(
+        &f.repo,
+        &[(
+            "prog.c",
+            "    if (argc == 2 && strcmp(argv[1], \"--selftest\") == 0) {\n",
+            spin,
+        )],
+    );
+    let patch = f.camp.join("spin.patch");
+    write(&patch, &diff);
+    let (out, result) = f.confirm_quickly(&patch);
+    let tests = gate(&result, "tests").expect("a tests gate");
+    assert_eq!(tests["status"], "failed", "{tests}\n{}", text(&out));
+    let detail = tests["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the CPU time limit (1 s per process, sandbox.limits.cpu_s) was reached"),
+        "{detail}"
+    );
+}

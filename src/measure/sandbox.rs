@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::caches::{self, CacheLock, MachineKind, SharedCaches};
-use super::init::{INIT_ARG, INIT_PATH};
+use super::init::{self, INIT_ARG, INIT_PATH};
 use super::readonly::ReadOnlyPaths;
 use super::view::{Covered, Shown, View};
 use crate::spec::campaign::SandboxLimits;
@@ -148,7 +148,11 @@ impl Sandbox {
         if let Some(cwd) = &self.cwd {
             a.with("--chdir", &[cwd.as_os_str()]);
         }
-        a.with("--", &[INIT_PATH.as_ref(), INIT_ARG.as_ref()]);
+        let rlimits = init::RLimits::of(&self.limits).arg();
+        a.with(
+            "--",
+            &[INIT_PATH.as_ref(), INIT_ARG.as_ref(), rlimits.as_ref()],
+        );
         a.0
     }
 }
@@ -592,8 +596,9 @@ impl SandboxPolicy {
 /// The limits that held, for the record.
 fn limits_held(limits: &SandboxLimits) -> String {
     format!(
-        "limits: each command's /tmp was a {} MiB tmpfs (sandbox.limits.tmp_mib)",
-        limits.tmp_mib
+        "limits: each command's /tmp was a {} MiB tmpfs (sandbox.limits.tmp_mib); no \
+         process could write a file over {} MiB (file_mib) or use over {} s of CPU (cpu_s)",
+        limits.tmp_mib, limits.file_mib, limits.cpu_s
     )
 }
 
@@ -709,6 +714,7 @@ mod tests {
             network: false,
             limits: SandboxLimits {
                 tmp_mib: std::num::NonZeroU32::new(3).unwrap(),
+                ..SandboxLimits::default()
             },
         };
         let args = strings(sandbox.argv(Path::new("/opt/evo")));
@@ -742,8 +748,9 @@ mod tests {
         assert_eq!(args[at("--size") + 1], (3u64 << 20).to_string());
         assert_eq!(args[at("--size") + 2], "--tmpfs");
         assert_eq!(args[at("--size") + 3], "/tmp");
-        let tail = &args[args.len() - 3..];
-        assert_eq!(tail, ["--", INIT_PATH, INIT_ARG]);
+        let tail = &args[args.len() - 4..];
+        let rlimits = init::RLimits::of(&sandbox.limits).arg();
+        assert_eq!(tail, ["--", INIT_PATH, INIT_ARG, &rlimits]);
     }
 
     #[test]

@@ -103,17 +103,41 @@ pub struct SandboxLimits {
     /// The size of the private `/tmp` each sandboxed command gets, in MiB (default 4096); a
     /// command that fills it fails, and its record says this limit was reached.
     #[serde(default = "default_tmp_mib")]
-    pub tmp_mib: std::num::NonZeroU32,
+    pub tmp_mib: NonZeroU32,
+    /// The largest file any process of a command may write, in MiB (default 16384,
+    /// `RLIMIT_FSIZE`); a write past it kills the writer with `SIGXFSZ`.
+    #[serde(default = "default_file_mib")]
+    pub file_mib: NonZeroU32,
+    /// The CPU time any one process of a command may use, in seconds (default 7200,
+    /// `RLIMIT_CPU`); past it the process is killed with `SIGXCPU`.
+    #[serde(default = "default_cpu_s")]
+    pub cpu_s: NonZeroU32,
 }
 
-fn default_tmp_mib() -> std::num::NonZeroU32 {
-    std::num::NonZeroU32::new(4096).unwrap_or(std::num::NonZeroU32::MIN)
+use std::num::NonZeroU32;
+
+fn nonzero(n: u32) -> NonZeroU32 {
+    NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN)
+}
+
+fn default_tmp_mib() -> NonZeroU32 {
+    nonzero(4096)
+}
+
+fn default_file_mib() -> NonZeroU32 {
+    nonzero(16384)
+}
+
+fn default_cpu_s() -> NonZeroU32 {
+    nonzero(7200)
 }
 
 impl Default for SandboxLimits {
     fn default() -> SandboxLimits {
         SandboxLimits {
             tmp_mib: default_tmp_mib(),
+            file_mib: default_file_mib(),
+            cpu_s: default_cpu_s(),
         }
     }
 }
@@ -415,6 +439,10 @@ mod tests {
         assert_eq!(set.limits.tmp_mib.get(), 64);
         // A tmpfs of size 0 would have no limit at all.
         assert!(sandbox(r#"{ "limits": { "tmp_mib": 0 } }"#).is_err());
+        assert!(sandbox(r#"{ "limits": { "file_mib": 0 } }"#).is_err());
+        assert!(sandbox(r#"{ "limits": { "cpu_s": 0 } }"#).is_err());
+        let set = sandbox(r#"{ "limits": { "file_mib": 2, "cpu_s": 3 } }"#).unwrap();
+        assert_eq!((set.limits.file_mib.get(), set.limits.cpu_s.get()), (2, 3));
         assert!(sandbox(r#"{ "limits": { "memory": 1 } }"#).is_err());
     }
 
