@@ -497,3 +497,62 @@ fn a_test_that_spins_stops_at_the_cpu_time_limit_and_says_so() {
         "{detail}"
     );
 }
+
+/// The candidate's self-test runs `body` first (C statements in `main`).
+fn selftest_patch(f: &Fixture, name: &str, body: &str) -> PathBuf {
+    let line = "    if (argc == 2 && strcmp(argv[1], \"--selftest\") == 0) {\n";
+    let diff = patch_by_editing(&f.repo, &[("prog.c", line, &format!("{line}{body}"))]);
+    let patch = f.camp.join(name);
+    write(&patch, &diff);
+    patch
+}
+
+/// Whether this machine gives evo a cgroup for `controller` (the record says so).
+fn limited(result: &Value, what: &str) -> bool {
+    let record = result["sandbox"]["detail"].as_str().unwrap();
+    !record.contains(&format!("{what} were not limited"))
+        && !record.contains(&format!("{what} was not limited"))
+}
+
+#[test]
+fn a_test_that_allocates_past_the_memory_limit_is_stopped_and_says_so() {
+    let f = Fixture::new("auto");
+    if !bubblewrap_works() {
+        return;
+    }
+    f.limit(r#""memory_mib": 64"#);
+    let hog = "        size_t n = 512u << 20; volatile char *p = malloc(n);\n        \
+         for (size_t i = 0; p && i < n; i += 4096) p[i] = 1;\n";
+    let (out, result) = f.confirm_quickly(&selftest_patch(&f, "hog.patch", hog));
+    if !limited(&result, "memory") {
+        return;
+    }
+    let tests = gate(&result, "tests").expect("a tests gate");
+    assert_eq!(tests["status"], "failed", "{tests}\n{}", text(&out));
+    let detail = tests["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the memory limit (64 MiB, sandbox.limits.memory_mib) was reached"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_test_that_forks_past_the_process_limit_is_stopped_and_says_so() {
+    let f = Fixture::new("auto");
+    if !bubblewrap_works() {
+        return;
+    }
+    f.limit(r#""pids": 32"#);
+    let bomb = "        if (system(\"for i in $(seq 100); do sleep 5 & done; wait\")) return 1;\n";
+    let (out, result) = f.confirm_quickly(&selftest_patch(&f, "forks.patch", bomb));
+    if !limited(&result, "processes") {
+        return;
+    }
+    let tests = gate(&result, "tests").expect("a tests gate");
+    assert_eq!(tests["status"], "failed", "{tests}\n{}", text(&out));
+    let detail = tests["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the process limit (32, sandbox.limits.pids) was reached"),
+        "{detail}"
+    );
+}

@@ -11,6 +11,7 @@ pub mod cpus;
 pub mod fake;
 pub mod helper;
 pub mod init;
+pub mod limits;
 pub mod local;
 pub mod readonly;
 pub mod record;

@@ -595,9 +595,12 @@ impl SandboxPolicy {
 
 /// The limits that held, for the record.
 fn limits_held(limits: &SandboxLimits) -> String {
+    let groups = super::limits::detect();
+    let groups = super::limits::held(&groups, limits.memory_mib.get(), limits.pids.get());
     format!(
         "limits: each command's /tmp was a {} MiB tmpfs (sandbox.limits.tmp_mib); no \
-         process could write a file over {} MiB (file_mib) or use over {} s of CPU (cpu_s)",
+         process could write a file over {} MiB (file_mib) or use over {} s of CPU (cpu_s); \
+         {groups}",
         limits.tmp_mib, limits.file_mib, limits.cpu_s
     )
 }

@@ -112,6 +112,22 @@ pub struct SandboxLimits {
     /// `RLIMIT_CPU`); past it the process is killed with `SIGXCPU`.
     #[serde(default = "default_cpu_s")]
     pub cpu_s: NonZeroU32,
+    /// The memory all processes of a command may use together, in MiB (default 8192; a memory
+    /// cgroup, where the machine gives evo one): past it the kernel kills one of them.
+    #[serde(default = "default_memory_mib")]
+    pub memory_mib: NonZeroU32,
+    /// How many processes and threads a command may have at once (default 4096; a pids cgroup):
+    /// a fork past it fails.
+    #[serde(default = "default_pids")]
+    pub pids: NonZeroU32,
+}
+
+fn default_memory_mib() -> NonZeroU32 {
+    nonzero(8192)
+}
+
+fn default_pids() -> NonZeroU32 {
+    nonzero(4096)
 }
 
 use std::num::NonZeroU32;
@@ -138,6 +154,8 @@ impl Default for SandboxLimits {
             tmp_mib: default_tmp_mib(),
             file_mib: default_file_mib(),
             cpu_s: default_cpu_s(),
+            memory_mib: default_memory_mib(),
+            pids: default_pids(),
         }
     }
 }
@@ -441,6 +459,8 @@ mod tests {
         assert!(sandbox(r#"{ "limits": { "tmp_mib": 0 } }"#).is_err());
         assert!(sandbox(r#"{ "limits": { "file_mib": 0 } }"#).is_err());
         assert!(sandbox(r#"{ "limits": { "cpu_s": 0 } }"#).is_err());
+        assert!(sandbox(r#"{ "limits": { "memory_mib": 0 } }"#).is_err());
+        assert!(sandbox(r#"{ "limits": { "pids": 0 } }"#).is_err());
         let set = sandbox(r#"{ "limits": { "file_mib": 2, "cpu_s": 3 } }"#).unwrap();
         assert_eq!((set.limits.file_mib.get(), set.limits.cpu_s.get()), (2, 3));
         assert!(sandbox(r#"{ "limits": { "memory": 1 } }"#).is_err());
