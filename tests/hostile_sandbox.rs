@@ -556,3 +556,23 @@ fn a_test_that_forks_past_the_process_limit_is_stopped_and_says_so() {
         "{detail}"
     );
 }
+
+#[test]
+fn a_build_that_fills_its_tree_past_the_tree_limit_fails_with_the_size_named() {
+    // Holds sandboxed or not: the tree is measured after the build.
+    let f = Fixture::new("auto");
+    f.limit(r#""tree_mib": 32"#);
+    let fill = "dd if=/dev/zero of=filler bs=1M count=64 2>/dev/null";
+    let (out, result) = f.confirm_quickly(&f.implicit_makefile_patch(fill));
+    let build = gate(&result, "build").expect("a build gate");
+    assert_eq!(build["status"], "failed", "{build}\n{}", text(&out));
+    let detail = build["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("the candidate tree: the build left 6"),
+        "{detail}"
+    );
+    assert!(
+        detail.ends_with("over the tree disk limit (32 MiB, sandbox.limits.tree_mib)"),
+        "{detail}"
+    );
+}

@@ -136,6 +136,15 @@ impl CampaignRun<'_> {
         if let Err(stop) = self.protected_unchanged(t, label, "the build")? {
             return Ok(Err(stop));
         }
+        let limit_mib = self.plan.spec.sandbox.limits.tree_mib.get();
+        if let Some(over) = crate::confirm::over_limit(t, limit_mib) {
+            if label == TreeLabel::Baseline {
+                return Err(PipelineError::Baseline(format!(
+                    "the baseline tree: {over}"
+                )));
+            }
+            return Ok(Err((Status::BuildFailed, over)));
+        }
         if !out.record.succeeded() {
             let status = if out.record.timed_out {
                 Status::TimedOut

@@ -139,7 +139,9 @@ impl Run<'_> {
                 failure_text(&cand, step.timeout, Shown::GATE),
             ));
         }
-        if self.protected_unchanged(&[(bl, &bt), (cl, &ct)], "the build")? == Flow::Stop {
+        if self.protected_unchanged(&[(bl, &bt), (cl, &ct)], "the build")? == Flow::Stop
+            || self.trees_within_limit(&[(bl, &bt), (cl, &ct)], GateName::Build)? == Flow::Stop
+        {
             return Ok(Flow::Stop);
         }
         if self.digest_artifacts(&bt, &ct)? == Flow::Stop {
@@ -307,7 +309,9 @@ impl Run<'_> {
             (TreeLabel::BaselineSanitize, &bt),
             (TreeLabel::CandidateSanitize, &ct),
         ];
-        if self.protected_unchanged(&pair, "the sanitizer build")? == Flow::Stop {
+        if self.protected_unchanged(&pair, "the sanitizer build")? == Flow::Stop
+            || self.trees_within_limit(&pair, GateName::Sanitizers)? == Flow::Stop
+        {
             return Ok(Flow::Stop);
         }
         self.trees.baseline_sanitize = Some(bt);

@@ -36,6 +36,7 @@ use crate::stats::Tier;
 use crate::tree::{self, Pinned, Tree};
 pub use finish::{write_evidence, write_result};
 pub use outcome::{Outcome, OutcomeError, load_outcome};
+pub(crate) use protect::over_limit;
 pub use request::{ConfirmRequest, RequestError, read_request, write_request};
 use verdict::gate;
 

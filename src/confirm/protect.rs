@@ -54,6 +54,27 @@ impl Run<'_> {
         Ok(Flow::Continue)
     }
 
+    /// Whether the trees a build just ran in stay within `sandbox.limits.tree_mib`: a
+    /// candidate's tree over it fails `gate` (build, sanitizers) with its size named; a
+    /// baseline's is the baseline's own failure.
+    pub(super) fn trees_within_limit(
+        &mut self,
+        trees: &[(TreeLabel, &Tree)],
+        gate: GateName,
+    ) -> Result<Flow, PipelineError> {
+        let limit_mib = self.plan.campaign.spec.sandbox.limits.tree_mib.get();
+        for (label, t) in trees {
+            let Some(over) = over_limit(t, limit_mib) else {
+                continue;
+            };
+            if !holds_the_patch(*label) && self.sandbox.enabled() {
+                return Err(PipelineError::Baseline(format!("the {label} tree: {over}")));
+            }
+            return Ok(self.fail_gate(gate, format!("the {label} tree: {over}")));
+        }
+        Ok(Flow::Continue)
+    }
+
     /// [`Run::protected_unchanged`] for the trees the timed runs use: the baseline, the candidate,
     /// the second baseline and the configuration-only tree.
     pub(super) fn measured_trees_unchanged(&mut self, who: &str) -> Result<Flow, PipelineError> {
@@ -96,4 +117,16 @@ fn holds_the_patch(label: TreeLabel) -> bool {
             | TreeLabel::Numbered(_)
             | TreeLabel::Agent(_)
     )
+}
+
+/// "the build left 40960 MiB in it, over the tree disk limit (32768 MiB, sandbox.limits.tree_mib)"
+/// when `t` takes more than `limit_mib`.
+pub(crate) fn over_limit(t: &Tree, limit_mib: u32) -> Option<String> {
+    let used_mib = tree::disk_usage(&t.root) >> 20;
+    (used_mib > u64::from(limit_mib)).then(|| {
+        format!(
+            "the build left {used_mib} MiB in it, over the tree disk limit ({limit_mib} MiB, \
+             sandbox.limits.tree_mib)"
+        )
+    })
 }

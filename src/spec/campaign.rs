@@ -120,6 +120,14 @@ pub struct SandboxLimits {
     /// a fork past it fails.
     #[serde(default = "default_pids")]
     pub pids: NonZeroU32,
+    /// How much disk a tree may take after its build, in MiB (default 32768): a build that
+    /// leaves more fails. Checked with the sandbox off too.
+    #[serde(default = "default_tree_mib")]
+    pub tree_mib: NonZeroU32,
+}
+
+fn default_tree_mib() -> NonZeroU32 {
+    nonzero(32768)
 }
 
 fn default_memory_mib() -> NonZeroU32 {
@@ -156,6 +164,7 @@ impl Default for SandboxLimits {
             cpu_s: default_cpu_s(),
             memory_mib: default_memory_mib(),
             pids: default_pids(),
+            tree_mib: default_tree_mib(),
         }
     }
 }

@@ -31,6 +31,7 @@ mod overlay;
 mod pin;
 mod protected;
 mod safety;
+mod size;
 mod split;
 
 use std::path::PathBuf;
@@ -47,6 +48,7 @@ pub use overlay::{OverlayFile, copy_overlay, digest_file, digest_tree_file};
 pub use pin::pin;
 pub use protected::{Protected, ProtectedChange, ProtectedError, record_protected};
 pub use safety::check_patch_safety;
+pub use size::disk_usage;
 pub use split::{PatchSplit, split_patch};
 
 /// A baseline resolved once to a full commit SHA in the user's repository.
