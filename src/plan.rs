@@ -490,6 +490,7 @@ pub fn sandbox_policy(
         read_only,
         secrets,
         pass_env: campaign.sandbox.pass_env.clone(),
+        limits: campaign.sandbox.limits,
         copies: copies.to_path_buf(),
         shared_caches,
     })

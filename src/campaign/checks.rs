@@ -56,8 +56,54 @@ impl CampaignRun<'_> {
         if overlay {
             tree::copy_overlay(&self.plan.overlay, &t, &self.plan.overlay_base)
                 .map_err(|e| PipelineError::Usage(format!("cannot copy the overlay: {e}")))?;
+            self.record_protected(&t)?;
         }
         Ok(t)
+    }
+
+    /// Records the protected files of `t`, fresh from make and overlay, as the reference for
+    /// every tree of this run (they all start with the same ones: no patch may touch them), and
+    /// keeps them read-only in every build from now on (docs/design.md §2.2.3).
+    fn record_protected(&mut self, t: &Tree) -> Result<(), PipelineError> {
+        if self.protected.is_some() {
+            return Ok(());
+        }
+        let recorded =
+            tree::record_protected(&t.root, &self.plan.workload.protected).map_err(|e| {
+                PipelineError::Internal(format!("cannot record the protected files: {e}"))
+            })?;
+        self.sandbox.protect(recorded.read_only());
+        self.protected = Some(recorded);
+        Ok(())
+    }
+
+    /// Whether `t` still holds the protected files as recorded after `who` ran in it: a
+    /// candidate's tree that differs is refused, naming the file; the baseline's (built alone)
+    /// is the workload's own fault.
+    pub(super) fn protected_unchanged(
+        &self,
+        t: &Tree,
+        label: TreeLabel,
+        who: &str,
+    ) -> Result<Lane, PipelineError> {
+        let Some(recorded) = &self.protected else {
+            return Err(PipelineError::Internal(
+                "the protected files were never recorded".to_string(),
+            ));
+        };
+        let change = recorded.changed_in(&t.root).map_err(|e| {
+            PipelineError::Internal(format!("cannot check the protected files: {e}"))
+        })?;
+        let Some(change) = change else {
+            return Ok(Ok(()));
+        };
+        let what = change.describe(who);
+        if label == TreeLabel::Baseline {
+            return Err(PipelineError::Baseline(format!(
+                "{what}: the workload's own steps must leave its protected files as they are"
+            )));
+        }
+        Ok(Err((Status::Refused, what)))
     }
 
     pub(super) fn training(&self) -> Vec<Scenario> {
@@ -88,6 +134,18 @@ impl CampaignRun<'_> {
         let started = Instant::now();
         let out = self.step(t, label, LaneStep::build(&w))?;
         self.build_s += started.elapsed().as_secs_f64();
+        if let Err(stop) = self.protected_unchanged(t, label, "the build")? {
+            return Ok(Err(stop));
+        }
+        let limit_mib = self.plan.spec.sandbox.limits.tree_mib.get();
+        if let Some(over) = crate::confirm::over_limit(t, limit_mib) {
+            if label == TreeLabel::Baseline {
+                return Err(PipelineError::Baseline(format!(
+                    "the baseline tree: {over}"
+                )));
+            }
+            return Ok(Err((Status::BuildFailed, over)));
+        }
         if !out.record.succeeded() {
             let status = if out.record.timed_out {
                 Status::TimedOut
@@ -113,6 +171,9 @@ impl CampaignRun<'_> {
         }
         for (i, command) in w.test.command.as_slice().iter().enumerate() {
             let out = self.step(t, label, LaneStep::test(&w.test, i, command))?;
+            if let Err(stop) = self.protected_unchanged(t, label, "a test")? {
+                return Ok(Err(stop));
+            }
             if !out.record.succeeded() {
                 let status = if out.record.timed_out {
                     Status::TimedOut
@@ -223,6 +284,9 @@ impl CampaignRun<'_> {
         }
         for s in self.training() {
             let cand = self.run_check(&t, label, &s)?;
+            if let Err(stop) = self.protected_unchanged(&t, label, "a check")? {
+                return Ok(Err(stop));
+            }
             if !cand.record.succeeded() {
                 return Ok(Err((
                     Status::DifferentialMismatch,

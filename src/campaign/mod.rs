@@ -134,6 +134,8 @@ pub(crate) struct CampaignRun<'a> {
     build_s: f64,
     /// Isolation of the search's builds, checks and screening runs.
     sandbox: SandboxPolicy,
+    /// The protected files as the first fresh tree of this process had them (`checks`).
+    protected: Option<crate::tree::Protected>,
 }
 
 /// A candidate's patch as the run directory keeps it.
@@ -346,6 +348,7 @@ impl<'a> CampaignRun<'a> {
             on_event,
             build_s: 0.0,
             sandbox,
+            protected: None,
         })
     }
 }

@@ -78,7 +78,8 @@ impl CampaignRun<'_> {
         let built = crate::pipeline::steps::run_step(runner, &self.run_dir, input)
             .map_err(|e| PipelineError::Internal(e.to_string()))?;
         self.build_s += started.elapsed().as_secs_f64();
-        Ok(built.record.succeeded().then_some(t))
+        let unchanged = self.protected_unchanged(&t, label, "the build")?.is_ok();
+        Ok((unchanged && built.record.succeeded()).then_some(t))
     }
 
     fn screen_pairs(

@@ -3,7 +3,7 @@
 //! measures it against the baseline, so the receipt says how much of the gain flags alone give and
 //! how much the code change gives. When the lane does not run, the result says why.
 
-use super::{ConfirmEvent, Run, io_err};
+use super::{ConfirmEvent, Flow, Run, io_err};
 use crate::evidence::result::TreeLabel;
 use crate::measure::record::Order;
 use crate::measure::schedule::{self, Arms, PairOrder, Phase};
@@ -57,20 +57,24 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Builds the configuration-only tree; a failure ends the lane, not the confirmation.
-    pub(crate) fn build_config_tree(&mut self) -> Result<(), PipelineError> {
+    /// Builds the configuration-only tree; a failure ends the lane, not the confirmation, but a
+    /// changed protected file fails gate `patch safety`.
+    pub(crate) fn build_config_tree(&mut self) -> Result<Flow, PipelineError> {
         let Some(t) = self.trees.config_only.clone() else {
-            return Ok(());
+            return Ok(Flow::Continue);
         };
         self.stage("configuration-only build");
         let step = LaneStep::build(&self.plan.campaign.workload);
         let out = self.run_single(&step, (TreeLabel::ConfigOnly, &t))?;
+        if self.protected_unchanged(&[(TreeLabel::ConfigOnly, &t)], "the build")? == Flow::Stop {
+            return Ok(Flow::Stop);
+        }
         if !out.record.succeeded() {
             let text = failure_text(&out, step.timeout, Shown::GATE);
             self.skip_config_lane(format!("the configuration-only build failed: {text}"));
             self.trees.config_only = None;
         }
-        Ok(())
+        Ok(Flow::Continue)
     }
 
     /// Pairs of baseline against baseline + configuration on the first training scenario; runs

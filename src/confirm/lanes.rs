@@ -139,6 +139,11 @@ impl Run<'_> {
                 failure_text(&cand, step.timeout, Shown::GATE),
             ));
         }
+        if self.protected_unchanged(&[(bl, &bt), (cl, &ct)], "the build")? == Flow::Stop
+            || self.trees_within_limit(&[(bl, &bt), (cl, &ct)], GateName::Build)? == Flow::Stop
+        {
+            return Ok(Flow::Stop);
+        }
         if self.digest_artifacts(&bt, &ct)? == Flow::Stop {
             return Ok(Flow::Stop);
         }
@@ -146,8 +151,9 @@ impl Run<'_> {
             GateName::Build,
             "baseline and candidate built from clean checkouts",
         );
-        self.build_baseline_again()?;
-        self.build_config_tree()?;
+        if self.build_baseline_again()? == Flow::Stop || self.build_config_tree()? == Flow::Stop {
+            return Ok(Flow::Stop);
+        }
         self.build_sanitizer_trees()
     }
 
@@ -156,13 +162,17 @@ impl Run<'_> {
     /// difference that comes from building or laying out a tree (not from the patch) shows as a
     /// biased A/A check, which stops acceptance. If the second build fails, the A/A pairs fall
     /// back to the baseline against itself, and the result says so.
-    fn build_baseline_again(&mut self) -> Result<(), PipelineError> {
+    fn build_baseline_again(&mut self) -> Result<Flow, PipelineError> {
         self.stage("second baseline build");
         let t = self.materialize(TreeLabel::BaselineAgain)?;
         let step = LaneStep::build(&self.plan.campaign.workload);
         let out = self.run_single(&step, (TreeLabel::BaselineAgain, &t))?;
+        let trees = [(TreeLabel::BaselineAgain, &t)];
+        if self.protected_unchanged(&trees, "the build")? == Flow::Stop {
+            return Ok(Flow::Stop);
+        }
         self.trees.baseline_again = out.record.succeeded().then_some(t);
-        Ok(())
+        Ok(Flow::Continue)
     }
 
     /// The baseline's build failed while the candidate's ran beside it. A candidate's build can
@@ -294,6 +304,15 @@ impl Run<'_> {
                 &ct,
                 (TreeLabel::BaselineSanitizeAlone, GateName::Sanitizers),
             );
+        }
+        let pair = [
+            (TreeLabel::BaselineSanitize, &bt),
+            (TreeLabel::CandidateSanitize, &ct),
+        ];
+        if self.protected_unchanged(&pair, "the sanitizer build")? == Flow::Stop
+            || self.trees_within_limit(&pair, GateName::Sanitizers)? == Flow::Stop
+        {
+            return Ok(Flow::Stop);
         }
         self.trees.baseline_sanitize = Some(bt);
         self.trees.candidate_sanitize = Some(ct);

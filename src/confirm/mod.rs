@@ -12,6 +12,7 @@ mod instructions;
 mod lanes;
 mod measure;
 pub mod outcome;
+mod protect;
 pub mod request;
 mod unchanged;
 
@@ -38,6 +39,7 @@ use crate::stats::Tier;
 use crate::tree::{self, Pinned, Tree};
 pub use finish::{write_evidence, write_result};
 pub use outcome::{Outcome, OutcomeError, load_outcome};
+pub(crate) use protect::over_limit;
 pub use request::{ConfirmRequest, RequestError, read_request, write_request};
 use verdict::gate;
 
@@ -121,6 +123,8 @@ pub(crate) struct Run<'a> {
     signer: Option<Signer>,
     /// Isolation of every build, check and timed run of this confirmation.
     sandbox: crate::measure::sandbox::SandboxPolicy,
+    /// The protected files as the first tree had them before anything ran (`protect`).
+    protected: Option<tree::Protected>,
 }
 
 /// The trees of one confirmation; sanitizer trees exist only when the lane runs.
@@ -380,6 +384,7 @@ fn pipeline(
         trees: Trees::default(),
         signer,
         sandbox,
+        protected: None,
     };
     let staged = run.stages(started);
     // A stop request makes whatever the stages returned meaningless: a build or run cut short
@@ -480,10 +485,17 @@ impl Run<'_> {
             return Ok(());
         }
         self.wait_for_quiet();
+        // Before the first timed run and after the last: a change while timing fails the result.
+        if self.measured_trees_unchanged("a test or check")? == Flow::Stop {
+            return Ok(());
+        }
         let measure_started = Instant::now();
         self.measure_all()?;
         self.count_instructions()?;
         self.result.timings.measure_s = measure_started.elapsed().as_secs_f64();
+        if self.measured_trees_unchanged("a timed run")? == Flow::Stop {
+            return Ok(());
+        }
         self.leftover_gate(true);
         Ok(())
     }
@@ -555,6 +567,7 @@ impl Run<'_> {
         self.result.patch.added = summary.added_lines;
         self.result.patch.removed = summary.removed_lines;
         let baseline = self.materialize(TreeLabel::Baseline)?;
+        self.record_protected(&baseline)?;
         let cap = self.plan.campaign.spec.confirm.max_applied_bytes;
         let (patch, workload) = (&self.plan.patch[..], &self.plan.campaign.workload);
         let gates = [

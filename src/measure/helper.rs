@@ -15,7 +15,7 @@
 //! the command's own. The command's stdout and stderr are the helper's, which the parent pipes.
 
 use std::ffi::{OsStr, OsString};
-use std::io;
+use std::io::{self, Write};
 use std::os::fd::BorrowedFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -178,7 +178,13 @@ fn run_helper(args: &HelperArgs) -> Result<(), HelperError> {
         let report_fd = unsafe { BorrowedFd::borrow_raw(REPORT_FD) };
         let _ = rustix::io::fcntl_setfd(report_fd, FdFlags::CLOEXEC);
     }
-    let report = observe_command(args)?;
+    // Before the command exists, so all of it is inside; the helper's own few MiB count too.
+    let groups = super::limits::RunGroup::enter_from_env();
+    let report = observe_command(args);
+    for line in groups.finish() {
+        let _ = writeln!(io::stderr(), "{line}");
+    }
+    let report = report?;
     let json = serde_json::to_vec(&report).map_err(|error| HelperError::Os {
         what: "could not encode the report",
         source: error.into(),
@@ -207,6 +213,7 @@ fn observe_command(args: &HelperArgs) -> Result<HelperReport, HelperError> {
         None => Command::new("/bin/sh"),
     };
     command.arg("-c").arg(&args.command);
+    command.env_remove(super::limits::LIMITS_ENV);
     if let Some(cwd) = &args.cwd {
         command.current_dir(cwd);
     }

@@ -2,7 +2,7 @@
 //!
 //! `runner` is the seam to processes (`spawn` for real ones through the `helper` mode, handed out
 //! by `local`; `fake` for tests); `schedule` decides the order of runs; `record` holds what they
-//! leave behind; `sandbox` isolates every command, and `caches` finds the build caches a fleet's
+//! leave behind; `sandbox` isolates every command (`readonly` keeps a build's protected paths read-only), and `caches` finds the build caches a fleet's
 //! nodes of one machine kind share.
 
 pub mod caches;
@@ -11,7 +11,9 @@ pub mod cpus;
 pub mod fake;
 pub mod helper;
 pub mod init;
+pub mod limits;
 pub mod local;
+pub mod readonly;
 pub mod record;
 pub mod runner;
 pub mod sandbox;

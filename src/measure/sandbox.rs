@@ -24,8 +24,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::caches::{self, CacheLock, MachineKind, SharedCaches};
-use super::init::{INIT_ARG, INIT_PATH};
+use super::init::{self, INIT_ARG, INIT_PATH};
+use super::readonly::ReadOnlyPaths;
 use super::view::{Covered, Shown, View};
+use crate::spec::campaign::SandboxLimits;
 use crate::spec::modes::{SandboxMode, never_passed};
 
 /// The user and group id a sandboxed command has inside its user namespace.
@@ -62,6 +64,8 @@ pub struct Sandbox {
     pub cwd: Option<PathBuf>,
     /// Whether the command keeps the host's network (agents only).
     pub network: bool,
+    /// What the command may use at most.
+    pub limits: SandboxLimits,
 }
 
 /// Accumulates `bwrap` arguments.
@@ -127,6 +131,9 @@ impl Sandbox {
         }
         a.with("--proc", &["/proc".as_ref()]);
         a.with("--dev", &["/dev".as_ref()]);
+        // The private /tmp is a tmpfs of bounded size: a full one is memory evo cannot get back.
+        let tmp_bytes = u64::from(self.limits.tmp_mib.get()) << 20;
+        a.with("--size", &[tmp_bytes.to_string().as_ref()]);
         a.with("--tmpfs", &["/tmp".as_ref()]);
         for bind in &self.binds {
             let flag = if bind.writable { "--bind" } else { "--ro-bind" };
@@ -141,7 +148,11 @@ impl Sandbox {
         if let Some(cwd) = &self.cwd {
             a.with("--chdir", &[cwd.as_os_str()]);
         }
-        a.with("--", &[INIT_PATH.as_ref(), INIT_ARG.as_ref()]);
+        let rlimits = init::RLimits::of(&self.limits).arg();
+        a.with(
+            "--",
+            &[INIT_PATH.as_ref(), INIT_ARG.as_ref(), rlimits.as_ref()],
+        );
         a.0
     }
 }
@@ -209,6 +220,8 @@ pub struct SandboxRequest {
     pub secrets: Vec<PathBuf>,
     /// Names of further environment variables to pass to code under test.
     pub pass_env: Vec<String>,
+    /// What each sandboxed command may use at most.
+    pub limits: SandboxLimits,
     /// Where a candidate's private copies of the writable folders are made.
     pub copies: PathBuf,
     /// A fleet's caches of this machine's kind, which the writable folders are bound from
@@ -229,6 +242,9 @@ pub struct SandboxPolicy {
     /// Where the writable folders really are when a fleet shares them (see `measure::caches`).
     shared: Option<SharedCaches>,
     environment: BTreeMap<String, String>,
+    /// The workload's protected paths, kept read-only in every build's writable tree.
+    protected: ReadOnlyPaths,
+    limits: SandboxLimits,
     pub record: SandboxRecord,
 }
 
@@ -239,8 +255,9 @@ const BASELINE_HINT: &str = "(the runs are sandboxed: no network, only the syste
                              read-only once built. A build that downloads dependencies needs \
                              them fetched beforehand, a build cache outside the tree needs \
                              `sandbox.writable`, data or a runtime outside the tree needs \
-                             `sandbox.read_only`, a variable it needs `sandbox.pass_env`, and a \
-                             run that writes into its tree must write to $TMPDIR instead; or set \
+                             `sandbox.read_only`, a variable it needs `sandbox.pass_env`, a \
+                             build cannot write the workload's `protected` paths, and a run that \
+                             writes into its tree must write to $TMPDIR instead; or set \
                              `sandbox.mode` to \"off\")";
 
 /// What the sandbox promises, for the record.
@@ -250,7 +267,8 @@ const PROMISE: &str = "builds, tests, checks and timed runs ran under bubblewrap
                        process a run starts; no run can see or signal another's processes); \
                        they saw only the system folders, toolchains, declared folders and their \
                        own tree, never the signing key, the campaign or holdout files, the \
-                       repository or evo's folders; the tree was read-only once built; a \
+                       repository or evo's folders; the workload's protected paths were \
+                       read-only to builds and the tree was read-only once built; a \
                        candidate's builds wrote only their own copies of the declared caches; \
                        the environment was an allow-list";
 
@@ -327,6 +345,8 @@ impl SandboxPolicy {
             copies: std::env::temp_dir(),
             shared: None,
             environment: environment.clone(),
+            protected: ReadOnlyPaths::default(),
+            limits: SandboxLimits::default(),
             record: SandboxRecord {
                 enabled: false,
                 tool: None,
@@ -365,10 +385,12 @@ impl SandboxPolicy {
                     copies: request.copies,
                     shared,
                     environment: environment.clone(),
+                    protected: ReadOnlyPaths::default(),
+                    limits: request.limits,
                     record: SandboxRecord {
                         enabled: true,
                         tool: Some(found.version),
-                        detail: PROMISE.to_string(),
+                        detail: format!("{PROMISE}; {}", limits_held(&request.limits)),
                         environment,
                         shared_caches,
                     },
@@ -390,6 +412,11 @@ impl SandboxPolicy {
         self.bwrap.is_some()
     }
 
+    /// Keeps `paths` (relative to a tree's root) read-only in every build's tree from now on.
+    pub fn protect(&mut self, paths: ReadOnlyPaths) {
+        self.protected = paths;
+    }
+
     /// The environment every command starts from (the workload's `env` goes on top).
     pub fn environment(&self) -> &BTreeMap<String, String> {
         &self.environment
@@ -404,7 +431,8 @@ impl SandboxPolicy {
         format!("{baseline_failure}\n{BASELINE_HINT}")
     }
 
-    /// The sandbox for a build of `arm` in `tree` from `cwd`: the tree writable, and the declared
+    /// The sandbox for a build of `arm` in `tree` from `cwd`: the tree writable but for its
+    /// protected paths (see `readonly`), and the declared
     /// caches writable: the real ones for the baseline, a private copy of them for a candidate
     /// (made on first use for that tree), so nothing a candidate's build writes reaches the
     /// baseline. `Ok(None)` when off.
@@ -418,13 +446,9 @@ impl SandboxPolicy {
             return Ok(None);
         };
         let caches = self.caches(tree, arm)?;
-        Ok(Some(self.sandbox(
-            bwrap,
-            caches,
-            Bind::same(tree, true),
-            cwd,
-            false,
-        )))
+        let mut sandbox = self.sandbox(bwrap, caches, Bind::same(tree, true), cwd, false);
+        sandbox.binds.extend(self.protected.binds(tree));
+        Ok(Some(sandbox))
     }
 
     /// The sandbox for a test, check or timed run of the built `tree`: the tree read-only, so no
@@ -462,6 +486,7 @@ impl SandboxPolicy {
             binds,
             cwd: cwd.map(Path::to_path_buf),
             network,
+            limits: self.limits,
         }
     }
 
@@ -566,6 +591,18 @@ impl SandboxPolicy {
             let _ = std::fs::remove_dir_all(self.copy_path(tree, index));
         }
     }
+}
+
+/// The limits that held, for the record.
+fn limits_held(limits: &SandboxLimits) -> String {
+    let groups = super::limits::detect();
+    let groups = super::limits::held(&groups, limits.memory_mib.get(), limits.pids.get());
+    format!(
+        "limits: each command's /tmp was a {} MiB tmpfs (sandbox.limits.tmp_mib); no \
+         process could write a file over {} MiB (file_mib) or use over {} s of CPU (cpu_s); \
+         {groups}",
+        limits.tmp_mib, limits.file_mib, limits.cpu_s
+    )
 }
 
 /// What an unsandboxed record says.
@@ -678,6 +715,10 @@ mod tests {
             ],
             cwd: Some("/w/work/candidate/src".into()),
             network: false,
+            limits: SandboxLimits {
+                tmp_mib: std::num::NonZeroU32::new(3).unwrap(),
+                ..SandboxLimits::default()
+            },
         };
         let args = strings(sandbox.argv(Path::new("/opt/evo")));
         let at = |flag: &str| args.iter().position(|a| a == flag).unwrap();
@@ -707,8 +748,12 @@ mod tests {
             "a secret inside a bind is covered after it: {args:?}"
         );
         assert_eq!(args[at("--chdir") + 1], "/w/work/candidate/src");
-        let tail = &args[args.len() - 3..];
-        assert_eq!(tail, ["--", INIT_PATH, INIT_ARG]);
+        assert_eq!(args[at("--size") + 1], (3u64 << 20).to_string());
+        assert_eq!(args[at("--size") + 2], "--tmpfs");
+        assert_eq!(args[at("--size") + 3], "/tmp");
+        let tail = &args[args.len() - 4..];
+        let rlimits = init::RLimits::of(&sandbox.limits).arg();
+        assert_eq!(tail, ["--", INIT_PATH, INIT_ARG, &rlimits]);
     }
 
     #[test]
@@ -719,6 +764,7 @@ mod tests {
             binds: vec![],
             cwd: None,
             network: true,
+            limits: SandboxLimits::default(),
         };
         let args = strings(sandbox.argv(Path::new("/opt/evo")));
         assert!(!args.contains(&"--unshare-net".to_string()));

@@ -139,6 +139,14 @@ impl ProcessRunner {
             command.env(ENV_PAD, "_".repeat(pad));
         }
         command.envs(&spec.env);
+        if let Some(sandbox) = &spec.sandbox {
+            // For the helper alone, which puts the command in cgroups with these limits.
+            let l = &sandbox.limits;
+            command.env(
+                super::limits::LIMITS_ENV,
+                format!("{},{}", l.memory_mib, l.pids),
+            );
+        }
         let stdin = match &spec.stdin_file {
             Some(path) => Stdio::from(File::open(path)?),
             None => Stdio::null(),

@@ -90,6 +90,83 @@ pub struct SandboxSettings {
     #[serde(default, deserialize_with = "super::values::passed_env_names")]
     #[schemars(with = "Vec<String>")]
     pub pass_env: Vec<String>,
+    /// What a sandboxed build, test, check or timed run may use at most; code under test cannot
+    /// lift these.
+    #[serde(default)]
+    pub limits: SandboxLimits,
+}
+
+/// The limits of every sandboxed step (docs/design.md §1.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxLimits {
+    /// The size of the private `/tmp` each sandboxed command gets, in MiB (default 4096); a
+    /// command that fills it fails, and its record says this limit was reached.
+    #[serde(default = "default_tmp_mib")]
+    pub tmp_mib: NonZeroU32,
+    /// The largest file any process of a command may write, in MiB (default 16384,
+    /// `RLIMIT_FSIZE`); a write past it kills the writer with `SIGXFSZ`.
+    #[serde(default = "default_file_mib")]
+    pub file_mib: NonZeroU32,
+    /// The CPU time any one process of a command may use, in seconds (default 7200,
+    /// `RLIMIT_CPU`); past it the process is killed with `SIGXCPU`.
+    #[serde(default = "default_cpu_s")]
+    pub cpu_s: NonZeroU32,
+    /// The memory all processes of a command may use together, in MiB (default 8192; a memory
+    /// cgroup, where the machine gives evo one): past it the kernel kills one of them.
+    #[serde(default = "default_memory_mib")]
+    pub memory_mib: NonZeroU32,
+    /// How many processes and threads a command may have at once (default 4096; a pids cgroup):
+    /// a fork past it fails.
+    #[serde(default = "default_pids")]
+    pub pids: NonZeroU32,
+    /// How much disk a tree may take after its build, in MiB (default 32768): a build that
+    /// leaves more fails. Checked with the sandbox off too.
+    #[serde(default = "default_tree_mib")]
+    pub tree_mib: NonZeroU32,
+}
+
+fn default_tree_mib() -> NonZeroU32 {
+    nonzero(32768)
+}
+
+fn default_memory_mib() -> NonZeroU32 {
+    nonzero(8192)
+}
+
+fn default_pids() -> NonZeroU32 {
+    nonzero(4096)
+}
+
+use std::num::NonZeroU32;
+
+fn nonzero(n: u32) -> NonZeroU32 {
+    NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN)
+}
+
+fn default_tmp_mib() -> NonZeroU32 {
+    nonzero(4096)
+}
+
+fn default_file_mib() -> NonZeroU32 {
+    nonzero(16384)
+}
+
+fn default_cpu_s() -> NonZeroU32 {
+    nonzero(7200)
+}
+
+impl Default for SandboxLimits {
+    fn default() -> SandboxLimits {
+        SandboxLimits {
+            tmp_mib: default_tmp_mib(),
+            file_mib: default_file_mib(),
+            cpu_s: default_cpu_s(),
+            memory_mib: default_memory_mib(),
+            pids: default_pids(),
+            tree_mib: default_tree_mib(),
+        }
+    }
 }
 
 /// A candidate given as a patch file (`git diff` format).
@@ -397,6 +474,23 @@ mod tests {
 
     fn confirm(json: &str) -> Result<ConfirmSettings, serde_json::Error> {
         serde_json::from_str(json)
+    }
+
+    #[test]
+    fn sandbox_limits_have_defaults_and_refuse_zero_and_unknown_keys() {
+        let sandbox = |json: &str| serde_json::from_str::<SandboxSettings>(json);
+        assert_eq!(sandbox("{}").unwrap().limits.tmp_mib.get(), 4096);
+        let set = sandbox(r#"{ "limits": { "tmp_mib": 64 } }"#).unwrap();
+        assert_eq!(set.limits.tmp_mib.get(), 64);
+        // A tmpfs of size 0 would have no limit at all.
+        assert!(sandbox(r#"{ "limits": { "tmp_mib": 0 } }"#).is_err());
+        assert!(sandbox(r#"{ "limits": { "file_mib": 0 } }"#).is_err());
+        assert!(sandbox(r#"{ "limits": { "cpu_s": 0 } }"#).is_err());
+        assert!(sandbox(r#"{ "limits": { "memory_mib": 0 } }"#).is_err());
+        assert!(sandbox(r#"{ "limits": { "pids": 0 } }"#).is_err());
+        let set = sandbox(r#"{ "limits": { "file_mib": 2, "cpu_s": 3 } }"#).unwrap();
+        assert_eq!((set.limits.file_mib.get(), set.limits.cpu_s.get()), (2, 3));
+        assert!(sandbox(r#"{ "limits": { "memory": 1 } }"#).is_err());
     }
 
     #[test]

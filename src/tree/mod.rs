@@ -23,6 +23,7 @@
 mod apply;
 mod build_files;
 mod diff;
+mod disk;
 mod error;
 mod gitcli;
 mod globs;
@@ -31,6 +32,7 @@ mod materialize;
 mod overlay;
 mod pin;
 mod probes;
+mod protected;
 mod safety;
 mod size;
 mod split;
@@ -40,6 +42,7 @@ use std::path::PathBuf;
 pub use apply::{Applied, Applier, apply_patch};
 pub use build_files::{BuildPlaces, IMPLICIT_BUILD_FILES, check_build_files};
 pub use diff::diff_worktree;
+pub use disk::disk_usage;
 pub use error::{PatchError, Refusal, TreeError};
 pub use inspect::{
     BinarySize, ChangeKind, Content, FileChange, FileMode, MAX_PATCH_BYTES, PatchFile,
@@ -52,6 +55,7 @@ pub use probes::{
     COMPUTED_GETENV, PROBES, Probe, ProbeHit, ProbeScan, gate_detail, hits_text, is_probe_name,
     scan_probes,
 };
+pub use protected::{Protected, ProtectedChange, ProtectedError, record_protected};
 pub use safety::check_patch_safety;
 pub use size::{AppliedSize, DEFAULT_MAX_APPLIED_BYTES, applied_size, check_applied_size};
 pub use split::{PatchSplit, split_patch};
