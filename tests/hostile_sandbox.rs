@@ -35,7 +35,7 @@ impl Fixture {
         // probes gate would stop them before they run.
         write(
             &camp.join("workload.json"),
-            &allow_probes(WORKLOAD, &["/proc/"]),
+            &lists_gnumakefile(&allow_probes(WORKLOAD, &["/proc/"])),
         );
         write(&camp.join("holdouts.json"), HOLDOUTS);
         let campaign = format!(
@@ -256,6 +256,17 @@ fn patch_adding(repo: &Path, path: &str, content: &str) -> String {
     diff
 }
 
+/// `workload` with `GNUmakefile` declared in `config_files`: patch safety refuses a new implicit
+/// build file that is not declared, so the runtime defences are tested here behind a declared one
+/// (the undeclared one is `hostile_patches`' test).
+fn lists_gnumakefile(workload: &str) -> String {
+    let at = workload.rfind('}').expect("a workload object");
+    format!(
+        r#"{}, "config_files": ["GNUmakefile"] }}"#,
+        workload[..at].trim_end()
+    )
+}
+
 /// A harness that times almost nothing: what a candidate would put in place of `bench/run.sh`.
 const FAKE_HARNESS: &str = "#!/bin/sh\nexec ./prog 1 \"$2\"\n";
 
@@ -264,7 +275,10 @@ impl Fixture {
     fn protect(&self, globs: &str) {
         let workload = WORKLOAD.replace(r#""protected": ["bench/**"]"#, globs);
         assert_ne!(workload, WORKLOAD, "the workload's protected list moved");
-        write(&self.camp.join("workload.json"), &workload);
+        write(
+            &self.camp.join("workload.json"),
+            &lists_gnumakefile(&workload),
+        );
     }
 
     /// The reported attack (issue #25.3): a patch that only adds `GNUmakefile`, which make reads
