@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::{Flow, Run, io_err};
 use crate::check::{self, Comparison};
 use crate::evidence::result::{
-    ArtifactDigest, CheckLane, DifferentialRecord, GateName, GateStatus, SanitizerFinding,
-    StepKind, StepName, TreeLabel,
+    ArtifactDigest, CheckLane, DifferentialRecord, GateName, GateStatus, HoldoutSeed, Role,
+    SanitizerFinding, StepKind, StepName, TreeLabel,
 };
 use crate::evidence::verdict::gate;
 use crate::pipeline::PipelineError;
@@ -348,10 +348,15 @@ impl Run<'_> {
         all
     }
 
-    /// Every scenario's check command on both trees, with a fresh seed; outputs must match.
+    /// Every scenario's check command on both trees, with a fresh seed (the holdouts with a
+    /// second one, which the receipt seals); outputs must match.
     pub(crate) fn run_differential(&mut self) -> Result<Flow, PipelineError> {
         self.stage("differential");
         self.result.seed = check::fresh_seed().map_err(io_err("cannot read a fresh seed"))?;
+        if self.all_scenarios().iter().any(|s| s.role == Role::Holdout) {
+            let seed = check::fresh_seed().map_err(io_err("cannot read a fresh seed"))?;
+            self.result.holdout_seed = Some(HoldoutSeed::Drawn(seed));
+        }
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
         let mut first_failure = None;
         for s in self.all_scenarios() {
@@ -382,7 +387,7 @@ impl Run<'_> {
         lane: CheckLane,
         trees: [(TreeLabel, &Tree); 2],
     ) -> Result<Option<String>, PipelineError> {
-        let step = LaneStep::check(s, &command, self.result.seed);
+        let step = LaneStep::check(s, &command, self.result.seed_for(s.role));
         let [base, cand] = self.run_pair(&step, trees)?;
         if !base.record.succeeded() {
             let what = format!("check of scenario `{}` failed", s.name);

@@ -235,7 +235,7 @@ impl Run<'_> {
         bt: &Tree,
         ct: &Tree,
     ) -> Result<Flow, PipelineError> {
-        let seed = self.result.seed;
+        let seed = self.result.seed_for(Role::Holdout);
         let (b, c) = (
             spec(bt, s, seed, &self.sandbox),
             spec(ct, s, seed, &self.sandbox),

@@ -185,6 +185,7 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         },
         overlay: Vec::new(),
         seed: 0,
+        holdout_seed: None,
         min_effect: plan.settings().min_effect.get(),
         metric: plan.settings().metric,
         environment: Environment {

@@ -405,8 +405,14 @@ pub struct ConfirmResult {
     pub holdout_names: Vec<String>,
     pub patch: PatchInfo,
     pub overlay: Vec<FileDigest>,
-    /// The fresh `{seed}` used in every check and timed run of this confirmation.
+    /// The fresh `{seed}` of the training scenarios' checks and timed runs (and of the holdouts'
+    /// in results without a `holdout_seed`).
     pub seed: u64,
+    /// The holdouts' own fresh `{seed}`, drawn apart from `seed` so the public one does not let
+    /// a guessed holdout command be run to the outputs it printed; sealed in the receipt.
+    /// Absent when no holdout was declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdout_seed: Option<HoldoutSeed>,
     pub min_effect: f64,
     /// What decided the training scenarios (`confirm.metric`); wall time unless said.
     #[serde(
@@ -442,6 +448,25 @@ pub struct ConfirmResult {
     /// Whether builds, checks and timed runs ran in the sandbox.
     #[serde(default)]
     pub sandbox: crate::measure::sandbox::SandboxRecord,
+}
+
+/// The holdouts' seed: the number in `result.json`, a keyed digest of it in the receipt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum HoldoutSeed {
+    Drawn(u64),
+    /// `sealed holdout (hmac-sha256:…)` of the seed's decimal digits.
+    Sealed(String),
+}
+
+impl ConfirmResult {
+    /// The `{seed}` the checks and timed runs of a scenario in `role` get.
+    pub fn seed_for(&self, role: Role) -> u64 {
+        match (role, &self.holdout_seed) {
+            (Role::Holdout, Some(HoldoutSeed::Drawn(seed))) => *seed,
+            _ => self.seed,
+        }
+    }
 }
 
 /// The figures of a holdout scenario, exactly as `evo confirm` computes them.
