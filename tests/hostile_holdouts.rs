@@ -126,3 +126,18 @@ fn the_seal_is_keyed_per_run_and_re_derivable_by_the_key_holder() {
     assert_eq!((p.seed, r.seed_for(Role::Training)), (r.seed, r.seed));
     assert_eq!(r.seed_for(Role::Holdout), 424242);
 }
+
+#[test]
+fn a_warning_about_a_holdout_is_sealed_whole() {
+    let mut r = result();
+    r.warnings = vec![
+        "holdout `held`: its name repeats `30000`, an argument of its command".into(),
+        "the check of scenario `plain` wrote to stderr".into(),
+    ];
+    let p = predicate(&r, &SealKey::from_bytes([1; 32]));
+    assert!(seal::is_sealed(&p.warnings[0]), "{}", p.warnings[0]);
+    assert_eq!(
+        p.warnings[1], r.warnings[1],
+        "a training warning stays readable"
+    );
+}

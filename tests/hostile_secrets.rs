@@ -186,6 +186,7 @@ fn clean_result() -> ConfirmResult {
         overlay: Vec::new(),
         seed: 7,
         holdout_seed: None,
+        warnings: Vec::new(),
         min_effect: 0.01,
         metric: Default::default(),
         environment: Environment {

@@ -215,6 +215,7 @@ fn tested_result() -> ConfirmResult {
         }],
         seed: 7,
         holdout_seed: None,
+        warnings: Vec::new(),
         min_effect: 0.01,
         metric: Default::default(),
         environment: Environment {

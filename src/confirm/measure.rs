@@ -8,7 +8,7 @@
 use crate::bench::{self, BenchError, BenchPlan};
 use crate::evidence::figures::BenchSettings;
 use crate::measure::record::{Arm, Order, WarmupRun};
-use crate::measure::runner::Runner;
+use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::schedule::{
     self, Arms, MeasureError, PairOrder, PairsPlanned, Phase, RunEvent,
 };
@@ -98,16 +98,25 @@ impl Run<'_> {
         }
     }
 
-    /// Turns a failed timed run into a baseline error or a failed gate.
-    fn timed_failure(&mut self, e: MeasureError) -> Result<Flow, PipelineError> {
+    /// Turns a failed timed run into a baseline error or a failed gate: a candidate's failed run
+    /// is blamed on it only once `baseline`'s same run succeeds alone (`baseline_fails_too`).
+    fn timed_failure(
+        &mut self,
+        e: MeasureError,
+        runner: &mut dyn Runner,
+        baseline: &RunSpec,
+    ) -> Result<Flow, PipelineError> {
         match e {
             MeasureError::RunFailed {
                 arm: Arm::Candidate,
                 ..
-            } => Ok(self.fail_gate(
-                GateName::TimedOutput,
-                format!("a timed run of the candidate failed: {e}"),
-            )),
+            } => {
+                self.baseline_fails_too(runner, baseline, "a timed run")?;
+                Ok(self.fail_gate(
+                    GateName::TimedOutput,
+                    format!("a timed run of the candidate failed: {e}"),
+                ))
+            }
             MeasureError::RunFailed { .. } => {
                 Err(PipelineError::Baseline(format!("a timed run failed: {e}")))
             }
@@ -152,7 +161,7 @@ impl Run<'_> {
         let warmups =
             match schedule::run_warmups(runner, arms, warmup, Order::CandidateFirst, &mut emit) {
                 Ok(w) => w,
-                Err(e) => return self.timed_failure(e).map(Err),
+                Err(e) => return self.timed_failure(e, runner, arms.baseline).map(Err),
             };
         if !s.deterministic_output || outputs_consistent(&warmups, &[], &[]) {
             return Ok(Ok(warmups));
@@ -209,7 +218,7 @@ impl Run<'_> {
         let report = match bench::run_bench(&plan, runner, &mut |e| on_event(ConfirmEvent::Run(e)))
         {
             Ok(r) => r,
-            Err(BenchError::Measure(e)) => return self.timed_failure(e),
+            Err(BenchError::Measure(e)) => return self.timed_failure(e, runner, &b),
             Err(BenchError::Stats(e)) => return Err(PipelineError::Internal(e.to_string())),
         };
         let mut result = scenario_result(s, Role::Training, arms, warmups);
@@ -270,7 +279,7 @@ impl Run<'_> {
         let pairs =
             match schedule::run_pairs(runner, arms, plan.planned, order, Phase::Pairs, &mut emit) {
                 Ok(p) => p,
-                Err(e) => return self.timed_failure(e),
+                Err(e) => return self.timed_failure(e, runner, &b),
             };
         let mut result = scenario_result(s, Role::Holdout, arms, warmups);
         let mut figures =

@@ -13,6 +13,7 @@ mod lanes;
 mod measure;
 pub mod outcome;
 pub mod request;
+mod setup_error;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -102,6 +103,8 @@ pub enum ConfirmEvent {
     /// The runs that follow measure this scenario.
     Scenario(String),
     Run(RunEvent),
+    /// Something the user should look at that is no verdict (also kept in `result.warnings`).
+    Warning(String),
 }
 
 /// The state of one confirmation while its stages run.
@@ -186,6 +189,7 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         overlay: Vec::new(),
         seed: 0,
         holdout_seed: None,
+        warnings: Vec::new(),
         min_effect: plan.settings().min_effect.get(),
         metric: plan.settings().metric,
         environment: Environment {
@@ -424,6 +428,12 @@ pub(crate) enum Flow {
 impl Run<'_> {
     fn stage(&mut self, name: &str) {
         (self.on_event)(ConfirmEvent::Stage(name.to_string()));
+    }
+
+    /// Warns on the terminal and in the result.
+    fn warn(&mut self, message: String) {
+        (self.on_event)(ConfirmEvent::Warning(message.clone()));
+        self.result.warnings.push(message);
     }
 
     fn fail_gate(&mut self, name: GateName, detail: impl Into<String>) -> Flow {

@@ -432,6 +432,10 @@ pub struct ConfirmResult {
     pub verdict: Verdict,
     /// One sentence per failed gate or caveat, most important first.
     pub reasons: Vec<String>,
+    /// What the user should look at that decides nothing: a check that may have failed
+    /// silently, a holdout whose name repeats its command's arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub timings: Timings,
     /// How many candidates were tried before this one was chosen (1 for a lone `evo confirm`):
     /// the intervals do not correct for choosing one of them.

@@ -278,6 +278,11 @@ fn seal_quoting_texts(
         }
         g.detail = sealed;
     }
+    for w in &mut out.warnings {
+        if holdouts.named_in(w) || quotes.in_text(w) {
+            *w = seal_text(w, key);
+        }
+    }
     for reason in &mut out.reasons {
         match resealed.iter().find(|x| x.original == *reason) {
             Some(x) => reason.clone_from(&x.sealed),
