@@ -84,7 +84,7 @@ pub fn write_evidence(
         .map_err(|e| PipelineError::Internal(format!("cannot render pr_body.md: {e}")))?;
     let beside = [
         ("pr_body.md", body),
-        ("runs.csv", runs_csv::render(result)),
+        ("runs.csv", runs_csv::render(&sealed)),
         ("pairs.svg", pairs_svg::render(result)),
     ];
     for (name, text) in &beside {
