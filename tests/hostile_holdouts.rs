@@ -141,3 +141,24 @@ fn a_warning_about_a_holdout_is_sealed_whole() {
         "a training warning stays readable"
     );
 }
+
+#[test]
+fn the_pr_text_says_the_holdouts_seed_is_sealed_and_shows_none_of_it() {
+    let r = result();
+    let seal_key = SealKey::from_bytes([1; 32]);
+    let signed = receipt::sign_sealed(&r, &key(), &seal_key).unwrap();
+    let reference = evo::report::pr_context::ReceiptRef {
+        file: receipt::RECEIPT_FILE.into(),
+        sha256: signed.sha256.clone(),
+        key_id: signed.key_id.clone(),
+    };
+    let p = predicate(&r, &seal_key);
+    let body = evo::report::pr_body::render_default(&p, &reference).unwrap();
+    assert!(
+        body.contains("the holdouts ran with a seed of their own, sealed"),
+        "{body}"
+    );
+    for secret in ["424242", "./run 30000", &sha256(OUTPUT)] {
+        assert!(!body.contains(secret), "{secret} is in the PR text");
+    }
+}
