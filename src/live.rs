@@ -221,6 +221,7 @@ impl Live {
             ConfirmEvent::Expect { runs } => self.expect_runs(runs),
             ConfirmEvent::Scenario(name) => self.scenario(&name),
             ConfirmEvent::Run(run) => self.run(run),
+            ConfirmEvent::Warning(message) => self.warning(&message),
         }
     }
 

@@ -793,3 +793,30 @@ fn a_campaign_during_a_confirm_on_one_repository_is_refused_as_busy() {
         &["campaign", "run", "other.json"],
     );
 }
+
+/// A timed command that reads an input neither tree can see (here a path that does not exist; on
+/// real code, a file under `/tmp`, which the sandbox hides) fails for the baseline as for the
+/// candidate: that is the setup, not the patch. The candidate's warmup fails first; evo then runs
+/// the baseline's same run alone, sees it fail too, and stops with exit 2 and the cause in the
+/// user's terms, signing nothing (it used to sign "rejected").
+#[test]
+fn a_timed_run_that_fails_in_both_trees_is_a_setup_error_not_a_rejection() {
+    let fx = Fixture::new("setup-error");
+    let hidden = "cat /evo-test-hidden-input/data.bin >/dev/null && ./bench/run.sh 100000 {seed}";
+    write(
+        &fx.camp.join("workload.json"),
+        &WORKLOAD.replace("./bench/run.sh 100000 {seed}", hidden),
+    );
+    fx.campaign("campaign.json", &CANDIDATES, 5, "receipts");
+    let out = fx
+        .evo(&["confirm", "memo.patch", "--campaign", "campaign.json"])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(USAGE_ERROR), "{all}");
+    assert!(all.contains("the baseline's same run fails too"), "{all}");
+    assert!(all.contains("/evo-test-hidden-input/data.bin"), "{all}");
+    assert!(all.contains("sandbox.read_only"), "{all}");
+    let run_dir = only_run_dir(&fx.receipts()).unwrap();
+    assert_eq!(receipts_under(&run_dir), Vec::<PathBuf>::new(), "{all}");
+}

@@ -73,7 +73,7 @@ fn key() -> SigningKey {
 /// Signs `r`, verifies the receipt and renders `template` from the verified predicate, as
 /// `evo pr render` does.
 fn render(r: &ConfirmResult, template: &str) -> String {
-    let signed = receipt::sign(r, &key()).unwrap();
+    let signed = receipt::sign_sealed(r, &key(), &receipt::SealKey::from_bytes([3; 32])).unwrap();
     let verified = receipt::verify(&signed.bytes, &key().verifying_key()).unwrap();
     let reference = ReceiptRef {
         file: receipt::RECEIPT_FILE.into(),
@@ -391,7 +391,13 @@ fn evo_pr_render_of_a_hostile_receipt_is_inert_and_matches_the_library() {
     let dir = tempfile::tempdir().unwrap();
     let r = hostile_result(ATTACK, true);
     let receipt_path = dir.path().join(receipt::RECEIPT_FILE);
-    std::fs::write(&receipt_path, receipt::sign(&r, &key()).unwrap().bytes).unwrap();
+    std::fs::write(
+        &receipt_path,
+        receipt::sign_sealed(&r, &key(), &receipt::SealKey::from_bytes([3; 32]))
+            .unwrap()
+            .bytes,
+    )
+    .unwrap();
     let public = dir.path().join(keys::PUBLIC_KEY_FILE);
     std::fs::write(&public, keys::public_pem(&key().verifying_key())).unwrap();
     let out = util::evo()

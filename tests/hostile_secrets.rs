@@ -187,6 +187,8 @@ fn clean_result() -> ConfirmResult {
         },
         overlay: Vec::new(),
         seed: 7,
+        holdout_seed: None,
+        warnings: Vec::new(),
         min_effect: 0.01,
         metric: Default::default(),
         environment: Environment {
@@ -377,10 +379,15 @@ fn sha256(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
+/// The run's holdout seal key, known here so the test can re-derive the seal as its holder can.
+fn seal_key() -> receipt::SealKey {
+    receipt::SealKey::from_bytes([5; 32])
+}
+
 #[test]
-fn holdout_output_is_sealed_everywhere_in_the_signed_payload_and_hashed() {
+fn holdout_output_is_sealed_everywhere_in_the_signed_payload_and_keyed() {
     let r = result_quoting_the_holdout();
-    let signed = receipt::sign(&r, &key()).unwrap();
+    let signed = receipt::sign_sealed(&r, &key(), &seal_key()).unwrap();
     let payload = payload_of(&signed.bytes);
     for secret in SECRETS {
         assert!(!payload.contains(secret), "{secret:?} is in the receipt");
@@ -400,32 +407,44 @@ fn holdout_output_is_sealed_everywhere_in_the_signed_payload_and_hashed() {
     ];
     for original in originals {
         assert!(
-            payload.contains(&format!("sealed holdout (sha256:{})", sha256(&original))),
-            "the hash of {original:?} is not in the receipt"
+            payload.contains(&seal::seal_text(&original, &seal_key())),
+            "the keyed digest of {original:?} is not in the receipt"
+        );
+        assert!(
+            !payload.contains(&sha256(&original)),
+            "the plain sha256 of {original:?} is in the receipt"
         );
     }
     // Training output stays readable, and the holder of result.json can check every sealed field.
     assert!(payload.contains("./bench/run.sh 100000 7"));
     let v = receipt::verify(&signed.bytes, &key().verifying_key()).unwrap();
     let p = &v.statement.predicate;
+    let sealed = |text: &str| seal::seal_text(text, &seal_key());
     assert_eq!(
         p.scenarios[1].warmups[0].run.stderr_tail,
-        seal::seal_text(HOLDOUT_STDERR)
+        sealed(HOLDOUT_STDERR)
     );
     assert_eq!(p.scenarios[1].pairs, {
         let mut pairs = r.scenarios[1].pairs.clone();
-        for p in &mut pairs {
-            p.baseline.stderr_tail = seal::seal_text(HOLDOUT_STDERR);
-            p.candidate.stderr_tail = seal::seal_text(HOLDOUT_STDERR);
+        for run in pairs
+            .iter_mut()
+            .flat_map(|p| [&mut p.baseline, &mut p.candidate])
+        {
+            run.stderr_tail = sealed(HOLDOUT_STDERR);
+            run.stdout_sha256 = sealed(&run.stdout_sha256);
+            run.stdout_bytes = 0;
         }
         pairs
     });
-    for (sealed, original) in p.gates.iter().zip(&r.gates) {
+    for (sealed_gate, original) in p.gates.iter().zip(&r.gates) {
+        let sealed = (sealed_gate.detail == original.detail)
+            .then_some(sealed_gate)
+            .map_or_else(|| sealed(&original.detail), |g| g.detail.clone());
         assert!(
-            sealed.detail == original.detail || sealed.detail == seal::seal_text(&original.detail),
+            sealed_gate.detail == sealed,
             "{}: {:?}",
-            sealed.name,
-            sealed.detail
+            sealed_gate.name,
+            sealed_gate.detail
         );
     }
     assert_eq!(p.steps.last().unwrap().command, receipt::SEALED);
@@ -480,7 +499,7 @@ fn a_failed_training_check_stays_readable() {
 #[test]
 fn the_pr_text_shows_the_sealed_forms_only() {
     let r = result_quoting_the_holdout();
-    let signed = receipt::sign(&r, &key()).unwrap();
+    let signed = receipt::sign_sealed(&r, &key(), &seal_key()).unwrap();
     let verified = receipt::verify(&signed.bytes, &key().verifying_key()).unwrap();
     let reference = ReceiptRef {
         file: receipt::RECEIPT_FILE.into(),
@@ -491,9 +510,9 @@ fn the_pr_text_shows_the_sealed_forms_only() {
     for secret in SECRETS {
         assert!(!body.contains(secret), "{secret:?} is in the PR text");
     }
-    assert!(body.contains("sealed holdout (sha256:"), "{body}");
+    assert!(body.contains("sealed holdout (hmac-sha256:"), "{body}");
     // `evo confirm` renders the same text from its own sealing of the result.
-    let sealed = seal::seal_holdouts(&r);
+    let sealed = seal::seal_holdouts(&r, &seal_key());
     assert_eq!(
         pr_body::render_default(&sealed, &reference).unwrap(),
         body,

@@ -25,7 +25,7 @@ fn plain() -> ConfirmResult {
 
 fn body(r: &ConfirmResult) -> String {
     let key = SigningKey::from_bytes(&[9u8; 32]);
-    let signed = receipt::sign(r, &key).unwrap();
+    let signed = receipt::sign_sealed(r, &key, &receipt::SealKey::from_bytes([3; 32])).unwrap();
     let verified = receipt::verify(&signed.bytes, &key.verifying_key()).unwrap();
     let reference = ReceiptRef {
         file: receipt::RECEIPT_FILE.into(),

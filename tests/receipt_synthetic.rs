@@ -217,6 +217,8 @@ fn tested_result() -> ConfirmResult {
             sha256: "4".repeat(64),
         }],
         seed: 7,
+        holdout_seed: None,
+        warnings: Vec::new(),
         min_effect: 0.01,
         metric: Default::default(),
         environment: Environment {
@@ -311,8 +313,13 @@ fn receipt_ref(r: &receipt::Receipt) -> ReceiptRef {
     }
 }
 
+/// A fixed holdout seal key, so two signings of one result give one receipt.
+fn seal_key() -> receipt::SealKey {
+    receipt::SealKey::from_bytes([9; 32])
+}
+
 fn body(r: &ConfirmResult) -> String {
-    let signed = receipt::sign(r, &key()).unwrap();
+    let signed = receipt::sign_sealed(r, &key(), &seal_key()).unwrap();
     let verified = receipt::verify(&signed.bytes, &key().verifying_key()).unwrap();
     pr_body::render_default(&verified.statement.predicate, &receipt_ref(&signed)).unwrap()
 }
@@ -427,7 +434,17 @@ fn the_predicate_seals_holdout_commands_and_still_recomputes() {
     assert_eq!(p.scenarios[1].baseline_command, receipt::SEALED);
     // A detail quoting a holdout may quote its output too: it is sealed whole, hashed.
     assert!(receipt::seal::is_sealed(&p.gates.last().unwrap().detail));
-    assert_eq!(p.scenarios[1].pairs, r.scenarios[1].pairs);
+    // Its runs keep their wall times; what they printed is keyed, its size withheld.
+    for (sealed, original) in p.scenarios[1].pairs.iter().zip(&r.scenarios[1].pairs) {
+        assert_eq!(
+            (sealed.ratio, sealed.baseline.wall_s),
+            (original.ratio, original.baseline.wall_s)
+        );
+        for run in [&sealed.baseline, &sealed.candidate] {
+            assert!(receipt::seal::is_sealed(&run.stdout_sha256), "{run:?}");
+            assert_eq!(run.stdout_bytes, 0);
+        }
+    }
     assert_eq!(receipt::recompute::recompute(p), vec![]);
 }
 
@@ -657,7 +674,7 @@ fn recompute_checks_the_balanced_random_order_against_its_recorded_seed() {
 
 /// The body with the receipt's digest redacted: it changes with any field added to the predicate.
 fn redacted_body(r: &ConfirmResult) -> String {
-    let digest = receipt::sign(r, &key()).unwrap().sha256;
+    let digest = receipt::sign_sealed(r, &key(), &seal_key()).unwrap().sha256;
     body(r).replace(&digest, "[receipt sha256]")
 }
 

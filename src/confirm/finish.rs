@@ -69,18 +69,22 @@ pub fn write_evidence(
 ) -> Result<SignedReceipt, PipelineError> {
     use crate::report::{pairs_svg, pr_body, pr_context::ReceiptRef, runs_csv};
     let scanner = receipt::KeyScanner::new(&signer.key);
-    let signed = receipt::sign(result, &signer.key).map_err(|leak| key_leak(run_dir, leak))?;
+    let seal = run_dir
+        .seal_key()
+        .map_err(io_err("cannot keep the holdout seal key"))?;
+    let signed =
+        receipt::sign_sealed(result, &signer.key, &seal).map_err(|leak| key_leak(run_dir, leak))?;
     let reference = ReceiptRef {
         file: receipt::RECEIPT_FILE.to_string(),
         sha256: signed.sha256.clone(),
         key_id: signed.key_id.clone(),
     };
-    let sealed = receipt::statement::seal_holdouts(result);
+    let sealed = receipt::statement::seal_holdouts(result, &seal);
     let body = pr_body::render_default(&sealed, &reference)
         .map_err(|e| PipelineError::Internal(format!("cannot render pr_body.md: {e}")))?;
     let beside = [
         ("pr_body.md", body),
-        ("runs.csv", runs_csv::render(result)),
+        ("runs.csv", runs_csv::render(&sealed)),
         ("pairs.svg", pairs_svg::render(result)),
     ];
     for (name, text) in &beside {

@@ -8,13 +8,14 @@ use std::time::Duration;
 use super::{Flow, Run, io_err};
 use crate::check::{self, Comparison};
 use crate::evidence::result::{
-    ArtifactDigest, CheckLane, DifferentialRecord, GateName, GateStatus, SanitizerFinding,
-    StepKind, StepName, TreeLabel,
+    ArtifactDigest, CheckLane, DifferentialRecord, GateName, GateStatus, HoldoutSeed, Role,
+    SanitizerFinding, StepKind, StepName, TreeLabel,
 };
 use crate::evidence::verdict::gate;
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{
-    LaneStep, Shown, compare_check_outputs, failure_text, mismatch_text,
+    LaneStep, Shown, compare_check_outputs, failure_text, hidden_path_hint, mismatch_text,
+    revealing_holdout_name, silent_check_warning,
 };
 use crate::pipeline::steps::{self, StepOutput};
 use crate::spec::workload::{Compare, Scenario};
@@ -231,9 +232,11 @@ impl Run<'_> {
         if out.record.succeeded() {
             return Ok(());
         }
+        let hint = hidden_path_hint(&out.run.stderr_tail).map(|h| format!("\n{h}"));
         Err(PipelineError::Baseline(format!(
-            "{what}, beside the candidate and again alone: {}",
-            failure_text(&out, step.timeout, Shown::GATE)
+            "{what}, beside the candidate and again alone: {}{}",
+            failure_text(&out, step.timeout, Shown::GATE),
+            hint.unwrap_or_default()
         )))
     }
 
@@ -367,10 +370,25 @@ impl Run<'_> {
         all
     }
 
-    /// Every scenario's check command on both trees, with a fresh seed; outputs must match.
+    /// Every scenario's check command on both trees, with a fresh seed (the holdouts with a
+    /// second one, which the receipt seals); outputs must match.
     pub(crate) fn run_differential(&mut self) -> Result<Flow, PipelineError> {
         self.stage("differential");
         self.result.seed = check::fresh_seed().map_err(io_err("cannot read a fresh seed"))?;
+        let holdouts = self
+            .all_scenarios()
+            .into_iter()
+            .filter(|s| s.role == Role::Holdout);
+        for warning in holdouts
+            .filter_map(|s| revealing_holdout_name(&s))
+            .collect::<Vec<_>>()
+        {
+            self.warn(warning);
+        }
+        if self.all_scenarios().iter().any(|s| s.role == Role::Holdout) {
+            let seed = check::fresh_seed().map_err(io_err("cannot read a fresh seed"))?;
+            self.result.holdout_seed = Some(HoldoutSeed::Drawn(seed));
+        }
         let [(bl, bt), (cl, ct)] = self.main_trees()?;
         let mut first_failure = None;
         for s in self.all_scenarios() {
@@ -401,7 +419,7 @@ impl Run<'_> {
         lane: CheckLane,
         trees: [(TreeLabel, &Tree); 2],
     ) -> Result<Option<String>, PipelineError> {
-        let step = LaneStep::check(s, &command, self.result.seed);
+        let step = LaneStep::check(s, &command, self.result.seed_for(s.role));
         let [base, cand] = self.run_pair(&step, trees)?;
         if !base.record.succeeded() {
             let what = format!("check of scenario `{}` failed", s.name);
@@ -426,6 +444,9 @@ impl Run<'_> {
                 s.name,
                 failure_text(&cand, step.timeout, Shown::GATE)
             )));
+        }
+        if let Some(warning) = silent_check_warning(&s.name, &base, &cand) {
+            self.warn(warning);
         }
         // Equal digests are the same output: no need to read them again.
         let comparison = if base.run.stdout_sha256 == cand.run.stdout_sha256 {

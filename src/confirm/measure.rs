@@ -101,19 +101,46 @@ impl Run<'_> {
         }
     }
 
-    /// Turns a failed timed run into a baseline error or a failed gate.
-    fn timed_failure(&mut self, e: MeasureError) -> Result<Flow, PipelineError> {
+    /// Turns a failed timed run into a baseline error or a failed gate: a candidate's failed run
+    /// is blamed on it only once `baseline`'s same run succeeds alone (`baseline_fails_too`).
+    fn timed_failure(
+        &mut self,
+        e: MeasureError,
+        runner: &mut dyn Runner,
+        baseline: &RunSpec,
+    ) -> Result<Flow, PipelineError> {
         match e {
             MeasureError::RunFailed {
                 arm: Arm::Candidate,
+                seed,
                 ..
-            } => Ok(self.fail_gate(
-                GateName::TimedOutput,
-                format!("a timed run of the candidate failed: {e}"),
-            )),
+            } => {
+                // The baseline's same run: its command on the seed the candidate's run had.
+                let same = RunSpec {
+                    command: crate::check::fill_seed(
+                        &baseline.command,
+                        seed.unwrap_or_else(schedule::fresh_order_seed),
+                    ),
+                    ..baseline.clone()
+                };
+                self.baseline_fails_too(runner, &same, "a timed run")?;
+                Ok(self.fail_gate(
+                    GateName::TimedOutput,
+                    format!("a timed run of the candidate failed: {e}"),
+                ))
+            }
             MeasureError::RunFailed { .. } => {
                 Err(PipelineError::Baseline(format!("a timed run failed: {e}")))
             }
+            e @ MeasureError::OutputsDiffer { .. } => self.outputs_failure(e),
+            MeasureError::Runner(r) => Err(PipelineError::Internal(r.to_string())),
+        }
+    }
+
+    /// Two runs of one pair that disagreed for the same seed: a failed gate, or, between the
+    /// baseline and its second build, the baseline's own failure.
+    fn outputs_failure(&mut self, e: MeasureError) -> Result<Flow, PipelineError> {
+        match e {
             // The baseline against its second build: the baseline itself does not print the same
             // for the same seed, so no candidate's output can be held against it.
             MeasureError::OutputsDiffer {
@@ -132,7 +159,7 @@ impl Run<'_> {
                      call): {e}"
                 ),
             )),
-            MeasureError::Runner(r) => Err(PipelineError::Internal(r.to_string())),
+            other => Err(PipelineError::Internal(other.to_string())),
         }
     }
 
@@ -223,7 +250,7 @@ impl Run<'_> {
                 let flow = self.disagreed(s, role, arms, runs.warmups, Vec::new(), e)?;
                 Ok(Err(flow))
             }
-            Err(e) => self.timed_failure(e).map(Err),
+            Err(e) => self.timed_failure(e, runner, arms.baseline).map(Err),
         }
     }
 
@@ -238,7 +265,7 @@ impl Run<'_> {
         pairs: Vec<crate::measure::record::Pair>,
         e: MeasureError,
     ) -> Result<Flow, PipelineError> {
-        let flow = self.timed_failure(e)?;
+        let flow = self.outputs_failure(e)?;
         let mut result = scenario_result(s, role, arms, warmups);
         result.pairs = pairs;
         result.timed_output_consistent = Some(false);
@@ -307,7 +334,7 @@ impl Run<'_> {
                 let runs = partial_runs(&mut e);
                 return self.disagreed(s, Role::Training, arms, warmups, runs.pairs, e);
             }
-            Err(BenchError::Measure(e)) => return self.timed_failure(e),
+            Err(BenchError::Measure(e)) => return self.timed_failure(e, runner, &b),
             Err(BenchError::Stats(e)) => return Err(PipelineError::Internal(e.to_string())),
         };
         let mut result = scenario_result(s, Role::Training, arms, warmups);
@@ -384,7 +411,7 @@ impl Run<'_> {
                 let runs = partial_runs(&mut e);
                 return self.disagreed(s, Role::Holdout, arms, warmups, runs.pairs, e);
             }
-            Err(e) => return self.timed_failure(e),
+            Err(e) => return self.timed_failure(e, runner, &b),
         };
         let mut result = scenario_result(s, Role::Holdout, arms, warmups);
         let mut figures =

@@ -14,6 +14,7 @@ mod measure;
 pub mod outcome;
 mod protect;
 pub mod request;
+mod setup_error;
 mod unchanged;
 
 use std::path::{Path, PathBuf};
@@ -107,6 +108,8 @@ pub enum ConfirmEvent {
     /// The runs that follow measure this scenario.
     Scenario(String),
     Run(RunEvent),
+    /// Something the user should look at that is no verdict (also kept in `result.warnings`).
+    Warning(String),
 }
 
 /// The state of one confirmation while its stages run.
@@ -192,6 +195,8 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         },
         overlay: Vec::new(),
         seed: 0,
+        holdout_seed: None,
+        warnings: Vec::new(),
         min_effect: plan.settings().min_effect.get(),
         metric: plan.settings().metric,
         environment: Environment {
@@ -439,6 +444,12 @@ pub(crate) enum Flow {
 impl Run<'_> {
     fn stage(&mut self, name: &str) {
         (self.on_event)(ConfirmEvent::Stage(name.to_string()));
+    }
+
+    /// Warns on the terminal and in the result.
+    fn warn(&mut self, message: String) {
+        (self.on_event)(ConfirmEvent::Warning(message.clone()));
+        self.result.warnings.push(message);
     }
 
     fn fail_gate(&mut self, name: GateName, detail: impl Into<String>) -> Flow {

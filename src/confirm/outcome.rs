@@ -12,7 +12,8 @@ use ed25519_dalek::VerifyingKey;
 use serde_json::Value;
 
 use crate::evidence::result::{ConfirmResult, Verdict};
-use crate::receipt::{self, RECEIPT_FILE, VerifyError};
+use crate::pipeline::rundir::read_seal_key;
+use crate::receipt::{self, RECEIPT_FILE, SealKey, VerifyError};
 use crate::stats::Tier;
 
 /// What a campaign needs of a confirmation.
@@ -66,6 +67,27 @@ pub enum OutcomeError {
     OtherRun { run_dir: PathBuf, run_id: String },
 }
 
+/// The key the run in `run_dir` sealed its holdouts with. A folder without one will do only for a
+/// result that sealing leaves as it is (no holdout ran), whatever the key.
+fn seal_key_of(run_dir: &Path, result: &ConfirmResult) -> Result<SealKey, OutcomeError> {
+    let path = run_dir.join(SealKey::FILE);
+    let read = |source| OutcomeError::Read {
+        path: path.clone(),
+        source,
+    };
+    if let Some(key) = read_seal_key(run_dir).map_err(read)? {
+        return Ok(key);
+    }
+    let any = SealKey::from_bytes([0; 32]);
+    if receipt::statement::seal_holdouts(result, &any) == *result {
+        return Ok(any);
+    }
+    Err(read(std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        "the run's holdout seal key is missing, so its sealed receipt cannot be matched",
+    )))
+}
+
 /// Loads the outcome of the confirmation in `run_dir`: checks `validation_receipt.json` with
 /// `key` (the key the caller expects, never one the folder names), then that `result.json`
 /// with its holdouts sealed is the signed predicate and belongs to this folder.
@@ -87,7 +109,8 @@ pub fn load_outcome(run_dir: &Path, key: &VerifyingKey) -> Result<Outcome, Outco
             source,
         })?;
     let signed = plain(&verified.statement.predicate);
-    let sealed = plain(&receipt::statement::seal_holdouts(&result));
+    let seal = seal_key_of(run_dir, &result)?;
+    let sealed = plain(&receipt::statement::seal_holdouts(&result, &seal));
     if let Some(at) = first_difference(&signed, &sealed, String::new()) {
         return Err(OutcomeError::Differs {
             run_dir: run_dir.to_path_buf(),

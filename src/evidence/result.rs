@@ -410,8 +410,14 @@ pub struct ConfirmResult {
     pub holdout_names: Vec<String>,
     pub patch: PatchInfo,
     pub overlay: Vec<FileDigest>,
-    /// The fresh `{seed}` used in every check and timed run of this confirmation.
+    /// The fresh `{seed}` of the training scenarios' checks and timed runs (and of the holdouts'
+    /// in results without a `holdout_seed`).
     pub seed: u64,
+    /// The holdouts' own fresh `{seed}`, drawn apart from `seed` so the public one does not let
+    /// a guessed holdout command be run to the outputs it printed; sealed in the receipt.
+    /// Absent when no holdout was declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdout_seed: Option<HoldoutSeed>,
     pub min_effect: f64,
     /// What decided the training scenarios (`confirm.metric`); wall time unless said.
     #[serde(
@@ -431,6 +437,10 @@ pub struct ConfirmResult {
     pub verdict: Verdict,
     /// One sentence per failed gate or caveat, most important first.
     pub reasons: Vec<String>,
+    /// What the user should look at that decides nothing: a check that may have failed
+    /// silently, a holdout whose name repeats its command's arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub timings: Timings,
     /// How many candidates were tried before this one was chosen (1 for a lone `evo confirm`):
     /// the intervals do not correct for choosing one of them.
@@ -451,6 +461,25 @@ pub struct ConfirmResult {
     /// touched no configuration and no file a timed command names), so nothing was timed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub timed_programs_unchanged: bool,
+}
+
+/// The holdouts' seed: the number in `result.json`, a keyed digest of it in the receipt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum HoldoutSeed {
+    Drawn(u64),
+    /// `sealed holdout (hmac-sha256:…)` of the seed's decimal digits.
+    Sealed(String),
+}
+
+impl ConfirmResult {
+    /// The `{seed}` the checks and timed runs of a scenario in `role` get.
+    pub fn seed_for(&self, role: Role) -> u64 {
+        match (role, &self.holdout_seed) {
+            (Role::Holdout, Some(HoldoutSeed::Drawn(seed))) => *seed,
+            _ => self.seed,
+        }
+    }
 }
 
 /// The figures of a holdout scenario, exactly as `evo confirm` computes them.

@@ -156,6 +156,8 @@ pub enum MeasureError {
     #[error("the {arm} command failed ({status}): `{command}`\n{stderr_tail}", arm = arm_name(*.arm), status = describe_status(.status, *.timed_out), stderr_tail = tail_block(.stderr_tail))]
     RunFailed {
         arm: Arm,
+        /// The seed the failed run computed on, when its command takes one.
+        seed: Option<u64>,
         command: String,
         status: ExitStatus,
         timed_out: bool,
@@ -201,11 +203,13 @@ fn checked_run(
     runner: &mut dyn Runner,
     spec: &RunSpec,
     arm: Arm,
+    seed: Option<u64>,
 ) -> Result<RunRecord, MeasureError> {
     let run = runner.run(spec)?;
     if !run.succeeded() {
         return Err(MeasureError::RunFailed {
             arm,
+            seed,
             command: spec.command.clone(),
             status: run.status,
             timed_out: run.timed_out,
@@ -233,7 +237,7 @@ pub fn run_warmups(
         let mut ran: Vec<(Arm, std::borrow::Cow<'_, RunSpec>, RunRecord)> = Vec::new();
         for arm in order.arms() {
             let spec = seeded(arms.spec(arm), seed);
-            let run = checked_run(runner, &spec, arm)?;
+            let run = checked_run(runner, &spec, arm, seed)?;
             on_run(RunEvent {
                 phase: Phase::Warmup,
                 done: warmups.len() + ran.len(),
@@ -394,7 +398,7 @@ pub fn run_pairs(
                 Arm::Baseline => &b_spec,
                 Arm::Candidate => &c_spec,
             };
-            let run = checked_run(runner, spec, arm)?;
+            let run = checked_run(runner, spec, arm, seed)?;
             on_run(RunEvent {
                 phase,
                 done: index * 2 + slot,

@@ -239,6 +239,79 @@ pub(crate) fn failure_text(out: &StepOutput, timeout: Duration, shown: Shown) ->
     )
 }
 
+/// The sha256 of nothing: what a check whose pipeline failed silently leaves as its output.
+pub(crate) const EMPTY_SHA256: &str =
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/// A failure that reads a missing absolute path, in the user's terms: the sandbox shows only
+/// the system folders, toolchains, the run's own tree and the declared folders. `None` when
+/// `stderr` names no missing absolute path.
+pub(crate) fn hidden_path_hint(stderr: &str) -> Option<String> {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("No such file or directory"))?;
+    let path = line
+        .split(|c: char| c.is_whitespace() || "'\"`:,;()".contains(c))
+        .find(|w| w.starts_with('/') && w.len() > 1)?;
+    Some(format!(
+        "`{path}` is missing: if it exists on this machine, the path is outside what the \
+         sandbox shows; add its folder to `sandbox.read_only` in the campaign (or copy it \
+         into the repository)"
+    ))
+}
+
+/// Why a check that both trees passed alike may have checked nothing: both outputs empty (a
+/// pipeline whose first command failed prints nothing and exits 0), or stderr written.
+pub(crate) fn silent_check_warning(
+    scenario: &str,
+    base: &StepOutput,
+    cand: &StepOutput,
+) -> Option<String> {
+    let empty = [base, cand]
+        .iter()
+        .all(|o| o.run.stdout_sha256 == EMPTY_SHA256);
+    let stderr = [base, cand]
+        .iter()
+        .any(|o| !o.run.stderr_tail.trim().is_empty());
+    let why = match (empty, stderr) {
+        (false, false) => return None,
+        (true, _) => {
+            "printed nothing in both trees (its output is the sha256 of nothing, \
+                      e3b0c442…), which a pipeline whose first command failed also does"
+        }
+        (false, true) => "wrote to stderr",
+    };
+    Some(format!(
+        "the check of scenario `{scenario}` {why}: it may have failed silently; see \
+         logs/<tree>/check-{scenario}.stderr.log"
+    ))
+}
+
+/// A holdout whose name or working directory repeats an argument of its commands gives that
+/// argument away: names and `cwd`s are the user's, and a receipt shows the names.
+pub(crate) fn revealing_holdout_name(s: &Scenario) -> Option<String> {
+    let args: Vec<&str> = [s.run.as_str(), s.check.as_str()]
+        .iter()
+        .flat_map(|c| c.split_whitespace().skip(1))
+        .map(|a| a.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
+        .filter(|a| a.len() >= 2 && !a.starts_with('{'))
+        .collect();
+    let places = [
+        ("name", s.name.as_str()),
+        ("cwd", s.cwd.as_deref().unwrap_or("")),
+    ];
+    let (place, arg) = places.iter().find_map(|(place, text)| {
+        args.iter()
+            .find(|a| text.contains(**a))
+            .map(|a| (*place, *a))
+    })?;
+    Some(format!(
+        "holdout `{}`: its {place} repeats `{arg}`, an argument of its command, and the receipt \
+         shows holdout names: choose a {place} that says nothing of the command",
+        s.name
+    ))
+}
+
 /// The differential of both pipelines: a scenario's check outputs, the baseline's and the
 /// candidate's (files under `outputs/`), compared under the scenario's rule (docs/design.md §4.1,
 /// §4.2).
@@ -314,5 +387,62 @@ mod tests {
         assert_eq!(text, format!("`make`: exit code 2\n{}", tail.join("\n")));
         let short = failure_text(&failed(0), Duration::from_secs(9), Shown::CANDIDATE);
         assert_eq!(short, "`make`: exit code 2\n");
+    }
+
+    fn holdout(name: &str, cwd: Option<&str>) -> Scenario {
+        let cwd = cwd.map_or(String::new(), |c| format!(r#", "cwd": "{c}""#));
+        let json = format!(
+            r#"{{ "name": "{name}", "role": "holdout", "run": "./run 30000 {{seed}}",
+                "check": "./run 300 {{seed}}", "compare": "exact"{cwd} }}"#
+        );
+        serde_json::from_str(&json).unwrap()
+    }
+
+    #[test]
+    fn a_holdout_name_or_cwd_repeating_its_arguments_is_warned_of() {
+        let named = revealing_holdout_name(&holdout("pairs-30000", None)).unwrap();
+        assert!(named.contains("its name repeats `30000`"), "{named}");
+        let placed = revealing_holdout_name(&holdout("h1", Some("data/300"))).unwrap();
+        assert!(placed.contains("its cwd repeats `300`"), "{placed}");
+        assert_eq!(
+            revealing_holdout_name(&holdout("large", Some("data"))),
+            None
+        );
+    }
+
+    #[test]
+    fn a_missing_absolute_path_is_explained_in_the_users_terms() {
+        let stderr = "cat: /tmp/input.bin: No such file or directory\n";
+        let hint = hidden_path_hint(stderr).unwrap();
+        assert!(
+            hint.contains("`/tmp/input.bin`") && hint.contains("sandbox.read_only"),
+            "{hint}"
+        );
+        assert_eq!(hidden_path_hint("./x: No such file or directory"), None);
+        assert_eq!(hidden_path_hint("segmentation fault"), None);
+    }
+
+    #[test]
+    fn a_check_that_printed_nothing_in_both_trees_or_wrote_stderr_is_warned_of() {
+        let ok = |sha: &str, stderr: &str| {
+            let mut out = failed(0);
+            out.run.stdout_sha256 = sha.to_string();
+            out.run.stderr_tail = stderr.to_string();
+            out
+        };
+        let (empty, full) = (ok(EMPTY_SHA256, ""), ok(&"a".repeat(64), ""));
+        let nothing = silent_check_warning("s", &empty, &empty).unwrap();
+        assert!(
+            nothing.contains("printed nothing in both trees"),
+            "{nothing}"
+        );
+        assert_eq!(silent_check_warning("s", &empty, &full), None);
+        assert_eq!(silent_check_warning("s", &full, &full), None);
+        let noisy = ok(&"a".repeat(64), "grep: input: No such file");
+        assert!(
+            silent_check_warning("s", &full, &noisy)
+                .unwrap()
+                .contains("stderr")
+        );
     }
 }

@@ -1,13 +1,17 @@
 //! The run directory `receipts/<run-id>/`: where every log, output and result of one run goes.
 //!
 //! Layout: `candidate.patch`, `result.json`, `pr_body.md`, `logs/<tree>/<step>.{stdout,stderr}.log`,
-//! `outputs/<tree>/<scenario>.check.out`. Files are written whole through a temporary name and a
-//! rename, so an interrupted run never leaves a half-written result.
+//! `outputs/<tree>/<scenario>.check.out`, and `holdout_seal.key`, the secret the receipt's sealed
+//! holdout fields are keyed with (mode 0600; never published, handed over only by the user).
+//! Files are written whole through a temporary name and a rename, so an interrupted run never
+//! leaves a half-written result.
 
-use std::io;
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::evidence::result::{StepName, TreeLabel};
+use crate::receipt::SealKey;
 
 /// An open run directory.
 #[derive(Debug, Clone)]
@@ -106,6 +110,27 @@ impl RunDir {
             .into_owned()
     }
 
+    /// The run's holdout seal key: the one its folder holds, else a fresh one, stored first
+    /// (readable by its owner only) so a receipt is never sealed under a key that is then lost.
+    pub fn seal_key(&self) -> io::Result<SealKey> {
+        if let Some(key) = read_seal_key(&self.path)? {
+            return Ok(key);
+        }
+        let key = SealKey::fresh()?;
+        let path = self.path.join(SealKey::FILE);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
+            })?;
+        file.write_all(format!("{}\n", key.to_hex()).as_bytes())
+            .and_then(|()| file.sync_all())?;
+        Ok(key)
+    }
+
     /// Writes `name` in the run directory atomically.
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
         let dest = self.path.join(name);
@@ -120,6 +145,24 @@ impl RunDir {
             ));
         }
         Ok(dest)
+    }
+}
+
+/// The holdout seal key kept in the run folder `dir`; `None` when it holds none.
+pub fn read_seal_key(dir: &Path) -> io::Result<Option<SealKey>> {
+    let path = dir.join(SealKey::FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => SealKey::from_hex(&text).map(Some).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", path.display()),
+            )
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io::Error::new(
+            e.kind(),
+            format!("cannot read {}: {e}", path.display()),
+        )),
     }
 }
 
@@ -148,5 +191,25 @@ mod tests {
         assert!(e.ends_with("check-x-y-z.stderr.log"));
         b.write("result.json", b"{}").unwrap();
         assert_eq!(std::fs::read(b.path.join("result.json")).unwrap(), b"{}");
+    }
+
+    #[test]
+    fn the_seal_key_is_made_once_kept_private_and_read_back() {
+        use std::os::unix::fs::PermissionsExt;
+        let out = tempfile::tempdir().unwrap();
+        let dir = RunDir::create(out.path(), "r").unwrap();
+        assert_eq!(read_seal_key(&dir.path).unwrap(), None);
+        let key = dir.seal_key().unwrap();
+        assert_eq!(
+            dir.seal_key().unwrap(),
+            key,
+            "the second call reads the first key"
+        );
+        assert_eq!(read_seal_key(&dir.path).unwrap(), Some(key));
+        let mode = std::fs::metadata(dir.path.join(SealKey::FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 }

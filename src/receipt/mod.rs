@@ -15,6 +15,7 @@ pub mod keys;
 pub mod keyscan;
 pub mod recompute;
 pub mod seal;
+mod seal_key;
 pub mod signer;
 pub mod statement;
 pub mod trust;
@@ -26,7 +27,7 @@ use sha2::{Digest, Sha256};
 use crate::evidence::result::ConfirmResult;
 pub use dsse::{EnvelopeError, PAYLOAD_TYPE};
 pub use keyscan::{KeyLeak, KeyScanner};
-pub use seal::SEALED;
+pub use seal::{SEALED, SealKey};
 pub use statement::{PREDICATE_TYPE, STATEMENT_TYPE, Statement};
 
 /// The file name of a receipt in its run directory.
@@ -47,12 +48,30 @@ pub fn file_digest(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// Checks that neither `result` (written beside the receipt) nor the statement signed about it
-/// holds the private key, then signs the statement (holdouts sealed) with `key`.
+/// [`sign_sealed`] with the holdouts sealed under a key drawn for this call and discarded: the
+/// receipt withholds them as well, but nobody can re-derive its seal.
 pub fn sign(result: &ConfirmResult, key: &SigningKey) -> Result<Receipt, KeyLeak> {
+    let seal = SealKey::fresh().unwrap_or_else(|_| {
+        // No random source: a key as secret as the signing key, and as unknown to readers.
+        let bytes = Sha256::new()
+            .chain_update(key.to_bytes())
+            .chain_update(b"evo holdout seal")
+            .finalize();
+        SealKey::from_bytes(bytes.into())
+    });
+    sign_sealed(result, key, &seal)
+}
+
+/// Checks that neither `result` (written beside the receipt) nor the statement signed about it
+/// holds the private key, then signs the statement (holdouts sealed under `seal`) with `key`.
+pub fn sign_sealed(
+    result: &ConfirmResult,
+    key: &SigningKey,
+    seal: &SealKey,
+) -> Result<Receipt, KeyLeak> {
     let scanner = KeyScanner::new(key);
     check_result(result, &scanner)?;
-    let statement = statement::statement(result);
+    let statement = statement::statement(result, seal);
     let value = serde_json::to_value(&statement)
         .unwrap_or_else(|_| unreachable!("a result of plain data always serializes"));
     scanner.check_json(&value, "")?;

@@ -2,18 +2,20 @@
 //!
 //! Holdouts are scenarios no agent may learn; the receipt is published, while `result.json` stays
 //! in the local run folder. So everything a holdout is run by or produced is replaced in the
-//! receipt: its commands (by [`SEALED`]), and its working directory, the stderr tails of its timed
-//! runs, the summary and diff of its differential check and a sanitizer report on its check (by
-//! [`seal_text`]: the marker and the sha256 of the original, which the holder of `result.json` can
-//! recompute to check that both documents agree). A gate detail that quotes any of that, or names a
-//! holdout, is sealed whole, and the reason repeating it follows. Names, raw numbers and figures
-//! stay, so the verdict can still be recomputed from the receipt alone.
+//! receipt: its commands (by [`SEALED`]); its working directory, the stdout digests and stderr
+//! tails of its runs and check steps, the digests, summary and diff of its differential check, a
+//! sanitizer report on its check and the holdouts' own seed (by [`seal_text`]: the marker and
+//! `HMAC-SHA256` of the original under the run's [`SealKey`], which only the run folder holds, so
+//! a guess cannot be checked against the receipt, while the key holder can re-derive every sealed
+//! field from `result.json`). Its runs' byte counts become 0. A gate detail that quotes any of
+//! that, or names a holdout, is sealed whole, and the reason repeating it follows. Names, wall
+//! times, pairs and figures stay, so the verdict can still be recomputed from the receipt alone.
 
-use sha2::{Digest, Sha256};
-
+pub use super::seal_key::SealKey;
 use crate::evidence::result::{
-    ConfirmResult, Gate, GateName, GateStatus, Role, ScenarioResult, StepName,
+    ConfirmResult, Gate, GateName, GateStatus, HoldoutSeed, Role, ScenarioResult, StepName,
 };
+use crate::measure::record::RunRecord;
 
 /// What replaces a holdout's command; sealed text starts with it.
 pub const SEALED: &str = "sealed holdout";
@@ -22,16 +24,16 @@ pub const SEALED: &str = "sealed holdout";
 /// prove a quote (the fields holding them are sealed anyway).
 const MIN_QUOTED_LINE: usize = 8;
 
-/// `text` as the receipt shows it: `sealed holdout (sha256:<hex of the original's UTF-8 bytes>)`.
-/// Empty text stays empty: there is nothing to withhold.
-pub fn seal_text(text: &str) -> String {
+/// How sealed text names its digest.
+const DIGEST: &str = "hmac-sha256";
+
+/// `text` as the receipt shows it: `sealed holdout (hmac-sha256:<hex HMAC-SHA256 under key of
+/// the original's UTF-8 bytes>)`. Empty text stays empty: there is nothing to withhold.
+pub fn seal_text(text: &str, key: &SealKey) -> String {
     if text.is_empty() {
         return String::new();
     }
-    format!(
-        "{SEALED} (sha256:{})",
-        hex::encode(Sha256::digest(text.as_bytes()))
-    )
+    format!("{SEALED} ({DIGEST}:{})", key.digest(text.as_bytes()))
 }
 
 /// Whether `text` is a sealed command or sealed text.
@@ -39,7 +41,9 @@ pub fn is_sealed(text: &str) -> bool {
     text == SEALED
         || text
             .strip_prefix(SEALED)
-            .and_then(|rest| rest.strip_prefix(" (sha256:"))
+            .and_then(|rest| rest.strip_prefix(" ("))
+            .and_then(|rest| rest.strip_prefix(DIGEST))
+            .and_then(|rest| rest.strip_prefix(':'))
             .and_then(|rest| rest.strip_suffix(')'))
             .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
@@ -122,29 +126,60 @@ impl Quotes {
     }
 }
 
-fn seal_in_place(text: &mut String) {
-    *text = seal_text(text);
+/// Seals with one run's key.
+struct Sealer<'k> {
+    key: &'k SealKey,
 }
 
-/// A working directory other than the tree root says something about the holdout.
-fn seal_cwd(cwd: &mut String) {
-    if cwd != "." {
-        seal_in_place(cwd);
+impl Sealer<'_> {
+    fn text(&self, text: &mut String) {
+        *text = seal_text(text, self.key);
     }
-}
 
-fn seal_scenario(s: &mut ScenarioResult, quotes: &mut Quotes) {
-    for command in [&mut s.baseline_command, &mut s.candidate_command] {
-        quotes.command(command);
-        *command = SEALED.to_string();
+    /// A working directory other than the tree root says something about the holdout.
+    fn cwd(&self, cwd: &mut String) {
+        if cwd != "." {
+            self.text(cwd);
+        }
     }
-    seal_cwd(&mut s.cwd);
-    let pairs = s.aa_pairs.iter_mut().chain(s.pairs.iter_mut());
-    let runs = (s.warmups.iter_mut().map(|w| &mut w.run))
-        .chain(pairs.flat_map(|p| [&mut p.baseline, &mut p.candidate]));
-    for run in runs {
+
+    /// An output digest, quoted where it is repeated, then keyed.
+    fn digest(&self, sha256: &mut String, quotes: &mut Quotes) {
+        quotes.output(sha256);
+        self.text(sha256);
+    }
+
+    /// What a holdout's run printed: its digest keyed, its size withheld, its stderr sealed.
+    fn run(&self, run: &mut RunRecord, quotes: &mut Quotes) {
+        self.digest(&mut run.stdout_sha256, quotes);
+        run.stdout_bytes = 0;
         quotes.output(&run.stderr_tail);
-        seal_in_place(&mut run.stderr_tail);
+        self.text(&mut run.stderr_tail);
+    }
+
+    fn scenario(&self, s: &mut ScenarioResult, quotes: &mut Quotes) {
+        for command in [&mut s.baseline_command, &mut s.candidate_command] {
+            quotes.command(command);
+            *command = SEALED.to_string();
+        }
+        self.cwd(&mut s.cwd);
+        // A seed and the guessed command would reproduce the outputs: each run's seed goes, and
+        // the replay check keeps its verdict but not the byte count.
+        for w in &mut s.warmups {
+            w.seed = None;
+        }
+        for p in s.aa_pairs.iter_mut().chain(s.pairs.iter_mut()) {
+            p.seed = None;
+        }
+        if let Some(replay) = &mut s.replay {
+            replay.output_bytes = 0;
+        }
+        let pairs = s.aa_pairs.iter_mut().chain(s.pairs.iter_mut());
+        let runs = (s.warmups.iter_mut().map(|w| &mut w.run))
+            .chain(pairs.flat_map(|p| [&mut p.baseline, &mut p.candidate]));
+        for run in runs {
+            self.run(run, quotes);
+        }
     }
 }
 
@@ -179,41 +214,63 @@ struct Resealed {
     sealed: String,
 }
 
-/// `r` with everything a holdout is run by or produced sealed, wherever it is quoted.
+/// `r` with everything a holdout is run by or produced sealed under `key`, wherever it is quoted.
 ///
-/// Raw runs' numbers, pairs and figures stay, so the verdict can still be recomputed.
-pub fn seal_holdouts(r: &ConfirmResult) -> ConfirmResult {
+/// Deterministic given `key`: the key holder re-derives the receipt's predicate from
+/// `result.json` with it. Wall times, pairs and figures stay, so the verdict can still be
+/// recomputed from the receipt alone.
+pub fn seal_holdouts(r: &ConfirmResult, key: &SealKey) -> ConfirmResult {
     let holdouts = Holdouts::of(r);
+    let seal = Sealer { key };
     let mut out = r.clone();
     let mut quotes = Quotes::default();
+    if let Some(HoldoutSeed::Drawn(seed)) = out.holdout_seed {
+        out.holdout_seed = Some(HoldoutSeed::Sealed(seal_text(&seed.to_string(), key)));
+    }
     let scenarios = out.scenarios.iter_mut();
     for s in scenarios.filter(|s| s.role == Role::Holdout || holdouts.contains(&s.name)) {
-        seal_scenario(s, &mut quotes);
+        seal.scenario(s, &mut quotes);
     }
     for step in out.steps.iter_mut().filter(|s| holdouts.own_step(&s.step)) {
         quotes.command(&step.command);
         step.command = SEALED.to_string();
-        seal_cwd(&mut step.cwd);
+        seal.cwd(&mut step.cwd);
+        seal.digest(&mut step.stdout_sha256, &mut quotes);
     }
     let checks = out.differential.iter_mut();
     for d in checks.filter(|d| d.role == Role::Holdout || holdouts.contains(&d.scenario)) {
+        seal.digest(&mut d.baseline_sha256, &mut quotes);
+        seal.digest(&mut d.candidate_sha256, &mut quotes);
         for text in [&mut d.summary, &mut d.diff].into_iter().flatten() {
             quotes.output(text);
-            seal_in_place(text);
+            seal.text(text);
         }
     }
     for f in &mut out.sanitizer_findings {
         if holdouts.own_step(&f.step) {
             quotes.output(&f.excerpt);
-            seal_in_place(&mut f.excerpt);
+            seal.text(&mut f.excerpt);
         }
     }
     for f in &mut out.sanitizer_findings {
         if !is_sealed(&f.excerpt) && quotes.in_text(&f.excerpt) {
-            seal_in_place(&mut f.excerpt);
+            seal.text(&mut f.excerpt);
         }
     }
-    let timed_runs_may_be_holdouts = holdouts_may_have_run(r, &holdouts);
+    seal_quoting_texts(r, &mut out, &holdouts, &quotes, key);
+    out
+}
+
+/// Seals every gate detail that quotes or names a holdout (or may report one's timed run), and
+/// the reasons repeating them; other reasons lose the holdout commands they quote.
+fn seal_quoting_texts(
+    r: &ConfirmResult,
+    out: &mut ConfirmResult,
+    holdouts: &Holdouts,
+    quotes: &Quotes,
+    key: &SealKey,
+) {
+    let timed_runs_may_be_holdouts = holdouts_may_have_run(r, holdouts);
     let mut resealed = Vec::new();
     for g in &mut out.gates {
         let quotes_holdout = quotes.in_text(&g.detail)
@@ -222,7 +279,7 @@ pub fn seal_holdouts(r: &ConfirmResult) -> ConfirmResult {
         if !quotes_holdout {
             continue;
         }
-        let sealed = seal_text(&g.detail);
+        let sealed = seal_text(&g.detail, key);
         if g.status == GateStatus::Failed {
             // `verdict::decide` words a failed gate's reason so; recomputing must find it again.
             resealed.push(Resealed {
@@ -232,13 +289,17 @@ pub fn seal_holdouts(r: &ConfirmResult) -> ConfirmResult {
         }
         g.detail = sealed;
     }
+    for w in &mut out.warnings {
+        if holdouts.named_in(w) || quotes.in_text(w) {
+            *w = seal_text(w, key);
+        }
+    }
     for reason in &mut out.reasons {
         match resealed.iter().find(|x| x.original == *reason) {
             Some(x) => reason.clone_from(&x.sealed),
             None => quotes.scrub_commands(reason),
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -247,16 +308,19 @@ mod tests {
     use crate::evidence::result::StepKind;
 
     #[test]
-    fn sealed_text_carries_the_sha256_of_the_original() {
-        let sealed = seal_text("abc");
-        assert_eq!(
-            sealed,
-            "sealed holdout (sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad)"
-        );
+    fn sealed_text_carries_a_keyed_digest_of_the_original_never_its_plain_hash() {
+        let key = SealKey::from_bytes([7; 32]);
+        let sealed = seal_text("abc", &key);
+        let hmac = hex::encode(super::super::seal_key::hmac_sha256(&[7; 32], b"abc"));
+        assert_eq!(sealed, format!("sealed holdout (hmac-sha256:{hmac})"));
+        let plain = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert!(!sealed.contains(plain), "the plain sha256 of the original");
+        assert_ne!(sealed, seal_text("abc", &SealKey::from_bytes([8; 32])));
         assert!(is_sealed(&sealed) && is_sealed(SEALED));
-        assert!(!is_sealed("sealed holdout (sha256:abc)"));
+        assert!(!is_sealed("sealed holdout (hmac-sha256:abc)"));
+        assert!(!is_sealed(&format!("sealed holdout (sha256:{plain})")));
         assert!(!is_sealed("abc"));
-        assert_eq!(seal_text(""), "");
+        assert_eq!(seal_text("", &key), "");
     }
 
     #[test]

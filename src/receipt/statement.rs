@@ -3,14 +3,14 @@
 //!
 //! The predicate is the run's `ConfirmResult` with the holdouts sealed (see `seal`): it holds every
 //! raw run, so the verdict can be recomputed from it, and nothing an agent could use to learn the
-//! holdouts beyond their names, digests and the portfolio digest.
+//! holdouts beyond their names, keyed digests and the portfolio digest.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::result::ConfirmResult;
-pub use crate::receipt::seal::{SEALED, seal_holdouts};
+pub use crate::receipt::seal::{SEALED, SealKey, seal_holdouts};
 
 /// The in-toto Statement type.
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
@@ -58,12 +58,12 @@ pub fn subjects(r: &ConfirmResult) -> Vec<Subject> {
     out
 }
 
-/// The statement evo signs for a result.
-pub fn statement(r: &ConfirmResult) -> Statement {
+/// The statement evo signs for a result, its holdouts sealed under `seal`.
+pub fn statement(r: &ConfirmResult, seal: &SealKey) -> Statement {
     Statement {
         statement_type: STATEMENT_TYPE.to_string(),
         subject: subjects(r),
         predicate_type: PREDICATE_TYPE.to_string(),
-        predicate: seal_holdouts(r),
+        predicate: seal_holdouts(r, seal),
     }
 }

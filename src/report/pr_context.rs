@@ -66,6 +66,8 @@ pub struct WorkloadInfo {
     pub digest: String,
     pub training: Vec<TrainingScenario>,
     pub seed: u64,
+    /// The holdouts ran with a seed of their own, which the receipt seals.
+    pub holdout_seed_sealed: bool,
     pub min_effect_pct: String,
 }
 
@@ -230,6 +232,7 @@ fn workload(r: &ConfirmResult) -> WorkloadInfo {
             })
             .collect(),
         seed: r.seed,
+        holdout_seed_sealed: r.holdout_seed.is_some(),
         min_effect_pct: format!("{}%", 100.0 * r.min_effect),
     }
 }

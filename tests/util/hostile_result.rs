@@ -145,6 +145,8 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
             sha256: "4".repeat(64),
         }],
         seed: 7,
+        holdout_seed: None,
+        warnings: Vec::new(),
         min_effect: 0.01,
         metric: Default::default(),
         environment: Environment {
