@@ -24,8 +24,11 @@ pub struct Inputs<'a> {
     /// Draws the next seed.
     pub seeds: Option<&'a mut dyn FnMut() -> u64>,
     /// Why the outputs of one pair's two runs (same seed) disagree, or `None` when they agree.
-    pub agree: Option<&'a dyn Fn(RunOutputs<'_>) -> Option<String>>,
+    pub agree: Option<&'a Agreement<'a>>,
 }
+
+/// Says why the outputs of one pair's two runs disagree, or `None` when they agree.
+pub type Agreement<'a> = dyn Fn(RunOutputs<'_>) -> Option<String> + 'a;
 
 /// The two runs of one pair or warmup round that `Inputs::agree` compares, with the specs they
 /// ran from (whose `stdout_file`, when set, holds what each printed).
