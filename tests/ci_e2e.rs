@@ -12,7 +12,8 @@ use util::cpairs::HOT_LINE;
 use util::{evo, fixture_repo, patch_by_editing, text, write};
 
 /// The cpairs fixture without the sanitizer lane or holdouts, to keep these runs short. `@RUN@`
-/// is the training scenario's timed command.
+/// is the training scenario's timed command. The probing candidate looks for `EVO_SIGNING_KEY`
+/// on purpose, so the lane-probes gate lets `EVO_` through.
 const WORKLOAD: &str = r#"{
   "name": "cpairs",
   "build": { "command": "make -s", "artifacts": ["prog"], "timeout_s": 60 },
@@ -22,7 +23,8 @@ const WORKLOAD: &str = r#"{
       "run": "@RUN@", "check": "./bench/run.sh 500 {seed}",
       "compare": "exact", "deterministic_output": true, "timeout_s": 20 }
   ],
-  "protected": ["bench/**"]
+  "protected": ["bench/**"],
+  "allow_probes": ["EVO_"]
 }"#;
 
 const RUN: &str = "./bench/run.sh 100000 {seed}";
