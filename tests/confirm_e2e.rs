@@ -551,10 +551,14 @@ fn a_scenario_may_count_a_shorter_run_and_the_reports_name_it() {
 }
 
 #[test]
-fn a_shorter_counted_run_that_behaves_otherwise_under_valgrind_is_not_counted() {
+fn a_counted_run_that_prints_otherwise_under_valgrind_in_both_arms_is_still_counted() {
     let fx = Fixture::new();
-    // Prints one thing natively and another under valgrind (whose preload it can see): under
-    // `deterministic_output` its count must not be used.
+    // The workload's counted command prints one thing natively and another under valgrind, in
+    // both arms alike (as a library that picks other kernels for the CPU valgrind reports does):
+    // that says nothing against the candidate, so the count is used, the two arms' counted
+    // outputs agreeing. A candidate alone that behaves otherwise is not counted (the baseline's
+    // output under valgrind then differs from its own), and code that asks for valgrind fails
+    // the lane-probes gate first.
     with_count_run(
         &fx,
         r#"case "$LD_PRELOAD" in *vgpreload*) echo counted ;; *) echo native ;; esac; ./bench/run.sh 300 {seed} >/dev/null"#,
@@ -562,11 +566,8 @@ fn a_shorter_counted_run_that_behaves_otherwise_under_valgrind_is_not_counted() 
     let (out, result) = fx.confirm(&fx.memo_patch());
     let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
     let lane = &r["scenarios"][0]["instructions"];
-    assert!(lane["baseline"].is_null(), "{lane}");
-    assert!(
-        lane["note"].as_str().unwrap().contains("other output"),
-        "{lane}"
-    );
+    assert!(lane["baseline"].as_u64().is_some(), "{lane}");
+    assert!(lane["candidate"].as_u64().is_some(), "{lane}");
 }
 
 #[test]
