@@ -68,11 +68,8 @@ impl CampaignRun<'_> {
         if self.protected.is_some() {
             return Ok(());
         }
-        let recorded =
-            tree::record_protected(&t.root, &self.plan.workload.protected).map_err(|e| {
-                PipelineError::Internal(format!("cannot record the protected files: {e}"))
-            })?;
-        self.sandbox.protect(recorded.read_only());
+        let globs = &self.plan.workload.protected;
+        let recorded = crate::pipeline::checks::record_protected(t, globs, &mut self.sandbox)?;
         self.protected = Some(recorded);
         Ok(())
     }

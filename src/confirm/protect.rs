@@ -15,10 +15,7 @@ impl Run<'_> {
     /// for every tree of this run, and keeps them read-only in every build from now on.
     pub(super) fn record_protected(&mut self, t: &Tree) -> Result<(), PipelineError> {
         let globs = &self.plan.campaign.workload.protected;
-        let recorded = tree::record_protected(&t.root, globs).map_err(|e| {
-            PipelineError::Internal(format!("cannot record the protected files: {e}"))
-        })?;
-        self.sandbox.protect(recorded.read_only());
+        let recorded = crate::pipeline::checks::record_protected(t, globs, &mut self.sandbox)?;
         self.protected = Some(recorded);
         Ok(())
     }

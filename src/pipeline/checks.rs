@@ -121,6 +121,20 @@ impl LaneStep<'_> {
     }
 }
 
+/// Records the protected files of `tree`, fresh from make and overlay, as the reference for every
+/// tree of a run (they all start alike: no patch may touch them), and keeps them read-only to
+/// every sandboxed build from now on (docs/design.md §2.2.3). Both pipelines record through here.
+pub(crate) fn record_protected(
+    tree: &Tree,
+    globs: &[String],
+    sandbox: &mut SandboxPolicy,
+) -> Result<crate::tree::Protected, PipelineError> {
+    let recorded = crate::tree::record_protected(&tree.root, globs)
+        .map_err(|e| PipelineError::Internal(format!("cannot record the protected files: {e}")))?;
+    sandbox.protect(recorded.read_only());
+    Ok(recorded)
+}
+
 /// The timed run of scenario `s` in `tree`, with `seed` filled in, isolated by `sandbox`.
 pub(crate) fn scenario_spec(
     tree: &Tree,
