@@ -109,6 +109,7 @@ fn bench_once(base: &str, cand: &str, pairs: usize, seed: u64) -> BenchReport {
         settings: BenchSettings {
             pairs,
             max_pairs: 0,
+            budget_s: None,
             aa_pairs: 11,
             warmup: 1,
             min_effect: 0.01,
@@ -130,7 +131,7 @@ struct Tally {
     covered: usize,
     /// The ratio coverage is judged against.
     truth: f64,
-    mde_sum: f64,
+    pairs_sum: usize,
     runs: usize,
     seconds: f64,
 }
@@ -151,7 +152,7 @@ fn run_config(
         accepted: 0,
         covered: 0,
         truth: 0.0,
-        mde_sum: 0.0,
+        pairs_sum: 0,
         runs: 0,
         seconds: 0.0,
     };
@@ -162,7 +163,7 @@ fn run_config(
         t.accepted += usize::from(r.figures.verdict == BenchVerdict::Accepted);
         intervals.extend(r.figures.ci95);
         pooled.extend(r.pairs.iter().map(|p| p.ratio));
-        t.mde_sum += r.figures.mde_pct.unwrap_or(f64::NAN);
+        t.pairs_sum += r.pairs.len();
         t.runs += r.warmups.len() + 2 * (r.aa_pairs.len() + r.pairs.len());
     }
     t.truth = truth.unwrap_or_else(|| {
@@ -228,11 +229,10 @@ fn simulated_main() {
         max_pairs,
         aa_pairs: 11,
         min_effect: 0.01,
-        target_effect: evo::stats::default_target_effect(0.01),
     };
     let started = Instant::now();
     eprintln!(
-        "simulated calibration: pairs 9, A/A pairs 11, min effect 1%, target 1.5%, caps {caps:?}; \
+        "simulated calibration: first look 9 pairs, A/A pairs 11, min effect 1%, caps {caps:?}; \
          {} null and {reps} power repetitions per cell",
         5 * reps
     );
@@ -242,47 +242,49 @@ fn simulated_main() {
     );
     println!(
         "| noise model | max pairs | false accepts (95% CI) | false regressions (95% CI) | \
-         inconclusive | pairs: median (mean) | resolved | old rule: false accepts |"
+         no real gain | inconclusive | pairs: median (mean) | fixed n at the cap: false accepts |"
     );
     println!("|---|---|---|---|---|---|---|---|");
     for (m, model) in sim::MODELS.iter().enumerate() {
         for &cap in &caps {
             let t = sim::run(model.noise, 0.0, &settings(cap), 5 * reps, 1000 + m as u64);
             println!(
-                "| {} | {cap} | {} | {} | {} | {} ({:.1}) | {} | {} |",
+                "| {} | {cap} | {} | {} | {} | {} | {} ({:.1}) | {} |",
                 model.name,
                 pct_with_interval(t.accepted, t.reps),
                 pct_with_interval(t.regression, t.reps),
+                share(t.no_real_gain, t.reps),
                 share(t.inconclusive, t.reps),
                 t.median_pairs(),
                 t.mean_pairs(),
-                share(t.resolved, t.reps),
-                pct_with_interval(t.old_rule_accepted, t.reps)
+                pct_with_interval(t.fixed_n_accepted, t.reps)
             );
         }
     }
     println!("\nPower (candidate truly faster), {reps} repetitions per row:\n");
     println!(
         "| noise model | max pairs | true speedup | accepted (95% CI) | inconclusive | \
-         not significant | pairs: median (mean) | old rule, same pairs | observed ≥ MDE always |"
+         no real gain | pairs: median (mean) | fixed n at the cap: accepted |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for (m, model) in sim::MODELS.iter().enumerate() {
         for &cap in &caps {
-            for (e, effect) in [0.015, 0.02, 0.03, 0.05, 0.10].into_iter().enumerate() {
+            for (e, effect) in [0.005, 0.015, 0.02, 0.03, 0.05, 0.10]
+                .into_iter()
+                .enumerate()
+            {
                 let seed = 2000 + 100 * m as u64 + 10 * e as u64;
                 let t = sim::run(model.noise, effect, &settings(cap), reps, seed);
                 println!(
-                    "| {} | {cap} | {:.1}% | {} | {} | {} | {} ({:.1}) | {} | {} |",
+                    "| {} | {cap} | {:.1}% | {} | {} | {} | {} ({:.1}) | {} |",
                     model.name,
                     100.0 * effect,
                     pct_with_interval(t.accepted, t.reps),
                     share(t.inconclusive, t.reps),
-                    share(t.not_significant, t.reps),
+                    share(t.no_real_gain, t.reps),
                     t.median_pairs(),
                     t.mean_pairs(),
-                    share(t.old_rule_accepted, t.reps),
-                    share(t.always_mde_accepted, t.reps)
+                    share(t.fixed_n_accepted, t.reps)
                 );
             }
         }
@@ -357,18 +359,18 @@ fn main() {
         run_config("true 2%, 21 pairs", &base, &c2, None, 21, reps),
     ];
     println!(
-        "\n| configuration | repetitions | accepted | true ratio | CI95 coverage | mean MDE | evo s/run |"
+        "\n| configuration | repetitions | accepted | true ratio | interval coverage | mean pairs | evo s/run |"
     );
     println!("|---|---|---|---|---|---|---|");
     for t in &tallies {
         println!(
-            "| {} | {} | {:.1}% | {:.4} | {:.1}% | {:.2}% | {:.4} |",
+            "| {} | {} | {:.1}% | {:.4} | {:.1}% | {:.1} | {:.4} |",
             t.label,
             t.reps,
             100.0 * t.accepted as f64 / t.reps as f64,
             t.truth,
             100.0 * t.covered as f64 / t.reps as f64,
-            t.mde_sum / t.reps as f64,
+            t.pairs_sum as f64 / t.reps as f64,
             t.seconds / t.runs as f64
         );
     }

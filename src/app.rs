@@ -115,6 +115,7 @@ pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
         settings: BenchSettings {
             pairs: args.pairs as usize,
             max_pairs: args.max_pairs.map_or(0, |m| m as usize),
+            budget_s: args.max_minutes.map(|m| 60.0 * m),
             aa_pairs: args.aa_pairs as usize,
             warmup: args.warmup as usize,
             min_effect: args.min_effect,
@@ -190,7 +191,7 @@ fn bench_command(args: BenchArgs) -> Result<i32, Failure> {
     let code = match report.figures.verdict {
         BenchVerdict::Accepted => exit_codes::ACCEPTED,
         BenchVerdict::Regression => exit_codes::REJECTED,
-        BenchVerdict::NotSignificant | BenchVerdict::Inconclusive => exit_codes::INCONCLUSIVE,
+        BenchVerdict::NoRealGain | BenchVerdict::Inconclusive => exit_codes::INCONCLUSIVE,
     };
     live.finish(Final {
         verdict: Some(report.figures.verdict.as_str().to_string()),
@@ -293,6 +294,7 @@ fn confirm_request(
     if let Some(baseline) = &args.baseline {
         plan.campaign.spec.baseline = baseline.clone();
     }
+    override_budgets(&mut plan.campaign.spec.confirm, args).map_err(Failure::usage)?;
     if let Some(dir) = &args.out_dir {
         plan.campaign.output_dir = std::path::absolute(dir)
             .with_context(|| format!("cannot resolve --out-dir {}", dir.display()))?;
@@ -303,6 +305,33 @@ fn confirm_request(
         false => None,
     };
     Ok((request, hidden))
+}
+
+/// `--max-pairs` and `--max-minutes` over the campaign's `confirm` settings, checked as the
+/// campaign file's values are.
+fn override_budgets(
+    set: &mut crate::spec::campaign::ConfirmSettings,
+    args: &ConfirmArgs,
+) -> anyhow::Result<()> {
+    use crate::spec::values::{ConfirmPairs, Minutes};
+    if let Some(max) = args.max_pairs {
+        let max = ConfirmPairs::try_from(i64::from(max))
+            .map_err(|e| anyhow::anyhow!("--max-pairs: {e}"))?;
+        if max.get() < set.pairs.get() {
+            anyhow::bail!(
+                "--max-pairs {} is below the campaign's confirm.pairs ({}): the cap must allow at \
+                 least the first look",
+                max.get(),
+                set.pairs.get()
+            );
+        }
+        set.max_pairs = Some(max);
+    }
+    if let Some(minutes) = args.max_minutes {
+        set.max_minutes =
+            Some(Minutes::try_from(minutes).map_err(|e| anyhow::anyhow!("--max-minutes: {e}"))?);
+    }
+    Ok(())
 }
 
 fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {

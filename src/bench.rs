@@ -7,12 +7,13 @@
 
 use crate::environment::{self, Environment};
 use crate::evidence::figures::{
-    BenchReport, BenchSettings, figure_warnings, figures, pair_plan, ratios, seconds_per_pair,
+    BenchReport, BenchSettings, SequentialPlan, figure_warnings, figures, pair_plan,
 };
 use crate::measure::record::Order;
+use crate::measure::record::Pair;
 use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::schedule::{
-    self, Arms, Inputs, MeasureError, PairOrder, PairsPlanned, Phase, RunEvent,
+    self, Arms, Inputs, MeasureError, MorePairs, PairOrder, PairsPlanned, Phase, RunEvent,
 };
 use crate::stats;
 
@@ -39,6 +40,36 @@ pub enum BenchError {
     Measure(#[from] MeasureError),
     #[error("the runs gave an unusable ratio: {0}")]
     Stats(#[from] stats::StatsError),
+}
+
+/// Runs the comparison look by look: the pairs up to each look, then that look's decision
+/// (`stats::first_stop` over the pairs so far, the rule `figures` re-derives), stopping at the
+/// first that decides or at the cap.
+fn sequential_pairs(
+    runner: &mut dyn Runner,
+    arms: Arms<'_>,
+    inputs: &mut Inputs<'_>,
+    plan: &SequentialPlan,
+    s: &BenchSettings,
+    on_run: &mut dyn FnMut(RunEvent),
+) -> Result<Vec<Pair>, BenchError> {
+    let mut pairs = Vec::with_capacity(plan.cap);
+    for (index, look) in plan.looks.iter().enumerate() {
+        let more = MorePairs {
+            until: look.pairs,
+            total: plan.cap,
+            pair_order: s.comparison_order(),
+            phase: Phase::Pairs,
+        };
+        pairs = schedule::extend_pairs(runner, arms, inputs, pairs, more, on_run)?;
+        let r: Vec<f64> = pairs.iter().map(|p| p.ratio).collect();
+        let stop =
+            stats::sequential::judge_look(&r, &plan.looks, index, s.min_effect, plan.aa_valid);
+        if stop.is_some() {
+            break;
+        }
+    }
+    Ok(pairs)
 }
 
 /// Measures warmups, A/A pairs and the comparison, then computes the figures. Every warmup round,
@@ -75,29 +106,22 @@ pub fn run_bench(
         Phase::AaPairs,
         on_run,
     )?;
-    let pair_count = pair_plan(s, &aa_pairs)?;
+    let design = pair_plan(s, &aa_pairs)?;
     let order = s.comparison_order();
-    let per_pair = seconds_per_pair(&aa_pairs);
     on_run(RunEvent::announce(
         PairsPlanned {
-            planned: pair_count.planned,
+            planned: design.cap,
             configured: s.pairs,
-            needed: pair_count.needed,
-            sigma: stats::noise_sigma(&ratios(&aa_pairs)?),
-            estimated_s: pair_count.planned as f64 * per_pair,
-            needed_s: pair_count.needed as f64 * per_pair,
+            needed: design.resolution.null_pairs,
+            sigma: design.sigma,
+            estimated_s: design.cap as f64 * design.seconds_per_pair,
+            needed_s: design.resolution.null_pairs as f64 * design.seconds_per_pair,
+            resolves_gain: Some(design.resolution.gain),
+            min_effect: Some(s.min_effect),
         },
         order.order_of(0).arms()[0],
     ));
-    let pairs = schedule::run_pairs(
-        runner,
-        arms,
-        inputs,
-        pair_count.planned,
-        order,
-        Phase::Pairs,
-        on_run,
-    )?;
+    let pairs = sequential_pairs(runner, arms, inputs, &design, s, on_run)?;
     let environment = Environment {
         machine,
         load_1m_before,

@@ -109,14 +109,17 @@ pub struct BenchArgs {
     /// Candidate command line (run with `sh -c`).
     #[arg(long)]
     pub candidate: String,
-    /// Number of baseline/candidate pairs (the fewest; see --max-pairs).
+    /// Pairs at the first look of the sequential rule (the fewest that run; see --max-pairs).
     #[arg(long, default_value_t = 9, value_parser = clap::value_parser!(u32).range(1..))]
     pub pairs: u32,
-    /// Run up to this many pairs when the A/A pairs say --pairs cannot resolve --min-effect or
-    /// find --target-effect 80% of the time (chosen before the first pair; default: exactly
+    /// Run up to this many pairs, stopping at the first look that decides (default: exactly
     /// --pairs).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_pairs: Option<u32>,
+    /// A time budget for the comparison pairs, in minutes: the cap is lowered to the pairs that
+    /// fit at the A/A pairs' pace (never below --pairs).
+    #[arg(long, value_parser = parse_positive_minutes)]
+    pub max_minutes: Option<f64>,
     /// Number of A/A pairs (baseline against itself) for the noise floor.
     #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(1..))]
     pub aa_pairs: u32,
@@ -126,8 +129,8 @@ pub struct BenchArgs {
     /// Smallest speedup worth accepting, as `1%` or `0.01`.
     #[arg(long, default_value = "1%", value_parser = parse_fraction)]
     pub min_effect: f64,
-    /// The true speedup to size the pair count for (accepted 80% of the time, up to
-    /// --max-pairs), as `1.5%` or `0.015`; above --min-effect (default: 1.5 × --min-effect).
+    /// Recorded only (rules 2 and 3 sized the pair count for it; the sequential rule stops when
+    /// decided), as `1.5%` or `0.015`; above --min-effect (default: 1.5 × --min-effect).
     #[arg(long, value_parser = parse_fraction)]
     pub target_effect: Option<f64>,
     /// Which arm runs first in the first pair (later pairs alternate), or a balanced random order.
@@ -267,7 +270,7 @@ pub struct ConfirmArgs {
     #[command(flatten)]
     pub run: RunOptions,
     /// Also show the statistics under each scenario: CI95 and its ranks, noise floor, A/A
-    /// check, minimum detectable effect, pair count and CoV.
+    /// check, the looks of the sequential rule, pair count and CoV.
     #[arg(long)]
     pub verbose: bool,
     /// Overrides the campaign's `baseline` commit-ish (in CI, the pull request's base:
@@ -277,6 +280,14 @@ pub struct ConfirmArgs {
     /// Write the run directory under DIR instead of the campaign's `output` folder.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+    /// Overrides the campaign's `confirm.max_pairs`: the most comparison pairs a training
+    /// scenario or holdout runs (the sequential rule stops earlier once decided).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(6..=10_000))]
+    pub max_pairs: Option<u32>,
+    /// Overrides the campaign's `confirm.max_minutes`: the budget of the timed pairs, in minutes,
+    /// shared among the scenarios.
+    #[arg(long, value_parser = parse_positive_minutes)]
+    pub max_minutes: Option<f64>,
 }
 
 #[derive(Debug, Args)]
@@ -385,6 +396,13 @@ fn parse_positive_seconds(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!("`{text}` is not a positive number of seconds")),
+    }
+}
+
+fn parse_positive_minutes(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{text}` is not a positive number of minutes")),
     }
 }
 

@@ -20,6 +20,7 @@ fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
         settings: BenchSettings {
             pairs,
             max_pairs: 0,
+            budget_s: None,
             aa_pairs,
             warmup: 1,
             min_effect: 0.01,
@@ -89,14 +90,14 @@ fn a_speedup_below_the_practical_threshold_is_not_accepted() {
     );
     assert!(r.figures.ci95.unwrap().lower > 1.0);
     assert!(!r.figures.training_gate.median_meets_min_effect);
-    assert_eq!(r.figures.verdict, BenchVerdict::NotSignificant);
+    // Its interval's upper bound is below 1.01 too: the gain is ruled out at the minimum effect.
+    assert_eq!(r.figures.verdict, BenchVerdict::NoRealGain);
 }
 
 #[test]
 fn fewer_than_six_pairs_give_no_interval_and_say_so() {
     let r = bench(noisy(1.0), noisy(0.5), 5, 11);
     assert!(r.figures.ci95.is_none());
-    assert!(r.figures.mde_pct.is_none());
     assert_eq!(r.figures.verdict, BenchVerdict::Inconclusive);
     assert!(
         r.warnings.iter().any(|w| w.contains("fewer than 6 pairs")),
@@ -166,7 +167,7 @@ fn json_uses_the_receipt_field_names_and_recomputes_identically() {
         "ci95",
         "cov",
         "noise_floor_pct",
-        "mde_pct",
+        "sequential",
         "verdict",
     ] {
         assert!(json.get(key).is_some(), "missing {key}");
@@ -207,8 +208,7 @@ fn very_noisy(mean_s: f64) -> FakeBehavior {
 }
 
 #[test]
-fn the_pair_count_is_chosen_from_the_aa_noise_and_announced_first() {
-    // Per-run noise 1% (per pair about 1.4%): 9 pairs do not resolve 1%, a few dozen do.
+fn the_cap_is_announced_first_and_the_run_stops_at_the_first_look_that_decides() {
     let mut runner = FakeRunner::new(7)
         .with("base", noisy(1.0))
         .with("cand", noisy(0.9));
@@ -220,16 +220,18 @@ fn the_pair_count_is_chosen_from_the_aa_noise_and_announced_first() {
     })
     .unwrap();
     let plan = r.figures.plan.expect("a plan is recorded");
-    assert!(plan.needed > 9 && plan.needed < 200, "{plan:?}");
-    assert_eq!(
-        (plan.planned, plan.reached_pairs),
-        (plan.needed, r.pairs.len())
-    );
     assert_eq!((plan.pairs, plan.max_pairs, plan.aa_pairs), (9, 200, 11));
-    assert!(r.figures.training_gate.resolved);
-    assert!(r.figures.pairs_noise_floor_pct <= 1.0);
+    assert_eq!((plan.planned, plan.reached_pairs), (200, r.pairs.len()));
     assert_eq!(r.figures.verdict, BenchVerdict::Accepted);
-    // The announcement comes after the A/A pairs and before the first comparison run.
+    assert!(r.figures.training_gate.resolved);
+    // A clear 11% gain on a quiet machine: decided far before the cap, at a look.
+    let seq = r.figures.sequential.as_ref().expect("looks are recorded");
+    let stop = seq.stop.expect("a stop");
+    assert_eq!(stop.pairs, r.pairs.len());
+    assert!(r.pairs.len() <= 20, "{}", r.pairs.len());
+    assert!(seq.looks.iter().any(|l| l.pairs == stop.pairs));
+    // The announcement comes after the A/A pairs and before the first comparison run, with what
+    // the cap can resolve.
     let at = events
         .iter()
         .position(|e| e.plan.is_some())
@@ -237,82 +239,57 @@ fn the_pair_count_is_chosen_from_the_aa_noise_and_announced_first() {
     assert!(events[..at].iter().all(|e| e.phase != Phase::Pairs));
     assert_eq!(events[at + 1].phase, Phase::Pairs);
     let announced = events[at].plan.unwrap();
-    assert_eq!(announced.planned, plan.planned);
+    assert_eq!(announced.planned, 200);
+    assert!(
+        announced.resolves_gain.is_some_and(|g| g > 0.0 && g < 0.05),
+        "{announced:?}"
+    );
     assert!((announced.estimated_s / plan.planned as f64 - 2.0).abs() < 0.2);
 }
 
 #[test]
-fn a_cap_that_cannot_resolve_the_min_effect_ends_inconclusive_with_the_pairs_needed() {
+fn a_cap_that_leaves_the_run_undecided_ends_inconclusive_with_the_pairs_that_would_decide() {
     let r = bench_capped(very_noisy(1.0), very_noisy(1.0), 9, 12);
-    let plan = r.figures.plan.unwrap();
     assert_eq!(r.pairs.len(), 12);
-    assert!(
-        plan.needed > 12 && !r.figures.training_gate.resolved,
-        "{plan:?}"
-    );
+    assert!(!r.figures.training_gate.resolved);
     assert_eq!(r.figures.verdict, BenchVerdict::Inconclusive);
     let w = r
         .warnings
         .iter()
-        .find(|w| w.contains("not resolved"))
-        .expect("says it is not resolved");
-    assert!(w.contains(&format!("{} pairs", plan.needed)), "{w}");
-    assert!(w.contains("min of runs"), "{w}");
-}
-
-#[test]
-fn a_large_effect_is_accepted_even_when_the_run_cannot_resolve_the_min_effect() {
-    let r = bench_capped(very_noisy(1.0), very_noisy(0.6), 9, 9);
-    assert!(!r.figures.training_gate.resolved);
-    assert_eq!(
-        r.figures.verdict,
-        BenchVerdict::Accepted,
-        "{:#?}",
-        r.figures
-    );
-    let swapped = bench_capped(very_noisy(0.6), very_noisy(1.0), 9, 9);
-    assert_eq!(swapped.figures.verdict, BenchVerdict::Regression);
-}
-
-#[test]
-fn a_run_whose_floor_is_within_the_min_effect_but_that_would_miss_the_target_is_inconclusive() {
-    // Per-pair noise about 1.4%: the 60 pairs put the noise floor within the 1% minimum effect,
-    // but a true gain of 1.05% (the target here) would be found far less than 80% of the time.
-    // An identical candidate then says nothing about such a gain: inconclusive, not "not
-    // significant", with the pairs that would decide it.
-    let mut runner = FakeRunner::new(7)
-        .with("base", noisy(1.0))
-        .with("cand", noisy(1.0));
-    let mut p = plan(60, 11);
-    p.settings.max_pairs = 60;
-    p.settings.target_effect = 0.0105;
-    let r = run_bench(&p, &mut runner, &mut Inputs::none(), &mut |_| {}).expect("fake bench runs");
-    let plan = r.figures.plan.unwrap();
+        .find(|w| w.contains("undecided at the cap of 12 pairs"))
+        .expect("says it is undecided");
     assert!(
-        r.figures.pairs_noise_floor_pct <= 1.0,
-        "the floor must be resolved for this case: {:#?}",
-        r.figures
+        w.contains("would decide it") || w.contains("no practical number"),
+        "{w}"
     );
-    assert!(!r.figures.training_gate.resolved, "{:#?}", r.figures);
-    assert!(plan.needed > 60 && plan.planned == 60, "{plan:?}");
-    assert_eq!(r.figures.verdict, BenchVerdict::Inconclusive, "{r:#?}");
-    let w = r
-        .warnings
-        .iter()
-        .find(|w| w.contains("not resolved"))
-        .expect("says it is not resolved");
-    assert!(w.contains("against the 1.05% target"), "{w}");
-    assert!(w.contains(&format!("{} pairs", plan.needed)), "{w}");
-    // With the default target (1.5 × the minimum effect) and room to extend, the plan runs the
-    // pairs that resolve it, and the same identical candidate is simply not significant.
+}
+
+#[test]
+fn a_large_effect_is_accepted_at_the_first_look_and_its_mirror_is_a_regression() {
+    let r = bench_capped(very_noisy(1.0), very_noisy(0.6), 9, 60);
+    // The first look whose share of the error allows an interval at all (15 pairs of a cap of
+    // 60): every ratio is far above 1, so that look decides.
+    let seq = r.figures.sequential.as_ref().unwrap();
+    let first = seq.looks.iter().find(|l| l.k.is_some()).unwrap().pairs;
+    assert_eq!(r.pairs.len(), first, "{:#?}", r.figures);
+    assert!(first < 20, "{first}");
+    assert_eq!(r.figures.verdict, BenchVerdict::Accepted);
+    let swapped = bench_capped(very_noisy(0.6), very_noisy(1.0), 9, 60);
+    assert_eq!(swapped.figures.verdict, BenchVerdict::Regression);
+    assert_eq!(swapped.pairs.len(), first);
+}
+
+#[test]
+fn an_identical_candidate_on_a_quiet_machine_is_no_real_gain_before_the_cap() {
     let mut runner = FakeRunner::new(7)
         .with("base", noisy(1.0))
         .with("cand", noisy(1.0));
-    p.settings.target_effect = 0.015;
+    let mut p = plan(9, 11);
     p.settings.max_pairs = 1000;
     let r = run_bench(&p, &mut runner, &mut Inputs::none(), &mut |_| {}).expect("fake bench runs");
-    let plan = r.figures.plan.unwrap();
-    assert_eq!(r.pairs.len(), plan.needed.max(60), "{plan:?}");
-    assert!(r.figures.training_gate.resolved, "{:#?}", r.figures);
-    assert_eq!(r.figures.verdict, BenchVerdict::NotSignificant, "{r:#?}");
+    assert_eq!(r.figures.verdict, BenchVerdict::NoRealGain, "{r:#?}");
+    assert!(r.figures.training_gate.resolved && r.figures.training_gate.no_real_gain);
+    assert!(r.pairs.len() < 200, "{}", r.pairs.len());
+    let ci = r.figures.ci95.expect("an interval");
+    assert!(ci.upper < 1.01, "{ci:?}");
 }

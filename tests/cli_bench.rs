@@ -120,9 +120,9 @@ fn a_halved_sleep_measures_about_twice_as_fast_with_all_figures() {
     );
     for label in [
         "median speedup",
-        "CI95",
+        "interval",
         "noise floor",
-        "min. detectable",
+        "looks",
         "verdict",
     ] {
         assert!(stdout.contains(label), "missing {label}:\n{stdout}");

@@ -98,6 +98,7 @@ fn scenario(name: &str, role: Role, command: &str, stderr: &str) -> ScenarioResu
         let settings = BenchSettings {
             pairs: 9,
             max_pairs: 0,
+            budget_s: None,
             aa_pairs: 11,
             warmup: 1,
             min_effect: 0.01,

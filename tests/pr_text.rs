@@ -85,9 +85,9 @@ fn the_statistics_are_folded_in_a_details_block() {
         "| scenario | role | pairs | median ratio | CI95 | CI95 bounds | CoV base/cand | gate |",
         "r(2) to r(8) of the 9 sorted ratios, coverage 96.1%",
         "Noise floor ±",
-        "(A/A: baseline against itself, 11 pairs; minimum detectable effect ",
+        "(A/A: baseline against itself, 11 pairs). ",
         "The A/A interval ",
-        "Pair count: 9 planned from the A/A noise",
+        "Pair count: decided at 9 pairs: accepted (first look 9, cap 9)",
     ] {
         assert!(folded.contains(needle), "missing {needle:?} in\n{folded}");
     }

@@ -87,6 +87,7 @@ fn training_scenario(speedup: f64) -> ScenarioResult {
     let settings = BenchSettings {
         pairs: 9,
         max_pairs: 0,
+        budget_s: None,
         aa_pairs: 11,
         warmup: 1,
         min_effect: 0.01,
@@ -696,7 +697,7 @@ fn the_pr_body_says_what_the_design_requires() {
         "not independently verified",
         "| sum-100k | training | 9 |",
         "Noise floor ±",
-        "(A/A: baseline against itself, 11 pairs; minimum detectable effect ",
+        "(A/A: baseline against itself, 11 pairs). ",
         "The harness is not in the repository",
         "1 candidate was tried; the intervals above do not correct for choosing one of them",
         "fresh confirmation",
@@ -785,13 +786,9 @@ fn runs_csv_has_one_row_per_run_in_run_order() {
 fn pairs_svg_draws_a_panel_per_measured_scenario() {
     let r = tested_result();
     let svg = evo::report::pairs_svg::render(&r);
-    // The band is the bar the verdict used: the noise floor at the comparison's pair count.
-    let floor = r.scenarios[0]
-        .training
-        .as_ref()
-        .unwrap()
-        .pairs_noise_floor_pct;
-    let band = format!("noise ±{floor:.2}% at 9 pairs");
+    // The band is the A/A noise floor, named as such with its pair count.
+    let floor = r.scenarios[0].training.as_ref().unwrap().noise_floor_pct;
+    let band = format!("A/A noise floor ±{floor:.2}% (11 A/A pairs)");
     assert!(svg.contains(&band), "missing {band:?}");
     assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
     assert!(svg.trim_end().ends_with("</svg>"));
@@ -805,7 +802,7 @@ fn pairs_svg_draws_a_panel_per_measured_scenario() {
         "sum-30k (holdout)",
         "median 1.0",
         "CI95 ",
-        "noise ±",
+        "noise floor ±",
         "pair (in run order)",
         "speedup t_baseline / t_candidate",
     ] {

@@ -1,11 +1,13 @@
 //! Simulated confirmations: no processes, log-ratios drawn from a noise model and sent through
-//! evo's own pair planning and verdict (`stats::plan_pairs`, `stats::compare`).
+//! evo's own sequential rule and verdict (`stats::training_cap`, `stats::looks`,
+//! `stats::sequential::judge_look`, `stats::compare`), looking after every look as a confirmation
+//! does.
 //!
 //! Shared by the calibration benchmark (`EVO_CALIB_MODE=simulated`) and the seeded false-accept
 //! test in `tests/stats_props.rs`, so the figure in the README and the test measure one thing.
 //! Nothing here prints.
 
-use evo::stats::{self, BenchVerdict, PlanSettings, Ratios};
+use evo::stats::{self, BenchVerdict, CapSettings, Ratios};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{Beta, ContinuousCDF};
@@ -65,27 +67,25 @@ pub const MODELS: [Model; 5] = [
 /// The configured counts of one simulated confirmation.
 #[derive(Debug, Clone, Copy)]
 pub struct SimSettings {
+    /// The first look.
     pub pairs: usize,
+    /// The cap.
     pub max_pairs: usize,
     pub aa_pairs: usize,
     pub min_effect: f64,
-    /// The gain the pair plan sizes for (found 80% of the time).
-    pub target_effect: f64,
 }
 
 /// What one simulated confirmation ended with.
 #[derive(Debug, Clone, Copy)]
 pub struct Outcome {
     pub verdict: BenchVerdict,
-    /// Comparison pairs chosen from the A/A noise.
+    /// Comparison pairs run: the look the rule stopped at.
     pub pairs: usize,
+    /// The rule decided before the cap left it undecided.
     pub resolved: bool,
-    /// What the rule before issue 15 would have said of the same pairs: A/A valid, CI95 lower
-    /// above 1, median at least `1 + min_effect`.
-    pub old_rule_accepts: bool,
-    /// A stricter alternative, for comparison: the new rule plus "observed effect at least the
-    /// MDE" in every run, resolved or not.
-    pub always_mde_accepts: bool,
+    /// What a fixed-n test at the cap would have said of the first `cap` pairs drawn (the rule
+    /// of looking once): A/A valid, CI95 lower bound above 1, median at least `1 + min_effect`.
+    pub fixed_n_accepts: bool,
 }
 
 fn standard_normal(rng: &mut ChaCha8Rng) -> f64 {
@@ -118,38 +118,41 @@ fn pair_ratio(noise: Noise, speedup: f64, baseline_first: bool, rng: &mut ChaCha
     (baseline - candidate).exp()
 }
 
-/// A/A pairs (baseline first, always) → pair count → alternating comparison → verdict, for a
-/// candidate whose true speedup is `1 + effect` (negative: slower).
+/// A/A pairs (baseline first, always) → cap and looks → alternating comparison, judged at each
+/// look until one decides → verdict, for a candidate whose true speedup is `1 + effect`
+/// (negative: slower).
 pub fn simulate_once(noise: Noise, effect: f64, s: &SimSettings, rng: &mut ChaCha8Rng) -> Outcome {
     let aa: Vec<f64> = (0..s.aa_pairs)
         .map(|_| pair_ratio(noise, 1.0, true, rng))
         .collect();
     let aa = Ratios::new(aa).expect("simulated ratios are positive");
-    // One seed for the plan's power simulation and the MDE, as a confirmation uses its `{seed}`.
-    let mde_seed = rng.random();
-    let plan = stats::plan_pairs(
-        &aa,
-        &PlanSettings {
-            min_pairs: s.pairs,
-            max_pairs: s.max_pairs,
-            min_effect: s.min_effect,
-            target_effect: s.target_effect,
-            mde_seed,
-        },
-    );
-    // Confirmation order: candidate first, then alternating.
-    let ab: Vec<f64> = (0..plan.planned)
+    let aa_valid = stats::aa_validity(&aa).is_valid();
+    let cap_settings = CapSettings {
+        min_pairs: s.pairs,
+        max_pairs: s.max_pairs,
+        budget_s: None,
+    };
+    let cap = stats::training_cap(&cap_settings, 1.0, aa_valid);
+    let looks = stats::looks(s.pairs, cap);
+    // Confirmation order: candidate first, then alternating. All `cap` pairs are drawn so the
+    // fixed-n comparison sees the same first pairs; the rule reads only up to its stop.
+    let all: Vec<f64> = (0..cap)
         .map(|i| pair_ratio(noise, 1.0 + effect, i % 2 == 1, rng))
         .collect();
-    let ab = Ratios::new(ab).expect("simulated ratios are positive");
-    let c = stats::compare(&aa, &ab, s.min_effect, s.target_effect, mde_seed);
-    let g = c.gate;
+    let stop = (0..looks.len())
+        .find_map(|i| stats::sequential::judge_look(&all, &looks, i, s.min_effect, aa_valid))
+        .expect("the last look always decides");
+    let ab = Ratios::new(all[..stop.pairs].to_vec()).expect("simulated ratios are positive");
+    let c = stats::compare(&aa, &ab, s.min_effect, &looks);
+    let full = Ratios::new(all).expect("simulated ratios are positive");
+    let fixed_n_accepts = aa_valid
+        && stats::ci95(&full).is_some_and(|ci| ci.lower > 1.0)
+        && stats::median(&full) >= 1.0 + s.min_effect;
     Outcome {
         verdict: c.verdict,
-        pairs: plan.planned,
-        resolved: g.resolved,
-        old_rule_accepts: g.aa_valid && g.ci_lower_above_one && g.median_meets_min_effect,
-        always_mde_accepts: g.passed && c.mde.is_some_and(|m| c.median - 1.0 >= m.effect),
+        pairs: stop.pairs,
+        resolved: c.gate.resolved,
+        fixed_n_accepts,
     }
 }
 
@@ -160,10 +163,9 @@ pub struct Tally {
     pub accepted: usize,
     pub regression: usize,
     pub inconclusive: usize,
-    pub not_significant: usize,
+    pub no_real_gain: usize,
     pub resolved: usize,
-    pub old_rule_accepted: usize,
-    pub always_mde_accepted: usize,
+    pub fixed_n_accepted: usize,
     pub pairs: Vec<usize>,
 }
 
@@ -174,15 +176,14 @@ impl Tally {
             BenchVerdict::Accepted => self.accepted += 1,
             BenchVerdict::Regression => self.regression += 1,
             BenchVerdict::Inconclusive => self.inconclusive += 1,
-            BenchVerdict::NotSignificant => self.not_significant += 1,
+            BenchVerdict::NoRealGain => self.no_real_gain += 1,
         }
         self.resolved += usize::from(o.resolved);
-        self.old_rule_accepted += usize::from(o.old_rule_accepts);
-        self.always_mde_accepted += usize::from(o.always_mde_accepts);
+        self.fixed_n_accepted += usize::from(o.fixed_n_accepts);
         self.pairs.push(o.pairs);
     }
 
-    /// Median of the chosen pair counts.
+    /// Median of the pair counts run.
     pub fn median_pairs(&self) -> usize {
         let mut p = self.pairs.clone();
         p.sort_unstable();

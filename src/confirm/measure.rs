@@ -80,6 +80,15 @@ impl Run<'_> {
         self.measure_config_lane()
     }
 
+    /// One scenario's share of `confirm.max_minutes`, in seconds: the budget split evenly among
+    /// the training scenarios and holdouts.
+    fn budget_share(&self) -> Option<f64> {
+        let scenarios = self.plan.campaign.workload.scenarios.len()
+            + (self.plan.campaign.holdouts.as_ref()).map_or(0, |h| h.holdouts.scenarios.len());
+        let budget = self.plan.settings().budget_s()?;
+        Some(budget / scenarios.max(1) as f64)
+    }
+
     /// The runs of the measuring stage at the configured pair counts (the A/A runs may plan more
     /// comparison and holdout pairs; each announcement says so): warmups, A/A and comparison pairs of each
     /// training scenario, warmups and pairs of each holdout.
@@ -307,6 +316,7 @@ impl Run<'_> {
             settings: BenchSettings {
                 pairs: set.pairs.get(),
                 max_pairs: set.max_pairs(),
+                budget_s: self.budget_share(),
                 aa_pairs: set.aa_pairs.get(),
                 // Already done above, where a differing timed output can stop early.
                 warmup: 0,
@@ -447,6 +457,8 @@ fn holdout_announcement(plan: &HoldoutPlan, warmups: &[WarmupRun]) -> PairsPlann
         sigma: plan.sigma,
         estimated_s: plan.planned as f64 * per_pair,
         needed_s: plan.needed as f64 * per_pair,
+        resolves_gain: None,
+        min_effect: None,
     }
 }
 

@@ -8,25 +8,28 @@ use crate::environment::Environment;
 use crate::measure::record::{Order, Pair, WarmupRun};
 use crate::measure::schedule::PairOrder;
 use crate::stats::{
-    self, AaValidity, BenchVerdict, Ci95, Mde, PairPlan, PlanSettings, Ratios, TrainingGate,
+    self, AaValidity, BenchVerdict, CapSettings, Ci95, Look, Ratios, Resolution, Stop, TrainingGate,
 };
 
 /// The knobs of one paired comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BenchSettings {
-    /// Comparison pairs: the fewest that run.
+    /// Comparison pairs at the first look of the sequential rule: the fewest that run.
     pub pairs: usize,
-    /// The cap on comparison pairs: evo runs as many as resolve the minimum effect and find the
-    /// target effect 80% of the time, between `pairs` and `max(pairs, max_pairs)`; 0 (the
-    /// default) means exactly `pairs`.
+    /// The cap on comparison pairs: the run stops at the first look that decides, at
+    /// `max(pairs, max_pairs)` at the latest; 0 (the default) means exactly `pairs`.
     #[serde(default)]
     pub max_pairs: usize,
+    /// The comparison's share of the time budget (`confirm.max_minutes`), in seconds of runs: it
+    /// lowers the cap to the pairs it holds at the A/A pairs' pace. `None`: no budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
     pub aa_pairs: usize,
     /// Warmup runs per arm, discarded from the statistics.
     pub warmup: usize,
     /// Practical threshold: the median must reach `1 + min_effect`.
     pub min_effect: f64,
-    /// The true gain the pair plan sizes for (found 80% of the time), above `min_effect`.
+    /// The target effect of rules 2 and 3 (`confirm.target_effect`): recorded, decides nothing.
     pub target_effect: f64,
     /// Order of the first pair; later pairs alternate (unless `order_seed` is set).
     pub first: Order,
@@ -34,7 +37,7 @@ pub struct BenchSettings {
     /// ([`PairOrder::Shuffled`]); `None`: alternating from `first`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_seed: Option<u64>,
-    /// Seed of the resampling behind the minimum detectable effect.
+    /// The confirmation's seed (the resampling of rules 2 and 3 used it; rules 4 records it).
     pub mde_seed: u64,
     pub timeout_s: f64,
 }
@@ -75,21 +78,29 @@ pub struct Figures {
     pub ci95: Option<Ci95>,
     pub cov: ArmCov,
     pub noise_floor_pct: f64,
-    /// Minimum detectable effect at this many pairs, in percent; `None` below 6 pairs.
-    pub mde_pct: Option<f64>,
-    pub mde: Option<Mde>,
     pub training_gate: TrainingGate,
     pub verdict: BenchVerdict,
-    /// The comparison's noise floor at its pair count, in percent: the bar a median must clear
-    /// (the A/A figure above is the same formula at the A/A pair count).
-    #[serde(default)]
-    pub pairs_noise_floor_pct: f64,
-    /// The pair-count decision, re-derivable from the A/A pairs and the configured counts.
+    /// The cap and what it can resolve, re-derivable from the A/A pairs and the configured counts.
     #[serde(default)]
     pub plan: Option<PlanRecord>,
+    /// The looks of the sequential rule and the one the run stopped at.
+    #[serde(default)]
+    pub sequential: Option<SequentialRecord>,
 }
 
-/// Configured and reached pair counts, and the pair count chosen from the A/A noise.
+/// The sequential rule's looks (fixed before the first comparison pair) and where it stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SequentialRecord {
+    pub looks: Vec<Look>,
+    /// The first look that decided; `None` when the pairs end before any did.
+    pub stop: Option<Stop>,
+    /// For a run the cap left undecided: the pairs that would decide it at the noise and median
+    /// its own pairs show (normal approximation, 80% of the time; saturated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs_to_decide: Option<usize>,
+}
+
+/// Configured and reached pair counts, and the cap chosen from the A/A pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlanRecord {
     /// Configured: the fewest comparison pairs.
@@ -102,38 +113,40 @@ pub struct PlanRecord {
     pub warmups: usize,
     /// Configured: the minimum effect the plan resolves.
     pub min_effect: f64,
-    /// Configured: the true gain the plan sizes for (found 80% of the time); 0 in results from
-    /// before rules 2.
+    /// Configured: the target effect of rules 2 and 3; recorded, decides nothing.
     #[serde(default)]
     pub target_effect: f64,
-    /// Pairs whose noise floor is within the minimum effect and that find the target effect 80%
-    /// of the time.
+    /// Configured: the comparison's share of the time budget, in seconds of runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
+    /// Pairs by which a true null is ruled out at the minimum effect 80% of the time, at the
+    /// upper bound on the A/A noise (`sigma_upper`; normal approximation).
     pub needed: usize,
-    /// Pairs chosen from the A/A noise: `needed` within `[pairs, max(pairs, max_pairs)]`.
+    /// The cap: `max(pairs, max_pairs)` within the budget (`stats::training_cap`).
     pub planned: usize,
+    /// The true gain accepted 80% of the time by the cap, as a fraction, at `sigma_upper`.
+    #[serde(default)]
+    pub resolves_gain: f64,
+    /// An upper 80% bound on the per-pair noise from the A/A pairs (`sequential::sigma_upper`).
+    #[serde(default)]
+    pub sigma_upper: f64,
     /// Reached: A/A pairs measured.
     pub reached_aa_pairs: usize,
-    /// Reached: comparison pairs measured (equal to `planned` in a complete run).
+    /// Reached: comparison pairs measured (the look the run stopped at).
     pub reached_pairs: usize,
     /// Mean wall time of one pair (two runs), from the A/A pairs.
     pub seconds_per_pair: f64,
 }
 
 impl Figures {
-    /// What the pairs resolved, as one phrase: the noise floor against the minimum effect and the
-    /// minimum detectable effect against the target the plan sized for; `None` without a plan.
+    /// What this machine can resolve within the cap, as one phrase; `None` without a plan.
     pub fn resolution(&self) -> Option<String> {
-        let p = self.plan.as_ref()?;
-        let mde = self
-            .mde_pct
-            .map_or_else(|| "none".to_string(), |m| format!("{m:.2}%"));
-        Some(format!(
-            "noise floor ±{:.2}% against the {:.2}% minimum effect, minimum detectable effect \
-             {mde} against the {:.2}% target",
-            self.pairs_noise_floor_pct,
-            100.0 * p.min_effect,
-            100.0 * p.target_effect
-        ))
+        self.plan.as_ref().map(PlanRecord::resolution)
+    }
+
+    /// The decision of the look the run stopped at; `None` for a record without one.
+    pub fn decision(&self) -> Option<stats::Decision> {
+        self.sequential.as_ref()?.stop.map(|s| s.decision)
     }
 }
 
@@ -141,6 +154,21 @@ impl PlanRecord {
     /// Estimated minutes of running `pairs` pairs (the runs alone, not evo's own work).
     pub fn minutes(&self, pairs: usize) -> f64 {
         pairs as f64 * self.seconds_per_pair / 60.0
+    }
+
+    /// "resolves a gain of at least X% within N pairs (about M min of runs); a null is ruled out
+    /// at the E% minimum effect after about K pairs (L min)".
+    pub fn resolution(&self) -> String {
+        format!(
+            "resolves a gain of at least {:.1}% (80% of the time) within {} pairs (about {} of \
+             runs); a null is ruled out at the {:.1}% minimum effect after about {} pairs ({})",
+            100.0 * self.resolves_gain,
+            self.planned,
+            span(60.0 * self.minutes(self.planned)),
+            100.0 * self.min_effect,
+            self.needed,
+            span(60.0 * self.minutes(self.needed))
+        )
     }
 }
 
@@ -164,18 +192,17 @@ pub struct BenchReport {
     pub warnings: Vec<String>,
 }
 
-pub(crate) fn ratios(pairs: &[Pair]) -> Result<Ratios, stats::StatsError> {
-    Ratios::new(pairs.iter().map(|p| p.ratio).collect())
+/// Seconds under 90 as seconds, longer spans in minutes.
+pub fn span(seconds: f64) -> String {
+    if seconds >= 90.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else {
+        format!("{seconds:.0} s")
+    }
 }
 
-fn plan_settings(s: &BenchSettings) -> PlanSettings {
-    PlanSettings {
-        min_pairs: s.pairs,
-        max_pairs: s.max_pairs,
-        min_effect: s.min_effect,
-        target_effect: s.target_effect,
-        mde_seed: s.mde_seed,
-    }
+pub(crate) fn ratios(pairs: &[Pair]) -> Result<Ratios, stats::StatsError> {
+    Ratios::new(pairs.iter().map(|p| p.ratio).collect())
 }
 
 pub(crate) fn seconds_per_pair(aa_pairs: &[Pair]) -> f64 {
@@ -186,15 +213,49 @@ pub(crate) fn seconds_per_pair(aa_pairs: &[Pair]) -> f64 {
     total / aa_pairs.len().max(1) as f64
 }
 
-/// The pair count chosen from the A/A pairs alone, before any comparison pair runs.
+/// The sequential design of a comparison, chosen from the A/A pairs alone before any comparison
+/// pair runs: its cap, its looks and what it can resolve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SequentialPlan {
+    pub cap: usize,
+    pub looks: Vec<Look>,
+    pub resolution: Resolution,
+    pub sigma: f64,
+    pub sigma_upper: f64,
+    pub seconds_per_pair: f64,
+    pub aa_valid: bool,
+}
+
+/// The design [`figures`] judges by, from the settings and the A/A pairs.
 pub fn pair_plan(
     settings: &BenchSettings,
     aa_pairs: &[Pair],
-) -> Result<PairPlan, stats::StatsError> {
-    Ok(stats::plan_pairs(
-        &ratios(aa_pairs)?,
-        &plan_settings(settings),
-    ))
+) -> Result<SequentialPlan, stats::StatsError> {
+    let aa = ratios(aa_pairs)?;
+    let sigma = stats::noise_sigma(&aa);
+    let seconds_per_pair = seconds_per_pair(aa_pairs);
+    let cap_settings = CapSettings {
+        min_pairs: settings.pairs,
+        max_pairs: settings.max_pairs,
+        budget_s: settings.budget_s,
+    };
+    let aa_valid = stats::aa_validity(&aa).is_valid();
+    let cap = stats::training_cap(&cap_settings, seconds_per_pair, aa_valid);
+    let sigma_upper = stats::sequential::sigma_upper(sigma, aa_pairs.len());
+    Ok(SequentialPlan {
+        cap,
+        looks: stats::looks(settings.pairs, cap),
+        resolution: stats::sequential::resolution(
+            settings.pairs,
+            cap,
+            sigma_upper,
+            settings.min_effect,
+        ),
+        sigma,
+        sigma_upper,
+        seconds_per_pair,
+        aa_valid,
+    })
 }
 
 /// Computes every figure from the A/A pairs and the comparison pairs.
@@ -205,13 +266,8 @@ pub fn figures(
 ) -> Result<Figures, stats::StatsError> {
     let aa_ratios = ratios(aa_pairs)?;
     let r = ratios(pairs)?;
-    let c = stats::compare(
-        &aa_ratios,
-        &r,
-        settings.min_effect,
-        settings.target_effect,
-        settings.mde_seed,
-    );
+    let plan = pair_plan(settings, aa_pairs)?;
+    let c = stats::compare(&aa_ratios, &r, settings.min_effect, &plan.looks);
     let sigma = c.sigma;
     let aa = AaFigures {
         pairs: aa_pairs.len(),
@@ -225,18 +281,27 @@ pub fn figures(
         baseline: stats::cov(&times(|p| p.baseline.wall_s)),
         candidate: stats::cov(&times(|p| p.candidate.wall_s)),
     };
-    let plan = stats::plan_pairs(&aa_ratios, &plan_settings(settings));
+    let undecided = c
+        .stop
+        .is_none_or(|s| s.decision == stats::Decision::Undecided);
+    let pairs_to_decide = undecided.then(|| {
+        stats::sequential::pairs_to_decide(
+            stats::noise_sigma(&r),
+            c.median,
+            settings.min_effect,
+            plan.looks
+                .last()
+                .map_or(stats::sequential::ALPHA, |l| l.alpha),
+        )
+    });
     Ok(Figures {
         aa,
         median: c.median,
         ci95: c.ci95,
         cov,
         noise_floor_pct: 100.0 * stats::noise_floor(sigma, aa_pairs.len()),
-        mde_pct: c.mde.map(|m| 100.0 * m.effect),
-        mde: c.mde,
         training_gate: c.gate,
         verdict: c.verdict,
-        pairs_noise_floor_pct: 100.0 * c.thresholds.noise_floor,
         plan: Some(PlanRecord {
             pairs: settings.pairs,
             max_pairs: settings.max_pairs,
@@ -244,11 +309,19 @@ pub fn figures(
             warmups: settings.warmup,
             min_effect: settings.min_effect,
             target_effect: settings.target_effect,
-            needed: plan.needed,
-            planned: plan.planned,
+            budget_s: settings.budget_s,
+            needed: plan.resolution.null_pairs,
+            planned: plan.cap,
+            resolves_gain: plan.resolution.gain,
+            sigma_upper: plan.sigma_upper,
             reached_aa_pairs: aa_pairs.len(),
             reached_pairs: pairs.len(),
-            seconds_per_pair: seconds_per_pair(aa_pairs),
+            seconds_per_pair: plan.seconds_per_pair,
+        }),
+        sequential: Some(SequentialRecord {
+            looks: plan.looks,
+            stop: c.stop,
+            pairs_to_decide,
         }),
     })
 }
@@ -272,28 +345,39 @@ pub fn figure_warnings(f: &Figures, pairs: usize) -> Vec<String> {
             "only {pairs} pairs: fewer than 6 pairs cannot give a 95% interval; nothing is accepted"
         ));
     }
-    if let (Some(plan), Some(resolution)) = (&f.plan, f.resolution()) {
+    if let (Some(plan), Some(seq)) = (&f.plan, &f.sequential) {
         if !f.training_gate.resolved {
             w.push(format!(
-                "not resolved at {pairs} pairs ({resolution}); {} pairs (about {:.1} min of runs) \
-                 would resolve it (the cap was {}); until then only an effect of at least the \
-                 minimum detectable effect is accepted",
-                plan.needed,
-                plan.minutes(plan.needed),
-                plan.max_pairs.max(plan.pairs)
-            ));
-        }
-    }
-    if let Some(mde) = f.mde {
-        let observed = f.median - 1.0;
-        if observed > 0.0 && observed < mde.effect {
-            w.push(format!(
-                "underpowered: the observed effect {:.2}% is below the minimum detectable effect \
-                 {:.2}% at {pairs} pairs; the estimate is likely inflated",
-                100.0 * observed,
-                100.0 * mde.effect
+                "undecided at the cap of {} pairs: {}",
+                plan.planned,
+                undecided_detail(plan, seq)
             ));
         }
     }
     w
+}
+
+/// Why a run the cap left undecided says nothing yet, and what more pairs would cost.
+pub fn undecided_detail(plan: &PlanRecord, seq: &SequentialRecord) -> String {
+    let bar = 100.0 * plan.min_effect;
+    let interval = seq.stop.and_then(|s| s.interval).map_or_else(
+        || "no interval".to_string(),
+        |c| format!("the interval {:.4}–{:.4}×", c.lower, c.upper),
+    );
+    let more = match seq.pairs_to_decide {
+        Some(n) if n >= stats::MAX_PLANNABLE_PAIRS => {
+            "its median is at the minimum effect, so no practical number of pairs would decide it"
+                .to_string()
+        }
+        Some(n) => {
+            let extra = n.saturating_sub(plan.reached_pairs);
+            format!(
+                "about {n} pairs in all would decide it ({extra} more, about {} more of runs; \
+                 raise confirm.max_pairs or confirm.max_minutes)",
+                span(60.0 * plan.minutes(extra))
+            )
+        }
+        None => "more pairs would decide it".to_string(),
+    };
+    format!("{interval} neither excludes 1 nor rules out the {bar:.1}% minimum effect; {more}")
 }

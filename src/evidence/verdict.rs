@@ -26,7 +26,12 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 /// pair (not across pairs), and a scenario in which a replayed result could not show caps the tier
 /// at `measured`; when the deterministic lane ran, a wall-time gain its instruction counts do not
 /// back is rejected (`backing`); gate `lane probes`.
-pub const RULES: u32 = 3;
+/// 4: the sequential rule: a training comparison looks at its pairs from `confirm.pairs` on and
+/// stops at the first look that decides (accepted, slower, or no real gain: the interval of the
+/// look's share of a 2.5%-per-side error budget), at the cap (`max_pairs`, lowered by
+/// `max_minutes`) at the latest; no noise floor, minimum detectable effect or target effect
+/// decides anything any more.
+pub const RULES: u32 = 4;
 
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
     Gate {
@@ -261,74 +266,42 @@ fn instructions_reason(s: &ScenarioResult, min_effect: f64) -> String {
     }
 }
 
-/// Shown slower: the mirrored acceptance rule (`TrainingGate::regression`), or, in a run that
-/// cannot resolve the minimum effect, a slowdown beyond the minimum effect and the noise floor
-/// with CI95 upper bound below 1 even when it is smaller than the MDE. A rejection accepts
-/// nothing, so it needs no guard against lucky draws; `evo bench` keeps the exact mirror.
+/// Shown slower: the sequential rule's slower decision (`TrainingGate::regression`). A
+/// rejection needs no valid A/A check: no bias explains a slowdown away.
 fn slower(f: &super::figures::Figures) -> bool {
-    let shown = |p: &super::figures::PlanRecord| {
-        let t = stats::Thresholds {
-            min_effect: p.min_effect,
-            noise_floor: f.pairs_noise_floor_pct / 100.0,
-            powered: false, // not read by the slowdown test
-        };
-        stats::slowdown_shown(f.median, f.ci95.as_ref(), &t)
-    };
-    f.training_gate.regression || f.plan.as_ref().is_some_and(shown)
+    f.training_gate.regression
 }
 
 fn training_reason(name: &str, f: &super::figures::Figures) -> String {
     let g = &f.training_gate;
+    let interval = |c: &stats::Ci95| format!("{:.4}–{:.4}×", c.lower, c.upper);
+    let bar = f.plan.map_or(0.0, |p| p.min_effect);
+    let at = f.plan.map_or(0, |p| p.reached_pairs);
     let why = if !g.aa_valid {
-        "the A/A check found the setup biased".to_string()
+        "the A/A check found the setup biased, so nothing can be accepted".to_string()
     } else if slower(f) {
         format!(
-            "it is slower: median {:.4}×, beyond the minimum effect and the noise floor",
+            "it is slower: median {:.4}×, interval {} at {at} pairs",
+            f.median,
+            f.ci95.as_ref().map_or_else(String::new, interval)
+        )
+    } else if g.no_real_gain {
+        format!(
+            "no real gain: the interval {} at {at} pairs rules out a gain of the {:.1}% minimum \
+             effect (median {:.4}×)",
+            f.ci95.as_ref().map_or_else(String::new, interval),
+            100.0 * bar,
             f.median
         )
-    } else if !g.ci_lower_above_one {
-        match f.ci95 {
-            Some(ci) => format!("the CI95 lower bound {:.4}× is not above 1", ci.lower),
-            None => "no 95% interval".to_string(),
-        }
-    } else if !g.median_meets_min_effect {
-        format!("the median {:.4}× is below the minimum effect", f.median)
-    } else if !g.beyond_noise_floor {
+    } else if let (Some(p), Some(seq)) = (&f.plan, &f.sequential) {
         format!(
-            "the median {:.4}× is inside the noise floor ±{:.2}% of its {} pairs",
-            f.median,
-            f.pairs_noise_floor_pct,
-            f.plan.map_or(0, |p| p.reached_pairs)
+            "undecided at the cap of {at} pairs: {}",
+            super::figures::undecided_detail(p, seq)
         )
     } else {
-        format!(
-            "the observed effect {:.2}% is below the minimum detectable effect {} of a run that \
-             cannot resolve the minimum effect",
-            100.0 * (f.median - 1.0),
-            f.mde_pct
-                .map_or_else(|| "(none)".to_string(), |m| format!("{m:.2}%"))
-        )
+        "its pairs reached no decision".to_string()
     };
-    match resolve_hint(f) {
-        Some(hint) if g.aa_valid && !slower(f) => {
-            format!("training scenario `{name}` did not pass: {why}; {hint}")
-        }
-        _ => format!("training scenario `{name}` did not pass: {why}"),
-    }
-}
-
-/// For a run that could not resolve the minimum effect: the pairs, and minutes, that would.
-fn resolve_hint(f: &super::figures::Figures) -> Option<String> {
-    let p = f.plan.filter(|_| !f.training_gate.resolved)?;
-    Some(format!(
-        "inconclusive at {} pairs ({}): {} pairs, about {:.1} min of runs, would resolve it \
-         (raise confirm.max_pairs, now {})",
-        p.reached_pairs,
-        f.resolution()?,
-        p.needed,
-        p.minutes(p.needed),
-        p.max_pairs.max(p.pairs)
-    ))
+    format!("training scenario `{name}` did not pass: {why}")
 }
 
 #[cfg(test)]
@@ -355,6 +328,7 @@ mod tests {
         let settings = BenchSettings {
             pairs: 9,
             max_pairs: 0,
+            budget_s: None,
             aa_pairs: 11,
             warmup: 0,
             min_effect: 0.01,

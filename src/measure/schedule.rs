@@ -110,13 +110,13 @@ pub struct RunEvent {
 /// holdout's (planned from the training A/A noise, docs/design.md §3.10).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct PairsPlanned {
-    /// Pairs that will run.
+    /// Pairs that run at most (a training comparison stops earlier once decided).
     pub planned: usize,
     /// The configured pair count (the least that runs), which progress reports counted on
     /// before the plan.
     pub configured: usize,
-    /// Pairs that would resolve the minimum effect, or for a holdout its 1% tolerance (more than
-    /// `planned` when the cap stops it).
+    /// Pairs by which a null is ruled out at the minimum effect 80% of the time, or for a holdout
+    /// the pairs that resolve its 1% tolerance (more than `planned` when the cap stops it).
     pub needed: usize,
     /// The A/A noise per pair (σ of the log-ratios).
     pub sigma: f64,
@@ -124,6 +124,12 @@ pub struct PairsPlanned {
     pub estimated_s: f64,
     /// Estimated wall time of the needed pairs.
     pub needed_s: f64,
+    /// A training comparison's: the true gain its cap accepts 80% of the time (a fraction).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolves_gain: Option<f64>,
+    /// A training comparison's minimum effect, the bar a null is ruled out at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_effect: Option<f64>,
 }
 
 impl RunEvent {
@@ -389,8 +395,50 @@ pub fn run_pairs(
     phase: Phase,
     on_run: &mut dyn FnMut(RunEvent),
 ) -> Result<Vec<Pair>, MeasureError> {
-    let mut pairs = Vec::with_capacity(count);
-    for index in 0..count {
+    let more = MorePairs {
+        until: count,
+        total: count,
+        pair_order,
+        phase,
+    };
+    extend_pairs(
+        runner,
+        arms,
+        inputs,
+        Vec::with_capacity(count),
+        more,
+        on_run,
+    )
+}
+
+/// How far [`extend_pairs`] goes: up to `until` pairs in all, out of at most `total` (for the
+/// progress events), in `pair_order` (by each pair's index, so the order runs on unbroken).
+#[derive(Debug, Clone, Copy)]
+pub struct MorePairs {
+    pub until: usize,
+    pub total: usize,
+    pub pair_order: PairOrder,
+    pub phase: Phase,
+}
+
+/// [`run_pairs`] continued: runs pairs after those in `pairs` until there are `more.until`, as a
+/// sequential rule's next look needs. A failure's runs include the earlier pairs.
+pub fn extend_pairs(
+    runner: &mut dyn Runner,
+    arms: Arms<'_>,
+    inputs: &mut Inputs<'_>,
+    mut pairs: Vec<Pair>,
+    more: MorePairs,
+    on_run: &mut dyn FnMut(RunEvent),
+) -> Result<Vec<Pair>, MeasureError> {
+    let MorePairs {
+        until,
+        total,
+        pair_order,
+        phase,
+    } = more;
+    let total = total.max(until);
+    for index in pairs.len()..until {
         let order = pair_order.order_of(index);
         let seed = inputs.next_seed(arms);
         let (b_spec, c_spec) = (seeded(arms.baseline, seed), seeded(arms.candidate, seed));
@@ -405,7 +453,7 @@ pub fn run_pairs(
             on_run(RunEvent {
                 phase,
                 done: index * 2 + slot,
-                total: count * 2,
+                total: total * 2,
                 arm,
                 wall_s: run.wall_s,
                 plan: None,

@@ -174,6 +174,7 @@ fn configured_settings(s: &ScenarioResult, r: &ConfirmResult) -> BenchSettings {
     BenchSettings {
         pairs: plan.map_or(s.pairs.len(), |p| p.pairs),
         max_pairs: plan.map_or(0, |p| p.max_pairs),
+        budget_s: plan.and_then(|p| p.budget_s),
         aa_pairs: plan.map_or(s.aa_pairs.len(), |p| p.aa_pairs),
         warmup: plan.map_or(s.warmups.len() / 2, |p| p.warmups),
         min_effect: r.min_effect,
@@ -185,23 +186,36 @@ fn configured_settings(s: &ScenarioResult, r: &ConfirmResult) -> BenchSettings {
     }
 }
 
-/// The pair count must be the one the A/A runs choose: a run cut short, or extended after
-/// looking at the comparison, does not follow from its own rule.
+/// The pair count must be where the sequential rule stops: the first look that decides, or the
+/// cap the A/A runs choose. A run cut short, or one that went on past a decision, does not
+/// follow from its own rule.
 fn check_pair_count(path: &str, fresh: &ScenarioResult, out: &mut Vec<Difference>) {
-    let Some(plan) = fresh.training.as_ref().and_then(|f| f.plan) else {
+    let Some(f) = fresh.training.as_ref() else {
         return;
     };
-    if plan.planned != fresh.pairs.len() {
+    let Some(plan) = f.plan else {
+        return;
+    };
+    let stop = f.sequential.as_ref().and_then(|q| q.stop);
+    let expected = match stop {
+        Some(s) if s.pairs == fresh.pairs.len() => None,
+        Some(s) => Some(format!(
+            "{} pairs: the sequential rule stops at look {} ({})",
+            s.pairs,
+            s.look + 1,
+            s.decision.as_str()
+        )),
+        None => Some(format!(
+            "pairs up to a look that decides, or the cap of {} pairs (the pairs end before any \
+             look decided)",
+            plan.planned
+        )),
+    };
+    if let Some(expected) = expected {
         out.push(problem(
             format!("{path}.pairs"),
             format!("{} pairs", fresh.pairs.len()),
-            format!(
-                "{} pairs, planned from the A/A runs ({} needed, configured {} to {})",
-                plan.planned,
-                plan.needed,
-                plan.pairs,
-                plan.max_pairs.max(plan.pairs)
-            ),
+            expected,
         ));
     }
     if plan.aa_pairs != fresh.aa_pairs.len() {

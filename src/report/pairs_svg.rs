@@ -40,13 +40,7 @@ fn panels(r: &ConfirmResult) -> Vec<Panel<'_>> {
                 s,
                 median: f.median,
                 ci95: f.ci95,
-                // Records from before the pair count's own floor was kept hold only the A/A one.
-                noise: Some(if f.pairs_noise_floor_pct > 0.0 {
-                    f.pairs_noise_floor_pct / 100.0
-                } else {
-                    f.noise_floor_pct / 100.0
-                })
-                .filter(|n| n.is_finite()),
+                noise: Some(f.noise_floor_pct / 100.0).filter(|n| n.is_finite()),
             }),
             (None, Some(h)) => Some(Panel {
                 s,
@@ -255,7 +249,11 @@ fn legend(out: &mut String, p: &Panel<'_>, x: f64, top: f64) {
                 colour: "#bbb",
                 opacity: 0.35,
             },
-            format!("noise ±{:.2}% at {} pairs", 100.0 * nf, p.s.pairs.len()),
+            format!(
+                "A/A noise floor ±{:.2}% ({} A/A pairs)",
+                100.0 * nf,
+                p.s.aa_pairs.len()
+            ),
         ));
     }
     entries.push((

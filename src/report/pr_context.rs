@@ -344,13 +344,6 @@ fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
 }
 
 fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
-    let mde = match f.mde_pct {
-        Some(m) => format!(
-            "minimum detectable effect {m:.2}% at {} pairs",
-            s.pairs.len()
-        ),
-        None => "no minimum detectable effect below 6 pairs".to_string(),
-    };
     let aa = match (f.aa.ci95, f.training_gate.aa_valid) {
         (Some(c), true) => format!(
             "The A/A interval {:.3}–{:.3}× contains 1: the setup is unbiased.",
@@ -372,8 +365,7 @@ fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
         "itself"
     };
     Markdown::assembled(format!(
-        "{}: Noise floor ±{:.2}% (A/A: baseline against {against}, {} pairs; {mde}). \
-         {aa}{plan}",
+        "{}: Noise floor ±{:.2}% (A/A: baseline against {against}, {} pairs). {aa}{plan}",
         code(&s.name),
         f.noise_floor_pct,
         f.aa.pairs

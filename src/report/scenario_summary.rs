@@ -259,13 +259,10 @@ fn statistics(s: &ScenarioResult) -> String {
     row(
         &mut out,
         "noise floor",
-        format!(
-            "±{:.2}% ({} A/A pairs), ±{:.2}% at {n} pairs",
-            f.noise_floor_pct, f.aa.pairs, f.pairs_noise_floor_pct
-        ),
+        format!("±{:.2}% ({} A/A pairs)", f.noise_floor_pct, f.aa.pairs),
     );
     row(&mut out, "A/A check", super::terminal::aa_check(f));
-    row(&mut out, "min. detectable", super::terminal::mde_detail(f));
+    row(&mut out, "looks", super::terminal::looks_detail(f));
     if let Some(plan) = super::terminal::plan_sentence(f) {
         row(&mut out, "pair count", plan);
     }

@@ -26,8 +26,38 @@ fn duration(seconds: f64) -> String {
 }
 
 /// The announcement of the comparison's pair count, printed before its first run (a training
-/// scenario's, or a holdout's, planned from the training A/A noise).
+/// scenario's, or a holdout's, planned from the training A/A noise). A training comparison's
+/// says what this machine can resolve within its cap.
 pub fn pairs_planned_line(p: &PairsPlanned) -> String {
+    if let (Some(gain), Some(e)) = (p.resolves_gain, p.min_effect) {
+        let per_pair = p.estimated_s / p.planned.max(1) as f64;
+        let null = if p.needed <= p.planned {
+            format!(
+                "a null is ruled out at the {} minimum effect after about {} pairs ({})",
+                pct(e),
+                p.needed,
+                duration(p.needed as f64 * per_pair)
+            )
+        } else {
+            format!(
+                "a null needs about {} pairs ({}) to be ruled out at the {} minimum effect, more \
+                 than the cap",
+                p.needed,
+                duration(p.needed_s),
+                pct(e)
+            )
+        };
+        return format!(
+            "comparison: up to {} pairs, about {} of runs, stopping at the first look that \
+             decides (A/A noise σ {:.2}% per pair); this machine resolves a gain of at least {} \
+             in {}; {null}",
+            p.planned,
+            duration(p.estimated_s),
+            100.0 * p.sigma,
+            pct(gain),
+            duration(p.estimated_s)
+        );
+    }
     let head = format!(
         "comparison: {} pairs, about {} of runs (A/A noise σ {:.2}% per pair)",
         p.planned,
@@ -39,47 +69,56 @@ pub fn pairs_planned_line(p: &PairsPlanned) -> String {
     } else {
         format!(
             "{head}; the cap stops short of the {} pairs (about {}) that would resolve it (a \
-             gain of the target effect found 80% of the time; for a holdout, the 1% tolerance)",
+             holdout's 1% tolerance)",
             p.needed,
             duration(p.needed_s)
         )
     }
 }
 
-/// How the pair count was chosen: planned, needed and the cap.
+/// Where the sequential rule stopped, against the cap and what the cap could resolve.
 pub(super) fn plan_sentence(f: &Figures) -> Option<String> {
     let p = f.plan.as_ref()?;
-    let resolution = f.resolution()?;
-    let resolved = if f.training_gate.resolved {
-        format!("resolved at {} pairs ({resolution})", p.reached_pairs)
-    } else {
-        format!(
-            "not resolved at {} pairs ({resolution}): {} pairs (about {}) would resolve it",
-            p.reached_pairs,
-            p.needed,
-            duration(60.0 * p.minutes(p.needed))
-        )
+    let decided = match f.decision() {
+        Some(d) if d != crate::stats::Decision::Undecided => {
+            format!("decided at {} pairs: {}", p.reached_pairs, d.as_str())
+        }
+        _ => format!("undecided at the cap of {} pairs", p.reached_pairs),
     };
     Some(format!(
-        "{} planned from the A/A noise (configured {}, cap {}); {resolved}",
-        p.planned,
+        "{decided} (first look {}, cap {}); the cap {}",
         p.pairs,
-        p.max_pairs.max(p.pairs)
+        p.planned,
+        p.resolution()
     ))
+}
+
+/// The looks of the sequential rule: their pair counts and the one the run stopped at.
+pub fn looks_detail(f: &Figures) -> String {
+    let Some(seq) = &f.sequential else {
+        return "none recorded".to_string();
+    };
+    let counts: Vec<String> = seq.looks.iter().map(|l| l.pairs.to_string()).collect();
+    let stop = match seq.stop {
+        Some(s) => format!(
+            "stopped at look {} ({} pairs): {}",
+            s.look + 1,
+            s.pairs,
+            s.decision.as_str()
+        ),
+        None => "no look decided".to_string(),
+    };
+    format!(
+        "at {} pairs (2.5% error per side spent over them); {stop}",
+        counts.join(", ")
+    )
 }
 
 /// The noise-floor sentence in the wording the PR text uses.
 pub fn noise_floor_sentence(report: &BenchReport) -> String {
     let f = &report.figures;
-    let mde = match f.mde_pct {
-        Some(m) => format!(
-            "; minimum detectable effect {m:.2}% at {} pairs",
-            report.pairs.len()
-        ),
-        None => "; no minimum detectable effect below 6 pairs".to_string(),
-    };
     format!(
-        "±{:.2}% (A/A: baseline against itself, {} pairs{mde})",
+        "±{:.2}% (A/A: baseline against itself, {} pairs)",
         f.noise_floor_pct, f.aa.pairs
     )
 }
@@ -99,21 +138,6 @@ pub fn aa_check(f: &crate::evidence::figures::Figures) -> String {
             }
         ),
         None => format!("median {:.4}×, too few pairs to check", f.aa.median),
-    }
-}
-
-/// The minimum detectable effect with how it was found (pairs, power, resamples, seed).
-pub fn mde_detail(f: &crate::evidence::figures::Figures) -> String {
-    match f.mde {
-        Some(m) => format!(
-            "{:.2}% at {} pairs (power {:.0}%, {} resamples, seed {})",
-            100.0 * m.effect,
-            m.pairs,
-            100.0 * m.power,
-            m.resamples,
-            m.seed
-        ),
-        None => "not available below 6 pairs".to_string(),
     }
 }
 
@@ -148,9 +172,9 @@ pub fn render_bench(report: &BenchReport) -> String {
             report.pairs.len() + 1 - ci.k,
             100.0 * ci.coverage
         ),
-        None => "not available: fewer than 6 pairs cannot reach 95%".to_string(),
+        None => "not available at this look".to_string(),
     };
-    row(&mut out, "CI95", ci);
+    row(&mut out, "interval", ci);
     row(
         &mut out,
         "CoV base / cand",
@@ -161,17 +185,16 @@ pub fn render_bench(report: &BenchReport) -> String {
         row(&mut out, "pair count", plan);
     }
     row(&mut out, "A/A check", aa_check(f));
-    row(&mut out, "min. detectable", mde_detail(f));
+    row(&mut out, "looks", looks_detail(f));
     row(
         &mut out,
-        "threshold",
+        "rule",
         format!(
-            "median ≥ {:.4}× or ≤ {:.4}× (min effect {}; noise floor ±{:.2}% at {} pairs)",
-            1.0 + s.min_effect.max(f.pairs_noise_floor_pct / 100.0),
-            1.0 / (1.0 + s.min_effect.max(f.pairs_noise_floor_pct / 100.0)),
-            pct(s.min_effect),
-            f.pairs_noise_floor_pct,
-            report.pairs.len()
+            "accepted when the interval's lower bound is above 1 and the median at least {:.4}×; \
+             no real gain when its upper bound is below {:.4}× (min effect {})",
+            1.0 + s.min_effect,
+            1.0 + s.min_effect,
+            pct(s.min_effect)
         ),
     );
     row(&mut out, "verdict", f.verdict.as_str().to_string());
@@ -475,12 +498,12 @@ pub fn instructions_sentence(s: &crate::evidence::result::ScenarioResult) -> Opt
             visible(i.note.as_deref().unwrap_or("no count"))
         ),
     };
-    if let Some(f) = s.training.as_ref().filter(|f| !f.training_gate.resolved) {
-        let mde = f
-            .mde_pct
-            .map_or_else(|| "none".to_string(), |m| format!("{m:.1}%"));
+    if s.training
+        .as_ref()
+        .is_some_and(|f| !f.training_gate.resolved)
+    {
         line.push_str(&format!(
-            "; wall time not resolvable here: minimum detectable effect {mde} at {} pairs",
+            "; wall time undecided at the cap of {} pairs",
             s.pairs.len()
         ));
     }

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::values::{ConfirmPairs, Count, Fraction, Seconds};
+use super::values::{ConfirmPairs, Count, Fraction, Minutes, Seconds};
 
 /// One optimization campaign.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -282,21 +282,26 @@ pub struct ConfirmSettings {
     /// Comparison pairs per training scenario: the fewest that run, and the holdouts' pairs.
     #[serde(default = "nine")]
     pub pairs: ConfirmPairs,
-    /// The cap on comparison pairs. After the A/A pairs, evo runs as many pairs as they say
-    /// resolve the minimum effect (noise floor within `min_effect`) and find `target_effect` 80%
-    /// of the time, between `pairs` and `max_pairs`; when even `max_pairs` cannot, a null result
-    /// is inconclusive and says how many pairs would. Absent: exactly `pairs`, no extension.
+    /// The cap on comparison pairs. The sequential rule looks at the pairs from `pairs` on and
+    /// stops at the first look that decides (accepted, slower, or no real gain), at `max_pairs`
+    /// at the latest, where a run still undecided is inconclusive and says how many more pairs
+    /// would decide it. Absent: exactly `pairs`, no extension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_pairs: Option<ConfirmPairs>,
+    /// A budget for the timed pairs of one confirmation, in minutes: shared evenly among its
+    /// training scenarios and holdouts, each lowers its cap to the pairs its share holds at the
+    /// A/A pairs' pace (never below `pairs`). Absent: no budget, only `max_pairs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_minutes: Option<Minutes>,
     #[serde(default = "eleven")]
     pub aa_pairs: ConfirmPairs,
     #[serde(default = "one")]
     pub top: Count,
     #[serde(default = "one_percent")]
     pub min_effect: Fraction,
-    /// The true gain the pair plan sizes for: after the A/A pairs, evo runs enough pairs that a
-    /// candidate this much faster is accepted 80% of the time (up to `max_pairs`). Must exceed
-    /// `min_effect`; absent: 1.5 × `min_effect`.
+    /// Rules 2 and 3 sized the pair count for this true gain; the sequential rule (rules 4)
+    /// stops when decided and only records it. Must exceed `min_effect`; absent: 1.5 ×
+    /// `min_effect`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_effect: Option<Fraction>,
     #[serde(default = "one")]
@@ -343,7 +348,13 @@ impl ConfirmSettings {
         self.max_pairs.map_or(self.pairs.get(), ConfirmPairs::get)
     }
 
-    /// The gain the pair plan sizes for: `target_effect`, or 1.5 × `min_effect` when absent.
+    /// The timed pairs' budget in seconds, if any.
+    pub fn budget_s(&self) -> Option<f64> {
+        self.max_minutes.map(|m| 60.0 * m.get())
+    }
+
+    /// The target effect of rules 2 and 3 (recorded, decides nothing): `target_effect`, or 1.5 ×
+    /// `min_effect` when absent.
     pub fn target_effect(&self) -> f64 {
         self.target_effect.map_or_else(
             || crate::stats::default_target_effect(self.min_effect.get()),
@@ -360,6 +371,9 @@ struct ConfirmSettingsFile {
     pairs: ConfirmPairs,
     #[serde(default)]
     max_pairs: Option<ConfirmPairs>,
+    /// A budget for the timed pairs of one confirmation, in minutes.
+    #[serde(default)]
+    max_minutes: Option<Minutes>,
     #[serde(default = "eleven")]
     aa_pairs: ConfirmPairs,
     #[serde(default = "one")]
@@ -423,6 +437,7 @@ impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
         Ok(ConfirmSettings {
             pairs: f.pairs,
             max_pairs: f.max_pairs,
+            max_minutes: f.max_minutes,
             aa_pairs: f.aa_pairs,
             top: f.top,
             min_effect: f.min_effect,
@@ -454,6 +469,7 @@ impl Default for ConfirmSettings {
         ConfirmSettings {
             pairs: nine(),
             max_pairs: None,
+            max_minutes: None,
             aa_pairs: eleven(),
             top: one(),
             min_effect: one_percent(),

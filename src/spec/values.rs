@@ -102,6 +102,34 @@ impl From<Count> for i64 {
     }
 }
 
+/// A positive, finite number of minutes (a time budget).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct Minutes(f64);
+
+impl Minutes {
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for Minutes {
+    type Error = String;
+    fn try_from(v: f64) -> Result<Minutes, String> {
+        if v.is_finite() && v > 0.0 {
+            Ok(Minutes(v))
+        } else {
+            Err(format!("expected a positive number of minutes, got {v}"))
+        }
+    }
+}
+
+impl From<Minutes> for f64 {
+    fn from(m: Minutes) -> f64 {
+        m.0
+    }
+}
+
 /// A fraction in [0, 1), such as the minimum effect 0.01.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
 #[serde(try_from = "f64", into = "f64")]

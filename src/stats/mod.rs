@@ -3,32 +3,30 @@
 //! Nothing here spawns, prints or reads a clock: every function maps numbers to numbers, so the
 //! receipt verifier can recompute a verdict from raw runs and tests can compare against brute force.
 //! The submodules, in the order of that section: the interval for the median (§3.3), the A/A
-//! noise figures (§3.5), the pair count planned from that noise (§3.6), the minimum detectable
-//! effect (§3.7), the gates that turn figures into verdicts (§3.8–§3.11), and `compare`, the one
-//! path from ratios to a verdict.
+//! noise figures (§3.5), the caps and holdout counts planned from that noise (§3.6), the
+//! sequential rule that stops a comparison when it is decided (§3.7), the gates that turn figures
+//! into verdicts (§3.8–§3.11), and `compare`, the one path from ratios to a verdict.
 
 mod compare;
 mod gates;
 mod interval;
-mod mde;
 mod noise;
 mod plan;
+pub mod sequential;
 
 pub use compare::{Comparison, compare};
 pub use gates::{
-    BenchVerdict, HOLDOUT_TOLERANCE, HoldoutVerdict, Thresholds, Tier, TrainingGate, bench_verdict,
-    holdout_gate, slowdown_shown, speedup_shown, tier, training_gate,
+    BenchVerdict, HOLDOUT_TOLERANCE, HoldoutVerdict, Tier, TrainingGate, bench_verdict,
+    holdout_gate, tier, training_gate,
 };
 pub use interval::{Ci95, OrderRank, ci95, order_rank};
-pub use mde::{
-    Mde, MdeSettings, PowerSimulation, minimum_detectable_effect, minimum_detectable_effect_of,
-};
 pub use noise::{AaValidity, aa_validity, cov, noise_floor, noise_sigma};
 pub use plan::{
-    DEFAULT_TARGET_FACTOR, MAX_PLANNABLE_PAIRS, MIN_INTERVAL_PAIRS, PairPlan, PlanSettings,
-    default_target_effect, holdout_pairs_to_resolve, pairs_to_power, pairs_to_resolve,
-    plan_holdout_pairs, plan_pairs, powered, powered_by, resolves,
+    CapSettings, DEFAULT_TARGET_FACTOR, MAX_PLANNABLE_PAIRS, MIN_INTERVAL_PAIRS, PairPlan,
+    default_target_effect, holdout_pairs_to_resolve, pairs_to_resolve, plan_holdout_pairs,
+    resolves, training_cap,
 };
+pub use sequential::{Decision, Look, Resolution, Stop, first_stop, looks};
 
 /// Per-pair speedup ratios `t_baseline / t_candidate`: at least one, all finite and > 0.
 #[derive(Debug, Clone, PartialEq)]

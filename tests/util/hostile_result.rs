@@ -51,6 +51,7 @@ fn scenario(name: &str, training: bool, h: &str) -> ScenarioResult {
     let settings = BenchSettings {
         pairs: 9,
         max_pairs: 0,
+        budget_s: None,
         aa_pairs: 11,
         warmup: 1,
         min_effect: 0.01,

@@ -1,0 +1,350 @@
+//! The sequential rule (rules 4): the comparison looks at its pairs as they come and stops as soon
+//! as they decide, in either direction, instead of running a pair count fixed in advance.
+//!
+//! Each look `j` at `n_j` pairs builds the distribution-free interval for the median from the
+//! order statistics `[r_(k_j), r_(n_j+1−k_j)]`, where `k_j` is the largest rank whose one-sided
+//! error `P(Binomial(n_j, ½) ≤ k_j − 1)` is within the look's share `Δ_j` of the error budget
+//! `α = 2.5%` per side. The shares come from the spending function `α·(n_j / N)^ρ` over the
+//! looks up to the cap `N`, so they sum to at most `α` whatever the number of looks: by the union
+//! bound, the chance that any look's lower bound lies above the true median is at most 2.5%
+//! (likewise the upper bound below it), under continuous looking and for any noise distribution.
+//! The looks, their shares and the cap are fixed before the first comparison pair; nothing the
+//! pairs show changes them, so a verifier re-derives every stop from the recorded pairs.
+
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{Binomial, ChiSquared, ContinuousCDF, DiscreteCDF, Normal};
+
+use super::{Ci95, MIN_INTERVAL_PAIRS};
+
+/// The error budget per side: a false acceptance (and a false "no real gain") at most this often.
+pub const ALPHA: f64 = 0.025;
+/// ρ of the spending function `α·t^ρ`: early looks get little of the budget (a large effect still
+/// clears them), the last look most of it, so a run that goes to its cap loses little to looking.
+pub const SPENDING_POWER: f64 = 3.0;
+/// Each look after the first is at least a quarter larger than the one before…
+const LOOK_GROWTH: f64 = 1.25;
+/// …and at least this many pairs later.
+const MIN_LOOK_STEP: usize = 3;
+/// One-sided normal quantile of 80%: the power the plan's statements are made at.
+const Z_POWER: f64 = 0.8416;
+/// Efficiency of the MAD as an estimate of a normal σ: its spread is that of a standard deviation
+/// from about 37% as many values, which the upper bound on σ takes into account.
+const MAD_EFFICIENCY: f64 = 0.37;
+
+/// One look: after `pairs` comparison pairs, with `alpha` of the budget per side and the rank `k`
+/// it allows (`None` when even the extreme order statistics cannot meet that share).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Look {
+    pub pairs: usize,
+    pub alpha: f64,
+    pub k: Option<usize>,
+}
+
+/// What a look decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// The interval's lower bound is above 1 and the median reaches the minimum effect (with a
+    /// valid A/A check).
+    Accepted,
+    /// The interval's upper bound is below 1 and the median is slower by the minimum effect.
+    Slower,
+    /// The interval's upper bound is below `1 + min_effect`: any gain is smaller than the
+    /// minimum effect (an equivalence verdict).
+    NoRealGain,
+    /// The cap was reached with none of the above.
+    Undecided,
+}
+
+impl Decision {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Decision::Accepted => "accepted",
+            Decision::Slower => "slower",
+            Decision::NoRealGain => "no real gain",
+            Decision::Undecided => "undecided",
+        }
+    }
+}
+
+/// The looks of a comparison that starts deciding at `first` pairs and stops at `cap` at the
+/// latest: `first` (at least 6 when the cap allows), then each at least a quarter and three pairs
+/// larger, the last one exactly `cap`. A share no rank can meet is carried to the next look.
+pub fn looks(first: usize, cap: usize) -> Vec<Look> {
+    let cap = cap.max(first).max(1);
+    let mut counts = Vec::new();
+    let mut n = first.max(MIN_INTERVAL_PAIRS).min(cap).max(1);
+    loop {
+        counts.push(n);
+        if n >= cap {
+            break;
+        }
+        let grown = (n as f64 * LOOK_GROWTH).ceil() as usize;
+        n = grown.max(n + MIN_LOOK_STEP).min(cap);
+    }
+    let spent = |n: usize| ALPHA * (n as f64 / cap as f64).powf(SPENDING_POWER);
+    let mut before = 0.0;
+    let mut carried = 0.0;
+    counts
+        .into_iter()
+        .map(|n| {
+            let now = spent(n);
+            let alpha = now - before + carried;
+            before = now;
+            let k = rank_within(n, alpha);
+            carried = if k.is_some() { 0.0 } else { alpha };
+            Look { pairs: n, alpha, k }
+        })
+        .collect()
+}
+
+/// The largest `k ≥ 1` with `P(Binomial(n, ½) ≤ k − 1) ≤ alpha`, if any.
+fn rank_within(n: usize, alpha: f64) -> Option<usize> {
+    let binomial = Binomial::new(0.5, n as u64).ok()?;
+    let tail = |k: usize| binomial.cdf(k as u64 - 1);
+    let (mut good, mut bad) = (0usize, n.div_ceil(2) + 1);
+    while bad - good > 1 {
+        let mid = good + (bad - good) / 2;
+        if tail(mid) <= alpha {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    (good >= 1).then_some(good)
+}
+
+/// The interval a look allows on ascending ratios (`sorted.len()` is the look's pair count).
+pub fn look_interval(sorted: &[f64], look: &Look) -> Option<Ci95> {
+    let n = sorted.len();
+    let k = look.k?;
+    let binomial = Binomial::new(0.5, n as u64).ok()?;
+    Some(Ci95 {
+        lower: sorted[k - 1],
+        upper: sorted[n - k],
+        coverage: 1.0 - 2.0 * binomial.cdf(k as u64 - 1),
+        k,
+    })
+}
+
+/// What one look of ascending ratios decides: `None` to go on (never at the cap).
+pub fn decide(
+    interval: Option<&Ci95>,
+    median: f64,
+    min_effect: f64,
+    aa_valid: bool,
+    at_cap: bool,
+) -> Option<Decision> {
+    let bar = 1.0 + min_effect;
+    let decided = match interval {
+        Some(c) if aa_valid && c.lower > 1.0 && median >= bar => Some(Decision::Accepted),
+        Some(c) if c.upper < 1.0 && median.recip() >= bar => Some(Decision::Slower),
+        Some(c) if c.upper < bar => Some(Decision::NoRealGain),
+        _ => None,
+    };
+    decided.or(at_cap.then_some(Decision::Undecided))
+}
+
+/// The look a run of these ratios stops at and what it decided there.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Stop {
+    /// Index into the looks.
+    pub look: usize,
+    pub pairs: usize,
+    pub decision: Decision,
+    pub median: f64,
+    pub interval: Option<Ci95>,
+}
+
+/// What the look `looks[index]` decides on the first `look.pairs` of `ratios` (`None`: go on;
+/// never at the cap, the last look). The caller guarantees the ratios reach the look.
+pub fn judge_look(
+    ratios: &[f64],
+    looks: &[Look],
+    index: usize,
+    min_effect: f64,
+    aa_valid: bool,
+) -> Option<Stop> {
+    let look = looks[index];
+    let cap = looks.last().map_or(look.pairs, |l| l.pairs);
+    let sorted = super::sorted(&ratios[..look.pairs]);
+    let median = super::median_of_sorted_ratios(&sorted);
+    let interval = look_interval(&sorted, &look);
+    let at_cap = look.pairs >= cap;
+    decide(interval.as_ref(), median, min_effect, aa_valid, at_cap).map(|decision| Stop {
+        look: index,
+        pairs: look.pairs,
+        decision,
+        median,
+        interval,
+    })
+}
+
+/// Walks the looks over `ratios` in order and returns the first that decides; `None` when the
+/// ratios end before any look decides (a run cut short).
+pub fn first_stop(ratios: &[f64], looks: &[Look], min_effect: f64, aa_valid: bool) -> Option<Stop> {
+    (0..looks.len())
+        .take_while(|&i| looks[i].pairs <= ratios.len())
+        .find_map(|i| judge_look(ratios, looks, i, min_effect, aa_valid))
+}
+
+/// An upper 80% confidence bound on the per-pair noise σ estimated from `aa_pairs` A/A pairs by
+/// the MAD: `σ · √(ν / χ²_{0.2}(ν))` with `ν = 0.37 (n − 1)` degrees of freedom.
+pub fn sigma_upper(sigma: f64, aa_pairs: usize) -> f64 {
+    let nu = MAD_EFFICIENCY * aa_pairs.saturating_sub(1) as f64;
+    let Ok(chi) = ChiSquared::new(nu.max(0.5)) else {
+        return sigma;
+    };
+    sigma * (nu.max(0.5) / chi.inverse_cdf(0.2)).sqrt()
+}
+
+fn z_of(alpha: f64) -> f64 {
+    let normal = Normal::new(0.0, 1.0).expect("the standard normal exists");
+    normal.inverse_cdf(1.0 - alpha.clamp(1e-12, 0.5))
+}
+
+/// Standard error of the median of `n` log-ratios at per-pair noise `sigma` (normal noise).
+fn median_se(sigma: f64, n: usize) -> f64 {
+    1.2533 * sigma / (n as f64).sqrt()
+}
+
+/// What a design with looks up to `cap` can resolve at per-pair noise `sigma` (normal
+/// approximation, for the plan's statements only; the verdict never uses it).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Resolution {
+    /// The true gain accepted at least 80% of the time by the cap, as a fraction.
+    pub gain: f64,
+    /// Pairs by which a true null is called "no real gain" 80% of the time (saturated).
+    pub null_pairs: usize,
+}
+
+/// The gain found 80% of the time within `cap` pairs, and the pairs a null needs to be ruled out
+/// at `min_effect`, both at noise `sigma`.
+pub fn resolution(first: usize, cap: usize, sigma: f64, min_effect: f64) -> Resolution {
+    let last_z = |cap: usize| z_of(looks(first, cap).last().map_or(ALPHA, |l| l.alpha));
+    let se = median_se(sigma, cap.max(1));
+    let bar = (last_z(cap) * se).max(min_effect.ln_1p());
+    let gain = (bar + Z_POWER * se).exp() - 1.0;
+    let rules_out = |n: usize| (last_z(n) + Z_POWER) * median_se(sigma, n) <= min_effect.ln_1p();
+    let mut n = first.max(MIN_INTERVAL_PAIRS);
+    while !rules_out(n) && n < super::MAX_PLANNABLE_PAIRS {
+        n = (n as f64 * 1.1).ceil() as usize;
+    }
+    Resolution {
+        gain,
+        null_pairs: n.min(super::MAX_PLANNABLE_PAIRS),
+    }
+}
+
+/// For a run the cap left undecided: about how many pairs in all would decide it 80% of the time
+/// if its pairs went on as they did (per-pair noise `sigma` and median `median` from its own
+/// pairs), at a last look with share `alpha`. A median above the minimum effect must clear 1, one
+/// below it must clear `1 + min_effect`; at the bar itself nothing decides (saturated).
+pub fn pairs_to_decide(sigma: f64, median: f64, min_effect: f64, alpha: f64) -> usize {
+    let (m, bar) = (median.ln(), min_effect.ln_1p());
+    let gap = if m >= bar { m } else { bar - m };
+    let n = ((z_of(alpha) + Z_POWER) * 1.2533 * sigma / gap)
+        .powi(2)
+        .ceil();
+    if n.is_finite() && n >= 0.0 {
+        (n as usize).clamp(MIN_INTERVAL_PAIRS, super::MAX_PLANNABLE_PAIRS)
+    } else {
+        super::MAX_PLANNABLE_PAIRS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_looks_spend_at_most_the_budget_and_end_at_the_cap() {
+        for (first, cap) in [(9, 60), (6, 6), (9, 9), (6, 1000), (12, 40), (3, 5)] {
+            let l = looks(first, cap);
+            assert_eq!(l.last().unwrap().pairs, cap.max(first), "{first}..{cap}");
+            let used: f64 = l
+                .iter()
+                .filter_map(|look| {
+                    let b = Binomial::new(0.5, look.pairs as u64).unwrap();
+                    look.k.map(|k| b.cdf(k as u64 - 1))
+                })
+                .sum();
+            assert!(used <= ALPHA + 1e-12, "{first}..{cap}: {used}");
+            assert!(
+                l.windows(2)
+                    .all(|w| w[1].pairs >= w[0].pairs + 3 || w[1].pairs == cap)
+            );
+        }
+    }
+
+    #[test]
+    fn a_cap_below_six_pairs_has_one_look_without_an_interval() {
+        let l = looks(3, 5);
+        assert_eq!(l.len(), 1);
+        assert_eq!((l[0].pairs, l[0].k), (5, None));
+    }
+
+    #[test]
+    fn a_large_effect_stops_at_an_early_look() {
+        let ratios = vec![1.5; 60];
+        let l = looks(9, 60);
+        let stop = first_stop(&ratios, &l, 0.02, true).unwrap();
+        assert_eq!(stop.decision, Decision::Accepted);
+        assert!(stop.pairs <= 20, "{stop:?}");
+    }
+
+    #[test]
+    fn without_a_valid_aa_check_nothing_is_accepted() {
+        let ratios = vec![1.5; 60];
+        let stop = first_stop(&ratios, &looks(9, 60), 0.02, false).unwrap();
+        assert_eq!(stop.decision, Decision::Undecided);
+        assert_eq!(stop.pairs, 60);
+    }
+
+    #[test]
+    fn a_tight_null_is_no_real_gain_and_a_clear_slowdown_is_slower() {
+        let null: Vec<f64> = (0..60)
+            .map(|i| 1.0 + 0.001 * ((i % 7) as f64 - 3.0))
+            .collect();
+        let stop = first_stop(&null, &looks(9, 60), 0.02, true).unwrap();
+        assert_eq!(stop.decision, Decision::NoRealGain);
+        let slow = vec![0.8; 60];
+        let stop = first_stop(&slow, &looks(9, 60), 0.02, true).unwrap();
+        assert_eq!(stop.decision, Decision::Slower);
+    }
+
+    #[test]
+    fn ratios_that_end_before_a_decision_have_no_stop() {
+        let wide: Vec<f64> = (0..20)
+            .map(|i| if i % 2 == 0 { 0.7 } else { 1.4 })
+            .collect();
+        assert_eq!(first_stop(&wide, &looks(9, 60), 0.02, true), None);
+    }
+
+    #[test]
+    fn the_upper_bound_on_sigma_is_above_the_estimate_and_shrinks_with_pairs() {
+        let few = sigma_upper(0.05, 11);
+        let many = sigma_upper(0.05, 200);
+        assert!(few > many && many > 0.05, "{few} {many}");
+    }
+
+    #[test]
+    fn pairs_to_decide_grow_as_the_median_nears_the_bar() {
+        let far = pairs_to_decide(0.05, 1.10, 0.02, 0.0125);
+        let near = pairs_to_decide(0.05, 1.019, 0.02, 0.0125);
+        let below = pairs_to_decide(0.05, 1.0, 0.02, 0.0125);
+        assert!(far < below && below < near, "{far} {below} {near}");
+        assert_eq!(
+            pairs_to_decide(0.05, 1.0199999, 0.02, 0.0125),
+            super::super::MAX_PLANNABLE_PAIRS
+        );
+    }
+
+    #[test]
+    fn resolution_grows_with_noise() {
+        let quiet = resolution(9, 60, 0.01, 0.02);
+        let noisy = resolution(9, 60, 0.08, 0.02);
+        assert!(noisy.gain > quiet.gain && noisy.null_pairs > quiet.null_pairs);
+        assert!(quiet.gain >= 0.02);
+    }
+}
