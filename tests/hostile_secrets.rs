@@ -163,7 +163,16 @@ fn clean_result() -> ConfirmResult {
         scenario("sum-100k", Role::Training, "./bench/run.sh 100000 7", ""),
         scenario(HOLDOUT, Role::Holdout, HOLDOUT_RUN, ""),
     ];
-    scenarios[1].holdout.as_mut().unwrap().plan = holdout_plan(&scenarios, 9, 0, 1);
+    scenarios[1].holdout.as_mut().unwrap().plan = holdout_plan(
+        &scenarios,
+        evo::evidence::result::HoldoutCounts {
+            pairs: 9,
+            max_pairs: 0,
+            warmups: 1,
+            budget_s: None,
+        },
+        &[],
+    );
     let mut r = ConfirmResult {
         evo_version: "0.0.0-test".into(),
         rules: evo::evidence::verdict::RULES,

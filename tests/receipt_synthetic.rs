@@ -183,7 +183,16 @@ fn tested_result() -> ConfirmResult {
         .collect();
     let mut scenarios = vec![training_scenario(1.072), holdout_scenario()];
     // Configured as the training plan: 9 pairs, no extension, one warmup per arm.
-    let plan = evo::evidence::result::holdout_plan(&scenarios, 9, 0, 1);
+    let plan = evo::evidence::result::holdout_plan(
+        &scenarios,
+        evo::evidence::result::HoldoutCounts {
+            pairs: 9,
+            max_pairs: 0,
+            warmups: 1,
+            budget_s: None,
+        },
+        &[],
+    );
     scenarios[1].holdout.as_mut().unwrap().plan = plan;
     let d = verdict::decide(&gates, &scenarios);
     ConfirmResult {

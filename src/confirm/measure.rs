@@ -18,8 +18,8 @@ use crate::tree::Tree;
 
 use super::{ConfirmEvent, Flow, Run};
 use crate::evidence::result::{
-    GateName, GateStatus, HoldoutPlan, ScenarioResult, holdout_figures, holdout_plan,
-    outputs_consistent,
+    GateName, GateStatus, HoldoutCounts, HoldoutPlan, ScenarioResult, holdout_figures,
+    holdout_plan, outputs_consistent,
 };
 use crate::pipeline::PipelineError;
 
@@ -382,12 +382,13 @@ impl Run<'_> {
             Err(flow) => return Ok(flow),
         };
         let set = self.plan.settings();
-        let Some(plan) = holdout_plan(
-            &self.result.scenarios,
-            set.pairs.get(),
-            set.max_pairs(),
-            set.warmup.get(),
-        ) else {
+        let counts = HoldoutCounts {
+            pairs: set.pairs.get(),
+            max_pairs: set.max_pairs(),
+            warmups: set.warmup.get(),
+            budget_s: self.budget_share(),
+        };
+        let Some(plan) = holdout_plan(&self.result.scenarios, counts, &warmups) else {
             return Err(PipelineError::Internal(
                 "no training scenario's A/A runs to plan the holdout's pairs from".to_string(),
             ));
@@ -447,9 +448,7 @@ fn partial_runs(e: &mut MeasureError) -> schedule::PhaseRuns {
 /// The announcement of a holdout's pair count, as the training comparison makes it; its time
 /// estimate comes from the holdout's warmups (it has no A/A pairs).
 fn holdout_announcement(plan: &HoldoutPlan, warmups: &[WarmupRun]) -> PairsPlanned {
-    let total: f64 = warmups.iter().map(|w| w.run.wall_s).sum();
-    // Two warmup runs (one per arm) take as long as a pair.
-    let per_pair = 2.0 * total / warmups.len().max(1) as f64;
+    let per_pair = crate::evidence::result::warmup_seconds_per_pair(warmups);
     PairsPlanned {
         planned: plan.planned,
         configured: plan.pairs,

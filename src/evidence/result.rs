@@ -221,8 +221,22 @@ pub struct HoldoutPlan {
     /// Pairs at which a candidate as fast as the baseline passes the holdout gate 95% of the time
     /// (at `sigma`; `stats::holdout_pairs_to_resolve`).
     pub needed: usize,
-    /// Pairs run: `needed` within `[pairs, max(pairs, max_pairs)]`.
+    /// Pairs run: `needed` within `[pairs, max(pairs, max_pairs)]`, lowered to what `budget_s`
+    /// holds at the holdout's warmup pace (never below `pairs`).
     pub planned: usize,
+    /// Configured: the holdout's share of `confirm.max_minutes`, in seconds of runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
+}
+
+/// What bounds a holdout's pairs besides the noise: the configured counts and its time budget.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HoldoutCounts {
+    pub pairs: usize,
+    pub max_pairs: usize,
+    pub warmups: usize,
+    /// The holdout's share of the time budget, in seconds of runs.
+    pub budget_s: Option<f64>,
 }
 
 /// The measurement of one scenario (training: with A/A and the training gate; holdout: pairs).
@@ -514,22 +528,46 @@ pub fn holdout_sigma(scenarios: &[ScenarioResult]) -> Option<f64> {
 
 /// A holdout's plan from the measured training scenarios and the configured counts, exactly as
 /// `evo confirm` makes it and `--recompute` re-derives it.
+///
+/// `holdout_warmups` are the holdout's own warmup runs (both arms), whose pace turns the budget
+/// into pairs.
 pub fn holdout_plan(
     scenarios: &[ScenarioResult],
-    pairs: usize,
-    max_pairs: usize,
-    warmups: usize,
+    counts: HoldoutCounts,
+    holdout_warmups: &[WarmupRun],
 ) -> Option<HoldoutPlan> {
+    let HoldoutCounts {
+        pairs,
+        max_pairs,
+        warmups,
+        budget_s,
+    } = counts;
     let sigma = holdout_sigma(scenarios)?;
     let plan = stats::plan_holdout_pairs(sigma, stats::HOLDOUT_TOLERANCE, pairs, max_pairs);
+    let cap = stats::training_cap(
+        &stats::CapSettings {
+            min_pairs: pairs,
+            max_pairs: plan.planned,
+            budget_s,
+        },
+        warmup_seconds_per_pair(holdout_warmups),
+        true,
+    );
     Some(HoldoutPlan {
         pairs,
         max_pairs,
         warmups,
         sigma,
         needed: plan.needed,
-        planned: plan.planned,
+        planned: plan.planned.min(cap),
+        budget_s,
     })
+}
+
+/// The wall time of one pair at the pace of these warmup runs (two runs make a pair).
+pub fn warmup_seconds_per_pair(warmups: &[WarmupRun]) -> f64 {
+    let total: f64 = warmups.iter().map(|w| w.run.wall_s).sum();
+    2.0 * total / warmups.len().max(1) as f64
 }
 
 /// Whether the two runs of every warmup round and pair (same seed) printed the same bytes.

@@ -262,11 +262,18 @@ fn check_holdout_plans(scenarios: &[ScenarioResult], out: &mut Vec<Difference>) 
             continue;
         };
         if let Some(t) = training_plan {
-            let configured =
-                |p: usize, m: usize, w: usize| format!("pairs {p}, max_pairs {m}, warmups {w}");
+            let configured = |p: usize, m: usize, w: usize, b: Option<f64>| {
+                let budget = b.map_or_else(|| "none".to_string(), |b| format!("{b:.3} s"));
+                format!("pairs {p}, max_pairs {m}, warmups {w}, budget {budget}")
+            };
             let (mine, theirs) = (
-                configured(recorded.pairs, recorded.max_pairs, recorded.warmups),
-                configured(t.pairs, t.max_pairs, t.warmups),
+                configured(
+                    recorded.pairs,
+                    recorded.max_pairs,
+                    recorded.warmups,
+                    recorded.budget_s,
+                ),
+                configured(t.pairs, t.max_pairs, t.warmups, t.budget_s),
             );
             if mine != theirs {
                 out.push(problem(
@@ -276,12 +283,14 @@ fn check_holdout_plans(scenarios: &[ScenarioResult], out: &mut Vec<Difference>) 
                 ));
             }
         }
-        let Some(fresh) = crate::evidence::result::holdout_plan(
-            scenarios,
-            recorded.pairs,
-            recorded.max_pairs,
-            recorded.warmups,
-        ) else {
+        let counts = crate::evidence::result::HoldoutCounts {
+            pairs: recorded.pairs,
+            max_pairs: recorded.max_pairs,
+            warmups: recorded.warmups,
+            budget_s: recorded.budget_s,
+        };
+        let Some(fresh) = crate::evidence::result::holdout_plan(scenarios, counts, &s.warmups)
+        else {
             out.push(problem(
                 format!("{path}.holdout.plan"),
                 json(&recorded),

@@ -111,7 +111,16 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
         gates[4] = gate(GateName::Tests, GateStatus::Failed, h);
     }
     let mut scenarios = vec![scenario(h, true, h), scenario("held", false, "")];
-    let plan = evo::evidence::result::holdout_plan(&scenarios, 9, 0, 1);
+    let plan = evo::evidence::result::holdout_plan(
+        &scenarios,
+        evo::evidence::result::HoldoutCounts {
+            pairs: 9,
+            max_pairs: 0,
+            warmups: 1,
+            budget_s: None,
+        },
+        &[],
+    );
     scenarios[1].holdout.as_mut().unwrap().plan = plan;
     let d = verdict::decide(&gates, &scenarios);
     ConfirmResult {
