@@ -277,6 +277,11 @@ pub struct ConfirmArgs {
     /// Write the run directory under DIR instead of the campaign's `output` folder.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+    /// The candidate's stated reason why it is faster, quoted (not verified) in the PR text:
+    /// the text itself, or @FILE to read it from a file. Default: the campaign's `explanation`
+    /// for this patch, else the commit message of a `git format-patch` patch.
+    #[arg(long, value_name = "TEXT|@FILE", conflicts_with = "request")]
+    pub explanation: Option<String>,
 }
 
 #[derive(Debug, Args)]

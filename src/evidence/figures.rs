@@ -137,6 +137,19 @@ impl Figures {
     }
 }
 
+impl Figures {
+    /// A decision was reached either way (the gate passed, or the candidate is shown slower), so
+    /// no text offers more pairs to resolve it.
+    pub fn decided(&self) -> bool {
+        self.training_gate.passed
+            || self.training_gate.regression
+            || matches!(
+                self.verdict,
+                BenchVerdict::Accepted | BenchVerdict::Regression
+            )
+    }
+}
+
 impl PlanRecord {
     /// Estimated minutes of running `pairs` pairs (the runs alone, not evo's own work).
     pub fn minutes(&self, pairs: usize) -> f64 {
@@ -273,7 +286,8 @@ pub fn figure_warnings(f: &Figures, pairs: usize) -> Vec<String> {
         ));
     }
     if let (Some(plan), Some(resolution)) = (&f.plan, f.resolution()) {
-        if !f.training_gate.resolved {
+        // More pairs are offered only while nothing is decided: never beside an acceptance.
+        if !f.training_gate.resolved && !f.decided() {
             w.push(format!(
                 "not resolved at {pairs} pairs ({resolution}); {} pairs (about {:.1} min of runs) \
                  would resolve it (the cap was {}); until then only an effect of at least the \

@@ -52,6 +52,12 @@ pub(super) fn plan_sentence(f: &Figures) -> Option<String> {
     let resolution = f.resolution()?;
     let resolved = if f.training_gate.resolved {
         format!("resolved at {} pairs ({resolution})", p.reached_pairs)
+    } else if f.decided() {
+        // More pairs are offered only while nothing is decided, never beside an acceptance.
+        format!(
+            "not resolved at {} pairs ({resolution}), but decided all the same",
+            p.reached_pairs
+        )
     } else {
         format!(
             "not resolved at {} pairs ({resolution}): {} pairs (about {}) would resolve it",
@@ -68,19 +74,21 @@ pub(super) fn plan_sentence(f: &Figures) -> Option<String> {
     ))
 }
 
-/// The noise-floor sentence in the wording the PR text uses.
+/// The noise-floor sentence in the wording the PR text uses: the comparison's floor at its pair
+/// count, the one the threshold names, and where it came from.
 pub fn noise_floor_sentence(report: &BenchReport) -> String {
     let f = &report.figures;
+    let n = report.pairs.len();
     let mde = match f.mde_pct {
-        Some(m) => format!(
-            "; minimum detectable effect {m:.2}% at {} pairs",
-            report.pairs.len()
-        ),
+        Some(m) => format!("; minimum detectable effect {m:.2}% at {n} pairs"),
         None => "; no minimum detectable effect below 6 pairs".to_string(),
     };
+    let floor = super::wording::NoiseFloor::of(f, n);
     format!(
-        "±{:.2}% (A/A: baseline against itself, {} pairs{mde})",
-        f.noise_floor_pct, f.aa.pairs
+        "±{:.2}% at {} pairs ({}{mde})",
+        floor.pct,
+        floor.pairs,
+        super::wording::noise_source(f, false)
     )
 }
 
@@ -166,12 +174,11 @@ pub fn render_bench(report: &BenchReport) -> String {
         &mut out,
         "threshold",
         format!(
-            "median ≥ {:.4}× or ≤ {:.4}× (min effect {}; noise floor ±{:.2}% at {} pairs)",
+            "median ≥ {:.4}× or ≤ {:.4}× (min effect {}; {})",
             1.0 + s.min_effect.max(f.pairs_noise_floor_pct / 100.0),
             1.0 / (1.0 + s.min_effect.max(f.pairs_noise_floor_pct / 100.0)),
             pct(s.min_effect),
-            f.pairs_noise_floor_pct,
-            report.pairs.len()
+            super::wording::NoiseFloor::of(f, report.pairs.len()).named()
         ),
     );
     row(&mut out, "verdict", f.verdict.as_str().to_string());
@@ -193,11 +200,7 @@ pub fn render_confirm(
 ) -> String {
     use crate::evidence::result::GateStatus;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "baseline:  {} ({})",
-        r.baseline_commitish, r.baseline_sha
-    );
+    let _ = writeln!(out, "baseline:  {}", super::wording::baseline_line(r));
     let _ = writeln!(out, "candidate: {}", visible(&r.patch.source));
     let sandbox = match (&r.sandbox.tool, r.sandbox.enabled) {
         (Some(tool), true) => format!(
@@ -228,13 +231,14 @@ pub fn render_confirm(
         }
     }
     for s in &r.scenarios {
-        out.push_str(&super::scenario_summary::render_scenario(s, verbose));
+        out.push_str(&super::scenario_summary::render_scenario(
+            s, r.verdict, verbose,
+        ));
     }
     let _ = writeln!(
         out,
-        "\nverdict: {} (tier {})",
-        r.verdict.as_str(),
-        r.tier.as_str()
+        "\nverdict: {}",
+        super::wording::standing(r.verdict, r.tier)
     );
     if !r.metric.is_wall_time() {
         let _ = writeln!(
@@ -304,9 +308,13 @@ pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::pat
             .map_or_else(|| "–".to_string(), |m| format!("{m:.3}×"));
         // The confirmed figure beside its tier: the screening column alone could be read as
         // confirmed.
-        let confirmed = match (&r.confirmation_tier, r.confirmation_median) {
-            (Some(tier), Some(m)) => format!("{m:.3}× {}", tier.as_str()),
-            (Some(tier), None) => tier.as_str().to_string(),
+        // Only an accepted confirmation reached a tier: "0.998× rejected" beside the status
+        // `inconclusive` read as a contradiction.
+        let tier = super::wording::tier_reached(r.confirmation_verdict, r.confirmation_tier);
+        let confirmed = match (tier, r.confirmation_median) {
+            (Some(tier), Some(m)) => format!("{m:.3}× {tier}"),
+            (Some(tier), None) => tier.to_string(),
+            (None, Some(m)) if r.confirmation_tier.is_some() => format!("{m:.3}×"),
             (None, _) => "–".to_string(),
         };
         let reason = r.reason.lines().next().unwrap_or_default();
@@ -372,17 +380,35 @@ pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::pat
     out
 }
 
+/// What the receipt claims, for the verify command to require: its verdict and tier, and the
+/// patch file it is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    pub verdict: crate::evidence::result::Verdict,
+    pub tier: crate::stats::Tier,
+    pub patch: std::path::PathBuf,
+}
+
 /// The commands that check and render the receipt evo just wrote, ready to paste, with the key
-/// `--key` must name when verification would not find the signing key by itself.
-pub fn next_commands(receipt: &Path, key: &VerifyWith) -> String {
+/// `--key` must name when verification would not find the signing key by itself; with a
+/// `claim`, the verification requires its verdict and tier and that the receipt is about its
+/// patch.
+pub fn next_commands(receipt: &Path, key: &VerifyWith, claim: Option<&Claim>) -> String {
     let receipt = shell_word(receipt);
     let flag = match key {
         VerifyWith::Found => String::new(),
         VerifyWith::File(file) => format!(" --key {}", shell_word(file)),
         VerifyWith::PublicKeyOf(_) => format!(" --key {PUBLIC_KEY_FILE}"),
     };
+    let bound = claim.map_or_else(String::new, |c| {
+        format!(
+            " {} --patch {}",
+            super::wording::require_flags(c.verdict, c.tier),
+            shell_word(&c.patch)
+        )
+    });
     let mut out = format!(
-        "next:\n  evo receipt verify {receipt}{flag} --recompute\n  evo pr render {receipt}{flag} > pr.md\n"
+        "next:\n  evo receipt verify {receipt}{flag} --recompute{bound}\n  evo pr render {receipt}{flag} > pr.md\n"
     );
     if let VerifyWith::PublicKeyOf(id) = key {
         let _ = writeln!(
@@ -526,7 +552,7 @@ mod tests {
     #[test]
     fn the_next_commands_name_the_receipt_and_only_a_key_verification_would_not_find() {
         let receipt = Path::new("/w/c/../receipts/r 1/validation_receipt.json");
-        let text = next_commands(receipt, &VerifyWith::Found);
+        let text = next_commands(receipt, &VerifyWith::Found, None);
         assert!(
             text.contains(
                 "\n  evo receipt verify '/w/receipts/r 1/validation_receipt.json' --recompute\n"
@@ -537,7 +563,7 @@ mod tests {
             text.contains("\n  evo pr render '/w/receipts/r 1/validation_receipt.json' > pr.md\n"),
             "{text}"
         );
-        let text = next_commands(receipt, &VerifyWith::File("/k/team.key".into()));
+        let text = next_commands(receipt, &VerifyWith::File("/k/team.key".into()), None);
         assert!(text.contains("' --key /k/team.key --recompute\n"), "{text}");
         assert!(text.contains("' --key /k/team.key > pr.md\n"), "{text}");
     }
@@ -545,7 +571,11 @@ mod tests {
     #[test]
     fn a_key_from_the_environment_is_verified_with_its_public_key_named_by_id() {
         let receipt = Path::new("/w/receipts/r1/validation_receipt.json");
-        let text = next_commands(receipt, &VerifyWith::PublicKeyOf("sha256:ab12".into()));
+        let text = next_commands(
+            receipt,
+            &VerifyWith::PublicKeyOf("sha256:ab12".into()),
+            None,
+        );
         assert!(
             text.contains(" --key signing.pub.pem --recompute\n")
                 && text.contains("the public key of sha256:ab12")
