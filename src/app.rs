@@ -659,3 +659,30 @@ fn campaign_key(
         .unwrap_or_else(|| "the signing key".to_string());
     source.verify_with(&id)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explanation_is_the_text_given_or_the_file_after_an_at_sign() {
+        assert_eq!(explanation_text("Sum once").unwrap(), "Sum once");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("why.md");
+        std::fs::write(&file, "Sum once\n\nNot twice.\n").unwrap();
+        let given = format!("@{}", file.display());
+        assert_eq!(
+            explanation_text(&given).unwrap(),
+            "Sum once\n\nNot twice.\n"
+        );
+        std::fs::write(&file, vec![b'x'; 16 * 1024 + 1]).unwrap();
+        let e = explanation_text(&given).unwrap_err();
+        assert!(
+            format!("{:?}", e.error).contains("over the 16384"),
+            "{:?}",
+            e.error
+        );
+        let missing = format!("@{}", dir.path().join("none").display());
+        assert!(explanation_text(&missing).is_err());
+    }
+}

@@ -398,6 +398,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn confirm_takes_a_stated_reason_but_not_beside_a_request() {
+        let parsed = Cli::try_parse_from(["evo", "confirm", "p.patch", "--explanation", "@why.md"]);
+        match parsed.map(|c| c.command) {
+            Ok(Command::Confirm(args)) => {
+                assert_eq!(args.explanation.as_deref(), Some("@why.md"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let both = [
+            "evo",
+            "confirm",
+            "r.json",
+            "--request",
+            "--explanation",
+            "x",
+        ];
+        assert!(Cli::try_parse_from(both).is_err());
+    }
+
+    #[test]
     fn fractions_parse_as_percent_or_plain() {
         assert_eq!(parse_fraction("1%"), Ok(0.01));
         assert_eq!(parse_fraction(" 2.5 % "), Ok(0.025));
