@@ -296,12 +296,12 @@ fn the_read_only_inputs_are_named_with_their_digests_and_the_receipt_still_recom
 #[test]
 fn the_verify_command_requires_the_verdict_and_names_the_patch() {
     let tested = body(&hostile_result::hostile_result("memo", false));
-    let wanted = "evo receipt verify \"$RUN/validation_receipt.json\" --recompute --require \
-                  accepted --require tier=tested --patch \"$RUN/candidate.patch\"";
+    let wanted = "evo receipt verify \"$RUN/validation_receipt.json\" --require accepted \
+                  --require tier=tested --patch \"$RUN/candidate.patch\" --recompute";
     assert!(tested.contains(wanted), "{tested}");
     let pr = body(&inconclusive());
     assert!(
-        pr.contains("--recompute --require inconclusive --patch \"$RUN/candidate.patch\""),
+        pr.contains("\" --require inconclusive --patch \"$RUN/candidate.patch\" --recompute"),
         "{pr}"
     );
     // Every flag the texts print is one `evo receipt verify` takes.
@@ -326,8 +326,8 @@ fn the_verify_command_requires_the_verdict_and_names_the_patch() {
     );
     assert!(
         next.contains(
-            "  evo receipt verify /w/receipts/r1/validation_receipt.json --recompute --require \
-             accepted --require tier=measured --patch /w/receipts/r1/candidate.patch\n"
+            "  evo receipt verify /w/receipts/r1/validation_receipt.json --require accepted \
+             --require tier=measured --patch /w/receipts/r1/candidate.patch --recompute\n"
         ),
         "{next}"
     );

@@ -144,7 +144,7 @@ pub(super) fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
         "# --patch: the patch under review; the receipt must be about exactly these bytes"
             .to_string(),
         format!(
-            "evo receipt verify {RUN}{}\" --recompute {} --patch {patch}",
+            "evo receipt verify {RUN}{}\" {} --patch {patch} --recompute",
             receipt.file,
             super::wording::require_flags(r.verdict, r.tier)
         ),

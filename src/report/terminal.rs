@@ -408,7 +408,7 @@ pub fn next_commands(receipt: &Path, key: &VerifyWith, claim: Option<&Claim>) ->
         )
     });
     let mut out = format!(
-        "next:\n  evo receipt verify {receipt}{flag} --recompute{bound}\n  evo pr render {receipt}{flag} > pr.md\n"
+        "next:\n  evo receipt verify {receipt}{flag}{bound} --recompute\n  evo pr render {receipt}{flag} > pr.md\n"
     );
     if let VerifyWith::PublicKeyOf(id) = key {
         let _ = writeln!(
