@@ -550,6 +550,51 @@ mod tests {
     }
 
     #[test]
+    fn an_inconclusive_confirmation_is_not_shown_beside_the_tier_rejected() {
+        use crate::evidence::result::Verdict;
+        use crate::evidence::summary::{Row, Source, Status, Summary};
+        use crate::stats::Tier;
+        let row = |index, status, verdict, tier| Row {
+            index,
+            name: format!("c{index}"),
+            source: Source::Patch,
+            patch_file: format!("candidate_{index}.patch"),
+            status,
+            reason: String::new(),
+            screening_pairs: 5,
+            screening_median: Some(1.1),
+            screening_max_rss_kib: None,
+            instructions: None,
+            confirmation_run_dir: Some(format!("confirmations/{index}")),
+            confirmation_verdict: Some(verdict),
+            confirmation_tier: Some(tier),
+            confirmation_median: Some(0.998),
+            discarded_confirmations: Vec::new(),
+        };
+        let summary = Summary {
+            run_id: "r1".into(),
+            candidates_tried: 2,
+            rows: vec![
+                row(
+                    1,
+                    Status::Inconclusive,
+                    Verdict::Inconclusive,
+                    Tier::Rejected,
+                ),
+                row(2, Status::Confirmed, Verdict::Accepted, Tier::Measured),
+            ],
+            build_s: 0.0,
+            screened_in_jobs: 0,
+            screening_run_s: 0.0,
+            total_s: 0.0,
+            accepted: Some(2),
+        };
+        let text = render_campaign(&summary, Path::new("/w/receipts/r1"));
+        assert!(!text.contains("0.998× rejected"), "{text}");
+        assert!(text.contains("0.998× measured"), "{text}");
+    }
+
+    #[test]
     fn the_next_commands_name_the_receipt_and_only_a_key_verification_would_not_find() {
         let receipt = Path::new("/w/c/../receipts/r 1/validation_receipt.json");
         let text = next_commands(receipt, &VerifyWith::Found, None);
