@@ -191,7 +191,8 @@ fn how_to_reproduce_names_no_path_of_the_authors_machine() {
     let how = section(&text, "## How to reproduce");
     for needle in [
         "RUN=path/to/20261201T120000Z-x-0123456   # the run directory",
-        "evo receipt verify \"$RUN/validation_receipt.json\" --recompute",
+        "evo receipt verify \"$RUN/validation_receipt.json\" --require accepted --require \
+         tier=tested --patch \"$RUN/candidate.patch\" --recompute\n",
         "evo confirm \"$RUN/candidate.patch\" --campaign campaigns/c.json\n",
         "git checkout --detach 0123456789abcdef0123456789abcdef01234567",
         "git apply \"$RUN/candidate.patch\"   # sha256 ",
