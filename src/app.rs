@@ -299,6 +299,9 @@ fn confirm_request(
         plan.campaign.output_dir = std::path::absolute(dir)
             .with_context(|| format!("cannot resolve --out-dir {}", dir.display()))?;
     }
+    if let Some(given) = &args.explanation {
+        plan.explanation = Some(explanation_text(given)?);
+    }
     request.sandbox = args.run.sandbox.or(request.sandbox);
     let hidden = match args.request {
         true => Some(crate::confirm::request::hidden_folder(&args.patch).map_err(Failure::usage)?),
@@ -332,6 +335,24 @@ fn override_budgets(
             Some(Minutes::try_from(minutes).map_err(|e| anyhow::anyhow!("--max-minutes: {e}"))?);
     }
     Ok(())
+}
+
+/// `--explanation TEXT|@FILE`: the text, or the file's (at most 16 KiB, like an agent's).
+fn explanation_text(given: &str) -> Result<String, Failure> {
+    const MAX: u64 = 16 * 1024;
+    let Some(file) = given.strip_prefix('@') else {
+        return Ok(given.to_string());
+    };
+    let read = || -> std::io::Result<String> {
+        let size = std::fs::metadata(file)?.len();
+        if size > MAX {
+            return Err(std::io::Error::other(format!(
+                "{size} bytes, over the {MAX} a stated reason may have"
+            )));
+        }
+        Ok(String::from_utf8_lossy(&std::fs::read(file)?).into_owned())
+    };
+    read().map_err(|e| Failure::usage(format!("--explanation: cannot read {file}: {e}")))
 }
 
 fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {
@@ -382,7 +403,12 @@ fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {
     say(live, &receipt_lines(&done.receipt));
     let r = &done.receipt;
     let key = r.key_source.verify_with(&r.key_id);
-    say(live, &terminal::next_commands(&r.path, &key));
+    let claim = terminal::Claim {
+        verdict: done.result.verdict,
+        tier: done.result.tier,
+        patch: done.run_dir.join(&done.result.patch.file),
+    };
+    say(live, &terminal::next_commands(&r.path, &key, Some(&claim)));
     let verdict = done.result.verdict.as_str();
     let beside = |name: &str| Some(shown(&done.run_dir.join(name)));
     Ok(Final {
@@ -541,7 +567,8 @@ fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> Result<Final, Failu
     let receipt = campaign_receipt(&done.summary, &done.run_dir);
     if let Some(receipt) = &receipt {
         let key = campaign_key(&plan, receipt);
-        table.push_str(&terminal::next_commands(receipt, &key));
+        let claim = campaign_claim(&done.summary, receipt);
+        table.push_str(&terminal::next_commands(receipt, &key, claim.as_ref()));
     }
     say(live, &table);
     let verdict = done.summary.verdict();
@@ -618,6 +645,25 @@ fn campaign_receipt(
     receipt.is_file().then_some(receipt)
 }
 
+/// What the campaign's `receipt` claims: the verdict and tier of its confirmation, and the
+/// patch copy beside it.
+fn campaign_claim(
+    summary: &crate::evidence::summary::Summary,
+    receipt: &std::path::Path,
+) -> Option<terminal::Claim> {
+    let dir = receipt.parent()?;
+    let row = summary.rows.iter().find(|r| {
+        r.confirmation_run_dir
+            .as_deref()
+            .is_some_and(|d| dir.ends_with(d))
+    })?;
+    Some(terminal::Claim {
+        verdict: row.confirmation_verdict?,
+        tier: row.confirmation_tier?,
+        patch: dir.join("candidate.patch"),
+    })
+}
+
 /// What `--key` must name to verify the campaign's `receipt`, from the same decision that chose
 /// the key its confirmations signed with ([`KeySource::for_campaign`]).
 ///
@@ -641,4 +687,31 @@ fn campaign_key(
         })
         .unwrap_or_else(|| "the signing key".to_string());
     source.verify_with(&id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explanation_is_the_text_given_or_the_file_after_an_at_sign() {
+        assert_eq!(explanation_text("Sum once").unwrap(), "Sum once");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("why.md");
+        std::fs::write(&file, "Sum once\n\nNot twice.\n").unwrap();
+        let given = format!("@{}", file.display());
+        assert_eq!(
+            explanation_text(&given).unwrap(),
+            "Sum once\n\nNot twice.\n"
+        );
+        std::fs::write(&file, vec![b'x'; 16 * 1024 + 1]).unwrap();
+        let e = explanation_text(&given).unwrap_err();
+        assert!(
+            format!("{:?}", e.error).contains("over the 16384"),
+            "{:?}",
+            e.error
+        );
+        let missing = format!("@{}", dir.path().join("none").display());
+        assert!(explanation_text(&missing).is_err());
+    }
 }

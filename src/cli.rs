@@ -288,6 +288,11 @@ pub struct ConfirmArgs {
     /// shared among the scenarios.
     #[arg(long, value_parser = parse_positive_minutes)]
     pub max_minutes: Option<f64>,
+    /// The candidate's stated reason why it is faster, quoted (not verified) in the PR text:
+    /// the text itself, or @FILE to read it from a file. Default: the campaign's `explanation`
+    /// for this patch, else the commit message of a `git format-patch` patch.
+    #[arg(long, value_name = "TEXT|@FILE", conflicts_with = "request")]
+    pub explanation: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -409,6 +414,26 @@ fn parse_positive_minutes(text: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn confirm_takes_a_stated_reason_but_not_beside_a_request() {
+        let parsed = Cli::try_parse_from(["evo", "confirm", "p.patch", "--explanation", "@why.md"]);
+        match parsed.map(|c| c.command) {
+            Ok(Command::Confirm(args)) => {
+                assert_eq!(args.explanation.as_deref(), Some("@why.md"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let both = [
+            "evo",
+            "confirm",
+            "r.json",
+            "--request",
+            "--explanation",
+            "x",
+        ];
+        assert!(Cli::try_parse_from(both).is_err());
+    }
 
     #[test]
     fn fractions_parse_as_percent_or_plain() {

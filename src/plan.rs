@@ -75,6 +75,10 @@ pub struct ConfirmPlan {
     /// The patch's bytes (base64 in JSON: a patch may hold binary data).
     #[serde(with = "base64_bytes")]
     pub patch: Vec<u8>,
+    /// The candidate's stated reason from `evo confirm --explanation`; it wins over the
+    /// campaign's text for this patch and the patch's commit message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
 }
 
 impl ConfirmPlan {
@@ -367,6 +371,7 @@ impl CampaignPlan {
             campaign: self.clone(),
             patch_file,
             patch,
+            explanation: None,
         }
     }
 }

@@ -235,6 +235,8 @@ fn clean_result() -> ConfirmResult {
         config_lane: ConfigLane::default(),
         sandbox: Default::default(),
         timed_programs_unchanged: false,
+        from_agent: false,
+        read_only_inputs: Vec::new(),
     };
     decide(&mut r);
     r

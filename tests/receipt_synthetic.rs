@@ -284,6 +284,8 @@ fn tested_result() -> ConfirmResult {
             ..Default::default()
         },
         timed_programs_unchanged: false,
+        from_agent: false,
+        read_only_inputs: Vec::new(),
     }
 }
 
@@ -706,7 +708,9 @@ fn the_pr_body_says_what_the_design_requires() {
         "not independently verified",
         "| sum-100k | training | 9 |",
         "Noise floor ±",
-        "(A/A: baseline against itself, 11 pairs). ",
+        // One noise figure, the A/A pairs', named with its pair count.
+        "Noise floor ±0.16% at 11 pairs (from the A/A noise, σ ",
+        "baseline against itself, 11 pairs). ",
         "The harness is not in the repository",
         "1 candidate was tried; the intervals above do not correct for choosing one of them",
         "fresh confirmation",
@@ -749,7 +753,10 @@ fn a_candidate_rejected_before_measurement_says_so() {
         text.contains("No speed figure: nothing was measured: the differential gate failed"),
         "{text}"
     );
-    assert!(text.contains("tier **rejected**"), "{text}");
+    assert!(
+        text.contains("Verdict: **rejected**, against") && text.contains("No tier was reached"),
+        "{text}"
+    );
     assert_eq!(
         receipt::recompute::recompute(&r),
         vec![],

@@ -71,7 +71,7 @@ fn the_statistics_behind_a_verdict_show_only_with_verbose() {
     for detail in [
         "noise floor",
         "A/A check",
-        "min. detectable",
+        "looks",
         "CoV base / cand",
         "r(2) to r(8) of the 9 sorted ratios",
     ] {

@@ -113,22 +113,16 @@ pub(super) fn verify_command(args: VerifyArgs) -> Result<i32, Failure> {
         let digests: Vec<String> = s.digest.iter().map(|(k, v)| format!("{k}:{v}")).collect();
         println!("  subject {} {}", s.name, digests.join(" "));
     }
-    println!(
-        "  run {}: verdict {}, tier {}",
-        p.run_id,
-        p.verdict.as_str(),
-        p.tier.as_str()
-    );
+    let standing = crate::report::wording::standing(p.verdict, p.tier);
+    println!("  run {}: verdict {standing}", p.run_id);
     if args.recompute {
         recompute(p)?;
     }
     let mut unmet = bound_to(&args, p)?;
     unmet.extend(binding::unmet(p, &args.require));
-    let said = format!(
-        "valid signature, verdict {}, tier {}",
-        p.verdict.as_str(),
-        p.tier.as_str()
-    );
+    // The tier only beside an acceptance: "verdict inconclusive, tier rejected" read as a
+    // contradiction.
+    let said = format!("valid signature, verdict {standing}");
     if !unmet.is_empty() {
         let mut failure = Failure::new(
             exit_codes::REQUIREMENT_NOT_MET,

@@ -185,6 +185,7 @@ impl CampaignRun<'_> {
                 ci95,
             },
             explanation: c.and_then(|c| c.explanation.clone()),
+            from_agent: c.is_some_and(|c| c.source == evidence::summary::Source::Agent),
         }
     }
 }

@@ -88,6 +88,9 @@ pub struct SearchContext {
     pub figures: result::SearchFigures,
     /// The candidate's stated reason (an agent's `EVO_EXPLANATION.md`, or the campaign's text).
     pub explanation: Option<String>,
+    /// An agent command produced the candidate (false in requests from before it was sent).
+    #[serde(default)]
+    pub from_agent: bool,
 }
 
 /// Progress, for a reporter to show; the pipeline never prints.
@@ -221,14 +224,47 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         candidates_tried: 1,
         search: None,
         explanation: stated_reason(plan),
+        from_agent: false,
+        read_only_inputs: Vec::new(),
         config_lane: result::ConfigLane::default(),
         sandbox: Default::default(),
         timed_programs_unchanged: false,
     }
 }
 
-/// The explanation the campaign gives for this patch, if it lists it as a candidate.
+/// The `sandbox.read_only` folders, digested as they are before anything runs (the plan has
+/// already refused one that is not a folder).
+fn read_only_inputs(plan: &ConfirmPlan) -> Result<Vec<result::InputDigest>, PipelineError> {
+    let campaign = &plan.campaign;
+    (campaign.spec.sandbox.read_only.iter())
+        .map(|raw| {
+            let folder = crate::plan::resolve_in(&campaign.campaign_file, raw);
+            let d = tree::digest_folder(&folder).map_err(|e| {
+                PipelineError::Usage(format!(
+                    "sandbox.read_only `{raw}`: cannot digest {}: {e}",
+                    folder.display()
+                ))
+            })?;
+            Ok(result::InputDigest {
+                path: raw.clone(),
+                sha256: d.sha256,
+                files: d.files,
+                bytes: d.bytes,
+            })
+        })
+        .collect()
+}
+
+/// The candidate's stated reason: `--explanation`, else the campaign's text for this patch if it
+/// lists it as a candidate, else the commit message of a `git format-patch` patch.
 fn stated_reason(plan: &ConfirmPlan) -> Option<String> {
+    (plan.explanation.clone())
+        .or_else(|| campaign_reason(plan))
+        .or_else(|| tree::format_patch_message(&plan.patch))
+}
+
+/// The explanation the campaign gives for this patch, if it lists it as a candidate.
+fn campaign_reason(plan: &ConfirmPlan) -> Option<String> {
     let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,
@@ -353,6 +389,7 @@ fn pipeline(
         request.shared_caches.as_deref(),
     )
     .map_err(PipelineError::Usage)?;
+    let inputs = read_only_inputs(plan)?;
     let label = plan
         .patch_file
         .file_stem()
@@ -377,7 +414,9 @@ fn pipeline(
         if search.explanation.is_some() {
             result.explanation = search.explanation.clone();
         }
+        result.from_agent = search.from_agent;
     }
+    result.read_only_inputs = inputs;
     let mut run = Run {
         plan,
         opts,

@@ -150,6 +150,14 @@ impl Figures {
     }
 }
 
+impl Figures {
+    /// A decision was reached either way (the gate passed, or the candidate is shown slower), so
+    /// no text offers more pairs to resolve it.
+    pub fn decided(&self) -> bool {
+        self.training_gate.resolved
+    }
+}
+
 impl PlanRecord {
     /// Estimated minutes of running `pairs` pairs (the runs alone, not evo's own work).
     pub fn minutes(&self, pairs: usize) -> f64 {

@@ -138,6 +138,20 @@ pub struct FileDigest {
     pub sha256: String,
 }
 
+/// A `sandbox.read_only` folder every run could read, as it was when the confirmation started:
+/// the input that was timed (`tree::digest_folder`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InputDigest {
+    /// The folder as the campaign names it (`~/…` or relative to the campaign file), never a
+    /// path of the machine that ran it.
+    pub path: String,
+    /// `sha256:` of the folder's listing: every entry's path, kind, permission bits and content.
+    pub sha256: String,
+    /// Regular files in it, and their bytes.
+    pub files: u64,
+    pub bytes: u64,
+}
+
 /// A built artifact of one arm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArtifactDigest {
@@ -466,6 +480,14 @@ pub struct ConfirmResult {
     /// The candidate author's stated reason why it is faster (not independently verified).
     #[serde(default)]
     pub explanation: Option<String>,
+    /// An agent command (`agent.command`) produced the candidate; false for a patch file given
+    /// to the campaign or to `evo confirm`, and in results from before it was recorded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_agent: bool,
+    /// The `sandbox.read_only` folders the runs could read, digested; empty when none was
+    /// declared (and in results from before they were recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only_inputs: Vec<InputDigest>,
     #[serde(default)]
     pub config_lane: ConfigLane,
     /// Whether builds, checks and timed runs ran in the sandbox.

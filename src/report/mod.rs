@@ -13,3 +13,4 @@ pub mod progress;
 pub mod runs_csv;
 pub mod scenario_summary;
 pub mod terminal;
+pub mod wording;

@@ -18,7 +18,7 @@ use super::pr_sections::{config_lane, limitations, reproduce, sandbox_text, sear
 use super::pr_summary::{Overview, Why, overview, tier_sentence, why};
 use super::scenario_summary::interval_ranks;
 use crate::evidence::figures::{self, ArmCov, Figures};
-use crate::evidence::result::{ConfirmResult, GateStatus, Role, ScenarioResult};
+use crate::evidence::result::{ConfirmResult, GateStatus, Role, ScenarioResult, Verdict};
 use crate::stats::Ci95;
 
 /// The receipt the PR text points to.
@@ -49,6 +49,12 @@ pub struct Summary {
     pub baseline_sha: String,
     pub verdict: String,
     pub tier: String,
+    /// The verdict with the tier only where one was reached: "**accepted**, tier **measured**",
+    /// "**inconclusive** (no tier reached)".
+    pub standing: Markdown,
+    /// The baseline's name when it is not its commit (`main`); `None` when the campaign named
+    /// the commit itself, so it is printed once.
+    pub baseline_name: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -171,22 +177,7 @@ pub(super) fn training(r: &ConfirmResult) -> impl Iterator<Item = (&ScenarioResu
 
 /// The headline of the PR text (docs/design.md §5.11) for the first training scenario.
 pub fn headline(s: &ScenarioResult, f: &Figures) -> String {
-    let n = s.pairs.len();
-    let ci = match f.ci95 {
-        Some(c) => format!("; CI95 {:.3}–{:.3}×", c.lower, c.upper),
-        None => "; fewer than 6 pairs cannot give a 95% interval".to_string(),
-    };
-    if f.median >= 1.0 {
-        format!(
-            "runs {:.3}× faster (median of {n} paired runs{ci})",
-            f.median
-        )
-    } else {
-        format!(
-            "runs at {:.3}× the baseline's speed, i.e. slower (median of {n} paired runs{ci})",
-            f.median
-        )
-    }
+    super::wording::headline(s, f)
 }
 
 fn summary(r: &ConfirmResult) -> Summary {
@@ -210,6 +201,13 @@ fn summary(r: &ConfirmResult) -> Summary {
         baseline_sha: r.baseline_sha.clone(),
         verdict: r.verdict.as_str().to_string(),
         tier: r.tier.as_str().to_string(),
+        standing: Markdown::assembled(match r.verdict {
+            Verdict::Accepted => format!("**accepted**, tier **{}**", r.tier.as_str()),
+            Verdict::Rejected => "**rejected**".to_string(),
+            Verdict::Inconclusive => "**inconclusive** (no tier reached)".to_string(),
+        }),
+        baseline_name: super::wording::baseline_named(&r.baseline_commitish, &r.baseline_sha)
+            .map(str::to_string),
     }
 }
 
@@ -279,6 +277,15 @@ fn evidence(r: &ConfirmResult) -> Vec<EvidenceRow> {
         .collect()
 }
 
+/// Who could have seen the holdouts: the candidate's code, and the agent only when an agent
+/// command produced the candidate.
+fn who(r: &ConfirmResult, joined: &str) -> String {
+    match r.from_agent {
+        true => format!("the agent that wrote the candidate {joined} the candidate's code"),
+        false => "the candidate's code".to_string(),
+    }
+}
+
 fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
     let measured: Vec<&ScenarioResult> =
         r.scenarios.iter().filter(|s| s.holdout.is_some()).collect();
@@ -318,14 +325,15 @@ fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
                 )
             } else if verdicts.iter().all(|v| *v == NoRegression) && r.sandbox.enabled {
                 format!(
-                    "{n} sealed holdout(s) measured, none of which the agent or the candidate's \
-                     code could see (sandboxed): no regression on any of them."
+                    "{n} sealed holdout(s) measured, none of which {} could see (sandboxed): no \
+                     regression on any of them.",
+                    who(r, "or")
                 )
             } else if verdicts.iter().all(|v| *v == NoRegression) {
                 format!(
                     "{n} sealed holdout(s) measured: no regression on any of them. The runs \
-                     were not sandboxed, so the agent and the candidate's code could have read \
-                     the holdout file."
+                     were not sandboxed, so {} could have read the holdout file.",
+                    who(r, "and")
                 )
             } else {
                 format!(
@@ -359,16 +367,14 @@ fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
     // The instruction counts are in the summary, beside the times.
     let plan = super::terminal::plan_sentence(f)
         .map_or_else(String::new, |p| format!(" Pair count: {}.", inline(&p)));
-    let against = if s.aa_second_build {
-        "a second build of the baseline in its own tree"
-    } else {
-        "itself"
-    };
+    // One figure per scenario, the A/A pairs' (the sequential rule needs none to decide).
+    let floor = super::wording::NoiseFloor::of(f);
     Markdown::assembled(format!(
-        "{}: Noise floor ±{:.2}% (A/A: baseline against {against}, {} pairs). {aa}{plan}",
+        "{}: Noise floor ±{:.2}% at {} pairs ({}). {aa}{plan}",
         code(&s.name),
-        f.noise_floor_pct,
-        f.aa.pairs
+        floor.pct,
+        floor.pairs,
+        super::wording::noise_source(f, s.aa_second_build)
     ))
 }
 

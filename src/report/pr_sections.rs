@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::markdown::{Markdown, code, inline, prose};
+use super::markdown::{Markdown, code, inline, prose, visible};
 use super::pr_context::{NoiseInfo, ReceiptRef, Reproduce, ci_text, first_line, training};
 use crate::evidence::result::{ConfirmResult, Role, TreeLabel, Verdict};
 use crate::path::{relative_to, shell_word};
@@ -136,19 +136,47 @@ pub(super) fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
             files.join(", ")
         ))
     });
+    let mut evo = vec![
+        format!(
+            "RUN=path/to/{}   # the run directory: this file, {}, {}",
+            r.run_id, receipt.file, r.patch.file
+        ),
+        "# --patch: the patch under review; the receipt must be about exactly these bytes"
+            .to_string(),
+        format!(
+            "evo receipt verify {RUN}{}\" {} --patch {patch} --recompute",
+            receipt.file,
+            super::wording::require_flags(r.verdict, r.tier)
+        ),
+        "# from the top folder of the repository".to_string(),
+        format!("evo confirm {patch} --campaign {}", campaign_arg(r)),
+    ];
+    evo.extend(input_lines(r));
     Reproduce {
         manual,
-        evo: vec![
-            format!(
-                "RUN=path/to/{}   # the run directory: this file, {}, {}",
-                r.run_id, receipt.file, r.patch.file
-            ),
-            format!("evo receipt verify {RUN}{}\" --recompute", receipt.file),
-            "# from the top folder of the repository".to_string(),
-            format!("evo confirm {patch} --campaign {}", campaign_arg(r)),
-        ],
+        evo,
         harness_warning,
     }
+}
+
+/// The `sandbox.read_only` inputs the runs read, each with its digest, so a reviewer can tell
+/// whether theirs is the one that was timed.
+fn input_lines(r: &ConfirmResult) -> Vec<String> {
+    if r.read_only_inputs.is_empty() {
+        return Vec::new();
+    }
+    let mut lines =
+        vec!["# the runs read these sandbox.read_only folders; yours must digest the same:".into()];
+    for i in &r.read_only_inputs {
+        lines.push(format!(
+            "#   {}  {} ({} files, {} bytes)",
+            visible(&i.path),
+            i.sha256,
+            i.files,
+            i.bytes
+        ));
+    }
+    lines
 }
 
 pub(super) fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<Markdown> {

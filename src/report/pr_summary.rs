@@ -90,7 +90,7 @@ pub(super) fn overview(r: &ConfirmResult, receipt: &ReceiptRef) -> Overview {
             peak_memory: arms.map_or_else(missing, |a| {
                 arm_pair(mib(a.baseline.max_rss_kib), mib(a.candidate.max_rss_kib))
             }),
-            verdict: cell(decided.verdict.to_string()),
+            verdict: cell(super::wording::scenario_verdict(decided.verdict, r.verdict)),
         });
         if let Some(ratio) = arms.and_then(|a| a.cpu_bought_speedup()) {
             notes.push(Markdown::assembled(format!(
@@ -131,9 +131,18 @@ pub(super) fn tier_sentence(r: &ConfirmResult) -> Markdown {
                  scenario passed its speed gate, but no holdout has shown that the gain \
                  generalizes (none was declared, or one was inconclusive)."
             }
+            // The tier named `rejected` is recorded for every patch not accepted; beside the
+            // verdict `inconclusive` it read as a contradiction, so it is called what it is.
+            Tier::Rejected if r.verdict == Verdict::Inconclusive => {
+                "No tier was reached: evo's tiers, **measured** and above it **tested**, need every \
+                 gate passed and every training scenario through its speed gate, with no holdout \
+                 regressing. The receipt records this as tier `rejected`, the lowest, which names \
+                 no rejection: nothing was decided about the candidate either way."
+            }
             Tier::Rejected => {
-                "**rejected** is the lowest of evo's three tiers: a gate failed, a training scenario did not pass \
-                 its speed gate, or a holdout regressed."
+                "No tier was reached: evo's tiers, **measured** and above it **tested**, need every \
+                 gate passed and every training scenario through its speed gate, with no holdout \
+                 regressing. The receipt records this as tier `rejected`, the lowest."
             }
         }
         .to_string(),

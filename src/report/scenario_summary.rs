@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use super::markdown::visible;
-use crate::evidence::result::ScenarioResult;
+use crate::evidence::result::{ScenarioResult, Verdict};
 use crate::measure::record::{Pair, RunRecord};
 use crate::stats::{self, Ci95};
 
@@ -171,8 +171,9 @@ pub fn mib(kib: f64) -> String {
     format!("{:.1} MiB", kib / 1024.0)
 }
 
-/// The scenario's lines in `evo confirm`'s summary; empty when it was not measured.
-pub fn render_scenario(s: &ScenarioResult, verbose: bool) -> String {
+/// The scenario's lines in `evo confirm`'s summary, its verdict beside the candidate's
+/// `overall` one where they differ; empty when it was not measured.
+pub fn render_scenario(s: &ScenarioResult, overall: Verdict, verbose: bool) -> String {
     let Some(decided) = Decided::of(s) else {
         return String::new();
     };
@@ -223,6 +224,7 @@ pub fn render_scenario(s: &ScenarioResult, verbose: bool) -> String {
     if let Some(line) = super::terminal::instructions_sentence(s) {
         let _ = writeln!(out, "    {line}");
     }
+    let verdict = super::wording::scenario_verdict(verdict, overall);
     let _ = writeln!(out, "    {:<11}{verdict}", "verdict");
     if verbose {
         out.push_str(&statistics(s));
@@ -256,10 +258,17 @@ fn statistics(s: &ScenarioResult) -> String {
     let Some(f) = &s.training else {
         return out;
     };
+    // One figure per scenario, the A/A pairs' (the sequential rule needs none to decide).
+    let floor = super::wording::NoiseFloor::of(f);
     row(
         &mut out,
         "noise floor",
-        format!("±{:.2}% ({} A/A pairs)", f.noise_floor_pct, f.aa.pairs),
+        format!(
+            "±{:.2}% at {} pairs ({})",
+            floor.pct,
+            floor.pairs,
+            super::wording::noise_source(f, s.aa_second_build)
+        ),
     );
     row(&mut out, "A/A check", super::terminal::aa_check(f));
     row(&mut out, "looks", super::terminal::looks_detail(f));

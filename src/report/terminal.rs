@@ -114,12 +114,16 @@ pub fn looks_detail(f: &Figures) -> String {
     )
 }
 
-/// The noise-floor sentence in the wording the PR text uses.
+/// The noise-floor sentence in the wording the PR text uses: the A/A figure and where it came
+/// from.
 pub fn noise_floor_sentence(report: &BenchReport) -> String {
     let f = &report.figures;
+    let floor = super::wording::NoiseFloor::of(f);
     format!(
-        "±{:.2}% (A/A: baseline against itself, {} pairs)",
-        f.noise_floor_pct, f.aa.pairs
+        "±{:.2}% at {} pairs ({})",
+        floor.pct,
+        floor.pairs,
+        super::wording::noise_source(f, false)
     )
 }
 
@@ -216,11 +220,7 @@ pub fn render_confirm(
 ) -> String {
     use crate::evidence::result::GateStatus;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "baseline:  {} ({})",
-        r.baseline_commitish, r.baseline_sha
-    );
+    let _ = writeln!(out, "baseline:  {}", super::wording::baseline_line(r));
     let _ = writeln!(out, "candidate: {}", visible(&r.patch.source));
     let sandbox = match (&r.sandbox.tool, r.sandbox.enabled) {
         (Some(tool), true) => format!(
@@ -251,13 +251,14 @@ pub fn render_confirm(
         }
     }
     for s in &r.scenarios {
-        out.push_str(&super::scenario_summary::render_scenario(s, verbose));
+        out.push_str(&super::scenario_summary::render_scenario(
+            s, r.verdict, verbose,
+        ));
     }
     let _ = writeln!(
         out,
-        "\nverdict: {} (tier {})",
-        r.verdict.as_str(),
-        r.tier.as_str()
+        "\nverdict: {}",
+        super::wording::standing(r.verdict, r.tier)
     );
     if !r.metric.is_wall_time() {
         let _ = writeln!(
@@ -327,9 +328,13 @@ pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::pat
             .map_or_else(|| "–".to_string(), |m| format!("{m:.3}×"));
         // The confirmed figure beside its tier: the screening column alone could be read as
         // confirmed.
-        let confirmed = match (&r.confirmation_tier, r.confirmation_median) {
-            (Some(tier), Some(m)) => format!("{m:.3}× {}", tier.as_str()),
-            (Some(tier), None) => tier.as_str().to_string(),
+        // Only an accepted confirmation reached a tier: "0.998× rejected" beside the status
+        // `inconclusive` read as a contradiction.
+        let tier = super::wording::tier_reached(r.confirmation_verdict, r.confirmation_tier);
+        let confirmed = match (tier, r.confirmation_median) {
+            (Some(tier), Some(m)) => format!("{m:.3}× {tier}"),
+            (Some(tier), None) => tier.to_string(),
+            (None, Some(m)) if r.confirmation_tier.is_some() => format!("{m:.3}×"),
             (None, _) => "–".to_string(),
         };
         let reason = r.reason.lines().next().unwrap_or_default();
@@ -395,17 +400,35 @@ pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::pat
     out
 }
 
+/// What the receipt claims, for the verify command to require: its verdict and tier, and the
+/// patch file it is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    pub verdict: crate::evidence::result::Verdict,
+    pub tier: crate::stats::Tier,
+    pub patch: std::path::PathBuf,
+}
+
 /// The commands that check and render the receipt evo just wrote, ready to paste, with the key
-/// `--key` must name when verification would not find the signing key by itself.
-pub fn next_commands(receipt: &Path, key: &VerifyWith) -> String {
+/// `--key` must name when verification would not find the signing key by itself; with a
+/// `claim`, the verification requires its verdict and tier and that the receipt is about its
+/// patch.
+pub fn next_commands(receipt: &Path, key: &VerifyWith, claim: Option<&Claim>) -> String {
     let receipt = shell_word(receipt);
     let flag = match key {
         VerifyWith::Found => String::new(),
         VerifyWith::File(file) => format!(" --key {}", shell_word(file)),
         VerifyWith::PublicKeyOf(_) => format!(" --key {PUBLIC_KEY_FILE}"),
     };
+    let bound = claim.map_or_else(String::new, |c| {
+        format!(
+            " {} --patch {}",
+            super::wording::require_flags(c.verdict, c.tier),
+            shell_word(&c.patch)
+        )
+    });
     let mut out = format!(
-        "next:\n  evo receipt verify {receipt}{flag} --recompute\n  evo pr render {receipt}{flag} > pr.md\n"
+        "next:\n  evo receipt verify {receipt}{flag}{bound} --recompute\n  evo pr render {receipt}{flag} > pr.md\n"
     );
     if let VerifyWith::PublicKeyOf(id) = key {
         let _ = writeln!(
@@ -547,9 +570,54 @@ mod tests {
     }
 
     #[test]
+    fn an_inconclusive_confirmation_is_not_shown_beside_the_tier_rejected() {
+        use crate::evidence::result::Verdict;
+        use crate::evidence::summary::{Row, Source, Status, Summary};
+        use crate::stats::Tier;
+        let row = |index, status, verdict, tier| Row {
+            index,
+            name: format!("c{index}"),
+            source: Source::Patch,
+            patch_file: format!("candidate_{index}.patch"),
+            status,
+            reason: String::new(),
+            screening_pairs: 5,
+            screening_median: Some(1.1),
+            screening_max_rss_kib: None,
+            instructions: None,
+            confirmation_run_dir: Some(format!("confirmations/{index}")),
+            confirmation_verdict: Some(verdict),
+            confirmation_tier: Some(tier),
+            confirmation_median: Some(0.998),
+            discarded_confirmations: Vec::new(),
+        };
+        let summary = Summary {
+            run_id: "r1".into(),
+            candidates_tried: 2,
+            rows: vec![
+                row(
+                    1,
+                    Status::Inconclusive,
+                    Verdict::Inconclusive,
+                    Tier::Rejected,
+                ),
+                row(2, Status::Confirmed, Verdict::Accepted, Tier::Measured),
+            ],
+            build_s: 0.0,
+            screened_in_jobs: 0,
+            screening_run_s: 0.0,
+            total_s: 0.0,
+            accepted: Some(2),
+        };
+        let text = render_campaign(&summary, Path::new("/w/receipts/r1"));
+        assert!(!text.contains("0.998× rejected"), "{text}");
+        assert!(text.contains("0.998× measured"), "{text}");
+    }
+
+    #[test]
     fn the_next_commands_name_the_receipt_and_only_a_key_verification_would_not_find() {
         let receipt = Path::new("/w/c/../receipts/r 1/validation_receipt.json");
-        let text = next_commands(receipt, &VerifyWith::Found);
+        let text = next_commands(receipt, &VerifyWith::Found, None);
         assert!(
             text.contains(
                 "\n  evo receipt verify '/w/receipts/r 1/validation_receipt.json' --recompute\n"
@@ -560,7 +628,7 @@ mod tests {
             text.contains("\n  evo pr render '/w/receipts/r 1/validation_receipt.json' > pr.md\n"),
             "{text}"
         );
-        let text = next_commands(receipt, &VerifyWith::File("/k/team.key".into()));
+        let text = next_commands(receipt, &VerifyWith::File("/k/team.key".into()), None);
         assert!(text.contains("' --key /k/team.key --recompute\n"), "{text}");
         assert!(text.contains("' --key /k/team.key > pr.md\n"), "{text}");
     }
@@ -568,7 +636,11 @@ mod tests {
     #[test]
     fn a_key_from_the_environment_is_verified_with_its_public_key_named_by_id() {
         let receipt = Path::new("/w/receipts/r1/validation_receipt.json");
-        let text = next_commands(receipt, &VerifyWith::PublicKeyOf("sha256:ab12".into()));
+        let text = next_commands(
+            receipt,
+            &VerifyWith::PublicKeyOf("sha256:ab12".into()),
+            None,
+        );
         assert!(
             text.contains(" --key signing.pub.pem --recompute\n")
                 && text.contains("the public key of sha256:ab12")

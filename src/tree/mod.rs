@@ -22,9 +22,11 @@
 
 mod apply;
 mod build_files;
+mod commit_message;
 mod diff;
 mod disk;
 mod error;
+mod folder_digest;
 mod gitcli;
 mod globs;
 mod inspect;
@@ -41,9 +43,11 @@ use std::path::PathBuf;
 
 pub use apply::{Applied, Applier, apply_patch};
 pub use build_files::{BuildPlaces, IMPLICIT_BUILD_FILES, check_build_files};
+pub use commit_message::format_patch_message;
 pub use diff::diff_worktree;
 pub use disk::disk_usage;
 pub use error::{PatchError, Refusal, TreeError};
+pub use folder_digest::{FolderDigest, digest_folder};
 pub use inspect::{
     BinarySize, ChangeKind, Content, FileChange, FileMode, MAX_PATCH_BYTES, PatchFile,
     PatchSummary, inspect_patch, read_patch, too_large_message,

@@ -208,5 +208,7 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
             ..Default::default()
         },
         timed_programs_unchanged: false,
+        from_agent: false,
+        read_only_inputs: Vec::new(),
     }
 }
