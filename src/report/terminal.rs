@@ -278,11 +278,19 @@ pub fn render_confirm(
 /// The end-of-campaign table: every candidate with its status, reason and figures.
 pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::path::Path) -> String {
     let mut out = String::new();
+    // A search of several rounds says each candidate's round and the one it was built on.
+    let rounds = s.rows.iter().any(|r| r.round > 1 || r.parent.is_some());
+    let names: Vec<String> = (s.rows.iter())
+        .map(|r| match (rounds, r.parent) {
+            (false, _) => r.name.clone(),
+            (true, None) => format!("{} (round {})", r.name, r.round),
+            (true, Some(p)) => format!("{} (round {}, on #{p})", r.name, r.round),
+        })
+        .collect();
     // Columns as wide as their longest entry, so long names keep the table straight.
-    let name_w = s
-        .rows
+    let name_w = names
         .iter()
-        .map(|r| r.name.chars().count())
+        .map(|n| n.chars().count())
         .max()
         .unwrap_or(0)
         .max(9);
@@ -298,7 +306,7 @@ pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::pat
         "{:>3}  {:<name_w$}  {:<status_w$}  {:>9}  {:>16}  reason",
         "#", "candidate", "status", "screening", "confirmed"
     );
-    for r in &s.rows {
+    for (r, name) in s.rows.iter().zip(&names) {
         let screening = r
             .screening_median
             .map_or_else(|| "–".to_string(), |m| format!("{m:.3}×"));
@@ -315,7 +323,7 @@ pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::pat
             out,
             "{:>3}  {:<name_w$}  {:<status_w$}  {:>9}  {:>16}  {reason}",
             r.index,
-            r.name,
+            name,
             r.status.as_str(),
             screening,
             confirmed
@@ -347,6 +355,9 @@ pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::pat
         s.screening_run_s,
         s.total_s
     );
+    if let Some(why) = &s.search_ended {
+        let _ = writeln!(out, "the search ended early: {}", visible(why));
+    }
     match s
         .accepted
         .and_then(|i| s.rows.iter().find(|r| r.index == i))
@@ -501,6 +512,7 @@ mod tests {
             screened_in_jobs: 0,
             screening_run_s: 0.0,
             total_s: 0.0,
+            search_ended: None,
             accepted: None,
         };
         let text = render_campaign(
