@@ -191,8 +191,9 @@ impl CampaignRun<'_> {
             .map_err(|e| PipelineError::Internal(e.to_string()))?;
         // Kept beside the agent's logs: what it was told is part of the record.
         let brief_file = format!("logs/{name}.brief.json");
-        self.run_dir
-            .write(&brief_file, &text)
+        let brief_path = self.run_dir.path.join(&brief_file);
+        std::fs::create_dir_all(self.run_dir.path.join("logs"))
+            .and_then(|()| std::fs::write(&brief_path, &text))
             .map_err(|e| PipelineError::io("cannot write the agent's brief", e))?;
         // Confined like a build (its tree writable, nothing of evo's visible) but with the
         // network; its own variables on top of the allow-list.
@@ -219,7 +220,7 @@ impl CampaignRun<'_> {
             sandbox,
             base_env: Some(env),
             cwd: Some(tree.root.clone()),
-            stdin_file: Some(self.run_dir.path.join(&brief_file)),
+            stdin_file: Some(brief_path),
             stdout_file: Some(self.run_dir.path.join(format!("logs/{name}.stdout.log"))),
             stderr_file: Some(self.run_dir.path.join(format!("logs/{name}.stderr.log"))),
             ..RunSpec::new(agent.command.clone(), agent.timeout_s.duration())
