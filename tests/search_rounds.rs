@@ -404,3 +404,87 @@ fn a_round_cut_short_resumes_without_repeating_a_finished_agent_run() {
     assert_eq!(brief(&run_dir, 4)["history"].as_array().unwrap().len(), 2);
     assert_eq!(brief(&run_dir, 4)["run"], 2);
 }
+
+#[test]
+fn the_search_settings_refuse_unknown_keys_and_the_shipped_campaigns_parse() {
+    let campaign = |search: &str| {
+        serde_json::from_str::<evo::spec::campaign::Campaign>(&format!(
+            r#"{{ "name": "n", "repo": ".", "baseline": "main", "workload": "w.json",
+  "search": {search} }}"#
+        ))
+    };
+    let set = campaign(r#"{ "rounds": 3, "stop_after": 1, "max_minutes": 5 }"#).unwrap();
+    assert_eq!(set.search.rounds.get(), 3);
+    assert_eq!(campaign("{}").unwrap().search.rounds.get(), 1);
+    assert!(campaign(r#"{ "round": 3 }"#).is_err());
+    assert!(campaign(r#"{ "rounds": 0 }"#).is_err());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for file in [
+        "campaigns/c_kernels_search.json",
+        "examples/agents/campaign.json",
+    ] {
+        let plan =
+            evo::plan::campaign_plan(&root.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(plan.spec.search.rounds.get() >= 2, "{file}");
+        let agent = plan.spec.agent.unwrap();
+        assert_eq!(agent.base, evo::spec::campaign::AgentBase::Best, "{file}");
+    }
+}
+
+#[test]
+fn evo_agent_build_flags_edits_the_tree_it_runs_in_from_the_brief_on_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("w/Makefile"),
+        "CFLAGS ?= -O2\nprog:\n\tcc $(CFLAGS) -o prog p.c\n",
+    );
+    let schema = util::evo().args(["schema", "brief"]).output().unwrap();
+    assert!(schema.status.success());
+    let schema: Value = serde_json::from_slice(&schema.stdout).unwrap();
+    assert!(schema["properties"]["history"].is_object(), "{schema:#}");
+    // A brief of round 2 whose history says -O3 was tried and gained.
+    let history = r#"[{ "index": 1, "name": "agent-1", "source": "agent", "round": 1,
+      "parent": null, "status": "screened", "reason": "", "screening_median": 1.2,
+      "screening_pairs": 3, "explanation": null, "patch_truncated": false,
+      "patch": "--- a/w/Makefile\n+++ b/w/Makefile\n-CFLAGS ?= -O2\n+CFLAGS ?= -O3\n" }]"#;
+    let brief = format!(
+        r#"{{ "brief_version": 1, "objective": "", "bottleneck": "", "constraints": [],
+  "workload": "w", "build": "make", "build_cwd": "w", "test": [], "scenarios": [],
+  "protected": [], "config_files": [], "search_seed": 1,
+  "explanation_file": "EVO_EXPLANATION.md", "round": 2, "rounds": 2, "run": 1,
+  "runs_per_round": 1, "parent": null, "history": {history} }}"#
+    );
+    let mut child = util::evo()
+        .args(["agent", "build-flags"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(brief.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", util::text(&out));
+    let makefile = std::fs::read_to_string(dir.path().join("w/Makefile")).unwrap();
+    assert!(
+        makefile.starts_with("CFLAGS ?= -O3 -march=native\n"),
+        "{makefile}"
+    );
+    let why = std::fs::read_to_string(dir.path().join("EVO_EXPLANATION.md")).unwrap();
+    assert!(
+        why.contains("-march=native") && why.contains("1.200×"),
+        "{why}"
+    );
+    // Not a brief: a usage error, nothing changed.
+    let bad = util::evo()
+        .args(["agent", "build-flags"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "{}", util::text(&bad));
+}

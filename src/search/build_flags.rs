@@ -3,7 +3,7 @@
 //! level, `-march=native`, LTO, unrolling) or Cargo's release profile (`opt-level`, `lto`,
 //! `codegen-units`, `panic`, `target-cpu`) — one step at a time, guided by the brief's history:
 //! it does not propose a configuration already tried, leaves out a step that failed a check or
-//! lost time, and builds on the best screened configuration. Like any agent it reads the brief on
+//! lost time, and builds on the best screened configuration that did not lose. Like any agent it reads the brief on
 //! stdin and edits the tree it is run in; evo takes the tree's diff as the candidate.
 
 use std::collections::BTreeSet;
@@ -118,10 +118,12 @@ pub fn propose(brief: &Brief, root: &Path) -> std::io::Result<Proposal> {
     let seen: Vec<(Steps, &HistoryEntry)> = (brief.history.iter())
         .map(|h| (steps_in_patch(&h.patch, target.steps()), h))
         .collect();
-    // Build on what gained: with nothing applied yet, start from the best screened configuration.
+    // Build on what gained: with nothing applied yet, start from the best screened configuration
+    // that did not lose. Flags interact (`-march=native` may pay only with `-O3`'s vectorizer),
+    // so a neutral one is built on too.
     let best = (seen.iter())
         .filter(|(s, h)| h.status == Status::Screened && !s.is_empty())
-        .filter(|(_, h)| h.screening_median.is_some_and(|m| m > 1.0))
+        .filter(|(_, h)| h.screening_median.is_some_and(|m| m >= NEUTRAL))
         .max_by(|a, b| {
             let m = |e: &HistoryEntry| e.screening_median.unwrap_or(0.0);
             m(a.1).total_cmp(&m(b.1))
@@ -184,7 +186,10 @@ fn describe(steps: &Steps) -> String {
     names.join(" ")
 }
 
-/// Whether `step` failed a check or lost time each time it was added to a configuration that
+/// A screening median this far below another's is a loss, not noise (screening has few pairs).
+const NEUTRAL: f64 = 0.97;
+
+/// Whether `step` failed a check or lost time (below [`NEUTRAL`]) each time it was added to a configuration that
 /// was screened before.
 fn failed_or_lost(step: Step, seen: &[(Steps, &HistoryEntry)]) -> bool {
     let median_of = |set: &Steps| -> Option<f64> {
@@ -202,7 +207,7 @@ fn failed_or_lost(step: Step, seen: &[(Steps, &HistoryEntry)]) -> bool {
         Status::Screened => {
             let mut without = set.clone();
             without.remove(&step);
-            matches!((h.screening_median, median_of(&without)), (Some(m), Some(b)) if m < b)
+            matches!((h.screening_median, median_of(&without)), (Some(m), Some(b)) if m < NEUTRAL * b)
         }
         Status::Collected | Status::Checked | Status::NoChange => false,
         _ => true,

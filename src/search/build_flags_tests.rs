@@ -172,3 +172,24 @@ fn a_build_without_flags_is_left_alone() {
     let p = propose(&brief(1, Vec::new()), dir.path()).unwrap();
     assert!(matches!(p, Proposal::Nothing(_)), "{p:?}");
 }
+
+#[test]
+fn steps_that_are_neutral_alone_are_combined_next() {
+    // Neither -O3 nor -march=native gains alone (within screening's noise): the next round tries
+    // them together, the vectorizer's case.
+    let history = vec![
+        tried("a", "CFLAGS ?= -O3", Status::Screened, Some(0.99)),
+        tried(
+            "b",
+            "CFLAGS ?= -O2 -march=native",
+            Status::Screened,
+            Some(0.985),
+        ),
+    ];
+    let dir = tree(MAKEFILE);
+    propose(&brief(1, history.clone()), dir.path()).unwrap();
+    assert_eq!(cflags(&dir), "CFLAGS ?= -O3 -march=native");
+    let dir = tree(MAKEFILE);
+    propose(&brief(2, history), dir.path()).unwrap();
+    assert_eq!(cflags(&dir), "CFLAGS ?= -O3 -flto");
+}
