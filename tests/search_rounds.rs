@@ -178,6 +178,8 @@ impl Fixture {
             opts.stop = stop;
         }
         let done = campaign::run_campaign(&plan, &opts, &mut |e| events.push(e))?;
+        let table = evo::report::terminal::render_campaign(&done.summary, &done.run_dir);
+        std::fs::write(done.run_dir.join("table.txt"), table).unwrap();
         Ok((serde_json::to_value(&done.summary).unwrap(), done.run_dir))
     }
 }
@@ -293,12 +295,16 @@ fn with_base_best_a_run_starts_from_the_best_tree_and_its_patch_is_the_whole_cha
     );
     assert_eq!(brief(&run_dir, 2)["parent"]["index"], rows[0]["index"]);
     assert_eq!(rows[1]["status"], "confirmed", "{s:#}");
+    // The terminal table says each candidate's round and what it was built on.
+    let table = std::fs::read_to_string(run_dir.join("table.txt")).unwrap();
+    assert!(table.contains("agent-1 (round 1) "), "{table}");
+    assert!(table.contains("agent-2 (round 2, on #1) "), "{table}");
 }
 
 #[test]
 fn stop_after_ends_the_search_once_rounds_stop_gaining() {
     let fx = Fixture::new("stubborn_agent.sh", "", r#", "rounds": 5, "stop_after": 1"#);
-    let (s, _) = fx.run(&runners(), &mut Vec::new());
+    let (s, run_dir) = fx.run(&runners(), &mut Vec::new());
     let rows = rows(&s);
     // Round 1 gains, round 2 changes nothing: round 3 never starts.
     assert_eq!(rows.len(), 2, "{s:#}");
@@ -307,6 +313,11 @@ fn stop_after_ends_the_search_once_rounds_stop_gaining() {
     assert!(
         why.starts_with("search.stop_after") && why.contains("after round 2"),
         "{why}"
+    );
+    let table = std::fs::read_to_string(run_dir.join("table.txt")).unwrap();
+    assert!(
+        table.contains("the search ended early: search.stop_after"),
+        "{table}"
     );
     assert_eq!(rows[0]["status"], "confirmed");
 }
