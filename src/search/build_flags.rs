@@ -69,8 +69,8 @@ type Steps = BTreeSet<Step>;
 /// Which build file the agent edits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {
-    /// A Makefile or script with C flags: the line to rewrite (its index) and whether it is a
-    /// `CFLAGS` assignment (flags go at its end) or a compiler command (flags go at the `-O`).
+    /// A Makefile or script with C flags and the index of the line to rewrite: a `CFLAGS`
+    /// assignment, or else a compiler command with an `-O` level.
     CFlags { file: PathBuf, line: usize },
     /// A Cargo manifest and the profile the build uses.
     Cargo {
@@ -290,11 +290,6 @@ fn is_opt_level(token: &str) -> bool {
     token.len() <= 4 && token.starts_with("-O")
 }
 
-/// The C flags a step makes, in the order they are written.
-fn c_flag(step: Step) -> &'static str {
-    step.marker()
-}
-
 fn present_steps(target: &Target, root: &Path) -> std::io::Result<Steps> {
     match target {
         Target::CFlags { file, line } => {
@@ -387,14 +382,14 @@ fn relative(file: &Path, root: &Path) -> PathBuf {
 /// flags and the optimisation level (unless `-O3` is wanted) are kept.
 fn rewrite_c_line(line: &str, wanted: &Steps) -> String {
     let indent: String = line.chars().take_while(|c| c.is_whitespace()).collect();
-    let managed = |t: &str| C_STEPS.iter().any(|s| t == c_flag(*s));
+    let managed = |t: &str| C_STEPS.iter().any(|s| t == s.marker());
     let mut tokens: Vec<String> = (line.split_whitespace())
         .filter(|t| !managed(t))
         .map(str::to_string)
         .collect();
     let extra: Vec<String> = (C_STEPS.iter())
         .filter(|s| **s != Step::O3 && wanted.contains(s))
-        .map(|s| c_flag(*s).to_string())
+        .map(|s| s.marker().to_string())
         .collect();
     let level = tokens.iter().position(|t| is_opt_level(t));
     let at = match level {
