@@ -9,8 +9,9 @@ use anyhow::Context;
 
 use crate::bench::{self, BenchPlan};
 use crate::cli::{
-    BenchArgs, CampaignCommand, CampaignRunArgs, Cli, Command, ConfirmArgs, FirstArm, InitArgs,
-    KeygenArgs, ManArgs, PrCommand, PrRenderArgs, ReceiptCommand, SchemaArg, ScreenJobArgs,
+    AgentCommand, BenchArgs, CampaignCommand, CampaignRunArgs, Cli, Command, ConfirmArgs, FirstArm,
+    InitArgs, KeygenArgs, ManArgs, PrCommand, PrRenderArgs, ReceiptCommand, SchemaArg,
+    ScreenJobArgs,
 };
 use crate::evidence::figures::{BenchReport, BenchSettings};
 use crate::exit_codes;
@@ -27,6 +28,7 @@ use crate::stats::BenchVerdict;
 /// Runs the parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32, Failure> {
     match cli.command {
+        Command::Agent(AgentCommand::BuildFlags) => build_flags_command(),
         Command::Bench(args) => bench_command(args),
         Command::Confirm(args) => confirm_command(args),
         Command::Campaign(CampaignCommand::Run(args)) => campaign_command(args),
@@ -49,6 +51,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 }
                 SchemaArg::Bench => output_schema(schemars::schema_for!(BenchReport)),
                 SchemaArg::Events => crate::report::events::schema(),
+                SchemaArg::Brief => crate::search::brief::schema(),
             };
             print_all(&(text + "\n"))
         }
@@ -67,6 +70,33 @@ fn print_all(text: &str) -> Result<i32, Failure> {
             .into()),
         _ => Ok(exit_codes::ACCEPTED),
     }
+}
+
+/// `evo agent build-flags`: the brief from stdin, the change made here, its reason beside it.
+fn build_flags_command() -> Result<i32, Failure> {
+    use crate::search::build_flags::{Proposal, propose};
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+        .context("cannot read the brief from stdin")?;
+    let brief: crate::search::Brief = serde_json::from_str(&text).map_err(|e| {
+        Failure::usage(format!(
+            "stdin is not a brief (`evo schema brief` describes one): {e}"
+        ))
+    })?;
+    let here = std::env::current_dir().context("cannot find the current folder")?;
+    match propose(&brief, &here).context("cannot change the build configuration")? {
+        Proposal::Changed {
+            file,
+            step,
+            explanation,
+        } => {
+            std::fs::write(here.join(&brief.explanation_file), &explanation)
+                .with_context(|| format!("cannot write {}", brief.explanation_file))?;
+            println!("build-flags: {}: added {step}", file.display());
+        }
+        Proposal::Nothing(why) => println!("build-flags: no change: {why}"),
+    }
+    Ok(exit_codes::ACCEPTED)
 }
 
 fn output_schema(schema: schemars::Schema) -> String {

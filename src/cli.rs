@@ -23,6 +23,9 @@ pub enum Command {
     /// Paired comparison of two commands: A/A noise floor, then alternating pairs, then a verdict.
     #[command(after_help = crate::exit_codes::help())]
     Bench(BenchArgs),
+    /// Agents built into evo, for a campaign's `agent.command`.
+    #[command(subcommand)]
+    Agent(AgentCommand),
     /// Campaigns: many candidates screened, the best confirmed.
     #[command(subcommand)]
     Campaign(CampaignCommand),
@@ -45,7 +48,8 @@ pub enum Command {
     #[command(subcommand)]
     Pr(PrCommand),
     /// Print the JSON Schema of an input file (workload, campaign, holdouts) or of what evo
-    /// writes (result, summary, bench, events: one line of the `--json` stream).
+    /// writes (result, summary, bench, events: one line of the `--json` stream, brief: what an
+    /// agent reads on stdin).
     Schema {
         #[arg(value_enum)]
         kind: SchemaArg,
@@ -58,6 +62,16 @@ pub enum Command {
     },
     /// Print evo's man page (roff; `evo man | man -l -`), or write one page per subcommand.
     Man(ManArgs),
+}
+
+/// Agents built into evo.
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// Proposes one build-configuration change (C flags of a Makefile or build script, or
+    /// Cargo's profile) from the brief on stdin, guided by its history, and makes it in the
+    /// current folder's tree; needs no model. Use it as `"agent": { "command": "evo agent
+    /// build-flags" }`.
+    BuildFlags,
 }
 
 #[derive(Debug, Args)]
@@ -99,6 +113,8 @@ pub enum SchemaArg {
     Bench,
     /// One line of the `--json` event stream.
     Events,
+    /// The brief a campaign's agent reads on stdin.
+    Brief,
 }
 
 #[derive(Debug, Args)]

@@ -29,6 +29,7 @@ pub mod plan;
 pub mod receipt;
 pub mod report;
 pub mod scaffold;
+pub mod search;
 pub mod spec;
 pub mod stats;
 pub mod tree;

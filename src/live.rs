@@ -274,6 +274,16 @@ impl Live {
             CampaignEvent::Confirm(e) => self.confirm(e, true),
             CampaignEvent::Warning { message } => self.warning(&message),
             CampaignEvent::Job { candidate, job } => self.job(candidate.map(candidate_name), job),
+            CampaignEvent::Budget(left) => match self {
+                Live::Terminal(p, _) => p.detail(Some(left.to_string())),
+                Live::Json(s) => s.emit(Body::Budget {
+                    round: left.round,
+                    rounds: left.rounds,
+                    candidates_left: left.candidates,
+                    agent_runs_left: left.agent_runs,
+                    minutes_left: left.minutes,
+                }),
+            },
         }
     }
 

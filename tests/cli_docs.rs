@@ -101,7 +101,7 @@ fn bash_completes_subcommands_and_options_through_the_generated_function() {
     let script = dir.path().join("evo.bash");
     std::fs::write(&script, stdout_of(&["completions", "bash"])).unwrap();
     assert_eq!(bash_offers(&script, "evo con"), ["confirm"]);
-    assert_eq!(bash_offers(&script, "evo bench --max"), ["--max-pairs"]);
+    assert_eq!(bash_offers(&script, "evo bench --max-p"), ["--max-pairs"]);
     assert_eq!(bash_offers(&script, "evo confirm --verb"), ["--verbose"]);
     assert_eq!(bash_offers(&script, "evo campaign r"), ["run"]);
     assert_eq!(

@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["receipt"],
     // What a run is given and settles first: its host (stop, locks, key), the job scheduler,
     // the validated plan, `evo init`'s files.
-    &["host", "plan", "scaffold"],
+    &["host", "plan", "scaffold", "search"],
     // The renderers of the evidence.
     &["report"],
     // The stages that produce the evidence: the shared check engine and run directory, the

@@ -5,11 +5,11 @@
 //! writes the brief as JSON to a file outside the tree, runs the agent command in the tree with
 //! that file on stdin and a time limit, then takes `git diff` of the tree (new files included) as
 //! the candidate patch. An `EVO_EXPLANATION.md` left at the tree root is taken as the agent's
-//! stated reason and kept out of the patch.
+//! stated reason and kept out of the patch. From the second round on, the brief carries the
+//! history of the rounds before (`search::brief`), and with `agent.base: "best"` the tree starts
+//! from the best candidate so far; the patch is still the whole change against the baseline.
 
 use std::path::Path;
-
-use serde::Serialize;
 
 use super::CampaignRun;
 use super::journal::Entry;
@@ -17,34 +17,23 @@ use crate::evidence::result::TreeLabel;
 use crate::evidence::summary::{Source, Status};
 use crate::measure::runner::RunSpec;
 use crate::pipeline::PipelineError;
+use crate::search::{Brief, BriefScenario, HistoryEntry, Parent};
+use crate::spec::campaign::{AgentBase, AgentSpec};
 use crate::spec::workload::Role;
+use crate::tree::Tree;
 
 /// The file an agent may leave at the tree root to say why its change is faster.
 pub const EXPLANATION_FILE: &str = "EVO_EXPLANATION.md";
 const EXPLANATION_CAP: usize = 16 * 1024;
+/// The variable that tells an agent run where evo's own binary is, for the built-in agents.
+pub const EVO_BIN: &str = "EVO_BIN";
 
-/// What the agent reads on stdin.
-#[derive(Debug, Serialize)]
-struct AgentBrief<'a> {
-    objective: &'a str,
-    bottleneck: &'a str,
-    constraints: &'a [String],
-    workload: &'a str,
-    build: &'a str,
-    test: &'a [String],
-    /// Training scenarios only: holdouts are sealed.
-    scenarios: Vec<BriefScenario<'a>>,
-    protected: &'a [String],
-    /// The value `{seed}` takes in the search's checks and timed runs.
-    search_seed: u64,
-    explanation_file: &'static str,
-}
-
-#[derive(Debug, Serialize)]
-struct BriefScenario<'a> {
-    name: &'a str,
-    run: &'a str,
-    check: &'a str,
+/// Where one agent run stands in the search.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct AgentRun {
+    pub round: usize,
+    /// Within its round, from 1.
+    pub run: usize,
 }
 
 impl CampaignRun<'_> {
@@ -80,7 +69,14 @@ impl CampaignRun<'_> {
                     Some(crate::tree::too_large_message(&p.file, size)),
                 ),
             };
-            self.add_candidate(index, &p.name, Source::Patch, &bytes, p.explanation.clone())?;
+            let new = NewCandidate {
+                name: &p.name,
+                source: Source::Patch,
+                explanation: p.explanation.clone(),
+                round: 1,
+                parent: None,
+            };
+            self.add_candidate(index, new, &bytes)?;
             if let Some(reason) = refused {
                 self.set_status(index, Status::Refused, reason)?;
             }
@@ -92,116 +88,222 @@ impl CampaignRun<'_> {
     pub(super) fn add_candidate(
         &mut self,
         index: usize,
-        name: &str,
-        source: Source,
+        new: NewCandidate<'_>,
         bytes: &[u8],
-        explanation: Option<String>,
     ) -> Result<(), PipelineError> {
         let patch_file = format!("candidate_{index}.patch");
         self.run_dir
             .write(&patch_file, bytes)
             .map_err(|e| PipelineError::io("cannot write a candidate patch", e))?;
+        let search_s = self.search_seconds();
         self.record(Entry::Candidate {
             index,
-            name: name.to_string(),
-            source,
+            name: new.name.to_string(),
+            source: new.source,
             patch_file,
-            explanation,
+            explanation: new.explanation,
+            round: new.round,
+            parent: new.parent,
+            search_s,
         })
     }
 
-    fn brief_json(&self) -> Result<Vec<u8>, PipelineError> {
+    /// The brief of one agent run: the campaign's, the workload's training side, and every
+    /// candidate of the rounds before (docs/design.md §2.9).
+    fn brief(&self, at: AgentRun, parent: Option<Parent>) -> Result<Brief, PipelineError> {
         let c = &self.plan.spec;
         let w = &self.plan.workload;
-        let brief = AgentBrief {
-            objective: &c.brief.objective,
-            bottleneck: &c.brief.bottleneck,
-            constraints: &c.brief.constraints,
-            workload: &w.name,
-            build: &w.build.command,
-            test: w.test.command.as_slice(),
-            scenarios: w
-                .scenarios
-                .iter()
+        let mut history = Vec::new();
+        for cand in self.state.candidates.iter().filter(|x| x.round < at.round) {
+            let bytes = self.candidate_patch(cand.index)?.bytes;
+            let (patch, patch_truncated) = HistoryEntry::quote_patch(&bytes);
+            let (status, reason) = HistoryEntry::search_status(cand.status, &cand.reason);
+            let screened = super::summary::screening_median(cand);
+            history.push(HistoryEntry {
+                index: cand.index,
+                name: cand.name.clone(),
+                source: cand.source.clone(),
+                round: cand.round,
+                parent: cand.parent,
+                status,
+                reason,
+                screening_median: screened,
+                screening_pairs: cand.pairs.len(),
+                explanation: cand.explanation.clone(),
+                patch,
+                patch_truncated,
+            });
+        }
+        Ok(Brief {
+            brief_version: crate::search::BRIEF_VERSION,
+            objective: c.brief.objective.clone(),
+            bottleneck: c.brief.bottleneck.clone(),
+            constraints: c.brief.constraints.clone(),
+            workload: w.name.clone(),
+            build: w.build.command.clone(),
+            build_cwd: w.build.cwd.clone().unwrap_or_default(),
+            test: w.test.command.as_slice().to_vec(),
+            scenarios: (w.scenarios.iter())
                 .filter(|s| s.role == Role::Training)
                 .map(|s| BriefScenario {
-                    name: &s.name,
-                    run: &s.run,
-                    check: &s.check,
+                    name: s.name.clone(),
+                    run: s.run.clone(),
+                    check: s.check.clone(),
                 })
                 .collect(),
-            protected: &w.protected,
+            protected: w.protected.clone(),
+            config_files: w.config_files.clone(),
             search_seed: self.search_seed,
-            explanation_file: EXPLANATION_FILE,
-        };
-        serde_json::to_vec_pretty(&brief).map_err(|e| PipelineError::Internal(e.to_string()))
+            explanation_file: EXPLANATION_FILE.to_string(),
+            round: at.round,
+            rounds: self.rounds(),
+            run: at.run,
+            runs_per_round: c.agent.as_ref().map_or(1, |a| a.count.get()),
+            parent,
+            history,
+        })
     }
 
-    /// Runs the agent command `count` times (resumable: finished runs are not repeated).
-    pub(super) fn collect_agent_runs(&mut self) -> Result<(), PipelineError> {
-        let Some(agent) = self.plan.spec.agent.clone() else {
-            return Ok(());
+    /// Runs the agent once in a fresh tree (the baseline, or the best candidate so far with
+    /// `agent.base: "best"`) and journals what it made.
+    pub(super) fn agent_run(
+        &mut self,
+        agent: &AgentSpec,
+        at: AgentRun,
+    ) -> Result<(), PipelineError> {
+        let number = self.state.agent_runs_done + 1;
+        let index = self.next_index();
+        let name = format!("agent-{number}");
+        // The agent's tree: baseline files only, no overlay (the harness stays outside).
+        let tree = self.fresh_tree(TreeLabel::Agent(number), false)?;
+        let parent = match agent.base {
+            AgentBase::Best => self.start_from_best(&tree)?,
+            AgentBase::Baseline => None,
         };
-        let brief_path = self.work.join("brief.json");
-        std::fs::write(&brief_path, self.brief_json()?)
+        // What the tree holds before the agent runs: its parent's change, or nothing.
+        let before = match parent {
+            Some(_) => crate::tree::diff_worktree(&tree)
+                .map_err(|e| PipelineError::Internal(e.to_string()))?,
+            None => Vec::new(),
+        };
+        let brief = self.brief(at, parent.clone())?;
+        let text = serde_json::to_vec_pretty(&brief)
+            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        // Kept beside the agent's logs: what it was told is part of the record.
+        let brief_file = format!("logs/{name}.brief.json");
+        let brief_path = self.run_dir.path.join(&brief_file);
+        std::fs::create_dir_all(self.run_dir.path.join("logs"))
+            .and_then(|()| std::fs::write(&brief_path, &text))
             .map_err(|e| PipelineError::io("cannot write the agent's brief", e))?;
-        for run in self.state.agent_runs_done..agent.count.get() {
-            self.stage(&format!("agent run {}/{}", run + 1, agent.count.get()));
-            let index = self.next_index();
-            let name = format!("agent-{}", run + 1);
-            // The agent's tree: baseline files only, no overlay (the harness stays outside).
-            let tree = self.fresh_tree(TreeLabel::Agent(run + 1), false)?;
-            // Confined like a build (its tree writable, nothing of evo's visible) but with the
-            // network; its own variables on top of the allow-list.
-            let mut env = self.sandbox.environment().clone();
-            let passed = agent.pass_env.iter();
-            for name in passed.filter(|n| !crate::spec::modes::never_passed(n)) {
-                if let Some(value) = std::env::var_os(name).and_then(|v| v.into_string().ok()) {
-                    env.insert(name.clone(), value);
-                }
+        // Confined like a build (its tree writable, nothing of evo's visible) but with the
+        // network; its own variables on top of the allow-list.
+        let mut env = self.sandbox.environment().clone();
+        let passed = agent.pass_env.iter();
+        for var in passed.filter(|n| !crate::spec::modes::never_passed(n)) {
+            if let Some(value) = std::env::var_os(var).and_then(|v| v.into_string().ok()) {
+                env.insert(var.clone(), value);
             }
-            let spec = RunSpec {
-                sandbox: self.sandbox.for_agent(&tree.root, Some(&tree.root)),
-                base_env: Some(env),
-                cwd: Some(tree.root.clone()),
-                stdin_file: Some(brief_path.clone()),
-                stdout_file: Some(self.run_dir.path.join(format!("logs/{name}.stdout.log"))),
-                stderr_file: Some(self.run_dir.path.join(format!("logs/{name}.stderr.log"))),
-                ..RunSpec::new(agent.command.clone(), agent.timeout_s.duration())
-            };
-            let mut runner = self.opts.runners.runner();
-            let outcome = runner
-                .run(&spec)
-                .map_err(|e| PipelineError::Internal(e.to_string()))?;
-            let explanation = take_explanation(&tree.root);
-            let bytes = crate::tree::diff_worktree(&tree)
-                .map_err(|e| PipelineError::Internal(e.to_string()))?;
-            self.add_candidate(index, &name, Source::Agent, &bytes, explanation)?;
-            let verdict = if outcome.timed_out {
-                Some((
-                    Status::TimedOut,
-                    format!(
-                        "the agent did not finish within {} s",
-                        agent.timeout_s.get()
-                    ),
-                ))
-            } else if !outcome.status.success() {
-                Some((
-                    Status::AgentFailed,
-                    format!("the agent exited with code {}", outcome.status.shell_code()),
-                ))
-            } else if bytes.is_empty() {
-                Some((Status::NoChange, "the agent changed nothing".to_string()))
-            } else {
-                None
-            };
-            if let Some((status, reason)) = verdict {
-                self.set_status(index, status, reason)?;
-            }
-            let _ = std::fs::remove_dir_all(&tree.root);
         }
+        let sandbox = self.sandbox.for_agent(&tree.root, Some(&tree.root));
+        // evo itself, where the agent can run it (`"$EVO_BIN" agent build-flags`): the sandbox
+        // shows evo's binary at its process 1's path.
+        let evo_bin = match &sandbox {
+            Some(_) => Some(crate::measure::init::INIT_PATH.to_string()),
+            None => std::env::current_exe()
+                .ok()
+                .and_then(|p| p.into_os_string().into_string().ok()),
+        };
+        if let Some(bin) = evo_bin {
+            env.insert(EVO_BIN.to_string(), bin);
+        }
+        let spec = RunSpec {
+            sandbox,
+            base_env: Some(env),
+            cwd: Some(tree.root.clone()),
+            stdin_file: Some(brief_path),
+            stdout_file: Some(self.run_dir.path.join(format!("logs/{name}.stdout.log"))),
+            stderr_file: Some(self.run_dir.path.join(format!("logs/{name}.stderr.log"))),
+            ..RunSpec::new(agent.command.clone(), agent.timeout_s.duration())
+        };
+        let mut runner = self.opts.runners.runner();
+        let outcome = runner
+            .run(&spec)
+            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let explanation = take_explanation(&tree.root);
+        let bytes = crate::tree::diff_worktree(&tree)
+            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let new = NewCandidate {
+            name: &name,
+            source: Source::Agent,
+            explanation,
+            round: at.round,
+            parent: parent.as_ref().map(|p| p.index),
+        };
+        self.add_candidate(index, new, &bytes)?;
+        let verdict = if outcome.timed_out {
+            Some((
+                Status::TimedOut,
+                format!(
+                    "the agent did not finish within {} s",
+                    agent.timeout_s.get()
+                ),
+            ))
+        } else if !outcome.status.success() {
+            Some((
+                Status::AgentFailed,
+                format!("the agent exited with code {}", outcome.status.shell_code()),
+            ))
+        } else if bytes.is_empty() {
+            Some((Status::NoChange, "the agent changed nothing".to_string()))
+        } else if bytes == before {
+            Some((
+                Status::NoChange,
+                "the agent changed nothing over its parent".to_string(),
+            ))
+        } else {
+            None
+        };
+        if let Some((status, reason)) = verdict {
+            self.set_status(index, status, reason)?;
+        }
+        let _ = std::fs::remove_dir_all(&tree.root);
         Ok(())
     }
+
+    /// Applies the best screened candidate so far to the agent's `tree`: the parent the brief
+    /// names. `None` (the tree stays the baseline) while none gained, or when its patch does not
+    /// apply without the harness (said in a warning).
+    fn start_from_best(&mut self, tree: &Tree) -> Result<Option<Parent>, PipelineError> {
+        let Some((index, median)) = self.best_screened() else {
+            return Ok(None);
+        };
+        let bytes = self.candidate_patch(index)?.bytes;
+        if let Err(e) = crate::tree::apply_patch(tree, &bytes) {
+            (self.on_event)(super::CampaignEvent::Warning {
+                message: format!(
+                    "the agent run starts from the baseline: the best candidate ({index}) does                      not apply to a tree without the harness: {e}"
+                ),
+            });
+            return Ok(None);
+        }
+        let name = self
+            .candidate_ref(index)
+            .map_or_else(String::new, |c| c.name);
+        Ok(Some(Parent {
+            index,
+            name,
+            screening_median: Some(median),
+        }))
+    }
+}
+
+/// A candidate about to be journaled.
+pub(super) struct NewCandidate<'a> {
+    pub name: &'a str,
+    pub source: Source,
+    pub explanation: Option<String>,
+    pub round: usize,
+    pub parent: Option<usize>,
 }
 
 /// Reads and removes the agent's explanation file, so it is not part of the patch.

@@ -20,6 +20,11 @@ fn confirm_stage() -> JobStage {
     JobStage::Confirm
 }
 
+/// The round of a candidate journaled before the search had rounds: the only one.
+fn first_round() -> usize {
+    1
+}
+
 /// The journal's file name inside the run directory.
 pub const JOURNAL: &str = "journal.jsonl";
 
@@ -43,6 +48,17 @@ pub enum Entry {
         /// Relative to the run directory: `candidate_<index>.patch`.
         patch_file: String,
         explanation: Option<String>,
+        /// The search round it was collected in (patch files: 1).
+        #[serde(default = "first_round")]
+        round: usize,
+        /// The candidate whose tree the agent started from (`agent.base: "best"`); its patch is
+        /// still the whole change against the baseline.
+        #[serde(default)]
+        parent: Option<usize>,
+        /// Seconds the search had taken, over every session of the run, when it was collected
+        /// (what `search.max_minutes` counts).
+        #[serde(default)]
+        search_s: f64,
     },
     Status {
         index: usize,
@@ -120,6 +136,12 @@ pub enum Entry {
         attempt: u32,
         machine: Option<crate::environment::Machine>,
         run_dir: String,
+    },
+    /// The search ended before its last round: `reason` says which limit (`search.stop_after`
+    /// or a budget) ended it after round `round`. A resumed run goes on to confirmation.
+    SearchEnded {
+        round: usize,
+        reason: String,
     },
     Finished {
         seconds: f64,

@@ -13,6 +13,7 @@ mod confirmation;
 mod fleet;
 mod fleet_screen;
 pub mod journal;
+mod rounds;
 mod screen;
 mod screen_job;
 pub mod state;
@@ -33,7 +34,7 @@ use crate::path::shown;
 use crate::pipeline::PipelineError;
 use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::{CampaignPlan, RUN_MANIFEST, RunManifest};
-use crate::report::jobs::{JobObservation, JobStage};
+use crate::report::jobs::JobObservation;
 use crate::tree::{self, Pinned};
 use journal::{Entry, Journal};
 pub use screen_job::run_screening_job;
@@ -105,6 +106,8 @@ pub enum CampaignEvent {
     Warning {
         message: String,
     },
+    /// An agent run is about to start: its round and what is left of the search's budgets.
+    Budget(crate::search::BudgetLeft),
     /// What the coordinator saw of one of the candidate's fleet jobs (§2.8).
     Job {
         candidate: Option<CandidateRef>,
@@ -136,6 +139,10 @@ pub(crate) struct CampaignRun<'a> {
     sandbox: SandboxPolicy,
     /// The protected files as the first fresh tree of this process had them (`checks`).
     protected: Option<crate::tree::Protected>,
+    /// When this session began, and the search's seconds journaled by the sessions before it
+    /// (`search.max_minutes` counts both).
+    session_started: Instant,
+    search_s_before: f64,
 }
 
 /// A candidate's patch as the run directory keeps it.
@@ -335,6 +342,7 @@ impl<'a> CampaignRun<'a> {
         std::fs::create_dir_all(&work)
             .map_err(|e| PipelineError::io("cannot create the work folder", e))?;
         let search_seed = seed.or(state.search_seed).unwrap_or(plan.spec.search.seed);
+        let search_s_before = state.search_s;
         Ok(CampaignRun {
             plan,
             opts,
@@ -349,6 +357,8 @@ impl<'a> CampaignRun<'a> {
             build_s: 0.0,
             sandbox,
             protected: None,
+            session_started: Instant::now(),
+            search_s_before,
         })
     }
 }
@@ -444,27 +454,8 @@ impl CampaignRun<'_> {
         }
         self.stage("collect candidates");
         self.collect_patches()?;
-        self.collect_agent_runs()?;
-        let unfinished =
-            self.indices_with(Status::Collected).len() + self.indices_with(Status::Checked).len();
-        if unfinished > 0 {
-            if let Some(fleet) = self.fleet()? {
-                // Each candidate's checks and pairs as one job, against a baseline of its node.
-                let mut todo = self.indices_with(Status::Collected);
-                todo.extend(self.indices_with(Status::Checked));
-                todo.sort_unstable();
-                self.run_jobs(&fleet, JobStage::Screening, todo)?;
-                return self.confirm_top();
-            }
-            let baseline = self.prepare_baseline()?;
-            for index in self.indices_with(Status::Collected) {
-                self.check_candidate(index, &baseline)?;
-            }
-            // Each candidate is rebuilt right before its pairs; nothing else builds meanwhile.
-            for index in self.indices_with(Status::Checked) {
-                self.screen(index, &baseline)?;
-            }
-        }
+        let fleet = self.fleet()?;
+        self.search(fleet.as_ref())?;
         self.confirm_top()
     }
 

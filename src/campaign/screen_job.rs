@@ -94,7 +94,14 @@ impl CampaignRun<'_> {
             .write(MACHINE_FILE, &machine)
             .map_err(|e| PipelineError::io("cannot write the node's machine", e))?;
         let index = order.index;
-        self.add_candidate(index, &order.name, Source::Patch, patch, None)?;
+        let new = super::collect::NewCandidate {
+            name: &order.name,
+            source: Source::Patch,
+            explanation: None,
+            round: 1,
+            parent: None,
+        };
+        self.add_candidate(index, new, patch)?;
         let baseline = self.prepare_baseline()?;
         self.check_candidate(index, &baseline)?;
         let checked =

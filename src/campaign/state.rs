@@ -18,6 +18,10 @@ pub struct Candidate {
     pub source: Source,
     pub patch_file: String,
     pub explanation: Option<String>,
+    /// The search round it was collected in (patch files: 1).
+    pub round: usize,
+    /// The candidate its agent run started from, when `agent.base` is `best`.
+    pub parent: Option<usize>,
     pub status: Status,
     pub reason: String,
     pub warmups: Vec<WarmupRun>,
@@ -53,6 +57,10 @@ pub struct State {
     pub candidates: Vec<Candidate>,
     /// Agent runs already journaled (their candidates exist even when they made no change).
     pub agent_runs_done: usize,
+    /// Seconds the search had taken when its last candidate was collected, over all sessions.
+    pub search_s: f64,
+    /// Why the search ended before its last round, once journaled.
+    pub search_ended: Option<String>,
     pub finished: bool,
 }
 
@@ -80,16 +88,22 @@ impl State {
                 source,
                 patch_file,
                 explanation,
+                round,
+                parent,
+                search_s,
             } => {
                 if *source == Source::Agent {
                     self.agent_runs_done += 1;
                 }
+                self.search_s = self.search_s.max(*search_s);
                 self.candidates.push(Candidate {
                     index: *index,
                     name: name.clone(),
                     source: source.clone(),
                     patch_file: patch_file.clone(),
                     explanation: explanation.clone(),
+                    round: *round,
+                    parent: *parent,
                     status: Status::Collected,
                     reason: String::new(),
                     warmups: Vec::new(),
@@ -173,6 +187,7 @@ impl State {
                     c.screened_in_job = true;
                 }
             }
+            Entry::SearchEnded { reason, .. } => self.search_ended = Some(reason.clone()),
             Entry::Finished { .. } => self.finished = true,
             // A stop changes nothing: what was finished before it is already applied.
             Entry::Interrupted { .. } => {}
@@ -185,6 +200,13 @@ impl State {
             s.apply(e);
         }
         s
+    }
+
+    /// Agent runs journaled in `round`.
+    pub fn agent_runs_in(&self, round: usize) -> usize {
+        (self.candidates.iter())
+            .filter(|c| c.source == Source::Agent && c.round == round)
+            .count()
     }
 
     pub fn patch_path(&self, run_dir: &std::path::Path, index: usize) -> Option<PathBuf> {
@@ -218,6 +240,9 @@ mod tests {
                 source: Source::Patch,
                 patch_file: "candidate_1.patch".into(),
                 explanation: None,
+                round: 1,
+                parent: None,
+                search_s: 0.0,
             },
             pair(0, 0.5),
             Entry::ScreeningJob {

@@ -5,7 +5,7 @@ use super::state::{Candidate, State};
 use crate::evidence::summary::{Row, Status, Summary};
 use crate::stats::{self, Ratios};
 
-fn median_of(c: &Candidate) -> Option<f64> {
+pub(super) fn screening_median(c: &Candidate) -> Option<f64> {
     let r = Ratios::new(c.pairs.iter().map(|p| p.ratio).collect()).ok()?;
     Some(stats::median(&r))
 }
@@ -28,7 +28,7 @@ pub fn ranking(candidates: &[Candidate]) -> Vec<(usize, f64)> {
     let mut ranked: Vec<(usize, f64)> = candidates
         .iter()
         .filter(|c| !c.pairs.is_empty() && c.status != Status::Refused)
-        .filter_map(|c| median_of(c).map(|m| (c.index, m)))
+        .filter_map(|c| screening_median(c).map(|m| (c.index, m)))
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked
@@ -50,10 +50,12 @@ impl Summary {
                     name: c.name.clone(),
                     source: c.source.clone(),
                     patch_file: c.patch_file.clone(),
+                    round: c.round,
+                    parent: c.parent,
                     status: c.status,
                     reason: c.reason.clone(),
                     screening_pairs: c.pairs.len(),
-                    screening_median: median_of(c),
+                    screening_median: screening_median(c),
                     screening_max_rss_kib: (!rss.is_empty())
                         .then(|| rss.iter().sum::<f64>() / rss.len() as f64),
                     instructions: c.instructions,
@@ -95,6 +97,7 @@ impl Summary {
             rows,
             build_s,
             total_s,
+            search_ended: state.search_ended.clone(),
             accepted,
         }
     }

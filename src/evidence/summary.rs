@@ -74,6 +74,11 @@ pub struct Row {
     pub name: String,
     pub source: Source,
     pub patch_file: String,
+    /// The search round it was collected in (patch files: 1).
+    pub round: usize,
+    /// The candidate its agent run started from (`agent.base: "best"`): its patch is still the
+    /// whole change against the baseline.
+    pub parent: Option<usize>,
     pub status: Status,
     pub reason: String,
     pub screening_pairs: usize,
@@ -105,6 +110,8 @@ pub struct Summary {
     /// Seconds of timed runs in screening (both arms, warmups included), from the journal.
     pub screening_run_s: f64,
     pub total_s: f64,
+    /// Why the search ended before its last round (`search.stop_after` or a budget), if it did.
+    pub search_ended: Option<String>,
     /// The best confirmed candidate, if any was accepted.
     pub accepted: Option<usize>,
 }

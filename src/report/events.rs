@@ -84,6 +84,15 @@ pub enum Body {
     },
     /// A campaign candidate reached a status.
     Candidate { status: String, reason: String },
+    /// A campaign's agent run is about to start (docs/design.md §2.9): its round of `rounds`,
+    /// and what is left of the search's budgets before it (null: no such limit).
+    Budget {
+        round: usize,
+        rounds: usize,
+        candidates_left: Option<usize>,
+        agent_runs_left: Option<usize>,
+        minutes_left: Option<f64>,
+    },
     /// A fleet job for the line's candidate was submitted (docs/design.md §2.8); `reattached`:
     /// by an earlier session of this run, and followed again after `--resume`. `attempt` counts
     /// the candidate's jobs for this stage, from 1.

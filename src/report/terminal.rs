@@ -302,11 +302,19 @@ pub fn render_confirm(
 /// The end-of-campaign table: every candidate with its status, reason and figures.
 pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::path::Path) -> String {
     let mut out = String::new();
+    // A search of several rounds says each candidate's round and the one it was built on.
+    let rounds = s.rows.iter().any(|r| r.round > 1 || r.parent.is_some());
+    let names: Vec<String> = (s.rows.iter())
+        .map(|r| match (rounds, r.parent) {
+            (false, _) => r.name.clone(),
+            (true, None) => format!("{} (round {})", r.name, r.round),
+            (true, Some(p)) => format!("{} (round {}, on #{p})", r.name, r.round),
+        })
+        .collect();
     // Columns as wide as their longest entry, so long names keep the table straight.
-    let name_w = s
-        .rows
+    let name_w = names
         .iter()
-        .map(|r| r.name.chars().count())
+        .map(|n| n.chars().count())
         .max()
         .unwrap_or(0)
         .max(9);
@@ -322,7 +330,7 @@ pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::pat
         "{:>3}  {:<name_w$}  {:<status_w$}  {:>9}  {:>16}  reason",
         "#", "candidate", "status", "screening", "confirmed"
     );
-    for r in &s.rows {
+    for (r, name) in s.rows.iter().zip(&names) {
         let screening = r
             .screening_median
             .map_or_else(|| "–".to_string(), |m| format!("{m:.3}×"));
@@ -343,7 +351,7 @@ pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::pat
             out,
             "{:>3}  {:<name_w$}  {:<status_w$}  {:>9}  {:>16}  {reason}",
             r.index,
-            r.name,
+            name,
             r.status.as_str(),
             screening,
             confirmed
@@ -375,6 +383,9 @@ pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::pat
         s.screening_run_s,
         s.total_s
     );
+    if let Some(why) = &s.search_ended {
+        let _ = writeln!(out, "the search ended early: {}", visible(why));
+    }
     match s
         .accepted
         .and_then(|i| s.rows.iter().find(|r| r.index == i))
@@ -547,6 +558,7 @@ mod tests {
             screened_in_jobs: 0,
             screening_run_s: 0.0,
             total_s: 0.0,
+            search_ended: None,
             accepted: None,
         };
         let text = render_campaign(
@@ -579,6 +591,8 @@ mod tests {
             name: format!("c{index}"),
             source: Source::Patch,
             patch_file: format!("candidate_{index}.patch"),
+            round: 1,
+            parent: None,
             status,
             reason: String::new(),
             screening_pairs: 5,
@@ -607,6 +621,7 @@ mod tests {
             screened_in_jobs: 0,
             screening_run_s: 0.0,
             total_s: 0.0,
+            search_ended: None,
             accepted: Some(2),
         };
         let text = render_campaign(&summary, Path::new("/w/receipts/r1"));

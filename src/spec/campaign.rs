@@ -198,6 +198,23 @@ pub struct AgentSpec {
     #[serde(default, deserialize_with = "super::values::passed_env_names")]
     #[schemars(with = "Vec<String>")]
     pub pass_env: Vec<String>,
+    /// The tree each run starts from: `baseline` (default), or `best`, the baseline with the
+    /// best screened candidate so far applied. Whatever it starts from, the candidate is its
+    /// whole change against the pinned baseline.
+    #[serde(default)]
+    pub base: AgentBase,
+}
+
+/// What an agent run's tree holds when the agent starts (`agent.base`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentBase {
+    /// The pinned baseline.
+    #[default]
+    Baseline,
+    /// The pinned baseline with the best screened candidate so far (median above 1) applied,
+    /// or the baseline while there is none.
+    Best,
 }
 
 fn one() -> Count {
@@ -222,6 +239,25 @@ pub struct SearchSettings {
     /// passes the search and fails confirmation.
     #[serde(default = "default_search_seed")]
     pub seed: u64,
+    /// Rounds of agent runs (default 1): each round runs the agent `agent.count` times with the
+    /// history of every earlier candidate in its brief, and screens them before the next.
+    #[serde(default = "one")]
+    pub rounds: Count,
+    /// Ends the search after this many rounds in a row that did not raise the best screening
+    /// median. Absent: every round runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_after: Option<Count>,
+    /// No new agent run starts once the campaign holds this many candidates (patch files
+    /// included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_candidates: Option<Count>,
+    /// No new agent run starts once this many have run, over all rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_agent_runs: Option<Count>,
+    /// No new agent run starts once the search has taken this many minutes of wall time (over
+    /// every session of the run, counted at each collected candidate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_minutes: Option<Count>,
 }
 
 /// The search seed when the campaign does not set one.
@@ -241,6 +277,11 @@ impl Default for SearchSettings {
             pairs: five(),
             counters: Vec::new(),
             seed: DEFAULT_SEARCH_SEED,
+            rounds: one(),
+            stop_after: None,
+            max_candidates: None,
+            max_agent_runs: None,
+            max_minutes: None,
         }
     }
 }

@@ -1,0 +1,195 @@
+//! Unit tests of `build_flags`: what it proposes from a build file and a history.
+
+use super::*;
+use crate::evidence::summary::Source;
+use crate::search::BRIEF_VERSION;
+
+fn brief(run: usize, history: Vec<HistoryEntry>) -> Brief {
+    Brief {
+        brief_version: BRIEF_VERSION,
+        objective: String::new(),
+        bottleneck: String::new(),
+        constraints: Vec::new(),
+        workload: "w".into(),
+        build: "make -s".into(),
+        build_cwd: "sub".into(),
+        test: Vec::new(),
+        scenarios: Vec::new(),
+        protected: Vec::new(),
+        config_files: Vec::new(),
+        search_seed: 1,
+        explanation_file: "EVO_EXPLANATION.md".into(),
+        round: 2,
+        rounds: 2,
+        run,
+        runs_per_round: 2,
+        parent: None,
+        history,
+    }
+}
+
+fn tried(name: &str, line: &str, status: Status, median: Option<f64>) -> HistoryEntry {
+    HistoryEntry {
+        index: 1,
+        name: name.into(),
+        source: Source::Agent,
+        round: 1,
+        parent: None,
+        status,
+        reason: String::new(),
+        screening_median: median,
+        screening_pairs: 3,
+        explanation: None,
+        patch: format!("--- a/sub/Makefile\n+++ b/sub/Makefile\n-CFLAGS ?= -O2\n+{line}\n"),
+        patch_truncated: false,
+    }
+}
+
+const MAKEFILE: &str =
+    "CC ?= cc\nCFLAGS ?= -O2\nCFLAGS += -std=c11\nprog: p.c\n\t$(CC) $(CFLAGS) -o prog p.c\n";
+
+fn tree(makefile: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("sub/Makefile"), makefile).unwrap();
+    dir
+}
+
+fn cflags(dir: &tempfile::TempDir) -> String {
+    let text = std::fs::read_to_string(dir.path().join("sub/Makefile")).unwrap();
+    text.lines().nth(1).unwrap().to_string()
+}
+
+#[test]
+fn the_first_round_proposes_one_step_per_run_in_order() {
+    for (run, want) in [
+        (1, "CFLAGS ?= -O3"),
+        (2, "CFLAGS ?= -O2 -march=native"),
+        (3, "CFLAGS ?= -O2 -flto"),
+    ] {
+        let dir = tree(MAKEFILE);
+        let p = propose(&brief(run, Vec::new()), dir.path()).unwrap();
+        assert!(matches!(p, Proposal::Changed { .. }), "{p:?}");
+        assert_eq!(cflags(&dir), want);
+        // Only the flags line changed.
+        let text = std::fs::read_to_string(dir.path().join("sub/Makefile")).unwrap();
+        assert!(text.ends_with("\t$(CC) $(CFLAGS) -o prog p.c\n"), "{text}");
+    }
+}
+
+#[test]
+fn later_rounds_build_on_what_gained_and_skip_what_was_tried_failed_or_lost() {
+    let history = vec![
+        tried("a", "CFLAGS ?= -O3", Status::Screened, Some(1.30)),
+        tried(
+            "b",
+            "CFLAGS ?= -O2 -march=native",
+            Status::Screened,
+            Some(0.95),
+        ),
+        tried("c", "CFLAGS ?= -O2 -flto", Status::BuildFailed, None),
+    ];
+    let dir = tree(MAKEFILE);
+    let p = propose(&brief(1, history.clone()), dir.path()).unwrap();
+    // -march=native lost time and -flto failed: on top of -O3, unrolling is what is left.
+    assert_eq!(cflags(&dir), "CFLAGS ?= -O3 -funroll-loops", "{p:?}");
+    let Proposal::Changed { explanation, .. } = p else {
+        panic!()
+    };
+    assert!(explanation.contains("1.300×"), "{explanation}");
+    // Without the history it would have proposed -O3 again.
+    let dir = tree(MAKEFILE);
+    propose(&brief(1, Vec::new()), dir.path()).unwrap();
+    assert_eq!(cflags(&dir), "CFLAGS ?= -O3");
+    // Once that is tried too, nothing is left: no change rather than a repeat.
+    let mut all = history;
+    all.push(tried(
+        "d",
+        "CFLAGS ?= -O3 -funroll-loops",
+        Status::Screened,
+        Some(1.31),
+    ));
+    let dir = tree(MAKEFILE);
+    let p = propose(&brief(1, all), dir.path()).unwrap();
+    assert!(matches!(p, Proposal::Nothing(_)), "{p:?}");
+    assert_eq!(cflags(&dir), "CFLAGS ?= -O2");
+}
+
+#[test]
+fn a_tree_that_already_holds_its_parent_adds_the_next_step_to_it() {
+    let dir = tree(&MAKEFILE.replace("-O2", "-O3"));
+    let mut b = brief(
+        1,
+        vec![tried("a", "CFLAGS ?= -O3", Status::Screened, Some(1.3))],
+    );
+    b.parent = Some(crate::search::Parent {
+        index: 1,
+        name: "a".into(),
+        screening_median: Some(1.3),
+    });
+    propose(&b, dir.path()).unwrap();
+    assert_eq!(cflags(&dir), "CFLAGS ?= -O3 -march=native");
+}
+
+#[test]
+fn a_compiler_command_without_cflags_gets_its_level_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+    std::fs::write(
+        dir.path().join("sub/build.sh"),
+        "#!/bin/sh\ncc -O2 -o p p.c -lm\n",
+    )
+    .unwrap();
+    propose(&brief(2, Vec::new()), dir.path()).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("sub/build.sh")).unwrap();
+    assert_eq!(text, "#!/bin/sh\ncc -O2 -march=native -o p p.c -lm\n");
+}
+
+#[test]
+fn a_cargo_build_gets_its_profile_set() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+    let manifest = "[package]\nname = \"x\"\n\n[profile.release]\ndebug = true\n";
+    std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
+    let mut b = brief(1, Vec::new());
+    b.build = "cargo build --release".into();
+    propose(&b, dir.path()).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap();
+    assert!(
+        text.contains("[profile.release]\nopt-level = 3\ndebug = true\n"),
+        "{text}"
+    );
+    // opt-level is there now: the third step still open is the CPU.
+    b.run = 3;
+    propose(&b, dir.path()).unwrap();
+    let config = std::fs::read_to_string(dir.path().join(".cargo/config.toml")).unwrap();
+    assert!(config.contains("target-cpu=native"), "{config}");
+}
+
+#[test]
+fn a_build_without_flags_is_left_alone() {
+    let dir = tree("all:\n\ttrue\n");
+    let p = propose(&brief(1, Vec::new()), dir.path()).unwrap();
+    assert!(matches!(p, Proposal::Nothing(_)), "{p:?}");
+}
+
+#[test]
+fn steps_that_are_neutral_alone_are_combined_next() {
+    // Neither -O3 nor -march=native gains alone (within screening's noise): the next round tries
+    // them together, the vectorizer's case.
+    let history = vec![
+        tried("a", "CFLAGS ?= -O3", Status::Screened, Some(0.99)),
+        tried(
+            "b",
+            "CFLAGS ?= -O2 -march=native",
+            Status::Screened,
+            Some(0.985),
+        ),
+    ];
+    let dir = tree(MAKEFILE);
+    propose(&brief(1, history.clone()), dir.path()).unwrap();
+    assert_eq!(cflags(&dir), "CFLAGS ?= -O3 -march=native");
+    let dir = tree(MAKEFILE);
+    propose(&brief(2, history), dir.path()).unwrap();
+    assert_eq!(cflags(&dir), "CFLAGS ?= -O3 -flto");
+}
