@@ -1,7 +1,7 @@
 //! Every integration test of evo, in one test binary: each former `tests/NAME.rs` is the module
 //! `NAME` here, and `util` holds the helpers they share. One binary links the crate once, where
 //! one per file linked it forty times, and a new test file is one more `mod` line below
-//! (`layering::every_test_file_is_a_module_of_the_one_test_binary` checks none is forgotten).
+//! (`suite` checks that none is forgotten).
 //!
 //! The tests run on threads of this one process: none may set a variable of the process's
 //! environment or its working directory (a child `Command` is given what it needs instead).
@@ -44,6 +44,7 @@ mod runner_real;
 mod slurm_client;
 mod spec_files;
 mod stats_props;
+mod suite;
 mod terminal_confirm;
 mod tree_apply;
 mod tree_inspect;
