@@ -847,7 +847,8 @@ fn the_c_campaign_survives_ctrl_c_a_killed_job_a_requeue_and_a_killed_coordinato
     lines.until(|events| events.iter().any(|e| is(e, "job_started")));
     let out = job_folder(&run, second).join("out");
     let writing = Instant::now();
-    while std::fs::read_dir(&out).unwrap().count() == 0 {
+    // The job's script makes the folder afresh (`rm -rf`, `mkdir`): until then it is absent.
+    while std::fs::read_dir(&out).map_or(0, |d| d.count()) == 0 {
         assert!(
             writing.elapsed() < Duration::from_secs(120),
             "nothing in {out:?}"
