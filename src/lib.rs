@@ -5,7 +5,7 @@
 //! turns runs into figures and gates, `bench`, `confirm` and `campaign` drive the comparisons and
 //! fill the evidence model (`evidence`), which `receipt` signs and re-derives and `report`
 //! renders; `app` wires the command line (`cli`) to all of it. The layers and the one direction
-//! data flows between them are in docs/design.md §1.2 (checked by `tests/layering.rs`).
+//! data flows between them are in docs/design.md §1.2 (checked by `tests/it/layering.rs`).
 
 pub mod app;
 pub mod bench;

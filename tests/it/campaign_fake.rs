@@ -1,0 +1,314 @@
+//! `evo campaign run`'s whole pipeline (`campaign::run_campaign`) on a seeded fake runner: real
+//! trees and patches, scripted builds, checks and timed runs. Which candidate is refused, fails,
+//! is screened and is confirmed is then exact, where real timing leaves a chance inconclusive.
+
+use crate::util;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use evo::campaign::{self, CampaignOptions};
+use evo::host::Hold;
+use evo::measure::fake::{FakeBehavior, FakeRunner};
+use evo::measure::runner::RunSpec;
+use evo::spec::modes::SandboxMode;
+use serde_json::Value;
+use util::{patch_by_editing, write};
+
+const WORKLOAD: &str = r#"{
+  "name": "tiny",
+  "build": { "command": "make prog" },
+  "test": { "command": "make test" },
+  "scenarios": [
+    { "name": "main", "role": "training", "run": "./prog run {seed}",
+      "check": "./prog check {seed}", "compare": "exact", "deterministic_output": true }
+  ],
+  "protected": ["bench/**"]
+}"#;
+
+const HOLDOUTS: &str = r#"{ "scenarios": [
+  { "name": "other", "role": "holdout", "run": "./prog holdout {seed}",
+    "check": "./prog check {seed}", "compare": "exact", "deterministic_output": true }
+] }"#;
+
+/// Whether the tree a run works in holds `text` in its program: the fake's runs behave as the
+/// patch made them, in the search's trees and in the confirmation's alike.
+fn holds(spec: &RunSpec, text: &str) -> bool {
+    let program = spec.cwd.as_ref().map(|cwd| cwd.join("prog.sh"));
+    program
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .is_some_and(|t| t.contains(text))
+}
+
+fn rule(
+    command: &'static str,
+    program: &'static str,
+) -> impl Fn(&RunSpec) -> bool + Send + Sync + 'static {
+    move |s: &RunSpec| s.command.starts_with(command) && holds(s, program)
+}
+
+fn noisy(mean_s: f64) -> FakeBehavior {
+    FakeBehavior::Noisy {
+        mean_s,
+        rel_sd: 0.01,
+    }
+}
+
+/// The script: `broken` does not build, `wrong` prints another result, `fast` runs in 80% of
+/// the baseline's time, `slower` in 125%.
+fn fake() -> FakeRunner {
+    script(FakeRunner::new(5))
+}
+
+/// The rules of [`fake`] after those `first` already has.
+fn script(first: FakeRunner) -> FakeRunner {
+    let broken = FakeBehavior::Fails {
+        code: 2,
+        stderr: "syntax error\n".into(),
+    };
+    let any = |command: &'static str| move |s: &RunSpec| s.command.starts_with(command);
+    first
+        .when(rule("make prog", "echo broken"), broken)
+        .when(any("make "), FakeBehavior::Prints(String::new()))
+        .when(
+            rule("./prog check", "echo wrong"),
+            FakeBehavior::Prints("43\n".into()),
+        )
+        .when(any("./prog check"), FakeBehavior::Prints("42\n".into()))
+        .when(rule("./prog ", "echo fast"), noisy(0.8))
+        .when(rule("./prog ", "echo slower"), noisy(1.25))
+        .when(any("./prog "), noisy(1.0))
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    camp: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        write(&repo.join("prog.sh"), "#!/bin/sh\necho slow\n");
+        write(&repo.join("Makefile"), "prog:\n\tcp prog.sh prog\n");
+        write(
+            &repo.join("bench/run.sh"),
+            "#!/bin/sh\nexec ./prog \"$@\"\n",
+        );
+        util::git(&repo, &["init", "-q"]);
+        util::git(&repo, &["add", "-A"]);
+        util::git(&repo, &["commit", "-q", "-m", "baseline"]);
+        let camp = dir.path().join("camp");
+        let mut candidates = Vec::new();
+        for (name, file, old, new) in [
+            ("slower", "prog.sh", "echo slow", "echo slower"),
+            ("wrong", "prog.sh", "echo slow", "echo wrong"),
+            ("harness", "bench/run.sh", "exec ./prog", "exec nice ./prog"),
+            ("broken", "prog.sh", "echo slow", "echo broken"),
+            ("fast", "prog.sh", "echo slow", "echo fast"),
+            // Screening's copy of the lane probes gate (review #25.4).
+            (
+                "probe",
+                "prog.sh",
+                "echo slow",
+                "echo fast # RUNNING_ON_VALGRIND",
+            ),
+        ] {
+            let diff = patch_by_editing(&repo, &[(file, old, new)]);
+            write(&camp.join(format!("{name}.patch")), &diff);
+            candidates.push(format!(
+                r#"{{ "name": "{name}", "patch": "{name}.patch" }}"#
+            ));
+        }
+        // A file make reads before the declared Makefile (review #25.3).
+        write(
+            &camp.join("gnumakefile.patch"),
+            "diff --git a/GNUmakefile b/GNUmakefile\nnew file mode 100644\nindex 0000000..1111111\n\
+             --- /dev/null\n+++ b/GNUmakefile\n@@ -0,0 +1,2 @@\n+prog:\n+\tcp prog.sh prog\n",
+        );
+        candidates.push(r#"{ "name": "gnumakefile", "patch": "gnumakefile.patch" }"#.into());
+        write(&camp.join("workload.json"), WORKLOAD);
+        write(&camp.join("holdouts.json"), HOLDOUTS);
+        evo::receipt::keys::write_new_pair(&camp.join("key")).unwrap();
+        let campaign = format!(
+            r#"{{ "name": "tiny", "repo": "../repo", "baseline": "main",
+  "workload": "workload.json", "holdouts": "holdouts.json", "candidates": [{}],
+  "search": {{ "pairs": 5 }},
+  "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": 1, "quiet_wait_s": 0 }},
+  "key": "key/{}", "output": "receipts" }}"#,
+            candidates.join(", "),
+            evo::receipt::keys::PRIVATE_KEY_FILE
+        );
+        write(&camp.join("campaign.json"), &campaign);
+        Fixture { _dir: dir, camp }
+    }
+}
+
+fn row<'a>(summary: &'a Value, name: &str) -> &'a Value {
+    (summary["rows"].as_array().unwrap().iter())
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no row {name} in {summary:#}"))
+}
+
+#[test]
+fn every_candidate_gets_its_exact_status_and_only_the_fast_one_is_confirmed() {
+    let fx = Fixture::new();
+    let plan = evo::plan::campaign_plan(&fx.camp.join("campaign.json")).unwrap();
+    let opts = CampaignOptions {
+        sandbox: Some(SandboxMode::Off),
+        ..CampaignOptions::new(
+            Arc::new(fake()),
+            Hold::External("a test's own repository".into()),
+        )
+    };
+    let done = campaign::run_campaign(&plan, &opts, &mut |_| {}).unwrap();
+    let s = serde_json::to_value(&done.summary).unwrap();
+    let statuses: Vec<(&str, &str)> = (s["rows"].as_array().unwrap().iter())
+        .map(|r| (r["name"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("slower", "screened"),
+            ("wrong", "differential_mismatch"),
+            ("harness", "refused"),
+            ("broken", "build_failed"),
+            ("fast", "confirmed"),
+            ("probe", "refused"),
+            ("gnumakefile", "refused"),
+        ],
+        "{s:#}"
+    );
+    let reason = |name| row(&s, name)["reason"].as_str().unwrap().to_string();
+    assert!(reason("harness").contains("bench/run.sh"), "{s:#}");
+    assert!(
+        reason("probe").starts_with("lane probes: ") && reason("probe").contains("prog.sh:2"),
+        "{s:#}"
+    );
+    assert!(
+        reason("gnumakefile").contains("make reads by itself"),
+        "{s:#}"
+    );
+    assert!(reason("broken").contains("syntax error"), "{s:#}");
+    assert!(reason("wrong").contains("+43"), "{s:#}");
+    // A differing check output is told as a confirmation's differential gate tells it: one engine.
+    assert!(
+        reason("wrong").starts_with("scenario `main` (differential): "),
+        "{s:#}"
+    );
+    let fast = row(&s, "fast");
+    assert_eq!(s["accepted"], fast["index"]);
+    assert_eq!(s["candidates_tried"], 7);
+    assert_eq!(fast["screening_pairs"], 5);
+    assert_eq!(fast["confirmation_verdict"], "accepted");
+    assert_eq!(fast["confirmation_tier"], "tested", "{fast:#}");
+    let screened = fast["screening_median"].as_f64().unwrap();
+    assert!((screened - 1.25).abs() < 0.03, "{fast:#}");
+    assert!(row(&s, "slower")["screening_median"].as_f64().unwrap() < 0.85);
+    assert!(row(&s, "slower")["confirmation_verdict"].is_null());
+    // The accepted confirmation's receipt lies in the campaign's run directory.
+    let receipt = (done.run_dir)
+        .join(fast["confirmation_run_dir"].as_str().unwrap())
+        .join(evo::receipt::RECEIPT_FILE);
+    assert!(receipt.is_file(), "{}", receipt.display());
+}
+
+/// Stops once the fake has made `runs` timed runs of the training scenario.
+struct AfterTimedRuns {
+    fake: FakeRunner,
+    runs: usize,
+}
+
+impl evo::host::StopCondition for AfterTimedRuns {
+    fn requested(&self) -> bool {
+        let calls = self.fake.calls();
+        calls.iter().filter(|c| c.starts_with("./prog run")).count() >= self.runs
+    }
+}
+
+#[test]
+fn a_stop_of_the_callers_own_ends_the_campaign_resumably_and_the_resumed_run_finishes() {
+    let fx = Fixture::new();
+    let plan = evo::plan::campaign_plan(&fx.camp.join("campaign.json")).unwrap();
+    let hold = || Hold::External("a test's own repository".into());
+    let stopping = fake();
+    let opts = CampaignOptions {
+        sandbox: Some(SandboxMode::Off),
+        stop: evo::host::Stop::new(AfterTimedRuns {
+            fake: stopping.clone(),
+            runs: 4,
+        }),
+        ..CampaignOptions::new(Arc::new(stopping.clone()), hold())
+    };
+    let mut started = None;
+    let err = campaign::run_campaign(&plan, &opts, &mut |e| {
+        if let campaign::CampaignEvent::Started { run_id, .. } = e {
+            started = Some(run_id);
+        }
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, evo::pipeline::PipelineError::Interrupted(_)),
+        "{err}"
+    );
+    assert_eq!(err.exit_code(), evo::exit_codes::INTERRUPTED);
+    assert!(err.to_string().contains("--resume"), "{err}");
+    let timed = (stopping.calls().iter())
+        .filter(|c| c.starts_with("./prog run"))
+        .count();
+    assert_eq!(timed, 4);
+    assert!(!evo::interrupt::requested());
+    let run_id = started.unwrap();
+    let journal = fx.camp.join("receipts").join(&run_id).join("journal.jsonl");
+    let lines = std::fs::read_to_string(&journal).unwrap();
+    let last: Value = serde_json::from_str(lines.lines().last().unwrap()).unwrap();
+    assert_eq!(last["entry"], "interrupted", "{lines}");
+
+    // Resumed with a stop that never fires, it finishes as an uninterrupted campaign would.
+    let opts = CampaignOptions {
+        resume: Some(run_id),
+        sandbox: Some(SandboxMode::Off),
+        ..CampaignOptions::new(Arc::new(fake()), hold())
+    };
+    let done = campaign::run_campaign(&plan, &opts, &mut |_| {}).unwrap();
+    let s = serde_json::to_value(&done.summary).unwrap();
+    let fast = row(&s, "fast");
+    assert_eq!(fast["status"], "confirmed", "{s:#}");
+    assert_eq!(fast["screening_pairs"], 5, "{fast:#}");
+    assert_eq!(row(&s, "slower")["screening_pairs"], 5, "{s:#}");
+}
+
+#[test]
+fn a_baseline_that_fails_only_in_the_confirmation_says_so_once() {
+    let fx = Fixture::new();
+    let plan = evo::plan::campaign_plan(&fx.camp.join("campaign.json")).unwrap();
+    // The baseline's tests pass in the search and fail in the confirmation's fresh trees.
+    let confirmation_baseline_test = |s: &RunSpec| {
+        let cwd = s.cwd.as_ref().map(|c| c.to_string_lossy().into_owned());
+        s.command.starts_with("make test")
+            && cwd.is_some_and(|c| c.contains("evo-trees-") && c.contains("/baseline"))
+    };
+    let flaky = FakeBehavior::Fails {
+        code: 1,
+        stderr: "flaky test\n".into(),
+    };
+    let runner = script(FakeRunner::new(5).when(confirmation_baseline_test, flaky));
+    let opts = CampaignOptions {
+        sandbox: Some(SandboxMode::Off),
+        ..CampaignOptions::new(
+            Arc::new(runner),
+            Hold::External("a test's own repository".into()),
+        )
+    };
+    let Err(e) = campaign::run_campaign(&plan, &opts, &mut |_| {}) else {
+        panic!("the campaign went on past a baseline that fails");
+    };
+    let message = e.to_string();
+    assert_eq!(e.exit_code(), evo::exit_codes::USAGE_ERROR, "{message}");
+    assert_eq!(
+        message.matches("the baseline itself fails").count(),
+        1,
+        "{message}"
+    );
+    assert!(message.contains("flaky test"), "{message}");
+}
