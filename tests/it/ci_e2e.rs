@@ -217,7 +217,8 @@ fn the_key_from_the_environment_signs_is_written_nowhere_and_no_candidate_sees_i
         text(&out)
     );
     assert!(
-        stdout.contains("--key signing.pub.pem --recompute")
+        stdout.contains("--key signing.pub.pem --require ")
+            && stdout.contains(" --recompute\n")
             && stdout.contains(&format!("the public key of {id}")),
         "{}",
         text(&out)

@@ -800,3 +800,49 @@ fn a_scenario_stopped_at_its_warmups_recomputes_and_one_without_cause_does_not()
         "{found:?}"
     );
 }
+
+/// Rules 4: a training comparison stops at the first look of the sequential rule that decides,
+/// and `--recompute` holds it to that stop: a run cut short before it, or one that went on
+/// past it (extra pairs appended, as a candidate's author fishing for a better median would),
+/// does not follow from its own rule.
+#[test]
+fn a_training_run_stops_at_its_first_deciding_look_and_recompute_holds_it_there() {
+    let settings = r#"{ "pairs": 9, "max_pairs": 400, "aa_pairs": 11, "quiet_wait_s": 0 }"#;
+    let fx = Fixture::configured(
+        WORKLOAD,
+        true,
+        &[("prog.sh", "echo slow", "echo fast")],
+        settings,
+    );
+    let done = fx.confirm(two_percent_noise());
+    let r = &done.result;
+    let training = &r["scenarios"][0];
+    let pairs = training["pairs"].as_array().unwrap().len();
+    let stop = &training["training"]["sequential"]["stop"];
+    assert_eq!(stop["decision"], "accepted", "{stop:#}");
+    assert_eq!(stop["pairs"].as_u64(), Some(pairs as u64));
+    // A 25% gain at 2% noise is decided long before the cap of 400.
+    assert!(pairs < 40, "{pairs}");
+    assert_eq!(training["training"]["plan"]["planned"], 400);
+    assert_eq!(recompute(r), Vec::<String>::new());
+
+    let mut short = r.clone();
+    short["scenarios"][0]["pairs"].as_array_mut().unwrap().pop();
+    let found = recompute(&short);
+    assert!(
+        found.contains(&"scenarios[0].pairs".to_string()),
+        "{found:?}"
+    );
+    let mut long = r.clone();
+    let more = long["scenarios"][0]["pairs"].as_array_mut().unwrap();
+    for _ in 0..3 {
+        let mut extra = more[0].clone();
+        extra["index"] = more.len().into();
+        more.push(extra);
+    }
+    let found = recompute(&long);
+    assert!(
+        found.contains(&"scenarios[0].pairs".to_string()),
+        "{found:?}"
+    );
+}
