@@ -17,12 +17,9 @@ fn pct(fraction: f64) -> String {
     format!("{:.1}%", 100.0 * fraction)
 }
 
+/// Seconds under 90 as seconds, longer spans in minutes (the evidence's own wording).
 fn duration(seconds: f64) -> String {
-    if seconds >= 90.0 {
-        format!("{:.1} min", seconds / 60.0)
-    } else {
-        format!("{seconds:.0} s")
-    }
+    crate::evidence::figures::span(seconds)
 }
 
 /// The announcement of the comparison's pair count, printed before its first run (a training
@@ -48,11 +45,9 @@ pub fn pairs_planned_line(p: &PairsPlanned) -> String {
             )
         };
         return format!(
-            "comparison: up to {} pairs, about {} of runs, stopping at the first look that \
-             decides (A/A noise σ {:.2}% per pair); this machine resolves a gain of at least {} \
-             in {}; {null}",
+            "comparison: up to {} pairs, stopping at the first look that decides (A/A noise σ \
+             {:.2}% per pair); this machine resolves a gain of at least {} in {} of runs; {null}",
             p.planned,
-            duration(p.estimated_s),
             100.0 * p.sigma,
             pct(gain),
             duration(p.estimated_s)
