@@ -586,10 +586,15 @@ pub fn holdout_plan(
     })
 }
 
-/// The wall time of one pair at the pace of these warmup runs (two runs make a pair).
+/// The wall time of one pair at the pace of the baseline's warmup runs (two runs make a pair).
+/// Only the baseline's: a candidate that ran its warmups slowly would otherwise shrink its own
+/// holdout's budgeted pairs, and with them the holdout's chance to show it slower.
 pub fn warmup_seconds_per_pair(warmups: &[WarmupRun]) -> f64 {
-    let total: f64 = warmups.iter().map(|w| w.run.wall_s).sum();
-    2.0 * total / warmups.len().max(1) as f64
+    let baseline: Vec<f64> = (warmups.iter())
+        .filter(|w| w.arm == crate::measure::record::Arm::Baseline)
+        .map(|w| w.run.wall_s)
+        .collect();
+    2.0 * baseline.iter().sum::<f64>() / baseline.len().max(1) as f64
 }
 
 /// Whether the two runs of every warmup round and pair (same seed) printed the same bytes.
@@ -600,6 +605,23 @@ pub fn outputs_consistent(warmups: &[WarmupRun], aa: &[Pair], pairs: &[Pair]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A candidate cannot buy its holdout fewer pairs by running its warmups slowly: the pace
+    /// that turns the budget into pairs is the baseline's.
+    #[test]
+    fn a_slow_candidate_warmup_does_not_shrink_the_holdouts_budgeted_pairs() {
+        use crate::measure::record::{Arm, Purpose, RunRecord};
+        let warmup = |arm, wall_s| WarmupRun {
+            arm,
+            purpose: Purpose::Warmup,
+            run: RunRecord::exited_ok(wall_s),
+            seed: None,
+        };
+        let honest = [warmup(Arm::Candidate, 1.0), warmup(Arm::Baseline, 1.0)];
+        let stalling = [warmup(Arm::Candidate, 100.0), warmup(Arm::Baseline, 1.0)];
+        assert_eq!(warmup_seconds_per_pair(&honest), 2.0);
+        assert_eq!(warmup_seconds_per_pair(&stalling), 2.0);
+    }
 
     #[test]
     fn a_verdict_in_words_is_the_word_scripts_read_in_json() {
