@@ -603,9 +603,12 @@ fn screening_jobs_that_start_together_keep_a_folder_each() {
     for folder in &folders {
         assert!(run.join(folder).join("journal.jsonl").is_file(), "{folder}");
     }
+    // Each job's result reached the coordinator: a lost one leaves its candidate without the
+    // campaign's 3 screening pairs. (The confirmation's own verdict is not this test's concern:
+    // a loaded machine may leave it undecided.)
     let summary = summary(&run);
     for row in summary["rows"].as_array().unwrap() {
-        assert_ne!(row["status"], "inconclusive", "{summary:#}");
+        assert_eq!(row["screening_pairs"], 3, "{summary:#}");
     }
 }
 
