@@ -1,6 +1,6 @@
 //! evo's exit codes, in one place, so scripts can branch on a verdict.
 //!
-//! The README documents the same table; `--help` prints it from [`ALL`].
+//! docs/reference.md ("Exit codes") documents the same table; `--help` prints it from [`ALL`].
 
 /// The candidate is accepted: it is faster, beyond noise, by at least the practical threshold.
 pub const ACCEPTED: i32 = 0;

@@ -4,7 +4,8 @@
 //! does.
 //!
 //! Shared by the calibration benchmark (`EVO_CALIB_MODE=simulated`) and the seeded false-accept
-//! test in `tests/it/stats_props.rs`, so the figure in the README and the test measure one thing.
+//! test in `tests/it/stats_props.rs`, so the figure in docs/calibration.md and the test measure one
+//! thing.
 //! Nothing here prints.
 
 use evo::stats::{self, BenchVerdict, CapSettings, Ratios};

@@ -1,6 +1,6 @@
 #!/bin/sh
-# A real command-line coding agent as a campaign's `agent.command` (README "Search rounds and
-# agents"). evo runs this in a fresh tree of the baseline (or of the best candidate so far, with
+# A real command-line coding agent as a campaign's `agent.command` (docs/search.md, "A real coding
+# agent"). evo runs this in a fresh tree of the baseline (or of the best candidate so far, with
 # "base": "best"), the brief as JSON on stdin, inside its sandbox with the network and only the
 # variables the campaign names in `agent.pass_env`. Whatever the agent leaves changed in the tree
 # is the candidate; EVO_EXPLANATION.md at the tree root is its stated reason.

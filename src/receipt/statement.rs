@@ -14,7 +14,7 @@ pub use crate::receipt::seal::{SEALED, SealKey, seal_holdouts};
 
 /// The in-toto Statement type.
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
-/// evo's predicate type: a `ConfirmResult` with sealed holdouts (see the README, "Receipts").
+/// evo's predicate type: a `ConfirmResult` with sealed holdouts (docs/security.md, "Receipts").
 ///
 /// An identifier, not a URL to fetch; `v1` changes only when a field changes meaning.
 pub const PREDICATE_TYPE: &str = "https://evo.dev/validation/v1";

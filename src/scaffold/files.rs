@@ -259,7 +259,7 @@ pub fn starter_files(input: &StarterInput) -> StarterFiles {
             "make the timed command take `{{seed}}` (scenarios[0].run in {WORKLOAD_FILE}) and \
              derive its inputs from it: without a fresh seed in every pair, a result one run \
              stored for the next cannot be told from one it computed, and no confirmation \
-             reaches tier `tested` (README: \"Writing a workload evo can trust\")"
+             reaches tier `tested` (docs/workloads.md in evo's repository)"
         ));
     }
     let scenario = ScenarioFile {

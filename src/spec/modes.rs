@@ -35,7 +35,8 @@ pub enum SandboxMode {
 /// back and run on one CPU more than the baseline, which keeps to the split. Until the sandbox
 /// enforces the mask, the split is for trusted candidates only (`split`), and it bought nothing
 /// measurable anyway: on the 2-core machine kind this project measured (`scripts/noise-measures`,
-/// README) it did not lower the trainer's per-pair noise, quiet or loaded.
+/// docs/calibration.md, "What each noise measure buys") it did not lower the trainer's per-pair
+/// noise, quiet or loaded.
 #[derive(
     Debug,
     Clone,
