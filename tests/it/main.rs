@@ -11,6 +11,7 @@ mod util;
 mod bench_fake;
 mod campaign_e2e;
 mod campaign_fake;
+mod campaign_plan;
 mod check_outputs;
 mod ci_e2e;
 mod ci_workflow;
