@@ -17,6 +17,7 @@ mod ci_e2e;
 mod ci_workflow;
 mod cli_bench;
 mod cli_docs;
+mod confirm_budget;
 mod confirm_e2e;
 mod confirm_fake;
 mod confirm_inputs;
