@@ -51,7 +51,7 @@ pub fn outline(plan: &CampaignPlan) -> Outline {
     });
     stages.push(StageOutline {
         name: "candidate checks".into(),
-        detail: format!("each candidate: patch safety, apply, build, tests, differential{fleet}"),
+        detail: format!("patch safety, apply, build, tests, differential{fleet}"),
         minutes: None,
         budget_minutes: None,
         limit: steps,
@@ -60,7 +60,7 @@ pub fn outline(plan: &CampaignPlan) -> Outline {
     stages.push(StageOutline {
         name: "screening".into(),
         detail: format!(
-            "each checked candidate: 1 warmup per arm and {} pair(s) on `{}`{fleet}",
+            "1 warmup per arm and {} pair(s) on `{}` per candidate{fleet}",
             spec.search.pairs.get(),
             first.map_or("", |s| s.name.as_str())
         ),
@@ -101,8 +101,7 @@ fn agent_stage(a: &AgentOutline, max_minutes: Option<usize>) -> StageOutline {
         Some(b) if b < all_runs => (
             b,
             format!(
-                "search.max_minutes {}: no agent run starts after it, and the last stops at \
-                 agent.timeout_s {} s",
+                "no run starts after search.max_minutes {}, the last stops at agent.timeout_s {} s",
                 max_minutes.unwrap_or_default(),
                 a.timeout_s
             ),
@@ -115,7 +114,7 @@ fn agent_stage(a: &AgentOutline, max_minutes: Option<usize>) -> StageOutline {
     StageOutline {
         name: "agent runs".into(),
         detail: format!(
-            "{} per round in fresh trees, each round checked and screened before the next",
+            "{} per round in fresh trees, each round screened before the next",
             a.runs_per_round
         ),
         minutes: Some(minutes),
@@ -140,23 +139,20 @@ fn confirm_stage(
     };
     let holdout_text = match holdouts {
         0 => "no holdouts".to_string(),
-        n => format!("then {n} sealed holdout(s) of {range} pairs each"),
+        n => format!("{n} sealed holdout(s) of {range} pairs"),
     };
     let detail = format!(
-        "the top {} by screening median{fleet}: fresh builds, tests, differential, then on each of \
-         {training} training scenario(s) {} warmup(s) per arm, {} A/A pairs and {range} pairs \
-         (stopping when decided); {holdout_text}",
+        "top {}{fleet}: fresh builds and checks, then per training scenario ({training}) {} A/A + \
+         {range} pairs, stopping when decided; {holdout_text}",
         c.top.get(),
-        c.warmup.get(),
         c.aa_pairs.get(),
     );
     let (budget_minutes, limit) = match c.max_minutes {
         Some(m) => (
             Some(m.get() * c.top.get() as f64),
             format!(
-                "confirm.max_minutes {} per confirmation for its timed pairs; a scenario never \
-                 gets fewer than confirm.pairs {pairs}, and builds, warmups and A/A pairs are \
-                 outside it",
+                "confirm.max_minutes {} each, for timed pairs only; never fewer than {pairs} pairs \
+                 a scenario",
                 m.get()
             ),
         ),
