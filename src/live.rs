@@ -248,6 +248,14 @@ impl Live {
                 self.stage(&name, candidate.map(candidate_name));
             }
             CampaignEvent::Expect { runs } => self.expect_runs(runs),
+            CampaignEvent::Plan(outline) => match self {
+                Live::Terminal(p, _) => {
+                    for line in crate::report::outline::lines(&outline) {
+                        p.line(&line);
+                    }
+                }
+                Live::Json(s) => s.emit(Body::Plan(outline)),
+            },
             CampaignEvent::Candidate {
                 index,
                 name,

@@ -13,6 +13,7 @@ mod confirmation;
 mod fleet;
 mod fleet_screen;
 pub mod journal;
+pub mod outline;
 mod rounds;
 mod screen;
 mod screen_job;
@@ -83,6 +84,8 @@ pub enum CampaignEvent {
         run_id: String,
         run_dir: PathBuf,
     },
+    /// The whole plan, from the spec alone, before the first build (new or resumed run).
+    Plan(crate::report::outline::Outline),
     /// A stage begins (and the previous one has ended), for one candidate or for the campaign.
     Stage {
         name: String,
@@ -233,6 +236,7 @@ pub fn run_campaign(
         run_id: run.run_dir.id.clone(),
         run_dir: run.run_dir.path.clone(),
     });
+    (run.on_event)(CampaignEvent::Plan(outline::outline(plan)));
     if run.state.run_id.is_none() {
         run.record(Entry::Started {
             run_id: run.run_dir.id.clone(),

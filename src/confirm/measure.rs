@@ -6,6 +6,7 @@
 //! holdout pairs run in a balanced random order whose seed is recorded with the scenario.
 
 use crate::bench::{self, BenchError, BenchPlan};
+use crate::evidence::budget::{self, BudgetConfig, Share};
 use crate::evidence::figures::BenchSettings;
 use crate::evidence::replay::{ReplayCheck, TimedCompare};
 use crate::measure::record::{Arm, Order, WarmupRun};
@@ -80,13 +81,29 @@ impl Run<'_> {
         self.measure_config_lane()
     }
 
-    /// One scenario's share of `confirm.max_minutes`, in seconds: the budget split evenly among
-    /// the training scenarios and holdouts.
-    fn budget_share(&self) -> Option<f64> {
-        let scenarios = self.plan.campaign.workload.scenarios.len()
-            + (self.plan.campaign.holdouts.as_ref()).map_or(0, |h| h.holdouts.scenarios.len());
-        let budget = self.plan.settings().budget_s()?;
-        Some(budget / scenarios.max(1) as f64)
+    /// What `confirm.max_minutes` is split from (docs/design.md §3.6), if there is a budget: the
+    /// training scenarios get it less a reserve for the holdouts, the holdouts what is left.
+    fn budget_config(&self) -> Option<BudgetConfig> {
+        let campaign = &self.plan.campaign;
+        Some(BudgetConfig {
+            total_s: self.plan.settings().budget_s()?,
+            training: (campaign.workload.scenarios.iter())
+                .filter(|s| s.role == Role::Training)
+                .count(),
+            holdouts: (campaign.holdouts.as_ref()).map_or(0, |h| h.holdouts.scenarios.len()),
+            pairs: self.plan.settings().pairs.get(),
+        })
+    }
+
+    /// The next scenario's share of the budget, after the scenarios measured so far.
+    fn budget_share(&self, role: Role, warmups: &[WarmupRun]) -> Option<Share> {
+        let config = self.budget_config()?;
+        Some(budget::share(
+            &config,
+            &self.result.scenarios,
+            role,
+            warmups,
+        ))
     }
 
     /// The runs of the measuring stage at the configured pair counts (the A/A runs may plan more
@@ -303,6 +320,7 @@ impl Run<'_> {
             Err(flow) => return Ok(flow),
         };
         let set = self.plan.settings();
+        let share = self.budget_share(Role::Training, &warmups);
         let again = match self.trees.baseline_again.as_ref() {
             Some(t) => Some(self.timed_spec(s, TreeLabel::BaselineAgain, t)?),
             None => None,
@@ -316,7 +334,7 @@ impl Run<'_> {
             settings: BenchSettings {
                 pairs: set.pairs.get(),
                 max_pairs: set.max_pairs(),
-                budget_s: self.budget_share(),
+                budget_s: share.map(|s| s.budget_s),
                 aa_pairs: set.aa_pairs.get(),
                 // Already done above, where a differing timed output can stop early.
                 warmup: 0,
@@ -356,6 +374,7 @@ impl Run<'_> {
         if let Some(plan) = figures.plan.as_mut() {
             // The warmups ran above, outside the bench; record the configured count.
             plan.warmups = self.plan.settings().warmup.get();
+            plan.budget_split = share.map(|s| s.split);
         }
         result.training = Some(figures);
         let flow = self.check_timed_output(s, &mut result);
@@ -382,11 +401,13 @@ impl Run<'_> {
             Err(flow) => return Ok(flow),
         };
         let set = self.plan.settings();
+        let share = self.budget_share(Role::Holdout, &warmups);
         let counts = HoldoutCounts {
             pairs: set.pairs.get(),
             max_pairs: set.max_pairs(),
             warmups: set.warmup.get(),
-            budget_s: self.budget_share(),
+            budget_s: share.map(|s| s.budget_s),
+            budget_split: share.map(|s| s.split),
         };
         let Some(plan) = holdout_plan(&self.result.scenarios, counts, &warmups) else {
             return Err(PipelineError::Internal(

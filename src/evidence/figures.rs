@@ -116,9 +116,13 @@ pub struct PlanRecord {
     /// Configured: the target effect of rules 2 and 3; recorded, decides nothing.
     #[serde(default)]
     pub target_effect: f64,
-    /// Configured: the comparison's share of the time budget, in seconds of runs.
+    /// The comparison's share of the time budget, in seconds of pairs (`budget_split` says how
+    /// it was made; without one, as configured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_s: Option<f64>,
+    /// How a confirmation's budget was split to give `budget_s` (docs/design.md §3.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_split: Option<super::budget::BudgetSplit>,
     /// Pairs by which a true null is ruled out at the minimum effect 80% of the time, at the
     /// upper bound on the A/A noise (`sigma_upper`; normal approximation).
     pub needed: usize,
@@ -318,6 +322,7 @@ pub fn figures(
             min_effect: settings.min_effect,
             target_effect: settings.target_effect,
             budget_s: settings.budget_s,
+            budget_split: None,
             needed: plan.resolution.null_pairs,
             planned: plan.cap,
             resolves_gain: plan.resolution.gain,

@@ -8,6 +8,7 @@
 //! its steps; `verdict` the pure rules from gates to tier and verdict; `summary` the end of a
 //! campaign in one table.
 
+pub mod budget;
 pub mod figures;
 pub mod names;
 pub mod replay;

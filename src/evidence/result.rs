@@ -238,9 +238,13 @@ pub struct HoldoutPlan {
     /// Pairs run: `needed` within `[pairs, max(pairs, max_pairs)]`, lowered to what `budget_s`
     /// holds at the holdout's warmup pace (never below `pairs`).
     pub planned: usize,
-    /// Configured: the holdout's share of `confirm.max_minutes`, in seconds of runs.
+    /// The holdout's share of `confirm.max_minutes`, in seconds of pairs: what the budget had
+    /// left when the scenarios before it were done (`budget_split`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_s: Option<f64>,
+    /// How the confirmation's budget was split to give `budget_s` (docs/design.md §3.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_split: Option<super::budget::BudgetSplit>,
 }
 
 /// What bounds a holdout's pairs besides the noise: the configured counts and its time budget.
@@ -249,8 +253,10 @@ pub struct HoldoutCounts {
     pub pairs: usize,
     pub max_pairs: usize,
     pub warmups: usize,
-    /// The holdout's share of the time budget, in seconds of runs.
+    /// The holdout's share of the time budget, in seconds of pairs.
     pub budget_s: Option<f64>,
+    /// How that share was made.
+    pub budget_split: Option<super::budget::BudgetSplit>,
 }
 
 /// The measurement of one scenario (training: with A/A and the training gate; holdout: pairs).
@@ -563,6 +569,7 @@ pub fn holdout_plan(
         max_pairs,
         warmups,
         budget_s,
+        budget_split,
     } = counts;
     let sigma = holdout_sigma(scenarios)?;
     let plan = stats::plan_holdout_pairs(sigma, stats::HOLDOUT_TOLERANCE, pairs, max_pairs);
@@ -583,6 +590,7 @@ pub fn holdout_plan(
         needed: plan.needed,
         planned: plan.planned.min(cap),
         budget_s,
+        budget_split,
     })
 }
 

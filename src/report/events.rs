@@ -82,6 +82,10 @@ pub enum Body {
         estimated_s: f64,
         needed_s: f64,
     },
+    /// A campaign's whole plan, from its spec alone, before its first build (also on
+    /// `--resume`): the candidates, the stages and the minutes each may take (docs/design.md
+    /// §2.3.1).
+    Plan(crate::report::outline::Outline),
     /// A campaign candidate reached a status.
     Candidate { status: String, reason: String },
     /// A campaign's agent run is about to start (docs/design.md §2.9): its round of `rounds`,

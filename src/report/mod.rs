@@ -3,6 +3,7 @@
 pub mod events;
 pub mod jobs;
 pub mod markdown;
+pub mod outline;
 pub mod pairs_svg;
 pub mod pr_body;
 pub mod pr_checks;

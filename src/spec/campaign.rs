@@ -329,9 +329,10 @@ pub struct ConfirmSettings {
     /// would decide it. Absent: exactly `pairs`, no extension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_pairs: Option<ConfirmPairs>,
-    /// A budget for the timed pairs of one confirmation, in minutes: shared evenly among its
-    /// training scenarios and holdouts, each lowers its cap to the pairs its share holds at the
-    /// A/A pairs' pace (never below `pairs`). Absent: no budget, only `max_pairs`.
+    /// A budget for the timed pairs of one confirmation, in minutes: the training scenarios get
+    /// it less a reserve for the holdouts (their `pairs` at the baseline warmups' pace), the
+    /// holdouts what training left (docs/design.md §3.6); each lowers its cap to the pairs its
+    /// share holds (never below `pairs`). Absent: no budget, only `max_pairs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_minutes: Option<Minutes>,
     #[serde(default = "eleven")]

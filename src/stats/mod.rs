@@ -23,8 +23,8 @@ pub use interval::{Ci95, OrderRank, ci95, order_rank};
 pub use noise::{AaValidity, aa_validity, cov, noise_floor, noise_sigma};
 pub use plan::{
     CapSettings, DEFAULT_TARGET_FACTOR, MAX_PLANNABLE_PAIRS, MIN_INTERVAL_PAIRS, PairPlan,
-    default_target_effect, holdout_pairs_to_resolve, pairs_to_resolve, plan_holdout_pairs,
-    resolves, training_cap,
+    budget_share_s, default_target_effect, holdout_pairs_to_resolve, holdout_reserve_s,
+    pairs_to_resolve, plan_holdout_pairs, resolves, training_cap,
 };
 pub use sequential::{Decision, Look, Resolution, Stop, first_stop, looks};
 

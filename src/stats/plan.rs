@@ -60,6 +60,22 @@ pub fn training_cap(s: &CapSettings, seconds_per_pair: f64, aa_valid: bool) -> u
     }
 }
 
+/// The seconds of the confirmation's time budget a training scenario leaves for the holdouts:
+/// each holdout's planned minimum (`pairs`) at `seconds_per_pair`, the pace of the scenario's
+/// baseline warmups (a holdout's own pace is not known before its warmups run).
+pub fn holdout_reserve_s(holdouts: usize, pairs: usize, seconds_per_pair: f64) -> f64 {
+    holdouts as f64 * pairs as f64 * seconds_per_pair.max(0.0)
+}
+
+/// One scenario's share of a time budget, in seconds of pairs: what `total_s` has left after
+/// `spent_s` and the `reserve_s` held back for later scenarios, split evenly among the
+/// `remaining` scenarios of its kind (itself included); never negative. A training scenario's
+/// reserve is the holdouts' ([`holdout_reserve_s`]), a holdout's is 0, so the holdouts get
+/// whatever training left, and training gets the budget less the holdouts' minimum.
+pub fn budget_share_s(total_s: f64, spent_s: f64, reserve_s: f64, remaining: usize) -> f64 {
+    (total_s - spent_s - reserve_s).max(0.0) / remaining.max(1) as f64
+}
+
 /// Whether `n` pairs resolve `min_effect` at noise `sigma`: the noise floor at `n` pairs is at
 /// most the minimum effect.
 pub fn resolves(sigma: f64, n: usize, min_effect: f64) -> bool {
@@ -176,6 +192,47 @@ mod tests {
             training_cap(&s(60, None), 2.0, false),
             9,
             "a biased setup: one look"
+        );
+    }
+
+    /// The budget is not wasted: a training scenario that runs to its budgeted cap undecided
+    /// still leaves the holdouts their planned minimum, and one that decides early leaves them
+    /// its unused time.
+    #[test]
+    fn training_gets_the_budget_less_the_holdouts_reserve_and_the_holdouts_get_the_rest() {
+        // 20 min, one training scenario and two holdouts of at least 9 pairs, 2 s per pair.
+        let (total, pace) = (1200.0, 2.0);
+        let reserve = holdout_reserve_s(2, 9, pace);
+        assert_eq!(reserve, 36.0);
+        let training = budget_share_s(total, 0.0, reserve, 1);
+        assert_eq!(training, 1164.0);
+        let s = |budget_s| CapSettings {
+            min_pairs: 9,
+            max_pairs: 1000,
+            budget_s: Some(budget_s),
+        };
+        let cap = training_cap(&s(training), pace, true);
+        assert_eq!(cap, 582);
+        // Undecided at the cap: the holdouts still get their 9 pairs each.
+        let spent = cap as f64 * pace;
+        let first = budget_share_s(total, spent, 0.0, 2);
+        assert_eq!(training_cap(&s(first), pace, true), 9);
+        let second = budget_share_s(total, spent + first, 0.0, 1);
+        assert_eq!(training_cap(&s(second), pace, true), 9);
+        // Decided after 30 pairs: the holdouts share what training did not use.
+        let first = budget_share_s(total, 60.0, 0.0, 2);
+        assert_eq!(first, 570.0);
+        assert_eq!(training_cap(&s(first), pace, true), 285);
+        let second = budget_share_s(total, 60.0 + 9.0 * pace, 0.0, 1);
+        // The first ran 9 pairs; the second gets the rest.
+        assert_eq!(training_cap(&s(second), pace, true), 561);
+        // Spent past the budget: nothing is left, and the floor is still the planned minimum.
+        assert_eq!(budget_share_s(total, 5000.0, 0.0, 2), 0.0);
+        assert_eq!(training_cap(&s(0.0), pace, true), 9);
+        // Without holdouts nothing is held back.
+        assert_eq!(
+            budget_share_s(total, 0.0, holdout_reserve_s(0, 9, pace), 1),
+            total
         );
     }
 

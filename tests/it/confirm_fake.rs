@@ -18,7 +18,7 @@ use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::{patch_by_editing, write};
 
-const WORKLOAD: &str = r#"{
+pub(crate) const WORKLOAD: &str = r#"{
   "name": "tiny",
   "build": { "command": "make prog", "timeout_s": 60 },
   "test": { "command": "make test", "timeout_s": 60 },
@@ -42,7 +42,7 @@ const SEED: u64 = 11;
 
 /// A tree (`baseline`, `baseline-again`, `candidate`, or `*` for any), the start of a command
 /// line, and how such runs behave.
-type Rule = (&'static str, &'static str, FakeBehavior);
+pub(crate) type Rule = (&'static str, &'static str, FakeBehavior);
 
 fn noisy(mean_s: f64, rel_sd: f64) -> FakeBehavior {
     FakeBehavior::Noisy { mean_s, rel_sd }
@@ -90,7 +90,7 @@ fn tree_of(spec: &RunSpec, work: &Path) -> Option<String> {
     Some(first.trim_end_matches('.').to_string())
 }
 
-struct Fixture {
+pub(crate) struct Fixture {
     _dir: tempfile::TempDir,
     camp: PathBuf,
     work: PathBuf,
@@ -108,7 +108,7 @@ impl Fixture {
     }
 
     /// A fixture whose campaign has `confirm` as its `confirm` settings.
-    fn configured(
+    pub(crate) fn configured(
         workload: &str,
         holdouts: bool,
         edits: &[(&str, &str, &str)],
@@ -170,7 +170,7 @@ impl Fixture {
     }
 
     /// Runs the whole confirmation on the fake.
-    fn confirm(&self, rules: Vec<Rule>) -> Outcome {
+    pub(crate) fn confirm(&self, rules: Vec<Rule>) -> Outcome {
         let fake = self.fake(rules);
         let cwd = std::env::current_dir().unwrap();
         let plan =
@@ -203,8 +203,8 @@ impl Fixture {
 
 /// A finished confirmation: `result.json` as written, the fake (for its call log) and the run
 /// directory.
-struct Outcome {
-    result: Value,
+pub(crate) struct Outcome {
+    pub(crate) result: Value,
     fake: FakeRunner,
     run_dir: PathBuf,
     /// Every pair-count announcement, in order.
@@ -556,7 +556,7 @@ fn no_change_in_a_run_that_resolves_the_minimum_effect_is_rejected_not_inconclus
 }
 
 /// `evo receipt verify --recompute` on a confirmation's receipt; its exit code and output.
-fn recompute_receipt(fx: &Fixture, done: &Outcome) -> (Option<i32>, String) {
+pub(crate) fn recompute_receipt(fx: &Fixture, done: &Outcome) -> (Option<i32>, String) {
     let public = (fx.camp.join("key")).join(evo::receipt::keys::PUBLIC_KEY_FILE);
     let verify = util::evo()
         .args(["receipt", "verify", "--recompute"])
@@ -569,7 +569,7 @@ fn recompute_receipt(fx: &Fixture, done: &Outcome) -> (Option<i32>, String) {
 }
 
 /// The recorded result as the library reads it, and what `--recompute` finds in it.
-fn recompute(r: &Value) -> Vec<String> {
+pub(crate) fn recompute(r: &Value) -> Vec<String> {
     let result: evo::evidence::result::ConfirmResult = serde_json::from_value(r.clone()).unwrap();
     (evo::receipt::recompute::recompute(&result).iter())
         .map(|d| d.field.clone())

@@ -170,6 +170,7 @@ fn clean_result() -> ConfirmResult {
             max_pairs: 0,
             warmups: 1,
             budget_s: None,
+            budget_split: None,
         },
         &[],
     );

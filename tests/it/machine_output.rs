@@ -203,6 +203,17 @@ fn a_campaign_streams_its_candidates_and_its_summary_matches_the_schema() {
         .unwrap()
         .to_string();
     assert!(events.iter().all(|e| e["command"] == "campaign"));
+    // The whole plan comes once, after `started` and before the first stage (§2.3.1).
+    let at = |kind: &str| events.iter().position(|e| e["event"] == kind).unwrap();
+    assert!(
+        at("started") < at("plan") && at("plan") < at("stage"),
+        "{events:#?}"
+    );
+    let plan = of_kind(&events, "plan");
+    assert_eq!(plan.len(), 1, "{events:#?}");
+    assert_eq!(plan[0]["patches"], serde_json::json!(["numerics"]));
+    assert_eq!(plan[0]["agent"], Value::Null);
+    assert!(!plan[0]["unbounded"].as_array().unwrap().is_empty());
     let verdicts = of_kind(&events, "candidate");
     assert_eq!(verdicts.len(), 1, "{events:#?}");
     assert_eq!(verdicts[0]["candidate"]["name"], "numerics");

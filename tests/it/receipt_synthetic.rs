@@ -190,6 +190,7 @@ fn tested_result() -> ConfirmResult {
             max_pairs: 0,
             warmups: 1,
             budget_s: None,
+            budget_split: None,
         },
         &[],
     );

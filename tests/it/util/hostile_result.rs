@@ -118,6 +118,7 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
             max_pairs: 0,
             warmups: 1,
             budget_s: None,
+            budget_split: None,
         },
         &[],
     );

@@ -6,10 +6,12 @@
 //! are taken as recorded; everything measured is recomputed, and the `timed output` and
 //! `leftover processes` gates are checked against the flags of the recorded runs.
 
+mod plans;
+
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::evidence::figures::{self, BenchSettings};
+use crate::evidence::figures;
 use crate::evidence::result::{
     ConfirmResult, GateName, GateStatus, HoldoutFigures, Role, ScenarioResult,
 };
@@ -167,25 +169,6 @@ fn unusable(path: String, e: stats::StatsError) -> Difference {
     problem(path, "figures", format!("none: {e}"))
 }
 
-/// The settings a training scenario was measured with: the configured counts its plan records
-/// (inputs, like the seed), or, for a result from before pair planning, the counts it holds.
-fn configured_settings(s: &ScenarioResult, r: &ConfirmResult) -> BenchSettings {
-    let plan = s.training.as_ref().and_then(|f| f.plan);
-    BenchSettings {
-        pairs: plan.map_or(s.pairs.len(), |p| p.pairs),
-        max_pairs: plan.map_or(0, |p| p.max_pairs),
-        budget_s: plan.and_then(|p| p.budget_s),
-        aa_pairs: plan.map_or(s.aa_pairs.len(), |p| p.aa_pairs),
-        warmup: plan.map_or(s.warmups.len() / 2, |p| p.warmups),
-        min_effect: r.min_effect,
-        target_effect: plan.map_or(0.0, |p| p.target_effect),
-        first: Order::CandidateFirst,
-        order_seed: s.order_seed,
-        mde_seed: r.seed,
-        timeout_s: 0.0,
-    }
-}
-
 /// The pair count must be where the sequential rule stops: the first look that decides, or the
 /// cap the A/A runs choose. A run cut short, or one that went on past a decision, does not
 /// follow from its own rule.
@@ -240,83 +223,6 @@ fn check_warmup_count(path: &str, s: &ScenarioResult, per_arm: usize, out: &mut 
                 2 * per_arm
             ),
         ));
-    }
-}
-
-/// Each measured holdout's plan, re-derived from the training scenarios' recomputed A/A pairs and
-/// the configured counts (which must be the training plan's), and its pair and warmup counts
-/// against it: a holdout cut short or extended after a look at its pairs does not follow.
-fn check_holdout_plans(scenarios: &[ScenarioResult], out: &mut Vec<Difference>) {
-    let training_plan = scenarios
-        .iter()
-        .find_map(|s| s.training.as_ref().and_then(|f| f.plan));
-    for (i, s) in scenarios.iter().enumerate() {
-        let Some(h) = &s.holdout else { continue };
-        let path = format!("scenarios[{i}]");
-        let Some(recorded) = h.plan else {
-            out.push(problem(
-                format!("{path}.holdout.plan"),
-                "none",
-                "a pair count planned from the training scenarios' A/A runs",
-            ));
-            continue;
-        };
-        if let Some(t) = training_plan {
-            let configured = |p: usize, m: usize, w: usize, b: Option<f64>| {
-                let budget = b.map_or_else(|| "none".to_string(), |b| format!("{b:.3} s"));
-                format!("pairs {p}, max_pairs {m}, warmups {w}, budget {budget}")
-            };
-            let (mine, theirs) = (
-                configured(
-                    recorded.pairs,
-                    recorded.max_pairs,
-                    recorded.warmups,
-                    recorded.budget_s,
-                ),
-                configured(t.pairs, t.max_pairs, t.warmups, t.budget_s),
-            );
-            if mine != theirs {
-                out.push(problem(
-                    format!("{path}.holdout.plan"),
-                    format!("configured {mine}"),
-                    format!("configured {theirs}, as the training plan records"),
-                ));
-            }
-        }
-        let counts = crate::evidence::result::HoldoutCounts {
-            pairs: recorded.pairs,
-            max_pairs: recorded.max_pairs,
-            warmups: recorded.warmups,
-            budget_s: recorded.budget_s,
-        };
-        let Some(fresh) = crate::evidence::result::holdout_plan(scenarios, counts, &s.warmups)
-        else {
-            out.push(problem(
-                format!("{path}.holdout.plan"),
-                json(&recorded),
-                "none: no training scenario has A/A runs to plan from",
-            ));
-            continue;
-        };
-        out.extend(diff_serialized(
-            &format!("{path}.holdout.plan"),
-            &recorded,
-            &fresh,
-        ));
-        if s.pairs.len() != fresh.planned {
-            out.push(problem(
-                format!("{path}.pairs"),
-                format!("{} pairs", s.pairs.len()),
-                format!(
-                    "{} pairs, planned from the training A/A noise ({} needed, configured {} to {})",
-                    fresh.planned,
-                    fresh.needed,
-                    fresh.pairs,
-                    fresh.max_pairs.max(fresh.pairs)
-                ),
-            ));
-        }
-        check_warmup_count(&path, s, recorded.warmups, out);
     }
 }
 
@@ -412,9 +318,14 @@ fn recompute_scenario(
     }
     match s.role {
         Role::Training => {
-            let settings = configured_settings(s, r);
+            let (settings, split) = plans::training_settings(i, s, r);
             fresh.training = match figures::figures(&settings, &fresh.aa_pairs, &fresh.pairs) {
-                Ok(f) => Some(f),
+                Ok(mut f) => {
+                    if let Some(plan) = f.plan.as_mut() {
+                        plan.budget_split = split;
+                    }
+                    Some(f)
+                }
                 Err(e) => {
                     out.push(unusable(format!("{path}.training"), e));
                     None
@@ -563,7 +474,8 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
         .enumerate()
         .map(|(i, s)| recompute_scenario(i, s, r, &mut out))
         .collect();
-    check_holdout_plans(&scenarios, &mut out);
+    plans::check_holdout_plans(&scenarios, &mut out);
+    plans::check_budget_splits(&scenarios, &mut out);
     let inconsistent_output = scenarios
         .iter()
         .any(|s| s.timed_output_consistent == Some(false));
