@@ -1,15 +1,18 @@
 //! Calibration of evo's measurement on a workload whose speed evo controls.
 //!
 //! Run with `cargo bench --bench calibration` (settings through `EVO_CALIB_REPS`,
-//! `EVO_CALIB_RUN_MS`). The workload is `workloads/spin/spin.c`: N iterations of a serial loop.
-//! A "true X% speedup" is a candidate whose iteration count is chosen, from a fitted
+//! `EVO_CALIB_RUN_MS`, `EVO_CALIB_CAP`). The workload is `workloads/spin/spin.c`: N iterations of
+//! a serial loop. A "true X% speedup" is a candidate whose iteration count is chosen, from a fitted
 //! `time = fixed + per_iteration × N` line, so that whole runs (process start included) take
 //! 1/(1+X) of the baseline's time; the true ratio that coverage is judged against is the median of
-//! every pair ratio pooled over all repetitions of that configuration. Every repetition is a complete `evo bench` (warmup, 11 A/A
-//! pairs, n pairs) through the real process runner. It prints:
-//! - the A/A false-accept rate (identical commands accepted; goal ≤ 2.5%),
-//! - the share of repetitions accepting a true 5% and 2% speedup at 9 and 21 pairs,
-//! - the empirical coverage of CI95 (of 1 under the null; of the pooled true ratio otherwise),
+//! every pair ratio pooled over all repetitions of that configuration. Every repetition is a
+//! complete `evo bench` (warmup, 11 A/A pairs, then the sequential rule's looks from 9 pairs up to
+//! the cap, stopping at the first look that decides) through the real process runner. It prints,
+//! per configuration (one look at 9 pairs, and looks from 9 up to the cap):
+//! - how often each verdict came: accepted (for identical commands a false accept; goal ≤ 2.5%),
+//!   no real gain, slower, inconclusive,
+//! - the empirical coverage of the interval at the stop (of 1 under the null; of the pooled true
+//!   ratio otherwise; goal ≥ 95%) and the pairs spent (median and mean),
 //! - evo's per-run overhead next to hyperfine timing the same command (when hyperfine is installed).
 //!
 //! `EVO_CALIB_MODE=simulated` runs no process at all: it draws log-ratios from noise models
@@ -98,7 +101,7 @@ impl TimeModel {
     }
 }
 
-fn bench_once(base: &str, cand: &str, pairs: usize, seed: u64) -> BenchReport {
+fn bench_once(base: &str, cand: &str, looks: Looks, seed: u64) -> BenchReport {
     let spec = |c: &str| RunSpec::new(c, Duration::from_secs(60));
     let plan = BenchPlan {
         baseline: spec(base),
@@ -107,8 +110,8 @@ fn bench_once(base: &str, cand: &str, pairs: usize, seed: u64) -> BenchReport {
         quiet: None,
         env_pad: false,
         settings: BenchSettings {
-            pairs,
-            max_pairs: 0,
+            pairs: looks.first,
+            max_pairs: looks.cap,
             budget_s: None,
             aa_pairs: 11,
             warmup: 1,
@@ -124,16 +127,38 @@ fn bench_once(base: &str, cand: &str, pairs: usize, seed: u64) -> BenchReport {
         .expect("calibration bench runs")
 }
 
+/// The sequential rule's first look and cap (`cap == first`: one look).
+#[derive(Clone, Copy)]
+struct Looks {
+    first: usize,
+    cap: usize,
+}
+
 struct Tally {
     label: String,
     reps: usize,
     accepted: usize,
+    no_real_gain: usize,
+    slower: usize,
+    inconclusive: usize,
     covered: usize,
     /// The ratio coverage is judged against.
     truth: f64,
-    pairs_sum: usize,
+    /// Pairs each repetition spent before it stopped.
+    pairs: Vec<usize>,
     runs: usize,
     seconds: f64,
+}
+
+impl Tally {
+    fn median_pairs(&self) -> usize {
+        let mut p = self.pairs.clone();
+        p.sort_unstable();
+        p.get(p.len() / 2).copied().unwrap_or(0)
+    }
+    fn mean_pairs(&self) -> f64 {
+        self.pairs.iter().sum::<usize>() as f64 / self.pairs.len().max(1) as f64
+    }
 }
 
 /// `truth`: the known ratio (1 for identical commands), or `None` to use the pooled median.
@@ -142,7 +167,7 @@ fn run_config(
     base: &str,
     cand: &str,
     truth: Option<f64>,
-    pairs: usize,
+    looks: Looks,
     reps: usize,
 ) -> Tally {
     let started = Instant::now();
@@ -150,20 +175,28 @@ fn run_config(
         label: label.to_string(),
         reps,
         accepted: 0,
+        no_real_gain: 0,
+        slower: 0,
+        inconclusive: 0,
         covered: 0,
         truth: 0.0,
-        pairs_sum: 0,
+        pairs: Vec::with_capacity(reps),
         runs: 0,
         seconds: 0.0,
     };
     let mut intervals = Vec::with_capacity(reps);
-    let mut pooled = Vec::with_capacity(reps * pairs);
+    let mut pooled = Vec::with_capacity(reps * looks.first);
     for rep in 0..reps {
-        let r = bench_once(base, cand, pairs, rep as u64);
-        t.accepted += usize::from(r.figures.verdict == BenchVerdict::Accepted);
+        let r = bench_once(base, cand, looks, rep as u64);
+        match r.figures.verdict {
+            BenchVerdict::Accepted => t.accepted += 1,
+            BenchVerdict::NoRealGain => t.no_real_gain += 1,
+            BenchVerdict::Regression => t.slower += 1,
+            BenchVerdict::Inconclusive => t.inconclusive += 1,
+        }
         intervals.extend(r.figures.ci95);
         pooled.extend(r.pairs.iter().map(|p| p.ratio));
-        t.pairs_sum += r.pairs.len();
+        t.pairs.push(r.pairs.len());
         t.runs += r.warmups.len() + 2 * (r.aa_pairs.len() + r.pairs.len());
     }
     t.truth = truth.unwrap_or_else(|| {
@@ -341,36 +374,44 @@ fn main() {
     let faster = |speedup: f64| spin_command(&spin, model.iterations_for(base_s / speedup));
     let (c5, c2) = (faster(1.05), faster(1.02));
     eprintln!(
-        "calibration: {reps} repetitions, baseline run {run_ms} ms ({base_iters} iterations; fixed cost {:.2} ms)",
+        "calibration: {reps} repetitions, baseline run {run_ms} ms ({base_iters} iterations; fixed cost {:.2} ms); minimum effect 1%",
         model.fixed_s * 1e3
     );
+    let cap = env_number("EVO_CALIB_CAP", 60.0).max(9.0) as usize;
+    let one = Looks { first: 9, cap: 9 };
+    let seq = Looks { first: 9, cap };
     let tallies = [
+        run_config("A/A (identical), one look at 9", &base, &base, Some(1.0), one, reps * 2),
         run_config(
-            "A/A (identical), 9 pairs",
+            &format!("A/A (identical), looks 9 to {cap}"),
             &base,
             &base,
             Some(1.0),
-            9,
+            seq,
             reps * 2,
         ),
-        run_config("true 5%, 9 pairs", &base, &c5, None, 9, reps),
-        run_config("true 2%, 9 pairs", &base, &c2, None, 9, reps),
-        run_config("true 5%, 21 pairs", &base, &c5, None, 21, reps),
-        run_config("true 2%, 21 pairs", &base, &c2, None, 21, reps),
+        run_config("true 5%, one look at 9", &base, &c5, None, one, reps),
+        run_config(&format!("true 5%, looks 9 to {cap}"), &base, &c5, None, seq, reps),
+        run_config(&format!("true 2%, looks 9 to {cap}"), &base, &c2, None, seq, reps),
     ];
     println!(
-        "\n| configuration | repetitions | accepted | true ratio | interval coverage | mean pairs | evo s/run |"
+        "\n| configuration | repetitions | accepted (95% CI) | no real gain | slower | inconclusive \
+         | true ratio | interval coverage | pairs: median (mean) | evo s/run |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for t in &tallies {
         println!(
-            "| {} | {} | {:.1}% | {:.4} | {:.1}% | {:.1} | {:.4} |",
+            "| {} | {} | {} | {} | {} | {} | {:.4} | {} | {} ({:.1}) | {:.4} |",
             t.label,
             t.reps,
-            100.0 * t.accepted as f64 / t.reps as f64,
+            pct_with_interval(t.accepted, t.reps),
+            share(t.no_real_gain, t.reps),
+            share(t.slower, t.reps),
+            share(t.inconclusive, t.reps),
             t.truth,
-            100.0 * t.covered as f64 / t.reps as f64,
-            t.pairs_sum as f64 / t.reps as f64,
+            share(t.covered, t.reps),
+            t.median_pairs(),
+            t.mean_pairs(),
             t.seconds / t.runs as f64
         );
     }
