@@ -13,6 +13,7 @@ mod confirmation;
 mod fleet;
 mod fleet_screen;
 pub mod journal;
+mod profile;
 mod rounds;
 mod screen;
 mod screen_job;

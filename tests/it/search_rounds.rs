@@ -214,7 +214,11 @@ fn each_round_reads_the_history_and_proposes_something_not_yet_tried() {
     assert_eq!(rows[2]["status"], "confirmed", "{s:#}");
     // Round 2's brief holds round 1's candidate with its figures and patch, and nothing of its own.
     let second = brief(&run_dir, 2);
-    assert_eq!(second["brief_version"], 1);
+    assert_eq!(second["brief_version"], 2);
+    // No `count` run and no lane counting instructions: no profile, and the brief says why.
+    assert!(second["profile"].is_null(), "{second:#}");
+    let why = second["profile_unavailable"].as_str().unwrap();
+    assert!(why.contains("`main` declares no `count` run"), "{why}");
     assert_eq!(
         (second["round"].clone(), second["rounds"].clone()),
         (2.into(), 3.into())
