@@ -284,7 +284,8 @@ impl CampaignRun<'_> {
         if let Err(e) = crate::tree::apply_patch(tree, &bytes) {
             (self.on_event)(super::CampaignEvent::Warning {
                 message: format!(
-                    "the agent run starts from the baseline: the best candidate ({index}) does                      not apply to a tree without the harness: {e}"
+                    "the agent run starts from the baseline: the best candidate ({index}) does \
+                     not apply to a tree without the harness: {e}"
                 ),
             });
             return Ok(None);
