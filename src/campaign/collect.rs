@@ -108,12 +108,13 @@ impl CampaignRun<'_> {
         })
     }
 
-    /// The brief of one agent run: the campaign's, the workload's training side, and every
-    /// candidate of the rounds before (docs/design.md §2.9).
+    /// The brief of one agent run: the campaign's, the workload's training side, every
+    /// candidate of the rounds before and the baseline's profile (docs/design.md §2.9).
     fn brief(&self, at: AgentRun, parent: Option<Parent>) -> Result<Brief, PipelineError> {
         let c = &self.plan.spec;
         let w = &self.plan.workload;
         let mut history = Vec::new();
+        let found = self.brief_profile();
         for cand in self.state.candidates.iter().filter(|x| x.round < at.round) {
             let bytes = self.candidate_patch(cand.index)?.bytes;
             let (patch, patch_truncated) = HistoryEntry::quote_patch(&bytes);
@@ -161,6 +162,8 @@ impl CampaignRun<'_> {
             runs_per_round: c.agent.as_ref().map_or(1, |a| a.count.get()),
             parent,
             history,
+            profile: found.profile,
+            profile_unavailable: found.unavailable,
         })
     }
 
@@ -281,7 +284,8 @@ impl CampaignRun<'_> {
         if let Err(e) = crate::tree::apply_patch(tree, &bytes) {
             (self.on_event)(super::CampaignEvent::Warning {
                 message: format!(
-                    "the agent run starts from the baseline: the best candidate ({index}) does                      not apply to a tree without the harness: {e}"
+                    "the agent run starts from the baseline: the best candidate ({index}) does \
+                     not apply to a tree without the harness: {e}"
                 ),
             });
             return Ok(None);

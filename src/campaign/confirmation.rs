@@ -164,6 +164,29 @@ impl CampaignRun<'_> {
         self.record(Entry::ConfirmationDiscarded { index, run_dirs })
     }
 
+    /// Candidate `index`'s round and the parents it was built on, and how long the search was.
+    fn lineage(&self, index: usize) -> evidence::result::Lineage {
+        let all = &self.state.candidates;
+        let find = |i: usize| all.iter().find(|c| c.index == i);
+        let mut ancestors = Vec::new();
+        let mut next = find(index).and_then(|c| c.parent);
+        // A parent is always collected before its child; the bound only guards a bad journal.
+        while let Some(p) = next.and_then(find).filter(|_| ancestors.len() < all.len()) {
+            ancestors.push(evidence::result::Ancestor {
+                name: p.name.clone(),
+                round: p.round,
+            });
+            next = p.parent;
+        }
+        evidence::result::Lineage {
+            name: find(index).map_or_else(String::new, |c| c.name.clone()),
+            round: find(index).map_or(1, |c| c.round),
+            rounds: all.iter().map(|c| c.round).max().unwrap_or(1),
+            agent_runs: self.state.agent_runs_done,
+            ancestors,
+        }
+    }
+
     /// The screening figures and stated reason of candidate `index`, for its confirmation.
     fn search_context(&self, index: usize) -> confirm::SearchContext {
         let c = self.state.candidates.iter().find(|c| c.index == index);
@@ -183,6 +206,7 @@ impl CampaignRun<'_> {
                 pairs: c.map_or(0, |c| c.pairs.len()),
                 median,
                 ci95,
+                lineage: Some(self.lineage(index)),
             },
             explanation: c.and_then(|c| c.explanation.clone()),
             from_agent: c.is_some_and(|c| c.source == evidence::summary::Source::Agent),

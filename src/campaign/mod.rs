@@ -14,6 +14,7 @@ mod fleet;
 mod fleet_screen;
 pub mod journal;
 pub mod outline;
+mod profile;
 mod rounds;
 mod screen;
 mod screen_job;

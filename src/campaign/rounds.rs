@@ -48,7 +48,11 @@ impl CampaignRun<'_> {
                         round: round - 1,
                         reason,
                     })?,
-                    None => self.collect_round(round)?,
+                    None => {
+                        // Before an agent reads its first brief: where the baseline's time goes.
+                        self.profile_baseline(fleet, &mut baseline)?;
+                        self.collect_round(round)?
+                    }
                 }
             }
             self.check_and_screen(fleet, &mut baseline)?;

@@ -410,6 +410,31 @@ pub struct SearchFigures {
     pub pairs: usize,
     pub median: f64,
     pub ci95: Option<Ci95>,
+    /// Where the search found it: its round and the candidates it was built on, and how long
+    /// the search was. Absent in results from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<Lineage>,
+}
+
+/// The chosen candidate's place in a campaign's search (docs/design.md §2.9).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Lineage {
+    /// Its name in the campaign (`agent-7`, or a patch file's name).
+    pub name: String,
+    /// The round it was collected in, from 1.
+    pub round: usize,
+    /// The rounds the search ran, and its agent runs over all of them.
+    pub rounds: usize,
+    pub agent_runs: usize,
+    /// The candidates its tree was built on (`agent.base: "best"`), its parent first.
+    pub ancestors: Vec<Ancestor>,
+}
+
+/// A candidate the chosen one was built on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Ancestor {
+    pub name: String,
+    pub round: usize,
 }
 
 fn one() -> usize {

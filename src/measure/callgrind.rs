@@ -41,6 +41,33 @@ pub fn count(
     spec: &RunSpec,
     out: &Path,
 ) -> Result<InstructionCount, String> {
+    let stdout_sha256 = run_counted(runner, spec, out)?;
+    let instructions = sum_callgrind_totals(out)?;
+    if instructions == 0 {
+        return Err("callgrind wrote no count".to_string());
+    }
+    Ok(InstructionCount {
+        instructions,
+        stdout_sha256,
+    })
+}
+
+/// Runs `spec` once under callgrind as [`count`] does and returns where its instructions went.
+pub fn profile(
+    runner: &mut dyn Runner,
+    spec: &RunSpec,
+    out: &Path,
+) -> Result<super::callgrind_profile::CallgrindProfile, String> {
+    run_counted(runner, spec, out)?;
+    let profile = super::callgrind_profile::read_dir(out)?;
+    if profile.instructions == 0 {
+        return Err("callgrind wrote no count".to_string());
+    }
+    Ok(profile)
+}
+
+/// The one run under callgrind, its dumps left in `out`; returns the sha256 of its stdout.
+fn run_counted(runner: &mut dyn Runner, spec: &RunSpec, out: &Path) -> Result<String, String> {
     let _ = std::fs::remove_dir_all(out);
     std::fs::create_dir_all(out)
         .map_err(|e| format!("cannot create the callgrind folder {}: {e}", out.display()))?;
@@ -73,14 +100,7 @@ pub fn count(
     if run.leftover_processes {
         return Err("the run under callgrind left processes behind".to_string());
     }
-    let instructions = sum_callgrind_totals(out)?;
-    if instructions == 0 {
-        return Err("callgrind wrote no count".to_string());
-    }
-    Ok(InstructionCount {
-        instructions,
-        stdout_sha256: run.stdout_sha256,
-    })
+    Ok(run.stdout_sha256)
 }
 
 /// Sum of the `summary:` (or `totals:`) instruction counts of every callgrind file in `dir`.

@@ -7,6 +7,7 @@
 
 pub mod caches;
 pub mod callgrind;
+pub mod callgrind_profile;
 pub mod cpus;
 pub mod fake;
 pub mod helper;

@@ -181,9 +181,20 @@ fn input_lines(r: &ConfirmResult) -> Vec<String> {
 
 pub(super) fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<Markdown> {
     let n = r.candidates_tried;
+    let lineage = (r.search.as_ref())
+        .and_then(|s| s.lineage.as_ref())
+        .filter(|l| l.agent_runs > 0 || l.rounds > 1);
+    let over = lineage.map_or_else(String::new, |l| {
+        format!(
+            " over {} ({})",
+            plural(l.rounds, "round"),
+            plural(l.agent_runs, "agent run")
+        )
+    });
     let mut out = vec![format!(
-        "{n} candidate{} tried; the intervals above do not correct for choosing one of them. The \
-         fresh confirmation (new checkouts, clean builds, a fresh seed, new pairs) is the guard.",
+        "{n} candidate{} tried{over}; the intervals above do not correct for choosing one of \
+         them. The fresh confirmation (new checkouts, clean builds, a fresh seed, new pairs) is \
+         the guard.",
         if n == 1 { " was" } else { "s were" }
     )];
     // A patch that was not accepted has its reasons in "Why it was rejected" (pr_summary).
@@ -214,7 +225,44 @@ pub(super) fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<Markdown>
             .to_string(),
     );
     // Reasons quote gate details, which quote the candidate's output.
-    out.iter().map(|l| Markdown::assembled(prose(l))).collect()
+    let mut lines: Vec<Markdown> = out.iter().map(|l| Markdown::assembled(prose(l))).collect();
+    if let Some(l) = lineage {
+        lines.insert(1, origin(l));
+    }
+    lines
+}
+
+/// "This candidate, `agent-7`, came from round 3 and was built on `agent-4` (round 2), which
+/// was built on `agent-1` (round 1)." Names are quoted as code: a patch's name is the user's.
+fn origin(l: &crate::evidence::result::Lineage) -> Markdown {
+    let built_on = match l.ancestors.as_slice() {
+        [] => "was built on no earlier candidate".to_string(),
+        chain => {
+            let each: Vec<String> = (chain.iter())
+                .map(|a| format!("{} (round {})", name(&a.name), a.round))
+                .collect();
+            format!("was built on {}", each.join(", which was built on "))
+        }
+    };
+    Markdown::assembled(format!(
+        "This candidate, {}, came from round {} and {built_on}.",
+        name(&l.name),
+        l.round
+    ))
+}
+
+/// A candidate's name as code, cut at 100 characters: names are short, and a long one would
+/// crowd the sentence out.
+fn name(n: &str) -> String {
+    const CAP: usize = 100;
+    let short: String = n.chars().take(CAP).collect();
+    let cut = if n.chars().count() > CAP { "…" } else { "" };
+    format!("{}{cut}", code(&short))
+}
+
+/// "1 round", "3 rounds".
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 pub(super) fn sandbox_text(s: &crate::measure::sandbox::SandboxRecord) -> Markdown {

@@ -1,15 +1,17 @@
 //! The brief an agent reads on stdin, versioned and with a JSON Schema (`evo schema brief`): the
 //! campaign's objective, the workload's build, tests and training scenarios, and from the second
-//! round on the history of every earlier candidate. Nothing sealed is in it: no holdout's name,
-//! command or output, and no confirmation's findings (confirmations run after the search).
+//! round on the history of every earlier candidate, and evo's profile of the baseline
+//! (`search::profile`). Nothing sealed is in it: no holdout's name, command or output, and no
+//! confirmation's findings (confirmations run after the search).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::profile::Profile;
 use crate::evidence::summary::{Source, Status};
 
-/// The version of the brief's layout; a change that removes or renames a field raises it.
-pub const BRIEF_VERSION: u32 = 1;
+/// The version of the brief's layout; a change of its fields raises it (2: `profile`).
+pub const BRIEF_VERSION: u32 = 2;
 
 /// The most bytes of one earlier candidate's patch a brief quotes.
 pub const HISTORY_PATCH_CAP: usize = 64 * 1024;
@@ -49,6 +51,13 @@ pub struct Brief {
     pub parent: Option<Parent>,
     /// Every candidate collected before this round, in order.
     pub history: Vec<HistoryEntry>,
+    /// Where the baseline's instructions go: its hottest functions and lines, from one run of
+    /// the first training scenario's counted command under callgrind. `None` when there is
+    /// none, `profile_unavailable` saying why.
+    #[serde(default)]
+    pub profile: Option<Profile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_unavailable: Option<String>,
 }
 
 /// A training scenario as the agent sees it.
@@ -145,6 +154,10 @@ mod tests {
             "history",
             "screening_median",
             "parent",
+            "profile",
+            "profile_unavailable",
+            "functions",
+            "percent",
         ] {
             assert!(s.contains(&format!("\"{field}\"")), "{field}: {s}");
         }

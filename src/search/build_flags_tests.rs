@@ -25,6 +25,8 @@ fn brief(run: usize, history: Vec<HistoryEntry>) -> Brief {
         runs_per_round: 2,
         parent: None,
         history,
+        profile: None,
+        profile_unavailable: None,
     }
 }
 

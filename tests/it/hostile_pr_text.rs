@@ -308,6 +308,9 @@ fn default_expected(r: &ConfirmResult) -> Expected {
             "The fresh confirmation (new checkouts, clean builds, a fresh seed, new pairs) is \
              the guard.</li>"
                 .into(),
+            // The search's shape, whatever the candidates' names.
+            "<li>2 candidates were tried over 2 rounds (1 agent run);".into(),
+            ", came from round 2 and was built on ".into(),
         ],
     }
 }

@@ -290,7 +290,8 @@ fn tested_result() -> ConfirmResult {
     }
 }
 
-/// No holdout, no harness overlay, no explanation, found by a search over three candidates.
+/// No holdout, no harness overlay, no explanation, found by a search over three candidates in
+/// three rounds, each built on the one before.
 fn measured_result() -> ConfirmResult {
     let mut r = tested_result();
     r.scenarios.truncate(1);
@@ -312,6 +313,22 @@ fn measured_result() -> ConfirmResult {
         pairs: 5,
         median: 1.081,
         ci95: None,
+        lineage: Some(Lineage {
+            name: "agent-3".into(),
+            round: 3,
+            rounds: 3,
+            agent_runs: 3,
+            ancestors: vec![
+                Ancestor {
+                    name: "agent-2".into(),
+                    round: 2,
+                },
+                Ancestor {
+                    name: "agent-1".into(),
+                    round: 1,
+                },
+            ],
+        }),
     });
     let d = verdict::decide(&r.gates, &r.scenarios);
     (r.tier, r.verdict, r.reasons) = (d.tier, d.verdict, d.reasons);

@@ -214,7 +214,11 @@ fn each_round_reads_the_history_and_proposes_something_not_yet_tried() {
     assert_eq!(rows[2]["status"], "confirmed", "{s:#}");
     // Round 2's brief holds round 1's candidate with its figures and patch, and nothing of its own.
     let second = brief(&run_dir, 2);
-    assert_eq!(second["brief_version"], 1);
+    assert_eq!(second["brief_version"], 2);
+    // No `count` run and no lane counting instructions: no profile, and the brief says why.
+    assert!(second["profile"].is_null(), "{second:#}");
+    let why = second["profile_unavailable"].as_str().unwrap();
+    assert!(why.contains("`main` declares no `count` run"), "{why}");
     assert_eq!(
         (second["round"].clone(), second["rounds"].clone()),
         (2.into(), 3.into())
@@ -295,6 +299,30 @@ fn with_base_best_a_run_starts_from_the_best_tree_and_its_patch_is_the_whole_cha
     );
     assert_eq!(brief(&run_dir, 2)["parent"]["index"], rows[0]["index"]);
     assert_eq!(rows[1]["status"], "confirmed", "{s:#}");
+    // The confirmation records where the search found it, and the PR text says so.
+    let confirmed = run_dir.join(rows[1]["confirmation_run_dir"].as_str().unwrap());
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(confirmed.join("result.json")).unwrap())
+            .unwrap();
+    let lineage = &result["search"]["lineage"];
+    assert_eq!(
+        (&lineage["name"], &lineage["round"], &lineage["rounds"]),
+        (&Value::from("agent-2"), &Value::from(2), &Value::from(2)),
+        "{lineage:#}"
+    );
+    assert_eq!(lineage["agent_runs"], 2, "{lineage:#}");
+    assert_eq!(
+        lineage["ancestors"],
+        serde_json::json!([{ "name": "agent-1", "round": 1 }])
+    );
+    let body = std::fs::read_to_string(confirmed.join("pr_body.md")).unwrap();
+    assert!(
+        body.contains("2 candidates were tried over 2 rounds (2 agent runs);")
+            && body.contains(
+                "This candidate, `agent-2`, came from round 2 and was built on `agent-1` (round 1)."
+            ),
+        "{body}"
+    );
     // The terminal table says each candidate's round and what it was built on.
     let table = std::fs::read_to_string(run_dir.join("table.txt")).unwrap();
     assert!(table.contains("agent-1 (round 1) "), "{table}");
@@ -498,4 +526,27 @@ fn evo_agent_build_flags_edits_the_tree_it_runs_in_from_the_brief_on_stdin() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2), "{}", util::text(&bad));
+}
+
+#[test]
+fn a_baseline_that_cannot_be_profiled_leaves_the_briefs_without_a_profile_and_the_search_goes_on() {
+    let fx = Fixture::new("history_agent.py", "", "");
+    // A count run, which the fake runner cannot run under valgrind.
+    let counted = WORKLOAD.replace(
+        r#""deterministic_output": true }"#,
+        r#""deterministic_output": true, "count": { "run": "./prog count {seed}" } }"#,
+    );
+    assert_ne!(counted, WORKLOAD);
+    write(&fx.camp.join("workload.json"), &counted);
+    let (s, run_dir) = fx.run(&runners(), &mut Vec::new());
+    let first = brief(&run_dir, 1);
+    assert!(first["profile"].is_null(), "{first:#}");
+    let why = first["profile_unavailable"].as_str().unwrap();
+    assert!(
+        why.starts_with("the baseline's run of `main` under callgrind gave no profile")
+            || why.starts_with("valgrind is not installed"),
+        "{why}"
+    );
+    assert!(!why.contains(&run_dir.display().to_string()), "{why}");
+    assert_eq!(rows(&s)[0]["status"], "confirmed", "{s:#}");
 }

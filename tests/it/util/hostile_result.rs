@@ -195,7 +195,23 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
         reasons: d.reasons,
         timings: Timings::default(),
         candidates_tried: 2,
-        search: None,
+        // The candidate names of the search: the campaign's.
+        search: Some(SearchFigures {
+            scenario: "sum-100k".into(),
+            pairs: 5,
+            median: 1.04,
+            ci95: None,
+            lineage: Some(Lineage {
+                name: h.into(),
+                round: 2,
+                rounds: 2,
+                agent_runs: 1,
+                ancestors: vec![Ancestor {
+                    name: h.into(),
+                    round: 1,
+                }],
+            }),
+        }),
         explanation: Some(h.into()),
         config_lane: ConfigLane {
             reason: h.into(),
