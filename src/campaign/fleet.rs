@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
-use std::time::Duration;
+use std::sync::Arc;
 
 use super::journal::{self, Entry};
 use super::{CampaignEvent, CampaignRun, CandidatePatch};
@@ -27,9 +27,6 @@ use crate::pipeline::PipelineError;
 use crate::pipeline::rundir::RunDir;
 use crate::receipt::{self, keys::Signer};
 use crate::report::jobs::{JobObservation, JobOutcome, JobStage};
-
-/// How often the coordinator asks Slurm about its jobs.
-const POLL: Duration = Duration::from_millis(500);
 
 /// A job the campaign waits on.
 pub(super) struct Active {
@@ -163,6 +160,7 @@ impl CampaignRun<'_> {
             &self.plan.campaign_file,
             &self.plan.spec,
             &self.plan.output_dir,
+            Arc::clone(&self.opts.scheduler),
         )
         .map_err(PipelineError::Usage)
     }
@@ -231,10 +229,10 @@ impl CampaignRun<'_> {
             if active.is_empty() {
                 return Ok(());
             }
-            std::thread::sleep(POLL);
+            std::thread::sleep(fleet.scheduler.poll_interval());
             let mut still = Vec::new();
             for mut a in std::mem::take(&mut active) {
-                let info = (fleet.slurm.info(a.job))
+                let info = (fleet.scheduler.info(a.job))
                     .map_err(|e| PipelineError::Internal(format!("cannot follow the jobs: {e}")))?;
                 self.observe(&mut a, &info);
                 if !info.state.is_final() {
@@ -370,7 +368,7 @@ impl CampaignRun<'_> {
             JobStage::Confirm => job::confirmation_job(fleet, &name, &folder, &env),
             JobStage::Screening => job::screening_job(fleet, &name, &folder, &env),
         };
-        let id = fleet.slurm.submit(&spec).map_err(|e| {
+        let id = fleet.scheduler.submit(&spec).map_err(|e| {
             PipelineError::Usage(format!(
                 "cannot submit the {} job of candidate {index}: {e}",
                 stage.as_str()
@@ -476,7 +474,7 @@ impl CampaignRun<'_> {
         failed: &BTreeMap<usize, usize>,
     ) -> PipelineError {
         let ids: Vec<JobId> = active.iter().map(|a| a.job).collect();
-        let (cancelled, note) = match fleet.slurm.cancel(&ids) {
+        let (cancelled, note) = match fleet.scheduler.cancel(&ids) {
             Ok(()) => (true, String::new()),
             Err(e) => (false, format!(" (cancelling its Slurm jobs failed: {e})")),
         };
