@@ -375,16 +375,25 @@ impl CampaignRun<'_> {
             ))
         })?;
         let started = (self.state.candidate_mut(index)).is_some_and(|c| c.confirmation_started);
+        let mut journaled = Ok(());
         if stage == JobStage::Confirm && !started {
-            self.record(Entry::ConfirmationStarted { index })?;
+            journaled = self.record(Entry::ConfirmationStarted { index });
         }
-        self.record(Entry::JobSubmitted {
-            index,
-            stage,
-            job_id: id.0,
-            attempt,
-            folder: folder.dir.display().to_string(),
-        })?;
+        journaled = journaled.and_then(|()| {
+            self.record(Entry::JobSubmitted {
+                index,
+                stage,
+                job_id: id.0,
+                attempt,
+                folder: folder.dir.display().to_string(),
+            })
+        });
+        if let Err(e) = journaled {
+            // A stop (or a journal that cannot be written) between the submission and its entry:
+            // no session would know the job, so it must not run.
+            let _ = fleet.scheduler.cancel(&[id]);
+            return Err(e);
+        }
         self.candidate_stage(
             &format!("{what} candidate {index} as Slurm job {id} (attempt {attempt})"),
             index,
