@@ -7,6 +7,7 @@
 //! scheduler or requeued by it; a result that fails the coordinator's checks; a stop that cancels
 //! the jobs; a coordinator that loses the scheduler and, resumed, reattaches to its job. What only
 //! a cluster shows (sbatch, the environment a node gets, credentials) stays in `fleet_slurm`.
+//! A search of several rounds on the fleet is in `fleet_rounds`.
 
 use crate::util;
 
@@ -76,8 +77,9 @@ fn runner() -> FakeRunner {
         .when(starts("./prog "), noisy(1.0))
 }
 
-/// A node: runs a job's request here, on the fake runner, as `evo` on a node would.
-struct Node;
+/// A node: runs a job's request here, on a fresh fake runner of its maker, as `evo` on a node
+/// would.
+pub(crate) struct Node(pub(crate) fn() -> FakeRunner);
 
 impl JobWork for Node {
     fn run(&self, job: &Job) -> Result<(), String> {
@@ -85,7 +87,7 @@ impl JobWork for Node {
         let request = evo::confirm::read_request(&file).map_err(|e| e.to_string())?;
         let hidden = evo::confirm::request::hidden_folder(&file).map_err(|e| e.to_string())?;
         let hold = || Hold::External("a fake node's exclusive allocation".into());
-        let runners = Arc::new(runner());
+        let runners = Arc::new((self.0)());
         match job.kind {
             JobKind::Confirm => {
                 let opts = evo::confirm::ConfirmOptions {
@@ -216,9 +218,10 @@ fn kinds(fake: &FakeScheduler) -> Vec<JobKind> {
 }
 
 fn scheduler(fates: Vec<Fate>) -> Arc<FakeScheduler> {
-    let fake = fates
-        .into_iter()
-        .fold(FakeScheduler::new(Arc::new(Node)), FakeScheduler::then);
+    let fake = fates.into_iter().fold(
+        FakeScheduler::new(Arc::new(Node(runner))),
+        FakeScheduler::then,
+    );
     Arc::new(fake)
 }
 
