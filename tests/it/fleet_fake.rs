@@ -404,29 +404,12 @@ fn a_confirmation_whose_result_fails_its_checks_is_never_signed_and_counts_as_no
         reason.contains("is refused: campaign_name is \"other\""),
         "{reason}"
     );
-    assert!(
-        !run.dir.join("confirmations").exists() || {
-            let signed = walk(&run.dir.join("confirmations"));
-            !signed
-                .iter()
-                .any(|p| p.ends_with(evo::receipt::RECEIPT_FILE))
-        }
-    );
+    // Refused before anything of it was moved or signed.
+    assert!(!run.dir.join("confirmations").exists());
+    assert!(fast["confirmation_run_dir"].is_null(), "{fast:#}");
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(walk(&path));
-        }
-        found.push(path);
-    }
-    found
-}
-
-/// Stops once set, or (`on_confirm`) once the fake took a confirmation job.
+/// Stops once set, or (with the fake) once the fake took a confirmation job.
 struct Flag(Arc<AtomicBool>, Option<Arc<FakeScheduler>>);
 
 impl evo::host::StopCondition for Flag {
@@ -577,4 +560,34 @@ fn confirm_job(fake: &FakeScheduler) -> evo::fleet::slurm::JobId {
     let submitted = fake.submitted();
     let confirm = submitted.iter().find(|s| s.kind == JobKind::Confirm);
     confirm.unwrap().id
+}
+
+#[test]
+fn a_screening_whose_journal_fails_its_checks_is_not_used_and_is_screened_again() {
+    let fx = Fixture::new(&["fast"], r#""max_requeues": 1"#);
+    let faster = |f: &JobFolder| {
+        let run = std::fs::read_dir(f.out())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let file = run.join("journal.jsonl");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("\"ratio\":"), "{text}");
+        std::fs::write(&file, text.replacen("\"ratio\":", "\"ratio\":9", 1)).unwrap();
+    };
+    let fake = scheduler(vec![Fate::RunsThen(Arc::new(faster)), Fate::Runs]);
+    let run = fx.run(&fx.opts(&fake), &mut Vec::new()).unwrap();
+    assert_eq!(run.row("fast")["status"], "confirmed", "{:#}", run.summary);
+    let j = journal(&run.dir);
+    let ended = entries(&j, "job_ended", "screening");
+    let reason = ended[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("refused"), "{reason}");
+    assert_eq!(ended[0]["counted"], true);
+    let screened = entries(&j, "screening_job", "");
+    assert_eq!(screened.len(), 1, "{j:#?}");
+    assert_eq!(screened[0]["attempt"], 2);
+    let pairs = entries(&j, "screening_pair", "");
+    assert_eq!(pairs.len(), 5, "only the second job's pairs: {j:#?}");
 }
