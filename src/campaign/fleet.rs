@@ -8,7 +8,8 @@
 //! `confirmations/`, signed here and recorded as a local confirmation is; a screening that passes
 //! (`fleet_screen`) is journaled as a local screening is. A stop cancels the campaign's jobs.
 //! What the coordinator sees of each job (submitted, running on a node, ended) goes to the
-//! reporter as it sees it.
+//! reporter as it sees it. The loop drives the campaign's `fleet::scheduler::Scheduler`: the
+//! Slurm client, or in tests the in-process fake (`fleet::fake`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
