@@ -8,11 +8,12 @@
 //! `confirmations/`, signed here and recorded as a local confirmation is; a screening that passes
 //! (`fleet_screen`) is journaled as a local screening is. A stop cancels the campaign's jobs.
 //! What the coordinator sees of each job (submitted, running on a node, ended) goes to the
-//! reporter as it sees it.
+//! reporter as it sees it. The loop drives the campaign's `fleet::scheduler::Scheduler`: the
+//! Slurm client, or in tests the in-process fake (`fleet::fake`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
-use std::time::Duration;
+use std::sync::Arc;
 
 use super::journal::{self, Entry};
 use super::{CampaignEvent, CampaignRun, CandidatePatch};
@@ -27,9 +28,6 @@ use crate::pipeline::PipelineError;
 use crate::pipeline::rundir::RunDir;
 use crate::receipt::{self, keys::Signer};
 use crate::report::jobs::{JobObservation, JobOutcome, JobStage};
-
-/// How often the coordinator asks Slurm about its jobs.
-const POLL: Duration = Duration::from_millis(500);
 
 /// A job the campaign waits on.
 pub(super) struct Active {
@@ -163,6 +161,7 @@ impl CampaignRun<'_> {
             &self.plan.campaign_file,
             &self.plan.spec,
             &self.plan.output_dir,
+            Arc::clone(&self.opts.scheduler),
         )
         .map_err(PipelineError::Usage)
     }
@@ -231,10 +230,10 @@ impl CampaignRun<'_> {
             if active.is_empty() {
                 return Ok(());
             }
-            std::thread::sleep(POLL);
+            std::thread::sleep(fleet.scheduler.poll_interval());
             let mut still = Vec::new();
             for mut a in std::mem::take(&mut active) {
-                let info = (fleet.slurm.info(a.job))
+                let info = (fleet.scheduler.info(a.job))
                     .map_err(|e| PipelineError::Internal(format!("cannot follow the jobs: {e}")))?;
                 self.observe(&mut a, &info);
                 if !info.state.is_final() {
@@ -370,23 +369,32 @@ impl CampaignRun<'_> {
             JobStage::Confirm => job::confirmation_job(fleet, &name, &folder, &env),
             JobStage::Screening => job::screening_job(fleet, &name, &folder, &env),
         };
-        let id = fleet.slurm.submit(&spec).map_err(|e| {
+        let id = fleet.scheduler.submit(&spec).map_err(|e| {
             PipelineError::Usage(format!(
                 "cannot submit the {} job of candidate {index}: {e}",
                 stage.as_str()
             ))
         })?;
         let started = (self.state.candidate_mut(index)).is_some_and(|c| c.confirmation_started);
+        let mut journaled = Ok(());
         if stage == JobStage::Confirm && !started {
-            self.record(Entry::ConfirmationStarted { index })?;
+            journaled = self.record(Entry::ConfirmationStarted { index });
         }
-        self.record(Entry::JobSubmitted {
-            index,
-            stage,
-            job_id: id.0,
-            attempt,
-            folder: folder.dir.display().to_string(),
-        })?;
+        journaled = journaled.and_then(|()| {
+            self.record(Entry::JobSubmitted {
+                index,
+                stage,
+                job_id: id.0,
+                attempt,
+                folder: folder.dir.display().to_string(),
+            })
+        });
+        if let Err(e) = journaled {
+            // A stop (or a journal that cannot be written) between the submission and its entry:
+            // no session would know the job, so it must not run.
+            let _ = fleet.scheduler.cancel(&[id]);
+            return Err(e);
+        }
         self.candidate_stage(
             &format!("{what} candidate {index} as Slurm job {id} (attempt {attempt})"),
             index,
@@ -476,7 +484,7 @@ impl CampaignRun<'_> {
         failed: &BTreeMap<usize, usize>,
     ) -> PipelineError {
         let ids: Vec<JobId> = active.iter().map(|a| a.job).collect();
-        let (cancelled, note) = match fleet.slurm.cancel(&ids) {
+        let (cancelled, note) = match fleet.scheduler.cancel(&ids) {
             Ok(()) => (true, String::new()),
             Err(e) => (false, format!(" (cancelling its Slurm jobs failed: {e})")),
         };

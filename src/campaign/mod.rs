@@ -60,6 +60,9 @@ pub struct CampaignOptions {
     pub hold: Hold,
     /// The key the confirmations sign with, or where they look it up.
     pub sign_with: SignWith,
+    /// Who runs the jobs of a campaign with a `fleet` section: the Slurm client, or a test's
+    /// fake (`fleet::fake`).
+    pub scheduler: Arc<dyn crate::fleet::scheduler::Scheduler>,
 }
 
 impl CampaignOptions {
@@ -73,6 +76,7 @@ impl CampaignOptions {
             stop: Stop::ctrl_c(),
             hold,
             sign_with: SignWith::CampaignKey,
+            scheduler: Arc::new(crate::fleet::slurm::Slurm::default()),
         }
     }
 }

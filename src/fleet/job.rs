@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::FleetPlan;
+use super::scheduler::{Job, JobKind};
 use super::slurm::JobSpec;
 use crate::measure::sandbox::PASSED_ENV;
 
@@ -101,8 +102,12 @@ pub fn confirmation_job(
     name: &str,
     folder: &JobFolder,
     env: &BTreeMap<String, String>,
-) -> JobSpec {
-    request_job(fleet, name, folder, env, &["confirm"], &["--unsigned"])
+) -> Job {
+    Job {
+        kind: JobKind::Confirm,
+        folder: folder.clone(),
+        batch: request_job(fleet, name, folder, env, &["confirm"], &["--unsigned"]),
+    }
 }
 
 /// The job that runs the screening request in `folder` (a candidate's checks and screening pairs
@@ -112,8 +117,12 @@ pub fn screening_job(
     name: &str,
     folder: &JobFolder,
     env: &BTreeMap<String, String>,
-) -> JobSpec {
-    request_job(fleet, name, folder, env, &["campaign", "screen-job"], &[])
+) -> Job {
+    Job {
+        kind: JobKind::Screening,
+        folder: folder.clone(),
+        batch: request_job(fleet, name, folder, env, &["campaign", "screen-job"], &[]),
+    }
 }
 
 /// The job that runs `evo <command> --request <folder's request> <flags>` on a node of its own,
@@ -165,7 +174,7 @@ mod tests {
             settings: crate::spec::fleet::FleetSettings::slurm(),
             shared_dir: "/shared".into(),
             evo: "/opt/evo it's/evo".into(),
-            slurm: Default::default(),
+            scheduler: std::sync::Arc::new(super::super::slurm::Slurm::default()),
         }
     }
 
@@ -179,6 +188,8 @@ mod tests {
         assert!(!env.contains_key("EVO_KEY_DIR"), "{env:?}");
         let folder = JobFolder::new("/shared/run/fleet/candidate_1/attempt_1".into());
         let job = confirmation_job(&fleet(), "evo-c1", &folder, &env);
+        assert_eq!((job.kind, &job.folder), (JobKind::Confirm, &folder));
+        let job = job.batch;
         assert!(!job.script.contains("EVO_SIGNING_KEY"), "{}", job.script);
         assert!(
             job.script.starts_with(
@@ -200,6 +211,8 @@ mod tests {
         assert!(job.exclusive);
         assert_eq!(job.output, folder.log());
         let screening = screening_job(&fleet(), "evo-s1", &folder, &env);
+        assert_eq!(screening.kind, JobKind::Screening);
+        let screening = screening.batch;
         assert!(
             screening.script.contains(
                 "'/opt/evo it'\\''s/evo' campaign screen-job --request \

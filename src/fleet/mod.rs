@@ -4,16 +4,21 @@
 //! `evo campaign run`, the only one with the key) checks what comes back as untrusted input and
 //! signs it.
 //!
-//! `slurm` is the client, `job` builds a confirmation's job (its script and environment),
+//! `scheduler` is what the coordinator asks of a scheduler (the [`scheduler::Scheduler`] trait),
+//! `slurm` the client that implements it on a cluster and `fake` an in-process one for tests;
+//! `job` builds a confirmation's job (its script and environment),
 //! `collect` checks a node's unsigned result. (The build caches the nodes of one machine kind share
 //! are `measure::caches`, beside the sandbox that binds them.) The campaign's side (journal, waiting, resubmitting)
 //! is `campaign::fleet`.
 
 pub mod collect;
+pub mod fake;
 pub mod job;
+pub mod scheduler;
 pub mod slurm;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::spec::Campaign;
 use crate::spec::fleet::{Engine, FleetSettings};
@@ -37,7 +42,8 @@ pub struct FleetPlan {
     pub shared_dir: PathBuf,
     /// The evo binary the jobs run: this one, which must be at the same path on the nodes.
     pub evo: PathBuf,
-    pub slurm: slurm::Slurm,
+    /// Who runs the jobs: the Slurm client, or a test's fake.
+    pub scheduler: Arc<dyn scheduler::Scheduler>,
 }
 
 impl FleetPlan {
@@ -49,11 +55,13 @@ impl FleetPlan {
     }
 }
 
-/// The fleet of the campaign in `campaign_file`, `None` when its confirmations run here.
+/// The fleet of the campaign in `campaign_file`, whose jobs go to `scheduler`; `None` when its
+/// confirmations run here.
 pub fn plan(
     campaign_file: &Path,
     spec: &Campaign,
     output_dir: &Path,
+    scheduler: Arc<dyn scheduler::Scheduler>,
 ) -> Result<Option<FleetPlan>, String> {
     let Some(settings) = spec.fleet.clone() else {
         return Ok(None);
@@ -71,6 +79,6 @@ pub fn plan(
         settings,
         shared_dir,
         evo,
-        slurm: slurm::Slurm::default(),
+        scheduler,
     }))
 }

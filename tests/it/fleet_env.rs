@@ -63,11 +63,12 @@ fn the_signing_key_and_other_variables_of_the_coordinator_never_reach_a_job() {
         .arg(&fake_evo)
         .status()
         .unwrap();
+    let slurm = Slurm::new(Some(&conf));
     let fleet = FleetPlan {
         settings: evo::spec::fleet::FleetSettings::slurm(),
         shared_dir: dir.path().to_path_buf(),
         evo: fake_evo,
-        slurm: Slurm::new(Some(&conf)),
+        scheduler: std::sync::Arc::new(slurm.clone()),
     };
     let folder = JobFolder::new(dir.path().join("attempt_1"));
     std::fs::create_dir_all(folder.out()).unwrap();
@@ -76,10 +77,10 @@ fn the_signing_key_and_other_variables_of_the_coordinator_never_reach_a_job() {
     let pass = vec!["EVO_SIGNING_KEY".to_string()];
     let env: BTreeMap<String, String> =
         job::job_environment(&pass, &|name| std::env::var(name).ok());
-    let spec = job::confirmation_job(&fleet, "evo-test-env", &folder, &env);
-    let id = fleet.slurm.submit(&spec).unwrap();
+    let spec = job::confirmation_job(&fleet, "evo-test-env", &folder, &env).batch;
+    let id = slurm.submit(&spec).unwrap();
     let started = Instant::now();
-    while !fleet.slurm.info(id).unwrap().state.is_final() {
+    while !slurm.info(id).unwrap().state.is_final() {
         assert!(
             started.elapsed() < Duration::from_secs(90),
             "job {id} stuck"

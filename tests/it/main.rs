@@ -24,6 +24,8 @@ mod confirm_inputs;
 mod confirm_rust;
 mod confirm_seam;
 mod fleet_env;
+mod fleet_fake;
+mod fleet_rounds;
 mod fleet_slurm;
 mod hostile_bad_files;
 mod hostile_boundary;
