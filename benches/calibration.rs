@@ -381,7 +381,14 @@ fn main() {
     let one = Looks { first: 9, cap: 9 };
     let seq = Looks { first: 9, cap };
     let tallies = [
-        run_config("A/A (identical), one look at 9", &base, &base, Some(1.0), one, reps * 2),
+        run_config(
+            "A/A (identical), one look at 9",
+            &base,
+            &base,
+            Some(1.0),
+            one,
+            reps * 2,
+        ),
         run_config(
             &format!("A/A (identical), looks 9 to {cap}"),
             &base,
@@ -391,8 +398,22 @@ fn main() {
             reps * 2,
         ),
         run_config("true 5%, one look at 9", &base, &c5, None, one, reps),
-        run_config(&format!("true 5%, looks 9 to {cap}"), &base, &c5, None, seq, reps),
-        run_config(&format!("true 2%, looks 9 to {cap}"), &base, &c2, None, seq, reps),
+        run_config(
+            &format!("true 5%, looks 9 to {cap}"),
+            &base,
+            &c5,
+            None,
+            seq,
+            reps,
+        ),
+        run_config(
+            &format!("true 2%, looks 9 to {cap}"),
+            &base,
+            &c2,
+            None,
+            seq,
+            reps,
+        ),
     ];
     println!(
         "\n| configuration | repetitions | accepted (95% CI) | no real gain | slower | inconclusive \

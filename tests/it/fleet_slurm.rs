@@ -903,7 +903,21 @@ fn the_c_campaign_survives_ctrl_c_a_killed_job_a_requeue_and_a_killed_coordinato
         .filter(|r| r["confirmation_run_dir"].is_string())
         .collect();
     assert_eq!(confirmed.len(), 1, "{summary:#}");
-    assert_eq!(confirmed[0]["name"], "tiled-matmul", "{summary:#}");
+    // `top` is 1: the candidate that screened fastest is confirmed. Two of the C campaign's
+    // candidates are real speedups of similar size (tiled-matmul about 1.45×, unrolled-dot about
+    // 1.46× under its tolerance), so which one ranks first is the machine's to say.
+    let fastest = (rows.iter())
+        .filter(|r| r["screening_median"].is_number())
+        .max_by(|a, b| {
+            let (a, b) = (&a["screening_median"], &b["screening_median"]);
+            a.as_f64().unwrap().total_cmp(&b.as_f64().unwrap())
+        })
+        .unwrap();
+    assert_eq!(confirmed[0]["name"], fastest["name"], "{summary:#}");
+    assert!(
+        ["tiled-matmul", "unrolled-dot"].contains(&confirmed[0]["name"].as_str().unwrap()),
+        "{summary:#}"
+    );
     // The coordinator built nothing: every candidate was built and screened on a node.
     assert_eq!(summary["screened_in_jobs"], 3, "{summary:#}");
     let folder = confirmation.file_name().unwrap().to_str().unwrap();
