@@ -15,21 +15,9 @@ use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::{patch_by_editing, write};
 
-const WORKLOAD: &str = r#"{
-  "name": "tiny",
-  "build": { "command": "make prog" },
-  "test": { "command": "make test" },
-  "scenarios": [
-    { "name": "main", "role": "training", "run": "./prog run {seed}",
-      "check": "./prog check {seed}", "compare": "exact", "deterministic_output": true }
-  ],
-  "protected": ["bench/**"]
-}"#;
+use crate::util::tiny::WORKLOAD;
 
-const HOLDOUTS: &str = r#"{ "scenarios": [
-  { "name": "other", "role": "holdout", "run": "./prog holdout {seed}",
-    "check": "./prog check {seed}", "compare": "exact", "deterministic_output": true }
-] }"#;
+use util::tiny::HOLDOUTS;
 
 /// Whether the tree a run works in holds `text` in its program: the fake's runs behave as the
 /// patch made them, in the search's trees and in the confirmation's alike.

@@ -20,15 +20,7 @@ use serde_json::Value;
 use crate::fleet_fake::Node;
 use crate::util::{self, write};
 
-const WORKLOAD: &str = r#"{
-  "name": "tiny",
-  "build": { "command": "make prog" },
-  "test": { "command": "make test" },
-  "scenarios": [
-    { "name": "main", "role": "training", "run": "./prog run {seed}",
-      "check": "./prog check {seed}", "compare": "exact", "deterministic_output": true }
-  ]
-}"#;
+use crate::util::tiny::WORKLOAD;
 
 /// The program's speed follows the last `echo` line of its `prog.sh`: each idea is faster.
 fn fake() -> FakeRunner {

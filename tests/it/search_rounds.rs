@@ -20,16 +20,7 @@ use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::write;
 
-const WORKLOAD: &str = r#"{
-  "name": "tiny",
-  "build": { "command": "make prog" },
-  "test": { "command": "make test" },
-  "scenarios": [
-    { "name": "main", "role": "training", "run": "./prog run {seed}",
-      "check": "./prog check {seed}", "compare": "exact", "deterministic_output": true }
-  ],
-  "protected": ["bench/**"]
-}"#;
+use crate::util::tiny::WORKLOAD;
 
 /// A holdout whose name and command must never reach an agent.
 const SEALED_NAME: &str = "sealed-zebra-7731";

@@ -6,6 +6,7 @@ pub mod faults;
 pub mod hostile_result;
 pub mod schema;
 pub mod slurm;
+pub mod tiny;
 pub mod tree_common;
 
 use std::collections::BTreeMap;
