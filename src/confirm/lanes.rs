@@ -41,12 +41,48 @@ fn rule_name(rule: &Compare) -> String {
 }
 
 impl Run<'_> {
-    /// Runs `s` in both trees at once and records both steps.
+    /// Runs `s` in both trees and records both steps: at once, except a build whose candidate
+    /// gets private copies of the build caches, which runs after the baseline's build.
     pub(crate) fn run_pair(
         &mut self,
         s: &LaneStep<'_>,
         trees: [(TreeLabel, &Tree); 2],
     ) -> Result<[StepOutput; 2], PipelineError> {
+        let runners = &*self.opts.runners;
+        let run_dir = &self.run_dir;
+        // A candidate's private copy of the caches is taken when its build starts; taken while
+        // the baseline's build is still filling a cold cache, it would be as cold, and both
+        // builds would compile every dependency side by side (for the trainer's sanitizer
+        // build on a fresh machine, two 11-minute compiles on two cores). In turn, the
+        // candidate's build starts from what the baseline's left.
+        let in_turn = s.step.builds() && self.sandbox.copies_caches();
+        let outputs = if in_turn {
+            let mut outputs = Vec::with_capacity(2);
+            for tree in trees {
+                let input = s.input(tree, run_dir, &self.sandbox)?;
+                let mut runner = runners.runner();
+                outputs.push(steps::run_step(&mut *runner, run_dir, input));
+            }
+            outputs
+        } else {
+            self.run_at_once(s, trees)?
+        };
+        let mut done = Vec::with_capacity(2);
+        for o in outputs {
+            let o = o.map_err(|e| PipelineError::Internal(e.to_string()))?;
+            self.result.steps.push(o.record.clone());
+            done.push(o);
+        }
+        done.try_into()
+            .map_err(|_| PipelineError::Internal("a step pair lost a result".to_string()))
+    }
+
+    /// Runs `s` in both trees at the same time, on a thread each.
+    fn run_at_once(
+        &mut self,
+        s: &LaneStep<'_>,
+        trees: [(TreeLabel, &Tree); 2],
+    ) -> Result<Vec<Result<StepOutput, steps::StepError>>, PipelineError> {
         let runners = &*self.opts.runners;
         let run_dir = &self.run_dir;
         if s.step.builds() {
@@ -87,14 +123,7 @@ impl Run<'_> {
                 })
                 .collect()
         });
-        let mut done = Vec::with_capacity(2);
-        for o in outputs {
-            let o = o.map_err(|e| PipelineError::Internal(e.to_string()))?;
-            self.result.steps.push(o.record.clone());
-            done.push(o);
-        }
-        done.try_into()
-            .map_err(|_| PipelineError::Internal("a step pair lost a result".to_string()))
+        Ok(outputs)
     }
 
     /// Runs `s` in one tree and records the step.

@@ -412,6 +412,12 @@ impl SandboxPolicy {
         self.bwrap.is_some()
     }
 
+    /// Whether a candidate's build gets private copies of declared build caches (sandboxed, with
+    /// `sandbox.writable` folders): a copy is only as warm as the real cache when it is taken.
+    pub fn copies_caches(&self) -> bool {
+        self.bwrap.is_some() && !self.writable.is_empty()
+    }
+
     /// Keeps `paths` (relative to a tree's root) read-only in every build's tree from now on.
     pub fn protect(&mut self, paths: ReadOnlyPaths) {
         self.protected = paths;
