@@ -418,6 +418,49 @@ fn a_candidate_build_cannot_poison_a_writable_cache_for_the_baseline() {
 }
 
 #[test]
+fn a_candidate_build_copies_the_cache_the_baseline_build_left() {
+    // The candidate's private copy of a writable cache is taken when its build starts. Built
+    // beside the baseline, it was taken before the baseline's build filled a cold cache, so
+    // both compiled every dependency; built after it, the copy holds what the baseline left.
+    if !bubblewrap_works() {
+        return;
+    }
+    let f = Fixture::new(&format!(r#", "sandbox": {{ "writable": ["{CACHE}"] }}"#));
+    let cache = f.cache.display();
+    write(
+        &f.repo.join("Makefile"),
+        &format!(
+            "prog: prog.c\n\
+             \t@if [ -e '{cache}/warm' ]; then echo 'cache warm' >&2; else echo 'cache cold' >&2; fi\n\
+             \t@touch '{cache}/warm'\n\
+             \tcc -O2 -o prog prog.c\n"
+        ),
+    );
+    git(
+        &f.repo,
+        &[
+            "commit",
+            "-q",
+            "-am",
+            "a build that leaves a mark in its cache",
+        ],
+    );
+    let patch = f.patch("note.patch", &[("NOTE.txt", "a note\n")], &[]);
+    let out = f.confirm(&patch);
+    let (dir, result) = util::first_result(&f.camp).expect("a result");
+    let candidate_build = result["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "build" && s["tree"] == "candidate")
+        .cloned()
+        .unwrap_or_else(|| panic!("no candidate build step\n{}", text(&out)));
+    let log =
+        std::fs::read_to_string(dir.join(candidate_build["stderr_log"].as_str().unwrap())).unwrap();
+    assert!(log.contains("cache warm"), "{log}\n{}", text(&out));
+}
+
+#[test]
 fn an_agent_sees_no_key_holdouts_or_campaign_and_none_of_evos_environment() {
     if !bubblewrap_works() {
         return;
