@@ -19,15 +19,17 @@
 # another tree would be taken as up to date and get that tree's binary. So, holding an exclusive
 # flock on the target directory, the script removes tinygpt's own artifacts (`cargo clean -p
 # tinygpt`, a few MB; the dependencies stay), builds (about 5 s for tinygpt alone) and copies the
-# binary into this tree before releasing the lock: trees building at the same time (evo builds
-# the baseline and a candidate in parallel) wait for each other and each gets its own binary.
+# binary into this tree before releasing the lock: trees building at the same time (unsandboxed,
+# evo builds the baseline and a candidate in parallel) wait for each other and each gets its own
+# binary.
 #
 # The sanitizer build does not compile torch-sys's C++ wrapper (libtch.a) a second time. With
 # RUSTFLAGS carrying -Zsanitizer, the cc crate would compile the wrapper instrumented, and that
 # compile is most of a cold sanitizer build (about 11 of 14 minutes on a 2-core machine). The
 # wrapper is a thin layer over libtorch, which is not instrumented either way, so instrumenting it
 # finds nothing in the workload's own code. Instead, holding the release directory's lock, the
-# script runs the release build in the release target directory (seconds when it ran before),
+# script runs the release build in the release target directory (seconds when it ran before;
+# it compiles this tree's tinygpt there too, about 5 s, which the next release build cleans),
 # copies the libtch.a it made, and gives the sanitizer build torch-sys's link lines through
 # Cargo's build-script override (`target.<host>.tch`, torch-sys declaring `links = "tch"`), so
 # Cargo does not run that build script there. The Rust code, tinygpt's and every Rust
@@ -69,7 +71,7 @@ flock 9
 # The sanitizer build's torch-sys link lines, from an uninstrumented torch-sys build in the
 # release directory (see the top of this file). Prints `--config` arguments, one per line.
 wrapper_override() {
-  local messages out_dir output wrapper lib search lines=() libtorch_lib=
+  local messages out_dir output wrapper line lib search lines=() libtorch_lib=
   # The whole release build, as a release build.sh runs it (with `-p torch-sys` Cargo would
   # resolve other features and run torch-sys's build script again); its environment must be the
   # release build's too, or the build script's `rerun-if-env-changed` would compile the wrapper
