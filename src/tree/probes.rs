@@ -6,7 +6,10 @@
 //! sanitizer looks. The lanes cannot see that; the patch can be read for it.
 //!
 //! Every added line (`+`) of every text file of the patch is scanned for the probes below; a hit
-//! fails the `lane probes` gate with its file, line and the line itself (escaped). A workload that
+//! fails the `lane probes` gate with its file, line and the line itself (escaped). In C, C++,
+//! CUDA and Rust files the comments of a line are left out first (a comment can tell nothing),
+//! but only where no reading of the line by the compiler could make them code (see
+//! [`code_of_line`]); everywhere else the whole line is scanned. A workload that
 //! needs one legitimately allows it by name (`"allow_probes": ["posix_fadvise"]`), and the gate's
 //! detail, in the result and the receipt, says what was allowed. This is a tripwire, not a
 //! proof: obfuscated code (a computed symbol name, a syscall by number) can evade it, and the
@@ -174,9 +177,21 @@ pub struct ProbeScan {
 /// Scans the added lines of `patch`; a hit whose probe is in `allow` goes to `allowed`.
 pub fn scan_probes(patch: &[u8], allow: &[String]) -> ProbeScan {
     let mut scan = ProbeScan::default();
-    for added in added_lines(patch) {
+    let mut in_comment = false;
+    for added in new_side_lines(patch) {
+        if added.first_of_hunk {
+            in_comment = false;
+        }
         let text = String::from_utf8_lossy(added.text);
-        for (name, detects) in probes_on(&text) {
+        let code = if comments_known(&added.file) {
+            code_of_line(&text, &mut in_comment)
+        } else {
+            text.to_string()
+        };
+        if !added.added {
+            continue;
+        }
+        for (name, detects) in probes_on(&code) {
             let hit = ProbeHit {
                 probe: name,
                 detects,
@@ -242,35 +257,119 @@ fn computed_env_read(text: &str) -> bool {
     })
 }
 
-/// An added line of a text file, with its number in the new file.
-struct Added<'a> {
+/// Files whose comments [`code_of_line`] can leave out: C, C++, CUDA and Rust, whose comments
+/// are `//` and `/* */` and whose string and character literals all need a `"` or a `'`.
+fn comments_known(file: &str) -> bool {
+    const EXTENSIONS: &[&str] = &[
+        "c", "h", "cc", "cp", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "inl", "ipp", "tcc",
+        "cu", "cuh", "rs",
+    ];
+    let name = file.rsplit('/').next().unwrap_or(file);
+    name.rsplit_once('.')
+        .is_some_and(|(_, ext)| EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
+}
+
+/// The code of one line of a C, C++, CUDA or Rust file, its comments replaced by a space;
+/// `in_comment` says whether a block comment is open, before the line and after it.
+///
+/// The scan sees a hunk, not the file, so it cannot know whether the compiler is inside a string
+/// when a line begins (a Rust string spans lines; so does a C++ raw string, or a C string
+/// continued with a backslash). It therefore leaves a comment out only where that cannot matter:
+///
+/// - a line holding a `"`, ending in a backslash, or holding the trigraph `??/` (a backslash to
+///   some compilers) is scanned whole, and closes what the scan thought an open comment. Without
+///   a `"` the compiler cannot leave a string on this line, so a line the scan thinks commented is
+///   either a comment or string data to the compiler, never code; without a line splice no
+///   `*\`+`/` ends a comment where the scan does not see it;
+/// - after a `'` (a character literal, or a Rust lifetime the scan cannot tell from one) the rest
+///   of the line is code.
+///
+/// Whatever the scan cannot read this way is scanned as code: it may flag a comment, never miss
+/// code.
+fn code_of_line(line: &str, in_comment: &mut bool) -> String {
+    if line.contains('"') || line.trim_end().ends_with('\\') || line.contains("??/") {
+        *in_comment = false;
+        return line.to_string();
+    }
+    let mut code = String::with_capacity(line.len());
+    let mut rest = line;
+    loop {
+        if *in_comment {
+            match rest.find("*/") {
+                Some(at) => {
+                    code.push(' ');
+                    rest = &rest[at + 2..];
+                    *in_comment = false;
+                }
+                None => return code,
+            }
+            continue;
+        }
+        let next = ["//", "/*", "'"]
+            .iter()
+            .filter_map(|m| rest.find(m).map(|at| (at, *m)))
+            .min();
+        match next {
+            Some((at, "//")) => {
+                code.push_str(&rest[..at]);
+                return code;
+            }
+            Some((at, "/*")) => {
+                code.push_str(&rest[..at]);
+                code.push(' ');
+                rest = &rest[at + 2..];
+                *in_comment = true;
+            }
+            _ => {
+                code.push_str(rest);
+                return code;
+            }
+        }
+    }
+}
+
+/// A line of the new side of a hunk of a text file (added or context), with its number in the
+/// new file.
+struct NewLine<'a> {
     file: String,
     line: u32,
     text: &'a [u8],
+    /// An added (`+`) line, not context.
+    added: bool,
+    /// The hunk's first line: what came before it is not in the patch.
+    first_of_hunk: bool,
 }
 
-/// The added lines of every hunk of `patch`, read from its `@@ -a,b +c,d @@` counts so a hunk
-/// line that looks like a header (`+++ x`, an added `++ x`) is still a line.
-fn added_lines(patch: &[u8]) -> Vec<Added<'_>> {
+/// The new side (context and added lines) of every hunk of `patch`, read from its
+/// `@@ -a,b +c,d @@` counts so a hunk line that looks like a header (`+++ x`, an added `++ x`)
+/// is still a line.
+fn new_side_lines(patch: &[u8]) -> Vec<NewLine<'_>> {
     let mut out = Vec::new();
     let mut file = String::new();
     let (mut old_left, mut new_left, mut number) = (0u32, 0u32, 0u32);
+    let mut first = false;
     for raw in patch.split(|b| *b == b'\n') {
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         if old_left > 0 || new_left > 0 {
+            let mut push = |added: bool, text| {
+                out.push(NewLine {
+                    file: file.clone(),
+                    line: number,
+                    text,
+                    added,
+                    first_of_hunk: std::mem::take(&mut first),
+                });
+            };
             match line.first() {
                 Some(b'+') => {
-                    out.push(Added {
-                        file: file.clone(),
-                        line: number,
-                        text: &line[1..],
-                    });
+                    push(true, &line[1..]);
                     new_left = new_left.saturating_sub(1);
                     number += 1;
                 }
                 Some(b'-') => old_left = old_left.saturating_sub(1),
                 Some(b'\\') => {}
                 _ => {
+                    push(false, line.get(1..).unwrap_or_default());
                     old_left = old_left.saturating_sub(1);
                     new_left = new_left.saturating_sub(1);
                     number += 1;
@@ -283,6 +382,7 @@ fn added_lines(patch: &[u8]) -> Vec<Added<'_>> {
         } else if line.starts_with(b"@@ ") {
             if let Some((old, new, start)) = hunk_counts(line) {
                 (old_left, new_left, number) = (old, new, start);
+                first = true;
             }
         }
     }

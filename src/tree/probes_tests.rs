@@ -155,3 +155,117 @@ fn the_gate_detail_names_what_was_allowed_and_what_failed() {
         "no added line probes the lane it runs in"
     );
 }
+
+/// A patch to `file` whose one hunk is `lines`, each already marked `+` or ` `.
+fn hunk(file: &str, lines: &[&str]) -> String {
+    let old = lines.iter().filter(|l| !l.starts_with('+')).count();
+    let mut patch = format!(
+        "diff --git a/{file} b/{file}\n--- a/{file}\n+++ b/{file}\n@@ -1,{old} +1,{} @@\n",
+        lines.len()
+    );
+    for line in lines {
+        patch.push_str(line);
+        patch.push('\n');
+    }
+    patch
+}
+
+fn hits_in(file: &str, lines: &[&str]) -> Vec<&'static str> {
+    names(&scan_probes(hunk(file, lines).as_bytes(), &[]))
+}
+
+/// libdeflate's real decompression speedup (72b2ce0) adds `/* Discard any readahead bits ... */`:
+/// a comment can tell nothing, so comments of C, C++, CUDA and Rust files are left out.
+#[test]
+fn a_probe_named_in_a_comment_is_not_code() {
+    for (file, lines) in [
+        (
+            "lib/decompress_template.h",
+            &["+\t/* Discard any readahead bits and check for excessive overread. */"][..],
+        ),
+        (
+            "a.c",
+            &["+x = 1; // the kernel's readahead does the rest"][..],
+        ),
+        (
+            "a.rs",
+            &[
+                "+/// Reads ahead (not with readahead(2), which would tell the page cache).",
+                "+fn f() {}",
+            ][..],
+        ),
+        (
+            "a.cpp",
+            &["+y = 2; /* mincore */ z = 3; /* and valgrind */"][..],
+        ),
+        (
+            "a.c",
+            &[
+                "+/*",
+                "+ * Under valgrind this is slower: clock_gettime and rdtsc are not used.",
+                "+ */",
+                "+int x;",
+            ][..],
+        ),
+        (
+            "a.c",
+            &[
+                " /* context opens the comment",
+                "+   readahead is not called here",
+                " */",
+            ][..],
+        ),
+    ] {
+        assert_eq!(
+            hits_in(file, lines),
+            Vec::<&str>::new(),
+            "{file}: {lines:?}"
+        );
+    }
+}
+
+/// The attacks on leaving comments out: each makes code look like a comment to a scan that reads
+/// one line at a time, or hides it behind a string the scan does not see; each must still be
+/// found. (Remove the `"`, backslash or `'` rule from `code_of_line` and one of these passes.)
+#[test]
+fn code_that_only_looks_commented_is_still_scanned() {
+    for (file, lines) in [
+        // `//` inside a string: the call after the string is code.
+        ("a.c", &["+s = \"//\"; readahead(fd, 0, 1 << 20);"][..]),
+        // A Rust string opened above the hunk closes on this line: `// ` is string data and the
+        // call is code.
+        (
+            "a.rs",
+            &["+// \"; unsafe { libc::mincore(p, n, v.as_mut_ptr()) };"][..],
+        ),
+        // A raw string holding `//`.
+        ("a.rs", &["+let s = r#\"a\"//\"#; readahead(fd);"][..]),
+        // A block comment's end spliced across lines with a backslash (C translation phase 2).
+        ("a.c", &["+/* x *\\", "+/ readahead(fd, 0, 1); /* */"][..]),
+        // A line comment continued by a backslash, then a line the compiler reads as code... or
+        // not: the scan reads it as code either way.
+        ("a.c", &["+// note \\", "+readahead(fd, 0, 1);"][..]),
+        // A character literal holding the comment's marker.
+        ("a.c", &["+c = '//'; readahead(fd, 0, 1);"][..]),
+        // Code after a block comment on the same line.
+        ("a.c", &["+/* hint */ readahead(fd, 0, 1);"][..]),
+        // A block comment opened by a line with a `\"` is not trusted to be one.
+        ("a.rs", &["+let _ = \"\"; /* ", "+ readahead(fd); */"][..]),
+        // A trigraph backslash (`??/`) splices lines for some compilers.
+        ("a.c", &["+/* x *??/", "+/ readahead(fd, 0, 1); /* */"][..]),
+        // Not a C-family file: its comments are not known, the line is scanned whole.
+        ("run.py", &["+# readahead"][..]),
+        ("Makefile", &["+# -fsanitize=address off here"][..]),
+    ] {
+        assert!(!hits_in(file, lines).is_empty(), "{file}: {lines:?}");
+    }
+}
+
+/// Each hunk starts the comment state afresh: a comment opened in one hunk does not cover the
+/// next, whose lines between are not in the patch.
+#[test]
+fn a_comment_state_does_not_cross_hunks() {
+    let patch = "diff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n@@ -1,1 +1,2 @@\n int a;\n+/* open\n\
+                 @@ -9,1 +10,2 @@\n int b;\n+readahead(fd, 0, 1);\n";
+    assert_eq!(names(&scan_probes(patch.as_bytes(), &[])), ["readahead"]);
+}
