@@ -14,27 +14,38 @@ use crate::path::shown;
 use crate::pipeline::PipelineError;
 
 impl CampaignRun<'_> {
-    /// Fresh confirmations of the best-screened candidates (only those faster in screening).
+    /// Fresh confirmations of the best-screened candidates (only those faster in screening), until
+    /// `confirm.top` of them were timed: a confirmation that a gate stopped before its pairs (a
+    /// sanitizer finding, identical binaries) took its builds, not a measurement, so the next
+    /// candidate in the ranking gets the place. Then every screened candidate left unconfirmed is
+    /// told so, with what deciding it would take.
     pub(super) fn confirm_top(&mut self) -> Result<(), PipelineError> {
         let ranking = summary::ranking(&self.state.candidates);
         let top = self.plan.spec.confirm.top.get();
-        let chosen: Vec<usize> = ranking
+        let faster: Vec<usize> = ranking
             .iter()
             .filter(|(_, median)| *median > 1.0)
-            .take(top)
             .map(|(i, _)| *i)
             .collect();
         if let Some(fleet) = self.fleet()? {
+            let chosen = faster.into_iter().take(top).collect();
             return self.run_jobs(&fleet, crate::report::jobs::JobStage::Confirm, chosen);
         }
-        for index in chosen {
-            if self
+        let mut timed = 0;
+        let mut longest_s: Option<f64> = None;
+        for index in faster {
+            if timed >= top {
+                break;
+            }
+            if let Some(done) = self
                 .state
                 .candidate_mut(index)
-                .is_some_and(|c| c.confirmation.is_some())
+                .and_then(|c| c.confirmation.as_ref())
             {
+                timed += usize::from(done.median.is_some());
                 continue;
             }
+            let started = std::time::Instant::now();
             self.discard_interrupted_confirmation(index)?;
             self.candidate_stage(&format!("confirm candidate {index}"), index);
             self.record(Entry::ConfirmationStarted { index })?;
@@ -69,6 +80,11 @@ impl CampaignRun<'_> {
                         .as_ref()
                         .map_or(f64::NAN, |s| s.figures.median);
                     self.record_confirmation(index, &outcome, screened)?;
+                    if outcome.median.is_some() {
+                        timed += 1;
+                        let took = started.elapsed().as_secs_f64();
+                        longest_s = Some(longest_s.map_or(took, |l: f64| l.max(took)));
+                    }
                 }
                 Err(e) => {
                     let status = match e {
@@ -85,8 +101,52 @@ impl CampaignRun<'_> {
                         _ => Status::Inconclusive,
                     };
                     self.set_status(index, status, format!("the confirmation stopped: {e}"))?;
+                    timed += 1;
                 }
             }
+        }
+        self.note_unconfirmed(&ranking, longest_s)
+    }
+
+    /// Gives every candidate still `screened` its last word: not confirmed, so undecided, with
+    /// its place in the ranking and what a confirmation of it would take (`longest_s`: the
+    /// longest timed confirmation of this run, when one ran here).
+    fn note_unconfirmed(
+        &mut self,
+        ranking: &[(usize, f64)],
+        longest_s: Option<f64>,
+    ) -> Result<(), PipelineError> {
+        let top = self.plan.spec.confirm.top.get();
+        let budget_min = self.plan.spec.confirm.max_minutes.map(|m| m.get());
+        let cost = match (longest_s, budget_min) {
+            (Some(s), _) if s < 60.0 => "under a minute, as this run's confirmation took".into(),
+            (Some(s), _) => format!("about {:.0} min, as this run's confirmation took", s / 60.0),
+            (None, Some(m)) => format!("its builds and checks plus up to {m} min of pairs"),
+            (None, None) => "its builds and checks plus its pairs".to_string(),
+        };
+        let shown = ranking.len();
+        for (place, (index, median)) in ranking.iter().enumerate() {
+            let Some(c) = self.state.candidates.iter().find(|c| c.index == *index) else {
+                continue;
+            };
+            if c.status != Status::Screened {
+                continue;
+            }
+            let screened = super::screen::screened_reason(*median, c.pairs.len());
+            let why = if *median > 1.0 {
+                format!(
+                    "ranked {} of {shown}, below the top {top} confirmed (confirm.top)",
+                    place + 1
+                )
+            } else {
+                "no faster than the baseline in screening, which ranks and never decides"
+                    .to_string()
+            };
+            let reason = format!(
+                "undecided, not confirmed: {screened}, {why}; a confirmation (`evo confirm` its \
+                 patch with this campaign) would decide it in {cost}"
+            );
+            self.set_status(*index, Status::Screened, reason)?;
         }
         Ok(())
     }

@@ -300,3 +300,94 @@ fn a_baseline_that_fails_only_in_the_confirmation_says_so_once() {
     );
     assert!(message.contains("flaky test"), "{message}");
 }
+
+/// A confirmation that a gate stops before its pairs (here the sanitizer lane, which screening
+/// does not run) took builds, not a measurement: the next candidate in the ranking gets the place
+/// (`confirm.top` 1), and the candidates left unconfirmed are told they are undecided and why.
+/// With the place not given back, `fast` stays `screened` and nothing is confirmed.
+#[test]
+fn a_confirmation_stopped_by_a_gate_gives_its_place_to_the_next_candidate() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    write(&repo.join("prog.sh"), "#!/bin/sh\necho slow\n");
+    write(&repo.join("Makefile"), "prog:\n\tcp prog.sh prog\n");
+    util::git(&repo, &["init", "-q"]);
+    util::git(&repo, &["add", "-A"]);
+    util::git(&repo, &["commit", "-q", "-m", "baseline"]);
+    let camp = dir.path().join("camp");
+    let mut candidates = Vec::new();
+    for name in ["fastest", "fast", "faster", "slower"] {
+        let diff = patch_by_editing(&repo, &[("prog.sh", "echo slow", &format!("echo {name}"))]);
+        write(&camp.join(format!("{name}.patch")), &diff);
+        candidates.push(format!(
+            r#"{{ "name": "{name}", "patch": "{name}.patch" }}"#
+        ));
+    }
+    let workload = WORKLOAD.replacen(
+        r#""protected""#,
+        r#""sanitize": { "build": "make sanitized" }, "protected""#,
+        1,
+    );
+    write(&camp.join("workload.json"), &workload);
+    evo::receipt::keys::write_new_pair(&camp.join("key")).unwrap();
+    write(
+        &camp.join("campaign.json"),
+        &format!(
+            r#"{{ "name": "tiny", "repo": "../repo", "baseline": "main",
+  "workload": "workload.json", "candidates": [{}], "search": {{ "pairs": 5 }},
+  "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": 1, "quiet_wait_s": 0 }},
+  "key": "key/{}", "output": "receipts" }}"#,
+            candidates.join(", "),
+            evo::receipt::keys::PRIVATE_KEY_FILE
+        ),
+    );
+    let plan = evo::plan::campaign_plan(&camp.join("campaign.json")).unwrap();
+    // `fastest` reads out of bounds: only its sanitized build's checks say so.
+    let sanitized_fastest = |s: &RunSpec| {
+        let cwd = s.cwd.as_ref().map(|c| c.to_string_lossy().into_owned());
+        s.command.starts_with("./prog check")
+            && cwd.is_some_and(|c| c.contains("candidate-sanitize"))
+            && holds(s, "echo fastest")
+    };
+    let asan = FakeBehavior::Fails {
+        code: 1,
+        stderr: "==7==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602\n".into(),
+    };
+    let runner = script(
+        FakeRunner::new(5)
+            .when(sanitized_fastest, asan)
+            .when(rule("./prog run", "echo fastest"), noisy(0.6))
+            .when(rule("./prog run", "echo faster"), noisy(0.9)),
+    );
+    let opts = CampaignOptions {
+        sandbox: Some(SandboxMode::Off),
+        ..CampaignOptions::new(
+            Arc::new(runner),
+            Hold::External("a test's own repository".into()),
+        )
+    };
+    let done = campaign::run_campaign(&plan, &opts, &mut |_| {}).unwrap();
+    let s = serde_json::to_value(&done.summary).unwrap();
+    let status = |name| row(&s, name)["status"].as_str().unwrap().to_string();
+    let reason = |name| row(&s, name)["reason"].as_str().unwrap().to_string();
+    assert_eq!(status("fastest"), "rejected", "{s:#}");
+    assert!(reason("fastest").contains("AddressSanitizer"), "{s:#}");
+    assert_eq!(status("fast"), "confirmed", "{s:#}");
+    assert_eq!(s["accepted"], row(&s, "fast")["index"]);
+    // `faster` (0.9 s against 1.0) was faster in screening but below the top; `slower` was not.
+    assert_eq!(status("faster"), "screened", "{s:#}");
+    assert!(
+        reason("faster").starts_with("undecided, not confirmed: screening median ")
+            && reason("faster").contains("ranked 3 of 4, below the top 1 confirmed"),
+        "{s:#}"
+    );
+    assert!(
+        reason("slower").contains("no faster than the baseline in screening"),
+        "{s:#}"
+    );
+    assert!(
+        reason("faster").contains(", as this run's confirmation took"),
+        "{s:#}"
+    );
+    assert!(row(&s, "faster")["confirmation_verdict"].is_null());
+}
