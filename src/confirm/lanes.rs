@@ -571,8 +571,16 @@ impl Run<'_> {
     }
 }
 
-/// At most the log cap of a file, lossily decoded (logs may hold any bytes).
+/// At most the log cap ([`crate::measure::runner::LOG_CAP_BYTES`]) of a file, lossily decoded
+/// (logs may hold any bytes). The runner writes no more than the cap; the read keeps to it too,
+/// whatever wrote the file.
 fn read_capped(path: &Path) -> Result<String, PipelineError> {
-    let bytes = std::fs::read(path).map_err(io_err(format!("cannot read {}", path.display())))?;
+    use std::io::Read;
+    let cannot = || io_err(format!("cannot read {}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot())?;
+    let mut bytes = Vec::new();
+    (file.take(crate::measure::runner::LOG_CAP_BYTES))
+        .read_to_end(&mut bytes)
+        .map_err(cannot())?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

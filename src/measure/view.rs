@@ -174,11 +174,6 @@ impl View {
             })
             .collect()
     }
-
-    /// Whether `path` is one of evo's secrets or lies inside one (a folder no run may bind).
-    pub fn is_secret(&self, path: &Path) -> bool {
-        self.secrets.iter().any(|s| path.starts_with(s))
-    }
 }
 
 /// The folder to show for a `PATH` entry: inside the home, the whole tool folder it belongs to
