@@ -99,7 +99,11 @@ impl Summary {
             build_s,
             total_s,
             search_ended: state.search_ended.clone(),
-            cost_total: state.candidates.iter().any(|c| c.cost.is_some()).then_some(state.cost_spent),
+            cost_total: state
+                .candidates
+                .iter()
+                .any(|c| c.cost.is_some())
+                .then_some(state.cost_spent),
             accepted,
         }
     }

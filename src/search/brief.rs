@@ -161,6 +161,7 @@ mod tests {
             "parent",
             "profile",
             "profile_unavailable",
+            "cost_file",
             "functions",
             "percent",
         ] {

@@ -157,10 +157,7 @@ mod tests {
             "round 2/3, 3 candidate(s) left, 2 agent run(s) left, 1.5 min left, 1.25 cost left"
         );
         assert_eq!(budget.left(spent(0, 0, 0.0, 9.0), 1, 3).cost, Some(0.0));
-        assert_eq!(
-            Budget::default().exhausted(spent(100, 100, 1e9, 1e9)),
-            None
-        );
+        assert_eq!(Budget::default().exhausted(spent(100, 100, 1e9, 1e9)), None);
         assert_eq!(amount(120000.0), "120000");
         assert_eq!(amount(0.123456), "0.1235");
     }

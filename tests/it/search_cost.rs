@@ -26,11 +26,7 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn a_reported_cost_that_reaches_max_cost_stops_the_next_agent_run() {
-    let fx = Fixture::new(
-        "costly_agent.sh 0.6",
-        "",
-        r#", "rounds": 3, "max_cost": 1"#,
-    );
+    let fx = Fixture::new("costly_agent.sh 0.6", "", r#", "rounds": 3, "max_cost": 1"#);
     let mut events = Vec::new();
     let (s, run_dir) = fx.run(&runners(), &mut events);
     // 0 and then 0.6 are below 1: two runs start; 1.2 is not, so round 3 never runs.
@@ -38,7 +34,10 @@ fn a_reported_cost_that_reaches_max_cost_stops_the_next_agent_run() {
     assert_eq!(rows.len(), 2, "{s:#}");
     for r in &rows {
         assert!(close(r["cost"].as_f64().unwrap(), 0.6), "{s:#}");
-        assert!(!patch(&run_dir, r).contains("EVO_COST"), "kept out of the patch");
+        assert!(
+            !patch(&run_dir, r).contains("EVO_COST"),
+            "kept out of the patch"
+        );
     }
     assert!(close(s["cost_total"].as_f64().unwrap(), 1.2), "{s:#}");
     let why = s["search_ended"].as_str().unwrap();
@@ -81,9 +80,16 @@ fn the_cost_left_is_in_the_json_budget_line_and_matches_the_schema() {
         let errors: Vec<String> = schema.iter_errors(line).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{errors:?}: {line:#}");
         assert_eq!(line["event"], "budget", "{line:#}");
-        assert_eq!(line["candidates_left"], Value::Null, "no such limit: {line:#}");
+        assert_eq!(
+            line["candidates_left"],
+            Value::Null,
+            "no such limit: {line:#}"
+        );
     }
-    let cost_left: Vec<f64> = lines.iter().map(|l| l["cost_left"].as_f64().unwrap()).collect();
+    let cost_left: Vec<f64> = lines
+        .iter()
+        .map(|l| l["cost_left"].as_f64().unwrap())
+        .collect();
     assert!(
         close(cost_left[0], 5.0) && close(cost_left[1], 4.75),
         "{cost_left:?}"
@@ -105,7 +111,10 @@ fn a_malformed_cost_fails_its_run_with_the_reason_and_a_missing_one_is_warned_of
             "{reason}"
         );
         assert!(r.get("cost").is_none(), "{s:#}");
-        assert!(!patch(&run_dir, r).contains("EVO_COST"), "kept out of the patch");
+        assert!(
+            !patch(&run_dir, r).contains("EVO_COST"),
+            "kept out of the patch"
+        );
     }
     assert!(s.get("cost_total").is_none(), "{s:#}");
 

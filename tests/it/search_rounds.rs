@@ -457,7 +457,10 @@ fn the_search_settings_refuse_unknown_keys_and_the_shipped_campaigns_parse() {
     assert_eq!(costed.search.max_cost.map(|c| c.get()), Some(2.5));
     for bad in ["0", "-1"] {
         let err = campaign(&format!(r#"{{ "max_cost": {bad} }}"#)).unwrap_err();
-        assert!(err.to_string().contains("expected a positive cost"), "{bad}: {err}");
+        assert!(
+            err.to_string().contains("expected a positive cost"),
+            "{bad}: {err}"
+        );
     }
     assert!(campaign(r#"{ "max_cost": "5" }"#).is_err());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
