@@ -91,6 +91,18 @@ fn job_body(job: JobObservation) -> Body {
     }
 }
 
+/// What is left of the search's budgets before an agent run, as a line of the stream.
+pub fn budget_body(left: &crate::search::BudgetLeft) -> Body {
+    Body::Budget {
+        round: left.round,
+        rounds: left.rounds,
+        candidates_left: left.candidates,
+        agent_runs_left: left.agent_runs,
+        minutes_left: left.minutes,
+        cost_left: left.cost,
+    }
+}
+
 impl Live {
     /// The `--json` stream when `json`, else the terminal's bars.
     pub fn new(json: bool, command: Source) -> Live {
@@ -284,13 +296,7 @@ impl Live {
             CampaignEvent::Job { candidate, job } => self.job(candidate.map(candidate_name), job),
             CampaignEvent::Budget(left) => match self {
                 Live::Terminal(p, _) => p.detail(Some(left.to_string())),
-                Live::Json(s) => s.emit(Body::Budget {
-                    round: left.round,
-                    rounds: left.rounds,
-                    candidates_left: left.candidates,
-                    agent_runs_left: left.agent_runs,
-                    minutes_left: left.minutes,
-                }),
+                Live::Json(s) => s.emit(budget_body(&left)),
             },
         }
     }

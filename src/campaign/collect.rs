@@ -5,7 +5,9 @@
 //! writes the brief as JSON to a file outside the tree, runs the agent command in the tree with
 //! that file on stdin and a time limit, then takes `git diff` of the tree (new files included) as
 //! the candidate patch. An `EVO_EXPLANATION.md` left at the tree root is taken as the agent's
-//! stated reason and kept out of the patch. From the second round on, the brief carries the
+//! stated reason and kept out of the patch; so is an `EVO_COST.json`, `{"cost": <number>}`, what
+//! the run says it cost in the user's own units (what `search.max_cost` counts; a malformed one
+//! fails the run with the reason). From the second round on, the brief carries the
 //! history of the rounds before (`search::brief`), and with `agent.base: "best"` the tree starts
 //! from the best candidate so far; the patch is still the whole change against the baseline.
 
@@ -25,6 +27,11 @@ use crate::tree::Tree;
 /// The file an agent may leave at the tree root to say why its change is faster.
 pub const EXPLANATION_FILE: &str = "EVO_EXPLANATION.md";
 const EXPLANATION_CAP: usize = 16 * 1024;
+/// The file an agent may leave at the tree root to say what its run cost: `{"cost": <number>}`,
+/// a non-negative number in the user's own units (dollars, tokens), summed against
+/// `search.max_cost`.
+pub const COST_FILE: &str = "EVO_COST.json";
+const COST_CAP: u64 = 4 * 1024;
 /// The variable that tells an agent run where evo's own binary is, for the built-in agents.
 pub const EVO_BIN: &str = "EVO_BIN";
 
@@ -75,6 +82,7 @@ impl CampaignRun<'_> {
                 explanation: p.explanation.clone(),
                 round: 1,
                 parent: None,
+                cost: None,
             };
             self.add_candidate(index, new, &bytes)?;
             if let Some(reason) = refused {
@@ -105,6 +113,7 @@ impl CampaignRun<'_> {
             round: new.round,
             parent: new.parent,
             search_s,
+            cost: new.cost,
         })
     }
 
@@ -156,6 +165,7 @@ impl CampaignRun<'_> {
             config_files: w.config_files.clone(),
             search_seed: self.search_seed,
             explanation_file: EXPLANATION_FILE.to_string(),
+            cost_file: COST_FILE.to_string(),
             round: at.round,
             rounds: self.rounds(),
             run: at.run,
@@ -233,6 +243,7 @@ impl CampaignRun<'_> {
             .run(&spec)
             .map_err(|e| PipelineError::Internal(e.to_string()))?;
         let explanation = take_explanation(&tree.root);
+        let cost = take_cost(&tree.root);
         let bytes = crate::tree::diff_worktree(&tree)
             .map_err(|e| PipelineError::Internal(e.to_string()))?;
         let new = NewCandidate {
@@ -241,6 +252,7 @@ impl CampaignRun<'_> {
             explanation,
             round: at.round,
             parent: parent.as_ref().map(|p| p.index),
+            cost: cost.as_ref().ok().copied().flatten(),
         };
         self.add_candidate(index, new, &bytes)?;
         let verdict = if outcome.timed_out {
@@ -266,6 +278,22 @@ impl CampaignRun<'_> {
         } else {
             None
         };
+        // A cost that cannot be read fails the run, whatever else it did: the budget would not
+        // be true otherwise.
+        let verdict = match (&cost, verdict) {
+            (Err(why), None | Some((Status::NoChange, _))) => {
+                Some((Status::AgentFailed, why.clone()))
+            }
+            (Err(why), Some((status, reason))) => Some((status, format!("{reason}; {why}"))),
+            (Ok(_), verdict) => verdict,
+        };
+        if matches!(cost, Ok(None)) && self.plan.spec.search.max_cost.is_some() {
+            (self.on_event)(super::CampaignEvent::Warning {
+                message: format!(
+                    "{name} reported no cost ({COST_FILE}): search.max_cost counts it as 0"
+                ),
+            });
+        }
         if let Some((status, reason)) = verdict {
             self.set_status(index, status, reason)?;
         }
@@ -308,6 +336,8 @@ pub(super) struct NewCandidate<'a> {
     pub explanation: Option<String>,
     pub round: usize,
     pub parent: Option<usize>,
+    /// What its agent run reported it cost.
+    pub cost: Option<f64>,
 }
 
 /// Reads and removes the agent's explanation file, so it is not part of the patch.
@@ -324,4 +354,70 @@ fn take_explanation(root: &Path) -> Option<String> {
     };
     let _ = std::fs::remove_file(&path);
     text
+}
+
+/// What the cost file says: the run's reported cost, the file's form.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CostReport {
+    cost: f64,
+}
+
+/// Reads and removes the agent's cost file, so it is not part of the patch: `Ok(None)` when
+/// there is none, `Err` (the reason the run fails) when it is not `{"cost": <number ≥ 0>}`.
+fn take_cost(root: &Path) -> Result<Option<f64>, String> {
+    let path = root.join(COST_FILE);
+    let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        return Ok(None);
+    };
+    let read = if !meta.is_file() {
+        Err("it is not a regular file".to_string())
+    } else if meta.len() > COST_CAP {
+        Err(format!("it is larger than {COST_CAP} bytes"))
+    } else {
+        std::fs::read(&path).map_err(|e| e.to_string())
+    };
+    let _ = std::fs::remove_file(&path);
+    let parsed = read.and_then(|bytes| {
+        let report: CostReport = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+        if report.cost.is_finite() && report.cost >= 0.0 {
+            Ok(report.cost)
+        } else {
+            Err(format!("the cost {} is negative", report.cost))
+        }
+    });
+    parsed.map(Some).map_err(|e| {
+        format!("the agent's {COST_FILE} is not {{\"cost\": <a number, 0 or more>}}: {e}")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cost_of(text: &str) -> Result<Option<f64>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(COST_FILE), text).unwrap();
+        let cost = take_cost(dir.path());
+        assert!(!dir.path().join(COST_FILE).exists(), "the file is taken");
+        cost
+    }
+
+    #[test]
+    fn a_cost_file_is_a_non_negative_number_or_the_reason_it_is_not() {
+        assert_eq!(take_cost(tempfile::tempdir().unwrap().path()), Ok(None));
+        assert_eq!(cost_of(r#"{"cost": 0.25}"#), Ok(Some(0.25)));
+        assert_eq!(cost_of(r#"{"cost": 0}"#), Ok(Some(0.0)));
+        for bad in [
+            r#"{"cost": -1}"#,
+            r#"{"cost": "3"}"#,
+            r#"{"cost": 1e999}"#,
+            r#"{"cost": 1, "unit": "usd"}"#,
+            "0.5",
+            "",
+        ] {
+            let err = cost_of(bad).unwrap_err();
+            assert!(err.contains("EVO_COST.json is not"), "{bad}: {err}");
+        }
+    }
 }

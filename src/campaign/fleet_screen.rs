@@ -421,6 +421,7 @@ mod tests {
                 round: 1,
                 parent: None,
                 search_s: 0.0,
+                cost: None,
             },
             Entry::BaselineReady { build_s: 1.0 },
             status(Status::Checked),

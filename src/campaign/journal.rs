@@ -59,6 +59,10 @@ pub enum Entry {
         /// (what `search.max_minutes` counts).
         #[serde(default)]
         search_s: f64,
+        /// What its agent run reported it cost (`EVO_COST.json`, what `search.max_cost`
+        /// counts), when it reported a valid one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
     },
     Status {
         index: usize,

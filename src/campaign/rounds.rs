@@ -97,6 +97,7 @@ impl CampaignRun<'_> {
                 candidates: self.state.candidates.len(),
                 agent_runs: self.state.agent_runs_done,
                 seconds: self.search_seconds(),
+                cost: self.state.cost_spent,
             };
             if let Some(reason) = budget.exhausted(spent) {
                 return self.record(Entry::SearchEnded { round, reason });

@@ -100,6 +100,7 @@ impl CampaignRun<'_> {
             explanation: None,
             round: 1,
             parent: None,
+            cost: None,
         };
         self.add_candidate(index, new, patch)?;
         let baseline = self.prepare_baseline()?;

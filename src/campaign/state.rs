@@ -22,6 +22,8 @@ pub struct Candidate {
     pub round: usize,
     /// The candidate its agent run started from, when `agent.base` is `best`.
     pub parent: Option<usize>,
+    /// What its agent run reported it cost (`EVO_COST.json`).
+    pub cost: Option<f64>,
     pub status: Status,
     pub reason: String,
     pub warmups: Vec<WarmupRun>,
@@ -59,6 +61,8 @@ pub struct State {
     pub agent_runs_done: usize,
     /// Seconds the search had taken when its last candidate was collected, over all sessions.
     pub search_s: f64,
+    /// The sum of the costs the agent runs reported (what `search.max_cost` counts).
+    pub cost_spent: f64,
     /// Why the search ended before its last round, once journaled.
     pub search_ended: Option<String>,
     pub finished: bool,
@@ -91,11 +95,13 @@ impl State {
                 round,
                 parent,
                 search_s,
+                cost,
             } => {
                 if *source == Source::Agent {
                     self.agent_runs_done += 1;
                 }
                 self.search_s = self.search_s.max(*search_s);
+                self.cost_spent += cost.unwrap_or(0.0);
                 self.candidates.push(Candidate {
                     index: *index,
                     name: name.clone(),
@@ -104,6 +110,7 @@ impl State {
                     explanation: explanation.clone(),
                     round: *round,
                     parent: *parent,
+                    cost: *cost,
                     status: Status::Collected,
                     reason: String::new(),
                     warmups: Vec::new(),
@@ -243,6 +250,7 @@ mod tests {
                 round: 1,
                 parent: None,
                 search_s: 0.0,
+                cost: None,
             },
             pair(0, 0.5),
             Entry::ScreeningJob {

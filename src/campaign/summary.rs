@@ -52,6 +52,7 @@ impl Summary {
                     patch_file: c.patch_file.clone(),
                     round: c.round,
                     parent: c.parent,
+                    cost: c.cost,
                     status: c.status,
                     reason: c.reason.clone(),
                     screening_pairs: c.pairs.len(),
@@ -98,6 +99,11 @@ impl Summary {
             build_s,
             total_s,
             search_ended: state.search_ended.clone(),
+            cost_total: state
+                .candidates
+                .iter()
+                .any(|c| c.cost.is_some())
+                .then_some(state.cost_spent),
             accepted,
         }
     }

@@ -79,6 +79,10 @@ pub struct Row {
     /// The candidate its agent run started from (`agent.base: "best"`): its patch is still the
     /// whole change against the baseline.
     pub parent: Option<usize>,
+    /// What its agent run reported it cost (`EVO_COST.json`, in the user's units); absent when
+    /// it reported none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
     pub status: Status,
     pub reason: String,
     pub screening_pairs: usize,
@@ -112,6 +116,10 @@ pub struct Summary {
     pub total_s: f64,
     /// Why the search ended before its last round (`search.stop_after` or a budget), if it did.
     pub search_ended: Option<String>,
+    /// The sum of the costs the agent runs reported (what `search.max_cost` counts); absent
+    /// when none reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_total: Option<f64>,
     /// The best confirmed candidate, if any was accepted.
     pub accepted: Option<usize>,
 }

@@ -96,6 +96,8 @@ pub enum Body {
         candidates_left: Option<usize>,
         agent_runs_left: Option<usize>,
         minutes_left: Option<f64>,
+        /// What is left of `search.max_cost`, in the units the agent runs report.
+        cost_left: Option<f64>,
     },
     /// A fleet job for the line's candidate was submitted (docs/design.md §2.8); `reattached`:
     /// by an earlier session of this run, and followed again after `--resume`. `attempt` counts

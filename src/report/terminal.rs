@@ -378,6 +378,13 @@ pub fn render_campaign(s: &crate::evidence::summary::Summary, run_dir: &std::pat
         s.screening_run_s,
         s.total_s
     );
+    if let Some(cost) = s.cost_total {
+        let _ = writeln!(
+            out,
+            "the agent runs reported a cost of {} in all.",
+            crate::search::budget::amount(cost)
+        );
+    }
     if let Some(why) = &s.search_ended {
         let _ = writeln!(out, "the search ended early: {}", visible(why));
     }
@@ -554,6 +561,7 @@ mod tests {
             screening_run_s: 0.0,
             total_s: 0.0,
             search_ended: None,
+            cost_total: None,
             accepted: None,
         };
         let text = render_campaign(
@@ -588,6 +596,7 @@ mod tests {
             patch_file: format!("candidate_{index}.patch"),
             round: 1,
             parent: None,
+            cost: None,
             status,
             reason: String::new(),
             screening_pairs: 5,
@@ -617,6 +626,7 @@ mod tests {
             screening_run_s: 0.0,
             total_s: 0.0,
             search_ended: None,
+            cost_total: None,
             accepted: Some(2),
         };
         let text = render_campaign(&summary, Path::new("/w/receipts/r1"));

@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::profile::Profile;
 use crate::evidence::summary::{Source, Status};
 
-/// The version of the brief's layout; a change of its fields raises it (2: `profile`).
-pub const BRIEF_VERSION: u32 = 2;
+/// The version of the brief's layout; a change of its fields raises it (2: `profile`; 3:
+/// `cost_file`).
+pub const BRIEF_VERSION: u32 = 3;
 
 /// The most bytes of one earlier candidate's patch a brief quotes.
 pub const HISTORY_PATCH_CAP: usize = 64 * 1024;
@@ -40,6 +41,10 @@ pub struct Brief {
     pub search_seed: u64,
     /// The file at the tree root whose text evo takes as the agent's stated reason.
     pub explanation_file: String,
+    /// The file at the tree root where the agent may say what its run cost:
+    /// `{"cost": <number ≥ 0>}`, in the campaign's own units (what `search.max_cost` counts).
+    #[serde(default)]
+    pub cost_file: String,
     /// This run's round, from 1, of `rounds`.
     pub round: usize,
     pub rounds: usize,
@@ -156,6 +161,7 @@ mod tests {
             "parent",
             "profile",
             "profile_unavailable",
+            "cost_file",
             "functions",
             "percent",
         ] {

@@ -1,17 +1,21 @@
-//! The search's budgets (`search.max_candidates`, `max_agent_runs`, `max_minutes`): checked before
-//! each new agent run starts, and what is left of them shown in the progress line and the
-//! `--json` stream. A run already going is never cut short by a budget.
+//! The search's budgets (`search.max_candidates`, `max_agent_runs`, `max_minutes`, `max_cost`):
+//! checked before each new agent run starts, and what is left of them shown in the progress line
+//! and the `--json` stream. A run already going is never cut short by a budget.
+//!
+//! `max_cost` counts what the agent runs say they cost (`EVO_COST.json`, in the user's units):
+//! evo cannot measure an agent's spend, so the budget is only as true as the reports.
 
 use serde::Serialize;
 
 use crate::spec::campaign::SearchSettings;
 
 /// The limits, as the campaign sets them (`None`: no limit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Budget {
     pub max_candidates: Option<usize>,
     pub max_agent_runs: Option<usize>,
     pub max_minutes: Option<usize>,
+    pub max_cost: Option<f64>,
 }
 
 /// What the search has used so far.
@@ -21,6 +25,8 @@ pub struct Spent {
     pub agent_runs: usize,
     /// Wall seconds over every session of the run.
     pub seconds: f64,
+    /// The sum of the costs the agent runs reported.
+    pub cost: f64,
 }
 
 /// What is left before the next agent run (`None`: no limit), with the round it belongs to.
@@ -31,6 +37,7 @@ pub struct BudgetLeft {
     pub candidates: Option<usize>,
     pub agent_runs: Option<usize>,
     pub minutes: Option<f64>,
+    pub cost: Option<f64>,
 }
 
 impl Budget {
@@ -39,6 +46,7 @@ impl Budget {
             max_candidates: search.max_candidates.map(|c| c.get()),
             max_agent_runs: search.max_agent_runs.map(|c| c.get()),
             max_minutes: search.max_minutes.map(|c| c.get()),
+            max_cost: search.max_cost.map(|c| c.get()),
         }
     }
 
@@ -59,6 +67,7 @@ impl Budget {
             minutes: self
                 .max_minutes
                 .map(|m| (m as f64 - spent.seconds / 60.0).max(0.0)),
+            cost: self.max_cost.map(|m| (m - spent.cost).max(0.0)),
         }
     }
 
@@ -79,6 +88,13 @@ impl Budget {
                 spent.seconds / 60.0
             ));
         }
+        if let Some(m) = self.max_cost.filter(|m| spent.cost >= *m) {
+            return Some(format!(
+                "search.max_cost: the agent runs reported a cost of {} of {}",
+                amount(spent.cost),
+                amount(m)
+            ));
+        }
         None
     }
 }
@@ -95,8 +111,17 @@ impl std::fmt::Display for BudgetLeft {
         if let Some(m) = self.minutes {
             write!(f, ", {m:.1} min left")?;
         }
+        if let Some(c) = self.cost {
+            write!(f, ", {} cost left", amount(c))?;
+        }
         Ok(())
     }
+}
+
+/// A cost as people read it: at most four decimals, none when whole (`0.25`, `120000`).
+pub fn amount(cost: f64) -> String {
+    let rounded = (cost * 1e4).round() / 1e4;
+    format!("{rounded}")
 }
 
 #[cfg(test)]
@@ -109,22 +134,31 @@ mod tests {
             max_candidates: Some(4),
             max_agent_runs: Some(3),
             max_minutes: Some(2),
+            max_cost: Some(1.5),
         };
-        let spent = |candidates, agent_runs, seconds| Spent {
+        let spent = |candidates, agent_runs, seconds, cost| Spent {
             candidates,
             agent_runs,
             seconds,
+            cost,
         };
-        assert_eq!(budget.exhausted(spent(3, 2, 119.0)), None);
+        assert_eq!(budget.exhausted(spent(3, 2, 119.0, 1.49)), None);
         let why = |s| budget.exhausted(s).unwrap();
-        assert!(why(spent(4, 0, 0.0)).starts_with("search.max_candidates"));
-        assert!(why(spent(0, 3, 0.0)).starts_with("search.max_agent_runs"));
-        assert!(why(spent(0, 0, 120.0)).starts_with("search.max_minutes"));
-        let left = budget.left(spent(1, 1, 30.0), 2, 3);
+        assert!(why(spent(4, 0, 0.0, 0.0)).starts_with("search.max_candidates"));
+        assert!(why(spent(0, 3, 0.0, 0.0)).starts_with("search.max_agent_runs"));
+        assert!(why(spent(0, 0, 120.0, 0.0)).starts_with("search.max_minutes"));
+        assert_eq!(
+            why(spent(0, 0, 0.0, 1.5)),
+            "search.max_cost: the agent runs reported a cost of 1.5 of 1.5"
+        );
+        let left = budget.left(spent(1, 1, 30.0, 0.25), 2, 3);
         assert_eq!(
             left.to_string(),
-            "round 2/3, 3 candidate(s) left, 2 agent run(s) left, 1.5 min left"
+            "round 2/3, 3 candidate(s) left, 2 agent run(s) left, 1.5 min left, 1.25 cost left"
         );
-        assert_eq!(Budget::default().exhausted(spent(100, 100, 1e9)), None);
+        assert_eq!(budget.left(spent(0, 0, 0.0, 9.0), 1, 3).cost, Some(0.0));
+        assert_eq!(Budget::default().exhausted(spent(100, 100, 1e9, 1e9)), None);
+        assert_eq!(amount(120000.0), "120000");
+        assert_eq!(amount(0.123456), "0.1235");
     }
 }

@@ -19,6 +19,7 @@ fn brief(run: usize, history: Vec<HistoryEntry>) -> Brief {
         config_files: Vec::new(),
         search_seed: 1,
         explanation_file: "EVO_EXPLANATION.md".into(),
+        cost_file: "EVO_COST.json".into(),
         round: 2,
         rounds: 2,
         run,

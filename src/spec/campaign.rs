@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::values::{ConfirmPairs, Count, Fraction, Minutes, Seconds};
+use super::values::{ConfirmPairs, Cost, Count, Fraction, Minutes, Seconds};
 
 /// One optimization campaign.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -258,6 +258,10 @@ pub struct SearchSettings {
     /// every session of the run, counted at each collected candidate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_minutes: Option<Count>,
+    /// No new agent run starts once the costs the agent runs reported (`EVO_COST.json`, in the
+    /// user's own units: dollars, tokens) add up to this much.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<Cost>,
 }
 
 /// The search seed when the campaign does not set one.
@@ -282,6 +286,7 @@ impl Default for SearchSettings {
             max_candidates: None,
             max_agent_runs: None,
             max_minutes: None,
+            max_cost: None,
         }
     }
 }

@@ -130,6 +130,36 @@ impl From<Minutes> for f64 {
     }
 }
 
+/// A positive, finite amount in the user's own units (dollars, tokens): `search.max_cost`.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct Cost(f64);
+
+impl Cost {
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for Cost {
+    type Error = String;
+    fn try_from(v: f64) -> Result<Cost, String> {
+        if v.is_finite() && v > 0.0 {
+            Ok(Cost(v))
+        } else {
+            Err(format!(
+                "expected a positive cost (in the units the agents report), got {v}"
+            ))
+        }
+    }
+}
+
+impl From<Cost> for f64 {
+    fn from(c: Cost) -> f64 {
+        c.0
+    }
+}
+
 /// A fraction in [0, 1), such as the minimum effect 0.01.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
 #[serde(try_from = "f64", into = "f64")]

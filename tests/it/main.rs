@@ -46,6 +46,7 @@ mod receipt_confirm_e2e;
 mod receipt_key_lookup;
 mod receipt_synthetic;
 mod runner_real;
+mod search_cost;
 mod search_profile;
 mod search_rounds;
 mod slurm_client;

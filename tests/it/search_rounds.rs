@@ -37,7 +37,7 @@ fn holdouts() -> String {
 
 /// Agent runs (they read a brief on stdin) run for real; everything else is the fake's.
 #[derive(Clone)]
-struct Runners {
+pub(crate) struct Runners {
     fake: FakeRunner,
     agent_runs: Arc<AtomicUsize>,
 }
@@ -74,7 +74,7 @@ impl RunnerFactory for Runners {
 }
 
 /// The program's speed follows the last `speed-*` line of its `prog.sh`: each idea is faster.
-fn runners() -> Runners {
+pub(crate) fn runners() -> Runners {
     let holds = |text: &'static str| {
         move |s: &RunSpec| {
             let program = s.cwd.as_ref().map(|cwd| cwd.join("prog.sh"));
@@ -103,15 +103,15 @@ fn runners() -> Runners {
     }
 }
 
-struct Fixture {
+pub(crate) struct Fixture {
     _dir: tempfile::TempDir,
     camp: PathBuf,
 }
 
 impl Fixture {
-    /// A campaign whose agent is `agent` (a script in tests/fixtures/agents) with these `agent`
-    /// and `search` settings added.
-    fn new(agent: &str, agent_extra: &str, search: &str) -> Fixture {
+    /// A campaign whose agent is `agent` (a script in tests/fixtures/agents, then its arguments)
+    /// with these `agent` and `search` settings added.
+    pub(crate) fn new(agent: &str, agent_extra: &str, search: &str) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
         write(&repo.join("prog.sh"), "#!/bin/sh\necho slow\n");
@@ -123,6 +123,7 @@ impl Fixture {
         write(&camp.join("workload.json"), WORKLOAD);
         write(&camp.join("holdouts.json"), &holdouts());
         evo::receipt::keys::write_new_pair(&camp.join("key")).unwrap();
+        let (agent, args) = agent.split_once(' ').unwrap_or((agent, ""));
         let script = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/agents")
             .join(agent);
@@ -134,7 +135,7 @@ impl Fixture {
         let campaign = format!(
             r#"{{ "name": "tiny", "repo": "../repo", "baseline": "main",
   "workload": "workload.json", "holdouts": "holdouts.json",
-  "agent": {{ "command": "{interpreter} '{}'", "timeout_s": 60 {agent_extra} }},
+  "agent": {{ "command": "{interpreter} '{}' {args}", "timeout_s": 60 {agent_extra} }},
   "search": {{ "pairs": 5 {search} }},
   "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": 1, "quiet_wait_s": 0 }},
   "key": "key/{}", "output": "receipts" }}"#,
@@ -145,7 +146,11 @@ impl Fixture {
         Fixture { _dir: dir, camp }
     }
 
-    fn run(&self, runners: &Runners, events: &mut Vec<CampaignEvent>) -> (Value, PathBuf) {
+    pub(crate) fn run(
+        &self,
+        runners: &Runners,
+        events: &mut Vec<CampaignEvent>,
+    ) -> (Value, PathBuf) {
         self.run_with(runners, events, None, None).unwrap()
     }
 
@@ -175,7 +180,7 @@ impl Fixture {
     }
 }
 
-fn rows(s: &Value) -> Vec<&Value> {
+pub(crate) fn rows(s: &Value) -> Vec<&Value> {
     s["rows"].as_array().unwrap().iter().collect()
 }
 
@@ -184,7 +189,7 @@ fn brief(run_dir: &Path, agent_run: usize) -> Value {
     serde_json::from_str(&text.unwrap()).unwrap()
 }
 
-fn patch(run_dir: &Path, row: &Value) -> String {
+pub(crate) fn patch(run_dir: &Path, row: &Value) -> String {
     std::fs::read_to_string(run_dir.join(row["patch_file"].as_str().unwrap())).unwrap()
 }
 
@@ -205,7 +210,7 @@ fn each_round_reads_the_history_and_proposes_something_not_yet_tried() {
     assert_eq!(rows[2]["status"], "confirmed", "{s:#}");
     // Round 2's brief holds round 1's candidate with its figures and patch, and nothing of its own.
     let second = brief(&run_dir, 2);
-    assert_eq!(second["brief_version"], 2);
+    assert_eq!(second["brief_version"], 3);
     // No `count` run and no lane counting instructions: no profile, and the brief says why.
     assert!(second["profile"].is_null(), "{second:#}");
     let why = second["profile_unavailable"].as_str().unwrap();
@@ -448,6 +453,16 @@ fn the_search_settings_refuse_unknown_keys_and_the_shipped_campaigns_parse() {
     assert_eq!(campaign("{}").unwrap().search.rounds.get(), 1);
     assert!(campaign(r#"{ "round": 3 }"#).is_err());
     assert!(campaign(r#"{ "rounds": 0 }"#).is_err());
+    let costed = campaign(r#"{ "max_cost": 2.5 }"#).unwrap();
+    assert_eq!(costed.search.max_cost.map(|c| c.get()), Some(2.5));
+    for bad in ["0", "-1"] {
+        let err = campaign(&format!(r#"{{ "max_cost": {bad} }}"#)).unwrap_err();
+        assert!(
+            err.to_string().contains("expected a positive cost"),
+            "{bad}: {err}"
+        );
+    }
+    assert!(campaign(r#"{ "max_cost": "5" }"#).is_err());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for file in [
         "campaigns/c_kernels_search.json",
