@@ -37,7 +37,14 @@ pub fn outline(plan: &CampaignPlan) -> Outline {
     );
     let mut stages = Vec::new();
     if let Some(a) = &agent {
-        stages.push(agent_stage(a, spec.search.max_minutes.map(|m| m.get())));
+        let mut stage = agent_stage(a, spec.search.max_minutes.map(|m| m.get()));
+        if let Some(cost) = spec.search.max_cost {
+            stage.limit.push_str(&format!(
+                "; no run starts once the runs' reported cost reaches search.max_cost {}",
+                cost.get()
+            ));
+        }
+        stages.push(stage);
     }
     stages.push(StageOutline {
         name: "baseline".into(),

@@ -52,7 +52,7 @@ fn campaign(dir: &std::path::Path, max_minutes: &str) -> std::path::PathBuf {
   "workload": "workload.json", "holdouts": "holdouts.json",
   "candidates": [ {{ "name": "fast", "patch": "fast.patch" }} ],
   "agent": {{ "command": "true", "count": 2, "timeout_s": 600 }},
-  "search": {{ "pairs": 5, "rounds": 3, "max_minutes": 20 }},
+  "search": {{ "pairs": 5, "rounds": 3, "max_minutes": 20, "max_cost": 2.5 }},
   "confirm": {{ "pairs": 9, "max_pairs": 60, "aa_pairs": 11, "top": 2, "quiet_wait_s": 0
     {max_minutes} }},
   "key": "key/{}", "output": "receipts" }}"#,
@@ -130,6 +130,10 @@ fn a_campaign_shows_its_whole_plan_before_its_first_build_and_again_on_resume() 
     );
     let text = evo::report::outline::lines(o).join("\n");
     assert!(text.contains("build 300 s, tests 120 s"), "{text}");
+    assert!(
+        text.contains("reported cost reaches search.max_cost 2.5"),
+        "{text}"
+    );
     assert!(text.contains("5 pair(s) on `main`"), "{text}");
     assert!(text.contains("timeout_s, 30 s"), "{text}");
     assert!(text.contains("no upper bound on the total"), "{text}");
