@@ -19,8 +19,21 @@
 # another tree would be taken as up to date and get that tree's binary. So, holding an exclusive
 # flock on the target directory, the script removes tinygpt's own artifacts (`cargo clean -p
 # tinygpt`, a few MB; the dependencies stay), builds (about 5 s for tinygpt alone) and copies the
-# binary into this tree before releasing the lock: trees building at the same time (evo builds
-# the baseline and a candidate in parallel) wait for each other and each gets its own binary.
+# binary into this tree before releasing the lock: trees building at the same time (unsandboxed,
+# evo builds the baseline and a candidate in parallel) wait for each other and each gets its own
+# binary.
+#
+# The sanitizer build does not compile torch-sys's C++ wrapper (libtch.a) a second time. With
+# RUSTFLAGS carrying -Zsanitizer, the cc crate would compile the wrapper instrumented, and that
+# compile is most of a cold sanitizer build (about 11 of 14 minutes on a 2-core machine). The
+# wrapper is a thin layer over libtorch, which is not instrumented either way, so instrumenting it
+# finds nothing in the workload's own code. Instead, holding the release directory's lock, the
+# script runs the release build in the release target directory (seconds when it ran before;
+# it compiles this tree's tinygpt there too, about 5 s, which the next release build cleans),
+# copies the libtch.a it made, and gives the sanitizer build torch-sys's link lines through
+# Cargo's build-script override (`target.<host>.tch`, torch-sys declaring `links = "tch"`), so
+# Cargo does not run that build script there. The Rust code, tinygpt's and every Rust
+# dependency's, is instrumented as before.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -34,7 +47,9 @@ eval "$("$here/../../scripts/setup-torch" --env)"
 
 cache=${EVO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/evo}
 host=$(rustc -vV | sed -n 's/^host: //p')
+release_dir=${TINYGPT_TARGET_DIR:-$cache/cargo-target/tinygpt}
 profile_args=(--release)
+override=()
 if ((sanitize)); then
   target_dir=${TINYGPT_TARGET_DIR:-$cache/cargo-target/tinygpt-asan}
   # -Zsanitizer needs an explicit --target (so build scripts and proc macros stay uninstrumented).
@@ -42,7 +57,7 @@ if ((sanitize)); then
   export RUSTC_BOOTSTRAP=1
   export RUSTFLAGS="-Zsanitizer=address -Coverflow-checks=on"
 else
-  target_dir=${TINYGPT_TARGET_DIR:-$cache/cargo-target/tinygpt}
+  target_dir=$release_dir
   unset RUSTFLAGS
 fi
 unset CARGO_BUILD_TARGET CARGO_ENCODED_RUSTFLAGS
@@ -52,9 +67,70 @@ mkdir -p "$target_dir" "$here/bin"
 cd "$here"
 exec 9>"$target_dir.lock"
 flock 9
+
+# The sanitizer build's torch-sys link lines, from an uninstrumented torch-sys build in the
+# release directory (see the top of this file). Prints `--config` arguments, one per line.
+wrapper_override() {
+  local messages out_dir output wrapper line lib search lines=() libtorch_lib=
+  # The whole release build, as a release build.sh runs it (with `-p torch-sys` Cargo would
+  # resolve other features and run torch-sys's build script again); its environment must be the
+  # release build's too, or the build script's `rerun-if-env-changed` would compile the wrapper
+  # again.
+  messages=$(env -u RUSTFLAGS -u RUSTC_BOOTSTRAP CARGO_TARGET_DIR="$release_dir" \
+    cargo build --release --locked --message-format=json-render-diagnostics)
+  out_dir=$(printf '%s\n' "$messages" | grep '"reason":"build-script-executed"' |
+    grep '"package_id":"[^"]*torch-sys' | sed -n 's/.*"out_dir":"\([^"]*\)".*/\1/p' | tail -n 1)
+  output=$(dirname "$out_dir")/output
+  if [[ -z $out_dir || ! -f $out_dir/libtch.a || ! -f $output ]]; then
+    echo "build.sh: torch-sys left no libtch.a in the release target dir" >&2
+    return 1
+  fi
+  wrapper=$target_dir/tch-wrapper
+  mkdir -p "$wrapper"
+  cmp -s "$out_dir/libtch.a" "$wrapper/libtch.a" || cp -f "$out_dir/libtch.a" "$wrapper/libtch.a"
+  # Cargo's own quoting is TOML's: every value below is a path or a library name, quoted as a
+  # TOML literal string (no quote or newline can be in them; refuse if one is).
+  toml() {
+    [[ $1 != *"'"* && $1 != *$'\n'* ]] || { echo "build.sh: unusable link value: $1" >&2; return 1; }
+    printf "'%s'" "$1"
+  }
+  local libs=() paths=()
+  while IFS= read -r line; do
+    line=${line#cargo::}
+    line=${line#cargo:}
+    case $line in
+      rustc-link-lib=*) lib=${line#rustc-link-lib=}; libs+=("$(toml "$lib")") ;;
+      rustc-link-search=*)
+        search=${line#rustc-link-search=}
+        [[ $search == *"=$out_dir" || $search == "$out_dir" ]] && search=native=$wrapper
+        paths+=("$(toml "$search")") ;;
+      libtorch_lib=* | metadata=libtorch_lib=*) libtorch_lib=${line#*libtorch_lib=} ;;
+    esac
+  done <"$output"
+  ((${#libs[@]})) || { echo "build.sh: torch-sys's build output names no library" >&2; return 1; }
+  local key="target.$host.tch"
+  lines+=("$key.rustc-link-lib=[$(IFS=,; echo "${libs[*]}")]")
+  lines+=("$key.rustc-link-search=[$(IFS=,; echo "${paths[*]}")]")
+  [[ -n $libtorch_lib ]] && lines+=("$key.libtorch_lib=$(toml "$libtorch_lib")")
+  printf '%s\n' "${lines[@]}"
+}
+if ((sanitize)); then
+  if [[ $release_dir != "$target_dir" ]]; then
+    exec 8>"$release_dir.lock"
+    flock 8
+  fi
+  while IFS= read -r line; do
+    override+=(--config "$line")
+  done < <(wrapper_override)
+  ((${#override[@]})) || exit 1
+  if [[ $release_dir != "$target_dir" ]]; then
+    flock -u 8
+  fi
+fi
 # Cargo's JSON messages name the executable it just built from this tree's sources.
 cargo clean --quiet -p tinygpt "${profile_args[@]}"
-messages=$(cargo build "${profile_args[@]}" --locked --message-format=json-render-diagnostics "$@")
+messages=$(cargo build "${profile_args[@]}" "${override[@]}" --locked \
+  --message-format=json-render-diagnostics "$@")
 exe=$(printf '%s\n' "$messages" | grep '"reason":"compiler-artifact"' | grep '"executable":"' |
   sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
 if [[ -z $exe || ! -x $exe ]]; then
