@@ -8,6 +8,11 @@
 # Set AGENT to the agent's non-interactive command that takes a prompt as its last argument and
 # edits the current folder (for example "my-agent --non-interactive --yes --prompt"); its token
 # comes in through `agent.pass_env`, never through this file.
+#
+# Costs: when the agent's command can say what a run cost (tokens, dollars: one unit for the
+# campaign), write it as {"cost": N} to the file the brief names in "cost_file", at the tree root,
+# after the agent ends (run it without `exec` then); `search.max_cost` stops the search before a
+# run would start past the limit (docs/search.md). A run that writes none counts as 0.
 set -eu
 : "${AGENT:?set AGENT to the coding agent command, and list AGENT and its token in agent.pass_env}"
 brief=$(mktemp)
