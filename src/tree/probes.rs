@@ -7,8 +7,9 @@
 //!
 //! Every added line (`+`) of every text file of the patch is scanned for the probes below; a hit
 //! fails the `lane probes` gate with its file, line and the line itself (escaped). In C, C++,
-//! CUDA and Rust files the comments of a line are left out first (a comment can tell nothing),
-//! but only where no reading of the line by the compiler could make them code (see
+//! CUDA and Rust files the patch changes in place (not files it adds or renames, whose extension
+//! says nothing of how they are read), the comments of a line are left out first (a comment can
+//! tell nothing), but only where no reading of the line by the compiler could make them code (see
 //! [`code_of_line`]); everywhere else the whole line is scanned. A workload that
 //! needs one legitimately allows it by name (`"allow_probes": ["posix_fadvise"]`), and the gate's
 //! detail, in the result and the receipt, says what was allowed. This is a tripwire, not a
@@ -183,7 +184,7 @@ pub fn scan_probes(patch: &[u8], allow: &[String]) -> ProbeScan {
             in_comment = false;
         }
         let text = String::from_utf8_lossy(added.text);
-        let code = if comments_known(&added.file) {
+        let code = if added.in_place && comments_known(&added.file) {
             code_of_line(&text, &mut in_comment)
         } else {
             text.to_string()
@@ -338,6 +339,9 @@ struct NewLine<'a> {
     added: bool,
     /// The hunk's first line: what came before it is not in the patch.
     first_of_hunk: bool,
+    /// The file is changed where it was (`--- a/X`, `+++ b/X`): it existed in the baseline under
+    /// this name, not added or renamed by the patch.
+    in_place: bool,
 }
 
 /// The new side (context and added lines) of every hunk of `patch`, read from its
@@ -346,6 +350,8 @@ struct NewLine<'a> {
 fn new_side_lines(patch: &[u8]) -> Vec<NewLine<'_>> {
     let mut out = Vec::new();
     let mut file = String::new();
+    let mut old_file: Option<String> = None;
+    let mut in_place = false;
     let (mut old_left, mut new_left, mut number) = (0u32, 0u32, 0u32);
     let mut first = false;
     for raw in patch.split(|b| *b == b'\n') {
@@ -358,6 +364,7 @@ fn new_side_lines(patch: &[u8]) -> Vec<NewLine<'_>> {
                     text,
                     added,
                     first_of_hunk: std::mem::take(&mut first),
+                    in_place,
                 });
             };
             match line.first() {
@@ -377,8 +384,11 @@ fn new_side_lines(patch: &[u8]) -> Vec<NewLine<'_>> {
             }
             continue;
         }
-        if let Some(path) = line.strip_prefix(b"+++ ") {
-            file = new_path(path);
+        if let Some(path) = line.strip_prefix(b"--- ") {
+            old_file = Some(header_path(path, "a/"));
+        } else if let Some(path) = line.strip_prefix(b"+++ ") {
+            file = header_path(path, "b/");
+            in_place = old_file.take().is_some_and(|old| old == file);
         } else if line.starts_with(b"@@ ") {
             if let Some((old, new, start)) = hunk_counts(line) {
                 (old_left, new_left, number) = (old, new, start);
@@ -389,10 +399,11 @@ fn new_side_lines(patch: &[u8]) -> Vec<NewLine<'_>> {
     out
 }
 
-fn new_path(path: &[u8]) -> String {
+/// The path of a `--- a/X` or `+++ b/X` header line (after the marker), without `prefix`.
+fn header_path(path: &[u8], prefix: &str) -> String {
     let path = String::from_utf8_lossy(path);
     let path = path.split('\t').next().unwrap_or("").trim_matches('"');
-    path.strip_prefix("b/").unwrap_or(path).to_string()
+    path.strip_prefix(prefix).unwrap_or(path).to_string()
 }
 
 /// `@@ -a,b +c,d @@`: the old and new line counts (1 when absent) and the new start.

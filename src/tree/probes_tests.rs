@@ -269,3 +269,28 @@ fn a_comment_state_does_not_cross_hunks() {
                  @@ -9,1 +10,2 @@\n int b;\n+readahead(fd, 0, 1);\n";
     assert_eq!(names(&scan_probes(patch.as_bytes(), &[])), ["readahead"]);
 }
+
+/// A file the patch adds or renames may not be what its extension says: a Python or shell script
+/// named `h.c`, run by the candidate's code, reads `//` as division or a path, not a comment. Its
+/// lines are scanned whole. (Drop the `in_place` condition and both are missed.)
+#[test]
+fn comments_are_left_out_only_in_files_changed_in_place() {
+    let line = "+x = 4 // 2; os.posix_fadvise(fd, 0, 0, 4)";
+    let added = format!(
+        "diff --git a/tools/h.c b/tools/h.c\nnew file mode 100644\n--- /dev/null\n\
+         +++ b/tools/h.c\n@@ -0,0 +1,1 @@\n{line}\n"
+    );
+    let renamed = format!(
+        "diff --git a/tools/h.py b/tools/h.c\nsimilarity index 90%\nrename from tools/h.py\n\
+         rename to tools/h.c\n--- a/tools/h.py\n+++ b/tools/h.c\n@@ -1,1 +1,1 @@\n-x = 1\n{line}\n"
+    );
+    for patch in [added, renamed] {
+        assert_eq!(
+            names(&scan_probes(patch.as_bytes(), &[])),
+            ["fadvise"],
+            "{patch}"
+        );
+    }
+    // The same line in a file changed where it was is read as C: its comment is left out.
+    assert_eq!(hits_in("tools/h.c", &[line]), Vec::<&str>::new());
+}
