@@ -340,20 +340,31 @@ pub(super) struct NewCandidate<'a> {
     pub cost: Option<f64>,
 }
 
-/// Reads and removes the agent's explanation file, so it is not part of the patch.
-fn take_explanation(root: &Path) -> Option<String> {
-    let path = root.join(EXPLANATION_FILE);
+/// Reads and removes a file an agent left at the tree root, so it is not part of the patch:
+/// `None` when there is none, `Err` when it is not a regular file, else at most `cap + 1` of its
+/// bytes (never the whole of a huge file), so a caller can tell one over the cap.
+fn take_root_file(root: &Path, name: &str, cap: u64) -> Option<Result<Vec<u8>, String>> {
+    use std::io::Read;
+    let path = root.join(name);
     let meta = std::fs::symlink_metadata(&path).ok()?;
-    let text = if meta.is_file() {
-        std::fs::read(&path).ok().map(|b| {
-            let cut = &b[..b.len().min(EXPLANATION_CAP)];
-            String::from_utf8_lossy(cut).into_owned()
-        })
+    let read = if meta.is_file() {
+        let mut bytes = Vec::new();
+        std::fs::File::open(&path)
+            .and_then(|f| f.take(cap + 1).read_to_end(&mut bytes))
+            .map(|_| bytes)
+            .map_err(|e| e.to_string())
     } else {
-        None
+        Err("it is not a regular file".to_string())
     };
     let _ = std::fs::remove_file(&path);
-    text
+    Some(read)
+}
+
+/// Reads and removes the agent's explanation file, cut to [`EXPLANATION_CAP`] bytes.
+fn take_explanation(root: &Path) -> Option<String> {
+    let mut bytes = take_root_file(root, EXPLANATION_FILE, EXPLANATION_CAP as u64)?.ok()?;
+    bytes.truncate(EXPLANATION_CAP);
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// What the cost file says: the run's reported cost, the file's form.
@@ -366,19 +377,13 @@ struct CostReport {
 /// Reads and removes the agent's cost file, so it is not part of the patch: `Ok(None)` when
 /// there is none, `Err` (the reason the run fails) when it is not `{"cost": <number ≥ 0>}`.
 fn take_cost(root: &Path) -> Result<Option<f64>, String> {
-    let path = root.join(COST_FILE);
-    let Ok(meta) = std::fs::symlink_metadata(&path) else {
+    let Some(read) = take_root_file(root, COST_FILE, COST_CAP) else {
         return Ok(None);
     };
-    let read = if !meta.is_file() {
-        Err("it is not a regular file".to_string())
-    } else if meta.len() > COST_CAP {
-        Err(format!("it is larger than {COST_CAP} bytes"))
-    } else {
-        std::fs::read(&path).map_err(|e| e.to_string())
-    };
-    let _ = std::fs::remove_file(&path);
     let parsed = read.and_then(|bytes| {
+        if bytes.len() as u64 > COST_CAP {
+            return Err(format!("it is larger than {COST_CAP} bytes"));
+        }
         let report: CostReport = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
         if report.cost.is_finite() && report.cost >= 0.0 {
             Ok(report.cost)
@@ -415,6 +420,7 @@ mod tests {
             r#"{"cost": 1, "unit": "usd"}"#,
             "0.5",
             "",
+            &format!(r#"{{"cost": 1{}}}"#, " ".repeat(5000)),
         ] {
             let err = cost_of(bad).unwrap_err();
             assert!(err.contains("EVO_COST.json is not"), "{bad}: {err}");
