@@ -102,63 +102,51 @@ impl From<Count> for i64 {
     }
 }
 
-/// A positive, finite number of minutes (a time budget).
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
-#[serde(try_from = "f64", into = "f64")]
-pub struct Minutes(f64);
+/// A newtype over a positive, finite `f64`, read from JSON through `TryFrom<f64>` with `what` in
+/// its error ("expected a positive {what}, got …").
+macro_rules! positive_f64 {
+    ($(#[$doc:meta])* $name:ident, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
+        #[serde(try_from = "f64", into = "f64")]
+        pub struct $name(f64);
 
-impl Minutes {
-    pub fn get(self) -> f64 {
-        self.0
-    }
-}
-
-impl TryFrom<f64> for Minutes {
-    type Error = String;
-    fn try_from(v: f64) -> Result<Minutes, String> {
-        if v.is_finite() && v > 0.0 {
-            Ok(Minutes(v))
-        } else {
-            Err(format!("expected a positive number of minutes, got {v}"))
+        impl $name {
+            pub fn get(self) -> f64 {
+                self.0
+            }
         }
-    }
-}
 
-impl From<Minutes> for f64 {
-    fn from(m: Minutes) -> f64 {
-        m.0
-    }
-}
-
-/// A positive, finite amount in the user's own units (dollars, tokens): `search.max_cost`.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
-#[serde(try_from = "f64", into = "f64")]
-pub struct Cost(f64);
-
-impl Cost {
-    pub fn get(self) -> f64 {
-        self.0
-    }
-}
-
-impl TryFrom<f64> for Cost {
-    type Error = String;
-    fn try_from(v: f64) -> Result<Cost, String> {
-        if v.is_finite() && v > 0.0 {
-            Ok(Cost(v))
-        } else {
-            Err(format!(
-                "expected a positive cost (in the units the agents report), got {v}"
-            ))
+        impl TryFrom<f64> for $name {
+            type Error = String;
+            fn try_from(v: f64) -> Result<$name, String> {
+                if v.is_finite() && v > 0.0 {
+                    Ok($name(v))
+                } else {
+                    Err(format!(concat!("expected a positive ", $what, ", got {}"), v))
+                }
+            }
         }
-    }
+
+        impl From<$name> for f64 {
+            fn from(v: $name) -> f64 {
+                v.0
+            }
+        }
+    };
 }
 
-impl From<Cost> for f64 {
-    fn from(c: Cost) -> f64 {
-        c.0
-    }
-}
+positive_f64!(
+    /// A positive, finite number of minutes (a time budget).
+    Minutes,
+    "number of minutes"
+);
+
+positive_f64!(
+    /// A positive, finite amount in the user's own units (dollars, tokens): `search.max_cost`.
+    Cost,
+    "cost (in the units the agents report)"
+);
 
 /// A fraction in [0, 1), such as the minimum effect 0.01.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
