@@ -77,15 +77,10 @@ impl Fixture {
     fn new() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
-        write(&repo.join("prog.sh"), "#!/bin/sh\necho slow\n");
-        write(&repo.join("Makefile"), "prog:\n\tcp prog.sh prog\n");
-        write(
-            &repo.join("bench/run.sh"),
-            "#!/bin/sh\nexec ./prog \"$@\"\n",
+        crate::util::tiny::repo(
+            &repo,
+            &[("bench/run.sh", "#!/bin/sh\nexec ./prog \"$@\"\n")],
         );
-        util::git(&repo, &["init", "-q"]);
-        util::git(&repo, &["add", "-A"]);
-        util::git(&repo, &["commit", "-q", "-m", "baseline"]);
         let camp = dir.path().join("camp");
         let mut candidates = Vec::new();
         for (name, file, old, new) in [
@@ -309,11 +304,7 @@ fn a_baseline_that_fails_only_in_the_confirmation_says_so_once() {
 fn a_confirmation_stopped_by_a_gate_gives_its_place_to_the_next_candidate() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
-    write(&repo.join("prog.sh"), "#!/bin/sh\necho slow\n");
-    write(&repo.join("Makefile"), "prog:\n\tcp prog.sh prog\n");
-    util::git(&repo, &["init", "-q"]);
-    util::git(&repo, &["add", "-A"]);
-    util::git(&repo, &["commit", "-q", "-m", "baseline"]);
+    crate::util::tiny::repo(&repo, &[]);
     let camp = dir.path().join("camp");
     let mut candidates = Vec::new();
     for name in ["fastest", "fast", "faster", "slower"] {

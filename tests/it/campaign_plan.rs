@@ -24,11 +24,7 @@ impl StopCondition for Already {
 
 fn campaign(dir: &std::path::Path, max_minutes: &str) -> std::path::PathBuf {
     let repo = dir.join("repo");
-    write(&repo.join("prog.sh"), "#!/bin/sh\necho slow\n");
-    write(&repo.join("Makefile"), "prog:\n\tcp prog.sh prog\n");
-    util::git(&repo, &["init", "-q"]);
-    util::git(&repo, &["add", "-A"]);
-    util::git(&repo, &["commit", "-q", "-m", "baseline"]);
+    crate::util::tiny::repo(&repo, &[]);
     let camp = dir.join("camp");
     let diff = util::patch_by_editing(&repo, &[("prog.sh", "echo slow", "echo fast")]);
     write(&camp.join("fast.patch"), &diff);

@@ -117,11 +117,7 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
         std::fs::create_dir_all(&repo).unwrap();
-        write(&repo.join("prog.sh"), "#!/bin/sh\necho slow\n");
-        write(&repo.join("Makefile"), "prog:\n\tcp prog.sh prog\n");
-        util::git(&repo, &["init", "-q"]);
-        util::git(&repo, &["add", "-A"]);
-        util::git(&repo, &["commit", "-q", "-m", "baseline"]);
+        crate::util::tiny::repo(&repo, &[]);
         let diff = patch_by_editing(&repo, edits);
         let camp = dir.path().join("camp");
         let patch = camp.join("fast.patch");

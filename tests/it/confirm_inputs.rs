@@ -40,11 +40,7 @@ struct Fixture {
 fn fixture(message: &str) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
-    write(&repo.join("prog.sh"), "#!/bin/sh\necho slow\n");
-    write(&repo.join("Makefile"), "prog:\n\tcp prog.sh prog\n");
-    util::git(&repo, &["init", "-q"]);
-    util::git(&repo, &["add", "-A"]);
-    util::git(&repo, &["commit", "-q", "-m", "baseline"]);
+    crate::util::tiny::repo(&repo, &[]);
     write(&repo.join("prog.sh"), "#!/bin/sh\necho fast\n");
     util::git(&repo, &["commit", "-q", "-am", message]);
     let patch_text = util::git(&repo, &["format-patch", "-1", "--stdout"]);

@@ -70,11 +70,7 @@ impl RunnerFactory for Coordinator {
 fn each_rounds_candidates_are_screened_as_jobs_before_the_next_round_reads_them() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
-    write(&repo.join("prog.sh"), "#!/bin/sh\necho slow\n");
-    write(&repo.join("Makefile"), "prog:\n\tcp prog.sh prog\n");
-    util::git(&repo, &["init", "-q"]);
-    util::git(&repo, &["add", "-A"]);
-    util::git(&repo, &["commit", "-q", "-m", "baseline"]);
+    crate::util::tiny::repo(&repo, &[]);
     let camp = dir.path().join("camp");
     write(&camp.join("workload.json"), WORKLOAD);
     evo::receipt::keys::write_new_pair(&camp.join("key")).unwrap();

@@ -114,11 +114,7 @@ impl Fixture {
     pub(crate) fn new(agent: &str, agent_extra: &str, search: &str) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
-        write(&repo.join("prog.sh"), "#!/bin/sh\necho slow\n");
-        write(&repo.join("Makefile"), "prog:\n\tcp prog.sh prog\n");
-        util::git(&repo, &["init", "-q"]);
-        util::git(&repo, &["add", "-A"]);
-        util::git(&repo, &["commit", "-q", "-m", "baseline"]);
+        crate::util::tiny::repo(&repo, &[]);
         let camp = dir.path().join("camp");
         write(&camp.join("workload.json"), WORKLOAD);
         write(&camp.join("holdouts.json"), &holdouts());
