@@ -18,7 +18,7 @@ use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 
 use crate::fleet_fake::Node;
-use crate::util::{self, write};
+use crate::util::write;
 
 use crate::util::tiny::WORKLOAD;
 
