@@ -15,10 +15,12 @@ use crate::pipeline::PipelineError;
 
 impl CampaignRun<'_> {
     /// Fresh confirmations of the best-screened candidates (only those faster in screening), until
-    /// `confirm.top` of them were timed: a confirmation that a gate stopped before its pairs (a
-    /// sanitizer finding, identical binaries) took its builds, not a measurement, so the next
-    /// candidate in the ranking gets the place. Then every screened candidate left unconfirmed is
-    /// told so, with what deciding it would take.
+    /// `confirm.top` of them were measured: a confirmation that ended without a median (a gate
+    /// stopped it before its pairs, as a sanitizer finding or identical binaries do, or while they
+    /// ran, as a timed output that disagrees between the arms does) decided nothing about speed,
+    /// so the next candidate in the ranking gets the place. A confirmation that failed with an
+    /// error keeps it. Then every screened candidate left unconfirmed is told so, with what
+    /// deciding it would take.
     pub(super) fn confirm_top(&mut self) -> Result<(), PipelineError> {
         let ranking = summary::ranking(&self.state.candidates);
         let top = self.plan.spec.confirm.top.get();
@@ -31,10 +33,10 @@ impl CampaignRun<'_> {
             let chosen = faster.into_iter().take(top).collect();
             return self.run_jobs(&fleet, crate::report::jobs::JobStage::Confirm, chosen);
         }
-        let mut timed = 0;
+        let mut measured = 0;
         let mut longest_s: Option<f64> = None;
         for index in faster {
-            if timed >= top {
+            if measured >= top {
                 break;
             }
             if let Some(done) = self
@@ -42,7 +44,7 @@ impl CampaignRun<'_> {
                 .candidate_mut(index)
                 .and_then(|c| c.confirmation.as_ref())
             {
-                timed += usize::from(done.median.is_some());
+                measured += usize::from(done.median.is_some());
                 continue;
             }
             let started = std::time::Instant::now();
@@ -81,7 +83,7 @@ impl CampaignRun<'_> {
                         .map_or(f64::NAN, |s| s.figures.median);
                     self.record_confirmation(index, &outcome, screened)?;
                     if outcome.median.is_some() {
-                        timed += 1;
+                        measured += 1;
                         let took = started.elapsed().as_secs_f64();
                         longest_s = Some(longest_s.map_or(took, |l: f64| l.max(took)));
                     }
@@ -101,7 +103,7 @@ impl CampaignRun<'_> {
                         _ => Status::Inconclusive,
                     };
                     self.set_status(index, status, format!("the confirmation stopped: {e}"))?;
-                    timed += 1;
+                    measured += 1;
                 }
             }
         }
@@ -118,7 +120,7 @@ impl CampaignRun<'_> {
     ) -> Result<(), PipelineError> {
         let top = self.plan.spec.confirm.top.get();
         let budget_min = self.plan.spec.confirm.max_minutes.map(|m| m.get());
-        let cost = match (longest_s, budget_min) {
+        let takes = match (longest_s, budget_min) {
             (Some(s), _) if s < 60.0 => "under a minute, as this run's confirmation took".into(),
             (Some(s), _) => format!("about {:.0} min, as this run's confirmation took", s / 60.0),
             (None, Some(m)) => format!("its builds and checks plus up to {m} min of pairs"),
@@ -144,7 +146,7 @@ impl CampaignRun<'_> {
             };
             let reason = format!(
                 "undecided, not confirmed: {screened}, {why}; a confirmation (`evo confirm` its \
-                 patch with this campaign) would decide it in {cost}"
+                 patch with this campaign) would decide it in {takes}"
             );
             self.set_status(*index, Status::Screened, reason)?;
         }
