@@ -146,7 +146,7 @@ impl CampaignRun<'_> {
             };
             let reason = format!(
                 "undecided, not confirmed: {screened}, {why}; a confirmation (`evo confirm` its \
-                 patch with this campaign) would decide it in {takes}"
+                 patch with this campaign) would take {takes}"
             );
             self.set_status(*index, Status::Screened, reason)?;
         }
