@@ -228,9 +228,10 @@ pub fn clopper_pearson(x: usize, n: usize) -> (f64, f64) {
 /// How a simulated holdout's pair count is chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum HoldoutPairs {
-    /// Planned from the A/A noise as `evo confirm` does (`stats::plan_holdout_pairs`).
+    /// Looks up to the cap planned from the A/A noise, as `evo confirm` does
+    /// (`stats::plan_holdout_pairs`).
     Planned,
-    /// The configured pairs, whatever the noise (the rule before holdout plans).
+    /// One look at the configured pairs, whatever the noise (the rule before holdout plans).
     Fixed,
 }
 
@@ -241,18 +242,25 @@ pub struct HoldoutTally {
     pub no_regression: usize,
     pub rejected: usize,
     pub inconclusive: usize,
+    /// Pairs run: those up to the look that decided.
     pub pairs: Vec<usize>,
+    /// The planned cap (the last look) of each.
+    pub caps: Vec<usize>,
 }
 
 impl HoldoutTally {
     pub fn mean_pairs(&self) -> f64 {
         self.pairs.iter().sum::<usize>() as f64 / self.reps.max(1) as f64
     }
+    pub fn mean_cap(&self) -> f64 {
+        self.caps.iter().sum::<usize>() as f64 / self.reps.max(1) as f64
+    }
 }
 
 /// `reps` seeded simulated holdouts: the training scenario's A/A pairs (baseline first) give σ,
-/// σ gives the holdout's pair count, and the holdout's pairs (alternating, candidate first; the
-/// candidate truly `ratio` times as fast, below 1 slower) go through the holdout gate.
+/// σ gives the holdout's cap, and the holdout's pairs (alternating, candidate first; the
+/// candidate truly `ratio` times as fast, below 1 slower) go through the holdout gate look by
+/// look, exactly as `evo confirm` runs them (`stats::first_holdout_stop`).
 pub fn run_holdout(
     noise: Noise,
     ratio: f64,
@@ -268,7 +276,7 @@ pub fn run_holdout(
             .map(|_| pair_ratio(noise, 1.0, true, &mut rng))
             .collect();
         let aa = Ratios::new(aa).expect("simulated ratios are positive");
-        let n = match pairs {
+        let cap = match pairs {
             HoldoutPairs::Planned => {
                 let sigma = stats::noise_sigma(&aa);
                 stats::plan_holdout_pairs(sigma, stats::HOLDOUT_TOLERANCE, s.pairs, s.max_pairs)
@@ -276,12 +284,14 @@ pub fn run_holdout(
             }
             HoldoutPairs::Fixed => s.pairs,
         };
-        let measured: Vec<f64> = (0..n)
+        // The planned cap's pairs, drawn up front; the looks decide how many of them count (the
+        // pairs after the stop are never run by `evo confirm`, and nothing here depends on them).
+        let measured: Vec<f64> = (0..cap)
             .map(|i| pair_ratio(noise, ratio, i % 2 == 1, &mut rng))
             .collect();
-        let measured = Ratios::new(measured).expect("simulated ratios are positive");
-        let median = stats::median(&measured);
-        let verdict = stats::holdout_gate(median, stats::ci95(&measured).as_ref());
+        let looks = stats::holdout_looks(s.pairs, cap);
+        let stop = stats::first_holdout_stop(&measured, &looks).expect("the last look decides");
+        let (verdict, n) = (stop.verdict, stop.pairs);
         t.reps += 1;
         match verdict {
             stats::HoldoutVerdict::NoRegression => t.no_regression += 1,
@@ -289,6 +299,7 @@ pub fn run_holdout(
             stats::HoldoutVerdict::Inconclusive => t.inconclusive += 1,
         }
         t.pairs.push(n);
+        t.caps.push(cap);
     }
     t
 }

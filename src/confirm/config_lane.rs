@@ -145,7 +145,7 @@ impl Run<'_> {
                 return Ok(());
             }
         };
-        let figures = crate::evidence::result::holdout_figures(&pairs)
+        let figures = crate::evidence::result::holdout_figures(&pairs, None)
             .map_err(|e| PipelineError::Internal(e.to_string()))?;
         let lane = &mut self.result.config_lane;
         lane.ran = true;

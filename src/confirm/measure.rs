@@ -428,15 +428,7 @@ impl Run<'_> {
             holdout_announcement(&plan, &warmups),
             order.order_of(0).arms()[0],
         ));
-        let measured = schedule::run_pairs(
-            runner,
-            arms,
-            &mut inputs,
-            plan.planned,
-            order,
-            Phase::Pairs,
-            &mut emit,
-        );
+        let measured = holdout_pairs(runner, arms, &mut inputs, &plan, order, &mut emit);
         let pairs = match measured {
             Ok(p) => p,
             Err(mut e @ MeasureError::OutputsDiffer { .. }) => {
@@ -446,9 +438,8 @@ impl Run<'_> {
             Err(e) => return self.timed_failure(e, runner, &b),
         };
         let mut result = scenario_result(s, Role::Holdout, arms, warmups);
-        let mut figures =
-            holdout_figures(&pairs).map_err(|e| PipelineError::Internal(e.to_string()))?;
-        figures.plan = Some(plan);
+        let figures = holdout_figures(&pairs, Some(&plan))
+            .map_err(|e| PipelineError::Internal(e.to_string()))?;
         result.holdout = Some(figures);
         result.pairs = pairs;
         result.order_seed = Some(order_seed);
@@ -456,6 +447,35 @@ impl Run<'_> {
         self.result.scenarios.push(result);
         Ok(flow)
     }
+}
+
+/// Runs a holdout's pairs look by look (`stats::holdout_looks` of its plan), stopping at the first
+/// look whose gate decides (`stats::judge_holdout_look`, the rule `holdout_figures` re-derives) or
+/// at the plan's last look.
+fn holdout_pairs(
+    runner: &mut dyn Runner,
+    arms: Arms<'_>,
+    inputs: &mut Inputs<'_>,
+    plan: &HoldoutPlan,
+    order: PairOrder,
+    on_run: &mut dyn FnMut(RunEvent),
+) -> Result<Vec<crate::measure::record::Pair>, MeasureError> {
+    let looks = crate::stats::holdout_looks(plan.pairs, plan.planned);
+    let mut pairs = Vec::with_capacity(plan.planned);
+    for index in 0..looks.len() {
+        let more = schedule::MorePairs {
+            until: looks[index].pairs,
+            total: plan.planned,
+            pair_order: order,
+            phase: Phase::Pairs,
+        };
+        pairs = schedule::extend_pairs(runner, arms, inputs, pairs, more, on_run)?;
+        let ratios: Vec<f64> = pairs.iter().map(|p| p.ratio).collect();
+        if crate::stats::judge_holdout_look(&ratios, &looks, index).is_some() {
+            break;
+        }
+    }
+    Ok(pairs)
 }
 
 /// The runs a measurement made before two of them disagreed, taken out of its error.

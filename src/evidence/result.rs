@@ -217,11 +217,25 @@ pub struct HoldoutFigures {
     /// configuration lane, which reuses these figures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<HoldoutPlan>,
+    /// The looks over the planned pairs and the one the holdout stopped at (rules 5; absent
+    /// without a plan). `ci95` and `verdict` are the stop's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<HoldoutSequential>,
 }
 
-/// A holdout's pair count, chosen before its first pair from the training scenarios' A/A noise
+/// A holdout's looks (`stats::holdout_looks` of its plan's `pairs` and `planned`, fixed before
+/// its first pair) and the first that decided.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HoldoutSequential {
+    pub looks: Vec<stats::Look>,
+    /// `None` when the pairs end before any look decides (a holdout cut short).
+    pub stop: Option<stats::HoldoutStop>,
+}
+
+/// A holdout's cap, chosen before its first pair from the training scenarios' A/A noise
 /// (docs/design.md §3.10): enough pairs that, at that noise, a candidate exactly as fast as the
-/// baseline shows "no regression" 95% of the time, between the configured pairs and the cap.
+/// baseline shows "no regression" by the last look 95% of the time, between the configured pairs
+/// and the cap. Its looks run from `pairs` to `planned`; it stops at the first that decides.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HoldoutPlan {
     /// Configured: the fewest pairs (`confirm.pairs`).
@@ -235,8 +249,8 @@ pub struct HoldoutPlan {
     /// Pairs at which a candidate as fast as the baseline passes the holdout gate 95% of the time
     /// (at `sigma`; `stats::holdout_pairs_to_resolve`).
     pub needed: usize,
-    /// Pairs run: `needed` within `[pairs, max(pairs, max_pairs)]`, lowered to what `budget_s`
-    /// holds at the holdout's warmup pace (never below `pairs`).
+    /// The most pairs to run (the last look): `needed` within `[pairs, max(pairs, max_pairs)]`,
+    /// lowered to what `budget_s` holds at the holdout's warmup pace (never below `pairs`).
     pub planned: usize,
     /// The holdout's share of `confirm.max_minutes`, in seconds of pairs: what the budget had
     /// left when the scenarios before it were done (`budget_split`).
@@ -549,12 +563,29 @@ impl ConfirmResult {
     }
 }
 
-/// The figures of a holdout scenario, exactly as `evo confirm` computes them.
-pub fn holdout_figures(pairs: &[Pair]) -> Result<HoldoutFigures, stats::StatsError> {
+/// The figures of a holdout scenario, exactly as `evo confirm` computes them: with its plan, the
+/// stop of its looks decides (rules 5); without one (the configuration lane), the interval of
+/// all its pairs.
+pub fn holdout_figures(
+    pairs: &[Pair],
+    plan: Option<&HoldoutPlan>,
+) -> Result<HoldoutFigures, stats::StatsError> {
     let ratios = Ratios::new(pairs.iter().map(|p| p.ratio).collect())?;
     let median = stats::median(&ratios);
-    let ci95 = stats::ci95(&ratios);
     let times = |f: fn(&Pair) -> f64| pairs.iter().map(f).collect::<Vec<f64>>();
+    let (ci95, verdict, sequential) = match plan {
+        Some(plan) => {
+            let looks = stats::holdout_looks(plan.pairs, plan.planned);
+            let stop = stats::first_holdout_stop(ratios.values(), &looks);
+            let verdict = stop.map_or(HoldoutVerdict::Inconclusive, |s| s.verdict);
+            let ci95 = stop.and_then(|s| s.interval);
+            (ci95, verdict, Some(HoldoutSequential { looks, stop }))
+        }
+        None => {
+            let ci95 = stats::ci95(&ratios);
+            (ci95, stats::holdout_gate(median, ci95.as_ref()), None)
+        }
+    };
     Ok(HoldoutFigures {
         median,
         ci95,
@@ -562,8 +593,9 @@ pub fn holdout_figures(pairs: &[Pair]) -> Result<HoldoutFigures, stats::StatsErr
             baseline: stats::cov(&times(|p| p.baseline.wall_s)),
             candidate: stats::cov(&times(|p| p.candidate.wall_s)),
         },
-        verdict: stats::holdout_gate(median, ci95.as_ref()),
-        plan: None,
+        verdict,
+        plan: plan.copied(),
+        sequential,
     })
 }
 

@@ -31,7 +31,11 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 /// look's share of a 2.5%-per-side error budget), at the cap (`max_pairs`, lowered by
 /// `max_minutes`) at the latest; no noise floor, minimum detectable effect or target effect
 /// decides anything any more.
-pub const RULES: u32 = 4;
+/// 5: the sequential rule for holdouts too: a holdout looks at its pairs from `confirm.pairs` on,
+/// over the count planned from the training A/A noise (now planned at the last look's share), and
+/// stops at the first look whose interval says "no regression" or "rejected" (training is as in
+/// rules 4).
+pub const RULES: u32 = 5;
 
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
     Gate {

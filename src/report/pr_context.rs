@@ -293,13 +293,22 @@ fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
         .iter()
         .filter_map(|s| {
             s.holdout.as_ref().map(|h| {
+                let pairs = match h.plan {
+                    Some(p) if p.planned > s.pairs.len() => {
+                        format!(
+                            "{} pairs, decided before the {} planned",
+                            s.pairs.len(),
+                            p.planned
+                        )
+                    }
+                    _ => format!("{} pairs", s.pairs.len()),
+                };
                 Markdown::assembled(format!(
-                    "{}: {} (median {:.3}×, CI95 {}, {} pairs)",
+                    "{}: {} (median {:.3}×, CI95 {}, {pairs})",
                     code(&s.name),
                     h.verdict.as_str(),
                     h.median,
                     ci_text(h.ci95),
-                    s.pairs.len()
                 ))
             })
         })

@@ -23,7 +23,7 @@ fn duration(seconds: f64) -> String {
 }
 
 /// The announcement of the comparison's pair count, printed before its first run (a training
-/// scenario's, or a holdout's, planned from the training A/A noise). A training comparison's
+/// scenario's cap, or a holdout's, planned from the training A/A noise). A training comparison's
 /// says what this machine can resolve within its cap.
 pub fn pairs_planned_line(p: &PairsPlanned) -> String {
     if let (Some(gain), Some(e)) = (p.resolves_gain, p.min_effect) {
@@ -54,7 +54,8 @@ pub fn pairs_planned_line(p: &PairsPlanned) -> String {
         );
     }
     let head = format!(
-        "comparison: {} pairs, about {} of runs (A/A noise σ {:.2}% per pair)",
+        "holdout: up to {} pairs (about {} of runs), stopping at the first look whose gate \
+         decides (training A/A noise σ {:.2}% per pair)",
         p.planned,
         duration(p.estimated_s),
         100.0 * p.sigma

@@ -9,6 +9,7 @@
 
 mod compare;
 mod gates;
+pub mod holdout;
 mod interval;
 mod noise;
 mod plan;
@@ -19,12 +20,15 @@ pub use gates::{
     BenchVerdict, HOLDOUT_TOLERANCE, HoldoutVerdict, Tier, TrainingGate, bench_verdict,
     holdout_gate, tier, training_gate,
 };
+pub use holdout::{
+    HoldoutStop, first_holdout_stop, holdout_looks, holdout_pairs_to_resolve, judge_holdout_look,
+};
 pub use interval::{Ci95, OrderRank, ci95, order_rank};
 pub use noise::{AaValidity, aa_validity, cov, noise_floor, noise_sigma};
 pub use plan::{
     CapSettings, DEFAULT_TARGET_FACTOR, MAX_PLANNABLE_PAIRS, MIN_INTERVAL_PAIRS, PairPlan,
-    budget_share_s, default_target_effect, holdout_pairs_to_resolve, holdout_reserve_s,
-    pairs_to_resolve, plan_holdout_pairs, resolves, training_cap,
+    budget_share_s, default_target_effect, holdout_reserve_s, pairs_to_resolve, plan_holdout_pairs,
+    resolves, training_cap,
 };
 pub use sequential::{Decision, Look, Resolution, Stop, first_stop, looks};
 

@@ -3,8 +3,9 @@
 //! A training comparison (rules 4) stops when the sequential rule decides (`sequential`), so its
 //! plan is only a cap: the configured `max_pairs`, lowered to what the time budget allows at the
 //! A/A pairs' pace, and cut to the first look when the A/A check is not valid (nothing can be
-//! accepted then; a slowdown still shows). A holdout's count is still fixed from the training
-//! A/A noise alone: enough pairs that a candidate no slower than the baseline shows it. The same
+//! accepted then; a slowdown still shows). A holdout's cap comes from the training A/A
+//! noise alone: enough pairs that a candidate no slower than the baseline shows it by the last
+//! look (rules 5; a holdout stops earlier when a look decides, `holdout`). The same
 //! functions, fed the recorded A/A runs, re-derive the decisions when a receipt is verified.
 
 use serde::{Deserialize, Serialize};
@@ -124,33 +125,9 @@ fn clamped(needed: usize, min_pairs: usize, max_pairs: usize) -> PairPlan {
     }
 }
 
-/// One-sided normal quantile of 95%: the margin, in standard errors of the median, between a
-/// null candidate's expected CI95 lower bound and the holdout tolerance.
-const Z_HOLDOUT_POWER: f64 = 1.6449;
-
-/// The smallest pair count (at least 6) at which a candidate exactly as fast as the baseline
-/// passes the holdout gate (CI95 lower bound at least `1 − tolerance`) with probability 95% at
-/// per-pair noise `sigma`, under the normal approximation the noise floor uses:
-/// `(1.96 + 1.6449) × 1.2533 × σ / √n ≤ ln(1 / (1 − tolerance))`.
-///
-/// A plan that only made the noise floor reach the tolerance (as the training plan does for the
-/// minimum effect) would put a null candidate's lower bound right at the threshold: it would pass
-/// half the time. The margin is 95% rather than the minimum detectable effect's 80% because σ
-/// comes from a few A/A pairs and is often estimated low, and the order-statistic interval is
-/// wider than the normal one: simulated with σ estimated from 11 A/A pairs, a null holdout passes
-/// about 75–80% of the time (`tests/stats_props.rs`, docs/design.md §3.10).
-pub fn holdout_pairs_to_resolve(sigma: f64, tolerance: f64) -> usize {
-    // Exactly `resolves(σ', n, e')` with σ' = σ (1.96 + 1.6449) / 1.96 and 1 + e' = 1 / (1 − t),
-    // so the answer agrees to the last bit with the same search the training plan uses.
-    let z = super::noise::Z_95;
-    pairs_to_resolve(
-        sigma * (z + Z_HOLDOUT_POWER) / z,
-        1.0 / (1.0 - tolerance) - 1.0,
-    )
-}
-
-/// A holdout's pairs, from the training scenarios' A/A noise (a holdout has no A/A pairs of its
-/// own), between the configured pairs and the cap.
+/// A holdout's cap, from the training scenarios' A/A noise (a holdout has no A/A pairs of its
+/// own), between the configured pairs and `max_pairs`: its looks run from `min_pairs` to it
+/// (`holdout::holdout_pairs_to_resolve`).
 pub fn plan_holdout_pairs(
     sigma: f64,
     tolerance: f64,
@@ -158,7 +135,7 @@ pub fn plan_holdout_pairs(
     max_pairs: usize,
 ) -> PairPlan {
     clamped(
-        holdout_pairs_to_resolve(sigma, tolerance),
+        super::holdout::holdout_pairs_to_resolve(sigma, tolerance, min_pairs),
         min_pairs,
         max_pairs,
     )
@@ -255,26 +232,28 @@ mod tests {
 
     #[test]
     fn a_holdout_plan_puts_a_null_candidates_lower_bound_a_margin_above_the_tolerance() {
+        use super::super::holdout::holdout_pairs_to_resolve;
         for sigma in [0.0, 0.005, 0.014, 0.03, 0.078] {
-            let n = holdout_pairs_to_resolve(sigma, 0.01);
+            let n = holdout_pairs_to_resolve(sigma, 0.01, 9);
             let se = |n: usize| 1.2533 * sigma / (n as f64).sqrt();
             let margin = (1.0f64 / 0.99).ln();
+            // The last look's share is at most the whole 2.5%, so its quantile is at least 1.96:
+            // at least the margin of one look at the same count.
             assert!(
                 (1.96 + 1.6449) * se(n) <= margin * (1.0 + 1e-12),
-                "{sigma}: {n}"
-            );
-            assert!(
-                n == MIN_INTERVAL_PAIRS || (1.96 + 1.6449) * se(n - 1) > margin,
                 "{sigma}: {n}"
             );
             // Stricter than resolving the tolerance as a training minimum effect.
             assert!(n >= pairs_to_resolve(sigma, 0.01), "{sigma}");
         }
-        // (3.6049 · 1.2533 · 0.02 / ln(1/0.99))² = 80.7.
-        assert_eq!(holdout_pairs_to_resolve(0.02, 0.01), 81);
+        // One look would take (3.6049 · 1.2533 · 0.02 / ln(1/0.99))² = 80.7 pairs; the looks'
+        // last share (about half the budget) asks for more.
+        let n = holdout_pairs_to_resolve(0.02, 0.01, 9);
+        assert!((81..=110).contains(&n), "{n}");
         let capped = plan_holdout_pairs(0.078, 0.01, 9, 60);
         assert_eq!((capped.planned, capped.resolves), (60, false));
         let quiet = plan_holdout_pairs(0.002, 0.01, 9, 60);
-        assert_eq!((quiet.needed, quiet.planned, quiet.resolves), (6, 9, true));
+        // Never fewer than the first look.
+        assert_eq!((quiet.needed, quiet.planned, quiet.resolves), (9, 9, true));
     }
 }

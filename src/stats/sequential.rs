@@ -198,13 +198,13 @@ pub fn sigma_upper(sigma: f64, aa_pairs: usize) -> f64 {
     sigma * (nu.max(0.5) / chi.inverse_cdf(0.2)).sqrt()
 }
 
-fn z_of(alpha: f64) -> f64 {
+pub(super) fn z_of(alpha: f64) -> f64 {
     let normal = Normal::new(0.0, 1.0).expect("the standard normal exists");
     normal.inverse_cdf(1.0 - alpha.clamp(1e-12, 0.5))
 }
 
 /// Standard error of the median of `n` log-ratios at per-pair noise `sigma` (normal noise).
-fn median_se(sigma: f64, n: usize) -> f64 {
+pub(super) fn median_se(sigma: f64, n: usize) -> f64 {
     1.2533 * sigma / (n as f64).sqrt()
 }
 

@@ -610,7 +610,7 @@ fn a_holdout_on_a_noisy_machine_gets_the_pairs_its_gate_needs_and_recomputes() {
     );
     assert_eq!(
         needed as usize,
-        evo::stats::holdout_pairs_to_resolve(sigma, evo::stats::HOLDOUT_TOLERANCE)
+        evo::stats::holdout_pairs_to_resolve(sigma, evo::stats::HOLDOUT_TOLERANCE, 9)
     );
     assert!(
         planned > 9 && planned == needed && planned <= 400,
@@ -620,8 +620,15 @@ fn a_holdout_on_a_noisy_machine_gets_the_pairs_its_gate_needs_and_recomputes() {
         (&plan["pairs"], &plan["max_pairs"], &plan["warmups"]),
         (&9.into(), &400.into(), &1.into())
     );
-    let holdout_pairs = r["scenarios"][1]["pairs"].as_array().unwrap().len();
-    assert_eq!(holdout_pairs as u64, planned);
+    // The holdout stops at the first look that decides, at the planned count at the latest.
+    let holdout_pairs = r["scenarios"][1]["pairs"].as_array().unwrap().len() as u64;
+    let stop = &r["scenarios"][1]["holdout"]["sequential"]["stop"];
+    assert_eq!(stop["pairs"].as_u64(), Some(holdout_pairs), "{stop:#}");
+    assert!(holdout_pairs <= planned, "{holdout_pairs} of {planned}");
+    let looks = r["scenarios"][1]["holdout"]["sequential"]["looks"]
+        .as_array()
+        .unwrap();
+    assert_eq!(looks.last().unwrap()["pairs"].as_u64(), Some(planned));
     // Announced like the training comparison, counting from the configured pairs.
     assert_eq!(done.announced.len(), 2, "{:?}", done.announced);
     let a = done.announced[1];

@@ -111,7 +111,7 @@ fn scenario(name: &str, role: Role, command: &str, stderr: &str) -> ScenarioResu
         s.training = Some(figures::figures(&settings, &aa, &measured).unwrap());
         s.aa_pairs = aa;
     } else {
-        s.holdout = Some(holdout_figures(&measured).unwrap());
+        s.holdout = Some(holdout_figures(&measured, None).unwrap());
     }
     s.pairs = measured;
     s
@@ -163,7 +163,7 @@ fn clean_result() -> ConfirmResult {
         scenario("sum-100k", Role::Training, "./bench/run.sh 100000 7", ""),
         scenario(HOLDOUT, Role::Holdout, HOLDOUT_RUN, ""),
     ];
-    scenarios[1].holdout.as_mut().unwrap().plan = holdout_plan(
+    let plan = holdout_plan(
         &scenarios,
         evo::evidence::result::HoldoutCounts {
             pairs: 9,
@@ -174,6 +174,7 @@ fn clean_result() -> ConfirmResult {
         },
         &[],
     );
+    scenarios[1].holdout = Some(holdout_figures(&scenarios[1].pairs, plan.as_ref()).unwrap());
     let mut r = ConfirmResult {
         evo_version: "0.0.0-test".into(),
         rules: evo::evidence::verdict::RULES,
@@ -334,7 +335,7 @@ fn result_quoting_the_holdout() -> ConfirmResult {
     let mut r = clean_result();
     let plan = r.scenarios[1].holdout.as_ref().unwrap().plan;
     r.scenarios[1] = scenario(HOLDOUT, Role::Holdout, HOLDOUT_RUN, HOLDOUT_STDERR);
-    r.scenarios[1].holdout.as_mut().unwrap().plan = plan;
+    r.scenarios[1].holdout = Some(holdout_figures(&r.scenarios[1].pairs, plan.as_ref()).unwrap());
     let summary = format!("line 1: text differs: baseline \"{HOLDOUT_OUTPUT}\" vs candidate \"x\"");
     let diff = format!("--- baseline\n+++ candidate\n@@ -1 +1 @@\n-{HOLDOUT_OUTPUT}\n+x\n");
     r.differential[1].same = false;

@@ -125,7 +125,7 @@ fn holdout_scenario() -> ScenarioResult {
         candidate_command: HOLDOUT_CMD.into(),
         cwd: ".".into(),
         warmups: warmups(0.2, 1.02),
-        holdout: Some(receipt::recompute::holdout_figures(&measured).unwrap()),
+        holdout: Some(receipt::recompute::holdout_figures(&measured, None).unwrap()),
         aa_pairs: Vec::new(),
         pairs: measured,
         training: None,
@@ -194,7 +194,9 @@ fn tested_result() -> ConfirmResult {
         },
         &[],
     );
-    scenarios[1].holdout.as_mut().unwrap().plan = plan;
+    // The holdout's figures follow its plan's looks.
+    scenarios[1].holdout =
+        Some(receipt::recompute::holdout_figures(&scenarios[1].pairs, plan.as_ref()).unwrap());
     let d = verdict::decide(&gates, &scenarios);
     ConfirmResult {
         evo_version: "0.0.0-test".into(),

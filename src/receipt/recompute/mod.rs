@@ -12,9 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::evidence::figures;
-use crate::evidence::result::{
-    ConfirmResult, GateName, GateStatus, HoldoutFigures, Role, ScenarioResult,
-};
+use crate::evidence::result::{ConfirmResult, GateName, GateStatus, Role, ScenarioResult};
 use crate::evidence::verdict;
 use crate::measure::record::{Order, Pair};
 use crate::measure::schedule::PairOrder;
@@ -334,12 +332,11 @@ fn recompute_scenario(
             check_pair_count(&path, &fresh, out);
         }
         Role::Holdout => {
-            fresh.holdout = match holdout_figures(&fresh.pairs) {
-                // The plan is re-derived once every training scenario is (`check_holdout_plans`).
-                Ok(h) => Some(HoldoutFigures {
-                    plan: s.holdout.as_ref().and_then(|h| h.plan),
-                    ..h
-                }),
+            // The plan is re-derived once every training scenario is (`check_holdout_plans`);
+            // the looks and the stop follow from the recorded plan and the pairs.
+            let plan = s.holdout.as_ref().and_then(|h| h.plan);
+            fresh.holdout = match holdout_figures(&fresh.pairs, plan.as_ref()) {
+                Ok(h) => Some(h),
                 Err(e) => {
                     out.push(unusable(format!("{path}.holdout"), e));
                     None
@@ -416,7 +413,7 @@ fn recompute_config_lane(r: &ConfirmResult, out: &mut Vec<Difference>) {
     // The build-configuration lane alternates, candidate first (docs/design.md §3.1).
     let order = PairOrder::Alternating(Order::CandidateFirst);
     let pairs = check_pairs("config_lane.pairs", &lane.pairs, |i| order.order_of(i), out);
-    match holdout_figures(&pairs) {
+    match holdout_figures(&pairs, None) {
         Ok(f) => {
             out.extend(diff_serialized(
                 "config_lane.median",

@@ -8,6 +8,7 @@ use crate::evidence::budget::{self, BudgetSplit};
 use crate::evidence::figures::BenchSettings;
 use crate::evidence::result::{ConfirmResult, HoldoutCounts, Role, ScenarioResult, holdout_plan};
 use crate::measure::record::Order;
+use crate::stats;
 
 use super::{Difference, check_warmup_count, diff_serialized, json, problem};
 
@@ -185,17 +186,39 @@ pub(super) fn check_holdout_plans(scenarios: &[ScenarioResult], out: &mut Vec<Di
             &recorded,
             &fresh,
         ));
-        if s.pairs.len() != fresh.planned {
-            out.push(problem(
-                format!("{path}.pairs"),
-                format!("{} pairs", s.pairs.len()),
-                format!(
-                    "{} pairs, planned from the training A/A noise ({} needed, configured {} to {})",
+        // The holdout stops at the first look that decides, at the plan's last look at the
+        // latest: a holdout cut short, or run on past its stop, does not follow.
+        let looks = stats::holdout_looks(fresh.pairs, fresh.planned);
+        let ratios: Vec<f64> = s.pairs.iter().map(|p| p.ratio).collect();
+        let stop = stats::first_holdout_stop(&ratios, &looks);
+        if stop.map(|s| s.pairs) != Some(s.pairs.len()) {
+            let expected = match stop {
+                Some(stop) => format!(
+                    "{} pairs: its look {} of {} decided ({}); planned at most {} from the \
+                     training A/A noise ({} needed, configured {} to {})",
+                    stop.pairs,
+                    stop.look + 1,
+                    looks.len(),
+                    stop.verdict.as_str(),
                     fresh.planned,
                     fresh.needed,
                     fresh.pairs,
                     fresh.max_pairs.max(fresh.pairs)
                 ),
+                None => format!(
+                    "pairs up to a look that decides (looks at {}), at most {}",
+                    looks
+                        .iter()
+                        .map(|l| l.pairs.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    fresh.planned
+                ),
+            };
+            out.push(problem(
+                format!("{path}.pairs"),
+                format!("{} pairs", s.pairs.len()),
+                expected,
             ));
         }
         check_warmup_count(&path, s, recorded.warmups, out);

@@ -73,7 +73,7 @@ fn scenario(name: &str, training: bool, h: &str) -> ScenarioResult {
         cwd: ".".into(),
         warmups: vec![],
         training: training.then(|| figures::figures(&settings, &aa, &measured).unwrap()),
-        holdout: (!training).then(|| receipt::recompute::holdout_figures(&measured).unwrap()),
+        holdout: (!training).then(|| receipt::recompute::holdout_figures(&measured, None).unwrap()),
         aa_pairs: aa,
         pairs: measured,
         timed_output_consistent: Some(true),
@@ -122,7 +122,9 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
         },
         &[],
     );
-    scenarios[1].holdout.as_mut().unwrap().plan = plan;
+    // The holdout's figures follow its plan's looks.
+    scenarios[1].holdout =
+        Some(receipt::recompute::holdout_figures(&scenarios[1].pairs, plan.as_ref()).unwrap());
     let d = verdict::decide(&gates, &scenarios);
     ConfirmResult {
         evo_version: "0.0.0-test".into(),
