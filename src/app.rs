@@ -144,7 +144,10 @@ pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
         env_pad: args.env_pad == crate::cli::Switch::On,
         settings: BenchSettings {
             pairs: args.pairs as usize,
-            max_pairs: args.max_pairs.map_or(0, |m| m as usize),
+            max_pairs: crate::spec::campaign::pair_cap(
+                args.pairs as usize,
+                args.max_pairs.map(|m| m as usize),
+            ),
             budget_s: args.max_minutes.map(|m| 60.0 * m),
             aa_pairs: args.aa_pairs as usize,
             warmup: args.warmup as usize,
