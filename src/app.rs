@@ -706,8 +706,8 @@ fn campaign_key(
     receipt: &std::path::Path,
 ) -> crate::receipt::keys::VerifyWith {
     use crate::receipt::keys::{KeySource, VerifyWith};
-    let key_file = crate::plan::key_file(&plan.campaign_file, &plan.spec);
-    let untrusted = crate::plan::key_untrusted(&plan.campaign_file, &plan.spec);
+    let key_file = plan.key_file();
+    let untrusted = plan.key_untrusted(None);
     let Ok(source) = KeySource::for_campaign(key_file.as_deref(), &untrusted) else {
         return VerifyWith::Found;
     };
