@@ -144,7 +144,10 @@ pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
         env_pad: args.env_pad == crate::cli::Switch::On,
         settings: BenchSettings {
             pairs: args.pairs as usize,
-            max_pairs: args.max_pairs.map_or(0, |m| m as usize),
+            max_pairs: crate::spec::campaign::pair_cap(
+                args.pairs as usize,
+                args.max_pairs.map(|m| m as usize),
+            ),
             budget_s: args.max_minutes.map(|m| 60.0 * m),
             aa_pairs: args.aa_pairs as usize,
             warmup: args.warmup as usize,
@@ -703,8 +706,8 @@ fn campaign_key(
     receipt: &std::path::Path,
 ) -> crate::receipt::keys::VerifyWith {
     use crate::receipt::keys::{KeySource, VerifyWith};
-    let key_file = crate::plan::key_file(&plan.campaign_file, &plan.spec);
-    let untrusted = crate::plan::key_untrusted(&plan.campaign_file, &plan.spec);
+    let key_file = plan.key_file();
+    let untrusted = plan.key_untrusted(None);
     let Ok(source) = KeySource::for_campaign(key_file.as_deref(), &untrusted) else {
         return VerifyWith::Found;
     };

@@ -176,9 +176,8 @@ impl CampaignRun<'_> {
     ) -> Result<(), PipelineError> {
         let signer = match stage {
             JobStage::Confirm => {
-                let key_file = crate::plan::key_file(&self.plan.campaign_file, &self.plan.spec);
-                let untrusted =
-                    crate::plan::key_untrusted(&self.plan.campaign_file, &self.plan.spec);
+                let key_file = self.plan.key_file();
+                let untrusted = self.plan.key_untrusted(None);
                 let signer = (self.opts.sign_with.signer(key_file.as_deref(), &untrusted))
                     .map_err(|e| {
                         PipelineError::Usage(format!("cannot use the signing key: {e}"))

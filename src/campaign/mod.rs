@@ -212,14 +212,17 @@ pub fn run_campaign(
     let pinned = tree::pin(&plan.repo, &plan.spec.baseline)
         .map_err(|e| PipelineError::Usage(e.to_string()))?;
     // A configured key that cannot be used is found now, not after the whole search.
-    if let SignWith::CampaignKey = opts.sign_with {
-        let key_file = crate::plan::key_file(&plan.campaign_file, &plan.spec);
-        let untrusted = crate::plan::key_untrusted(&plan.campaign_file, &plan.spec);
-        crate::receipt::keys::Signer::check_configured(key_file.as_deref(), &untrusted)
-            .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
-    }
-    crate::plan::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
-    let sandbox = search_sandbox(plan, opts, None, on_event)?;
+    let settled = crate::plan::settle::settle(
+        plan,
+        search_ask(
+            plan,
+            opts,
+            crate::plan::settle::Key::Check(&opts.sign_with),
+            None,
+        ),
+    )
+    .map_err(PipelineError::Usage)?;
+    let sandbox = warn_unsandboxed(settled.sandbox, on_event);
     let run_dir = match &opts.resume {
         Some(which) => {
             let path = resume_dir(&plan.output_dir, which)?;
@@ -279,38 +282,52 @@ pub(super) struct JobSandbox<'a> {
     pub copies: PathBuf,
 }
 
-/// The sandbox of the search's builds, checks and screening runs: the output folder, which holds
-/// every run's work folder, is hidden from them, and so is what a fleet `job` adds. Warns when
-/// runs are not sandboxed.
-fn search_sandbox(
-    plan: &CampaignPlan,
-    opts: &CampaignOptions,
-    job: Option<JobSandbox<'_>>,
-    on_event: &mut dyn FnMut(CampaignEvent),
-) -> Result<SandboxPolicy, PipelineError> {
-    let mut secrets = vec![plan.output_dir.as_path()];
-    let (copies, shared_caches) = match &job {
-        Some(job) => {
-            secrets.extend_from_slice(job.hidden);
-            (job.copies.clone(), job.shared_caches)
-        }
-        None => (plan.output_dir.join(".cache-copies"), None),
+/// What the search asks of its machine: its builds, checks and screening runs may not see the
+/// output folder, which holds every run's work folder, nor what a fleet `job` adds.
+fn search_ask<'a>(
+    plan: &'a CampaignPlan,
+    opts: &'a CampaignOptions,
+    key: crate::plan::settle::Key<'a>,
+    job: Option<JobSandbox<'a>>,
+) -> crate::plan::settle::Ask<'a> {
+    let (hidden, copies, shared_caches) = match job {
+        Some(job) => (job.hidden, job.copies, job.shared_caches),
+        None => (&[][..], plan.output_dir.join(".cache-copies"), None),
     };
-    let sandbox = crate::plan::sandbox_policy(
-        &plan.campaign_file,
-        &plan.spec,
-        &secrets,
-        &copies,
-        opts.sandbox,
+    crate::plan::settle::Ask {
+        key,
+        work: None,
+        hidden,
+        copies,
+        mode: opts.sandbox,
         shared_caches,
-    )
-    .map_err(PipelineError::Usage)?;
+    }
+}
+
+/// The search's sandbox, warning when runs are not sandboxed.
+fn warn_unsandboxed(
+    sandbox: SandboxPolicy,
+    on_event: &mut dyn FnMut(CampaignEvent),
+) -> SandboxPolicy {
     if !sandbox.enabled() {
         on_event(CampaignEvent::Warning {
             message: format!("runs are NOT sandboxed: {}", sandbox.record.detail),
         });
     }
-    Ok(sandbox)
+    sandbox
+}
+
+/// The sandbox of a fleet's screening job, settled once its run folder exists (its candidates'
+/// cache copies go inside it); the output folder was checked before the run folder was made.
+fn job_sandbox(
+    plan: &CampaignPlan,
+    opts: &CampaignOptions,
+    job: JobSandbox<'_>,
+    on_event: &mut dyn FnMut(CampaignEvent),
+) -> Result<SandboxPolicy, PipelineError> {
+    let ask = search_ask(plan, opts, crate::plan::settle::Key::Unsigned, Some(job));
+    let sandbox = crate::plan::settle::sandbox_policy(plan, &ask).map_err(PipelineError::Usage)?;
+    Ok(warn_unsandboxed(sandbox, on_event))
 }
 
 impl<'a> CampaignRun<'a> {

@@ -138,7 +138,7 @@ fn confirm_stage(
     fleet: &str,
 ) -> StageOutline {
     let c = &plan.spec.confirm;
-    let (pairs, most) = (c.pairs.get(), c.max_pairs().max(c.pairs.get()));
+    let (pairs, most) = (c.pairs.get(), c.max_pairs());
     let range = if most > pairs {
         format!("{pairs}–{most}")
     } else {

@@ -53,7 +53,7 @@ pub fn run_screening_job(
             plan.spec.baseline, pinned.sha, order.baseline_sha
         )));
     }
-    crate::plan::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
+    crate::plan::settle::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
     let hidden: Vec<&Path> = hidden.iter().map(PathBuf::as_path).collect();
     let id = rundir::run_id(SystemTime::now(), &plan.spec.name, &pinned.sha);
     let run_dir = RunDir::create(&plan.output_dir, &id)
@@ -63,7 +63,7 @@ pub fn run_screening_job(
         shared_caches: request.shared_caches.as_deref(),
         copies: super::work_folder(&run_dir).join("cache-copies"),
     };
-    let sandbox = super::search_sandbox(plan, opts, Some(job), on_event)?;
+    let sandbox = super::job_sandbox(plan, opts, job, on_event)?;
     let seed = Some(order.search_seed);
     let mut run = CampaignRun::open(plan, opts, run_dir, pinned, sandbox, seed, on_event)?;
     (run.on_event)(CampaignEvent::Started {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::journal::Entry;
-use crate::evidence::summary::{Source, Status};
+use crate::evidence::summary::{InstructionCounts, Source, Status};
 use crate::measure::record::{Pair, WarmupRun};
 
 /// One candidate and everything learned about it so far.
@@ -28,7 +28,8 @@ pub struct Candidate {
     pub reason: String,
     pub warmups: Vec<WarmupRun>,
     pub pairs: Vec<Pair>,
-    pub instructions: Option<(u64, u64)>,
+    /// Screening's instruction counts, when the search counts them.
+    pub instructions: Option<InstructionCounts>,
     /// Median of the screening ratios, once screened.
     pub screening_median: Option<f64>,
     pub confirmation: Option<ConfirmationRef>,
@@ -150,7 +151,10 @@ impl State {
                 candidate,
             } => {
                 if let Some(c) = self.candidate_mut(*index) {
-                    c.instructions = Some((*baseline, *candidate));
+                    c.instructions = Some(InstructionCounts {
+                        baseline: *baseline,
+                        candidate: *candidate,
+                    });
                 }
             }
             Entry::Confirmation {

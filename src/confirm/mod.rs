@@ -34,8 +34,8 @@ pub(crate) use crate::pipeline::io_err;
 use crate::pipeline::patch_gates;
 use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::ConfirmPlan;
+use crate::plan::settle::Key;
 use crate::receipt::keys::Signer;
-use crate::receipt::keys::Untrusted;
 use crate::stats::Tier;
 use crate::tree::{self, Pinned, Tree};
 pub use finish::{write_evidence, write_result};
@@ -348,23 +348,6 @@ fn pipeline(
     on_event(ConfirmEvent::Stage("pin baseline".into()));
     let pinned = tree::pin(&plan.campaign.repo, &plan.campaign.spec.baseline)
         .map_err(|e| PipelineError::Usage(e.to_string()))?;
-    // The key is settled before anything runs, so a bad key costs no measurement.
-    let key_file = crate::plan::key_file(&plan.campaign.campaign_file, &plan.campaign.spec);
-    let mut untrusted =
-        crate::plan::key_untrusted(&plan.campaign.campaign_file, &plan.campaign.spec);
-    untrusted.push(Untrusted::new(
-        "evo's output folder",
-        &plan.campaign.output_dir,
-    ));
-    untrusted.extend((opts.work_dir.iter()).map(|d| Untrusted::new("evo's work folder", d)));
-    let signer = match signed {
-        true => Some(
-            (opts.sign_with.signer(key_file.as_deref(), &untrusted))
-                .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?,
-        ),
-        false => None,
-    };
-    crate::plan::check_output_dir(&plan.campaign.output_dir).map_err(PipelineError::Usage)?;
     let scratch = match &opts.work_dir {
         Some(dir) => Scratch::Kept(dir.clone()),
         None => Scratch::Temp(
@@ -374,21 +357,26 @@ fn pipeline(
                 .map_err(io_err("cannot create a work directory for the trees"))?,
         ),
     };
-    // Within a campaign the output folder is the run's `confirmations/`; the campaign's own
-    // output folder (its search trees and logs) is hidden too.
-    let campaign_output =
-        crate::plan::resolve_in(&plan.campaign.campaign_file, &plan.campaign.spec.output);
-    let mut own = vec![scratch.path(), &plan.campaign.output_dir, &campaign_output];
-    own.extend(opts.hidden.iter().map(PathBuf::as_path));
-    let sandbox = crate::plan::sandbox_policy(
-        &plan.campaign.campaign_file,
-        &plan.campaign.spec,
-        &own,
-        &scratch.path().join("cache-copies"),
-        request.sandbox,
-        request.shared_caches.as_deref(),
+    // The key is settled before anything runs, so a bad key costs no measurement. Within a
+    // campaign the output folder is the run's `confirmations/`; the campaign's own output
+    // folder (its search trees and logs) is hidden too (`CampaignPlan::hidden_from_runs`), and
+    // so are the trees' folder and no key may be kept in either.
+    let settled = crate::plan::settle::settle(
+        &plan.campaign,
+        crate::plan::settle::Ask {
+            key: match signed {
+                true => Key::Sign(&opts.sign_with),
+                false => Key::Unsigned,
+            },
+            work: Some(scratch.path()),
+            hidden: &opts.hidden.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+            copies: scratch.path().join("cache-copies"),
+            mode: request.sandbox,
+            shared_caches: request.shared_caches.as_deref(),
+        },
     )
     .map_err(PipelineError::Usage)?;
+    let (sandbox, signer) = (settled.sandbox, settled.signer);
     let inputs = read_only_inputs(plan)?;
     let label = plan
         .patch_file

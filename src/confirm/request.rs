@@ -7,9 +7,10 @@
 //! Who may read a request file: the key holder, and the process that runs it. It holds the
 //! holdout scenarios (their commands and inputs), which a candidate must never see, so it is
 //! written readable by its owner only, and `evo confirm --request` hides the folder it lies in
-//! from every sandboxed run, like the campaign and holdout files (`plan::sandbox_policy`). Never
-//! put one in a folder the campaign shows its runs (`sandbox.read_only`, `sandbox.writable`):
-//! the run is then refused before anything is built.
+//! from every sandboxed run, like the campaign and holdout files
+//! (`plan::CampaignPlan::hidden_from_runs`). Never put one in a folder the campaign shows its
+//! runs (`sandbox.read_only`, `sandbox.writable`): the run is then refused before anything is
+//! built.
 //!
 //! Paths: a relative path in a request is relative to the folder of the request file. Writing a
 //! request makes relative every path of the plan that lies inside that folder and keeps the others

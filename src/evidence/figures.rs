@@ -16,8 +16,10 @@ use crate::stats::{
 pub struct BenchSettings {
     /// Comparison pairs at the first look of the sequential rule: the fewest that run.
     pub pairs: usize,
-    /// The cap on comparison pairs: the run stops at the first look that decides, at
-    /// `max(pairs, max_pairs)` at the latest; 0 (the default) means exactly `pairs`.
+    /// The cap on comparison pairs, at least `pairs` (`spec::campaign::pair_cap`; `pairs`: no
+    /// extension): the run stops at the first look that decides, at `max_pairs` at the latest.
+    /// Reports from before it was always resolved may hold 0 (absent), which meant `pairs`, and
+    /// `stats::training_cap` still reads it so.
     #[serde(default)]
     pub max_pairs: usize,
     /// The comparison's share of the time budget (`confirm.max_minutes`), in seconds of runs: it
@@ -105,7 +107,8 @@ pub struct SequentialRecord {
 pub struct PlanRecord {
     /// Configured: the fewest comparison pairs.
     pub pairs: usize,
-    /// Configured: the cap on comparison pairs (at most `pairs` means no extension).
+    /// Configured: the cap on comparison pairs, at least `pairs` (`spec::campaign::pair_cap`;
+    /// `pairs`: no extension). Older results may hold less, 0 included, which meant `pairs`.
     pub max_pairs: usize,
     /// Configured: A/A pairs.
     pub aa_pairs: usize,

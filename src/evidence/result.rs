@@ -240,7 +240,8 @@ pub struct HoldoutSequential {
 pub struct HoldoutPlan {
     /// Configured: the fewest pairs (`confirm.pairs`).
     pub pairs: usize,
-    /// Configured: the cap (`confirm.max_pairs`; at most `pairs` means no extension).
+    /// Configured: the cap (`confirm.max_pairs`, resolved to at least `pairs` by
+    /// `spec::campaign::pair_cap`; older results may hold less, 0 included, meaning `pairs`).
     pub max_pairs: usize,
     /// Configured: warmup runs per arm.
     pub warmups: usize,

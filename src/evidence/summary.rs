@@ -89,7 +89,8 @@ pub struct Row {
     pub screening_median: Option<f64>,
     /// Mean max RSS of the candidate's screening runs, KiB.
     pub screening_max_rss_kib: Option<f64>,
-    pub instructions: Option<(u64, u64)>,
+    /// Screening's instruction counts (`search.counters: ["callgrind"]`), one run per arm.
+    pub instructions: Option<InstructionCounts>,
     pub confirmation_run_dir: Option<String>,
     pub confirmation_verdict: Option<Verdict>,
     pub confirmation_tier: Option<stats::Tier>,
@@ -97,6 +98,13 @@ pub struct Row {
     pub confirmation_median: Option<f64>,
     /// Confirmations of this candidate that an interruption cut short (their logs stay there).
     pub discarded_confirmations: Vec<String>,
+}
+
+/// Instructions of one run of each arm under callgrind, as screening counted them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct InstructionCounts {
+    pub baseline: u64,
+    pub candidate: u64,
 }
 
 /// The whole campaign, for `summary.json` and the terminal.

@@ -331,7 +331,7 @@ mod tests {
     fn training(aa_ratio: f64, ratio: f64) -> ScenarioResult {
         let settings = BenchSettings {
             pairs: 9,
-            max_pairs: 0,
+            max_pairs: 9,
             budget_s: None,
             aa_pairs: 11,
             warmup: 0,

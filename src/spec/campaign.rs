@@ -389,10 +389,19 @@ fn max_applied_bytes() -> u64 {
     64 * 1024 * 1024
 }
 
+/// The one spelling of a cap on comparison pairs: the configured `max_pairs`, never below `pairs`;
+/// absent, exactly `pairs` (no extension). Every cap evo records and plans with comes from here
+/// (`confirm.max_pairs`, `--max-pairs` of `evo confirm` and `evo bench`), so none is 0 or below
+/// `pairs`; `stats::training_cap` still reads one below `pairs` (0 in reports from before this)
+/// as `pairs`.
+pub fn pair_cap(pairs: usize, max_pairs: Option<usize>) -> usize {
+    max_pairs.map_or(pairs, |most| most.max(pairs))
+}
+
 impl ConfirmSettings {
-    /// The cap on comparison pairs: `max_pairs`, or `pairs` when absent.
+    /// The cap on comparison pairs: `max_pairs`, or `pairs` when absent ([`pair_cap`]).
     pub fn max_pairs(&self) -> usize {
-        self.max_pairs.map_or(self.pairs.get(), ConfirmPairs::get)
+        pair_cap(self.pairs.get(), self.max_pairs.map(ConfirmPairs::get))
     }
 
     /// The timed pairs' budget in seconds, if any.

@@ -19,7 +19,7 @@ fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
         env_pad: false,
         settings: BenchSettings {
             pairs,
-            max_pairs: 0,
+            max_pairs: pairs,
             budget_s: None,
             aa_pairs,
             warmup: 1,

@@ -395,7 +395,10 @@ fn screening_counts_instructions_with_callgrind_when_enabled() {
     );
     let s = fx.summary();
     let counts = &row(&s, "memo")["instructions"];
-    let (base, cand) = (counts[0].as_u64().unwrap(), counts[1].as_u64().unwrap());
+    let (base, cand) = (
+        counts["baseline"].as_u64().unwrap(),
+        counts["candidate"].as_u64().unwrap(),
+    );
     // The memoized loop computes each of 1000 hashes once instead of 100000 times.
     assert!(
         base > 5 * cand && cand > 0,
@@ -451,7 +454,9 @@ fn a_candidate_failing_only_under_callgrind_is_rejected_and_the_campaign_goes_on
         "{dodge:#}"
     );
     assert!(
-        row(&s, "memo")["instructions"][1].as_u64().is_some(),
+        row(&s, "memo")["instructions"]["candidate"]
+            .as_u64()
+            .is_some(),
         "{s:#}"
     );
 }

@@ -97,7 +97,7 @@ fn scenario(name: &str, role: Role, command: &str, stderr: &str) -> ScenarioResu
         let aa = pairs(11, 1.0, false, stderr);
         let settings = BenchSettings {
             pairs: 9,
-            max_pairs: 0,
+            max_pairs: 9,
             budget_s: None,
             aa_pairs: 11,
             warmup: 1,
@@ -167,7 +167,7 @@ fn clean_result() -> ConfirmResult {
         &scenarios,
         evo::evidence::result::HoldoutCounts {
             pairs: 9,
-            max_pairs: 0,
+            max_pairs: 9,
             warmups: 1,
             budget_s: None,
             budget_split: None,

@@ -86,7 +86,7 @@ fn training_scenario(speedup: f64) -> ScenarioResult {
     let measured = pairs(9, 0.5, speedup, true);
     let settings = BenchSettings {
         pairs: 9,
-        max_pairs: 0,
+        max_pairs: 9,
         budget_s: None,
         aa_pairs: 11,
         warmup: 1,
@@ -187,7 +187,7 @@ fn tested_result() -> ConfirmResult {
         &scenarios,
         evo::evidence::result::HoldoutCounts {
             pairs: 9,
-            max_pairs: 0,
+            max_pairs: 9,
             warmups: 1,
             budget_s: None,
             budget_split: None,
@@ -670,6 +670,24 @@ fn recompute_rederives_the_disagreement_of_counts_and_wall_time() {
         .collect();
     assert!(fields.contains(&"verdict".to_string()), "{fields:?}");
     assert!(fields.contains(&"reasons".to_string()), "{fields:?}");
+}
+
+/// Results from before every cap was resolved to at least `pairs` recorded "no extension" as
+/// `max_pairs: 0`: they still recompute, as the same cap.
+#[test]
+fn a_result_that_recorded_no_cap_as_max_pairs_0_still_recomputes() {
+    let mut r = tested_result();
+    for s in &mut r.scenarios {
+        if let Some(plan) = s.training.as_mut().and_then(|f| f.plan.as_mut()) {
+            assert_eq!(plan.max_pairs, plan.pairs);
+            plan.max_pairs = 0;
+        }
+        if let Some(plan) = s.holdout.as_mut().and_then(|h| h.plan.as_mut()) {
+            assert_eq!(plan.max_pairs, plan.pairs);
+            plan.max_pairs = 0;
+        }
+    }
+    assert_eq!(receipt::recompute::recompute(&r), vec![]);
 }
 
 #[test]

@@ -66,7 +66,7 @@ fn decided_on(aa: &[f64], measured: &[f64], failed: &[GateName]) -> ConfirmResul
     let mut r = hostile_result::hostile_result("memo", false);
     let settings = BenchSettings {
         pairs: measured.len(),
-        max_pairs: 0,
+        max_pairs: measured.len(),
         budget_s: None,
         aa_pairs: aa.len(),
         warmup: 1,

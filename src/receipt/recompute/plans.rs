@@ -29,7 +29,7 @@ pub(super) fn training_settings(
     });
     let settings = BenchSettings {
         pairs,
-        max_pairs: plan.map_or(0, |p| p.max_pairs),
+        max_pairs: plan.map_or(pairs, |p| p.max_pairs),
         budget_s: match share {
             Some(share) => Some(share.budget_s),
             None => plan.and_then(|p| p.budget_s),

@@ -50,7 +50,7 @@ fn scenario(name: &str, training: bool, h: &str) -> ScenarioResult {
     };
     let settings = BenchSettings {
         pairs: 9,
-        max_pairs: 0,
+        max_pairs: 9,
         budget_s: None,
         aa_pairs: 11,
         warmup: 1,
@@ -115,7 +115,7 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
         &scenarios,
         evo::evidence::result::HoldoutCounts {
             pairs: 9,
-            max_pairs: 0,
+            max_pairs: 9,
             warmups: 1,
             budget_s: None,
             budget_split: None,

@@ -1,14 +1,20 @@
 //! From input files to a plan the pipeline trusts: `evo confirm`'s campaign is located, every file
 //! is parsed and validated, and every relative path is resolved against the file it appears in.
+//! The paths derived from the plan (the signing key's, the folders no key may be kept in, the
+//! folders hidden from every run) are computed here, once, as methods of [`CampaignPlan`].
 //!
-//! Nothing here runs a command or touches a repository; errors are usage errors.
+//! Nothing here runs a command, touches a repository or writes anything: the input files are
+//! read, nothing else (a test checks that a plan whose output folder is missing leaves it
+//! missing). What depends on the machine (the sandbox, the output folder, the signing key) is
+//! settled after, in one step: [`settle`]. Errors are usage errors.
+
+pub mod settle;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::measure::sandbox::SandboxPolicy;
 use crate::spec::campaign::ConfirmSettings;
 use crate::spec::{Campaign, Holdouts, SpecError, Workload, load_json};
 
@@ -141,31 +147,6 @@ pub fn resolve_in(file: &Path, raw: &str) -> PathBuf {
         return PathBuf::from(home).join(rest);
     }
     absolute(Path::new(raw), &dir_of(file))
-}
-
-/// The private key file the campaign names (`"key"`), resolved against the campaign file.
-pub fn key_file(campaign_file: &Path, campaign: &Campaign) -> Option<PathBuf> {
-    (campaign.key.as_deref()).map(|key| resolve_in(campaign_file, key))
-}
-
-/// The folders no signing key may be kept in, besides any git work tree: the campaign's
-/// repository and its output folder (the campaign file may come from the change under review, so
-/// its `key` is never taken on trust).
-pub fn key_untrusted(
-    campaign_file: &Path,
-    campaign: &Campaign,
-) -> Vec<crate::receipt::trust::Untrusted> {
-    use crate::receipt::trust::Untrusted;
-    vec![
-        Untrusted::new(
-            "the campaign's repository",
-            resolve_in(campaign_file, &campaign.repo),
-        ),
-        Untrusted::new(
-            "the campaign's output folder",
-            resolve_in(campaign_file, &campaign.output),
-        ),
-    ]
 }
 
 /// Finds the campaign for `patch`: `--campaign`, else the run manifest beside the patch, else
@@ -365,6 +346,74 @@ pub fn campaign_plan(campaign_file: &Path) -> Result<CampaignPlan, PlanError> {
 }
 
 impl CampaignPlan {
+    /// The private key file the campaign names (`"key"`), resolved against the campaign file.
+    pub fn key_file(&self) -> Option<PathBuf> {
+        (self.spec.key.as_deref()).map(|key| resolve_in(&self.campaign_file, key))
+    }
+
+    /// The campaign's own output folder, as its file names it: `output_dir` unless this plan
+    /// writes elsewhere (a campaign's confirmations write to its run's `confirmations/`).
+    pub fn campaign_output(&self) -> PathBuf {
+        resolve_in(&self.campaign_file, &self.spec.output)
+    }
+
+    /// The folders no signing key may be kept in, besides any git work tree: the campaign's
+    /// repository and output folder (the campaign file may come from the change under review, so
+    /// its `key` is never taken on trust), the folder this plan writes to when it is another,
+    /// and evo's `work` folder of this run, if any.
+    pub fn key_untrusted(&self, work: Option<&Path>) -> Vec<crate::receipt::trust::Untrusted> {
+        use crate::receipt::trust::Untrusted;
+        let campaign_output = self.campaign_output();
+        let mut untrusted = vec![
+            Untrusted::new("the campaign's repository", self.repo.clone()),
+            Untrusted::new("the campaign's output folder", campaign_output.clone()),
+        ];
+        if self.output_dir != campaign_output {
+            untrusted.push(Untrusted::new(
+                "evo's output folder",
+                self.output_dir.clone(),
+            ));
+        }
+        untrusted.extend(work.map(|w| Untrusted::new("evo's work folder", w)));
+        untrusted
+    }
+
+    /// Every folder and file no sandboxed run may see, canonical where it exists (so a path
+    /// reached through a link is still recognised), each once, in this order: evo's `work`
+    /// folder of this run, if any; the folder this plan writes to and the campaign's output
+    /// folder; what the caller hides besides (`hidden`: a request's folder); the campaign file,
+    /// its repository, holdouts and key; the per-user key folder; evo's state; the local Slurm
+    /// cluster's secret folder; a fleet's shared folder.
+    pub fn hidden_from_runs(&self, work: Option<&Path>, hidden: &[&Path]) -> Vec<PathBuf> {
+        let mut all: Vec<PathBuf> = work.map(Path::to_path_buf).into_iter().collect();
+        all.push(self.output_dir.clone());
+        all.push(self.campaign_output());
+        all.extend(hidden.iter().map(|p| p.to_path_buf()));
+        all.push(self.campaign_file.clone());
+        all.push(self.repo.clone());
+        all.extend((self.spec.holdouts.as_deref()).map(|h| resolve_in(&self.campaign_file, h)));
+        all.extend(self.key_file());
+        all.extend(crate::receipt::keys::default_dir().ok());
+        all.push(crate::host::lock::state_dir());
+        // The local Slurm cluster's munge key and socket: whoever holds them submits jobs as
+        // root.
+        all.extend(crate::host::slurm_state_dir());
+        // A fleet's shared folder holds every job's request (the holdouts with it) and the
+        // nodes' unsigned results before the coordinator checks them: a run that could read it
+        // would see the holdouts, one that could write it could rewrite another candidate's runs
+        // (§2.8). Its default, the output folder, is in the list already.
+        let shared = self.spec.fleet.as_ref().and_then(|f| f.shared_dir.as_ref());
+        all.extend(shared.map(|dir| resolve_in(&self.campaign_file, dir)));
+        let mut once: Vec<PathBuf> = Vec::with_capacity(all.len());
+        for path in all {
+            let path = path.canonicalize().unwrap_or(path);
+            if !once.contains(&path) {
+                once.push(path);
+            }
+        }
+        once
+    }
+
     /// The confirmation of one patch under this campaign.
     pub fn confirm_plan(&self, patch_file: PathBuf, patch: Vec<u8>) -> ConfirmPlan {
         ConfirmPlan {
@@ -399,133 +448,55 @@ pub fn confirm_plan(
     Ok(campaign.confirm_plan(patch_file, bytes))
 }
 
-/// The campaign's sandbox, decided before anything runs. `own` are evo's folders of this run
-/// (work, output) that no run may see besides the campaign's secrets (its file, the holdouts,
-/// the repository, the signing key, evo's state); `copies` is where a candidate's private copies
-/// of the writable caches go. Declared folders are created when missing (they are caches),
-/// since bubblewrap cannot mount a path that does not exist. `mode` overrides the campaign's.
-/// `shared_caches` is a fleet's folder of caches (`<shared_dir>/caches`, on a node that a fleet
-/// job runs on): the writable folders are then bound from its folder for this machine's kind.
-pub fn sandbox_policy(
-    campaign_file: &Path,
-    campaign: &Campaign,
-    own: &[&Path],
-    copies: &Path,
-    mode: Option<crate::spec::modes::SandboxMode>,
-    shared_caches: Option<&Path>,
-) -> Result<SandboxPolicy, String> {
-    let resolve = |field: &str, raw: &str| -> Result<PathBuf, String> {
-        if raw.starts_with("~/") && std::env::var_os("HOME").is_none() {
-            return Err(format!("sandbox.{field} `{raw}`: HOME is not set"));
-        }
-        Ok(resolve_in(campaign_file, raw))
-    };
-    let mut writable = Vec::new();
-    for raw in &campaign.sandbox.writable {
-        let path = resolve("writable", raw)?;
-        std::fs::create_dir_all(&path).map_err(|e| {
-            format!(
-                "sandbox.writable `{raw}`: cannot create {}: {e}",
-                path.display()
-            )
-        })?;
-        writable.push(path);
-    }
-    let mut read_only = Vec::new();
-    for raw in &campaign.sandbox.read_only {
-        let path = resolve("read_only", raw)?;
-        if !path.is_dir() {
-            return Err(format!(
-                "sandbox.read_only `{raw}`: {} is not a folder",
-                path.display()
-            ));
-        }
-        read_only.push(path);
-    }
-    let mut secrets: Vec<PathBuf> = own.iter().map(|p| p.to_path_buf()).collect();
-    secrets.push(campaign_file.to_path_buf());
-    secrets.push(resolve_in(campaign_file, &campaign.repo));
-    if let Some(holdouts) = &campaign.holdouts {
-        secrets.push(resolve_in(campaign_file, holdouts));
-    }
-    if let Some(key) = &campaign.key {
-        secrets.push(resolve_in(campaign_file, key));
-    }
-    if let Ok(dir) = crate::receipt::keys::default_dir() {
-        secrets.push(dir);
-    }
-    secrets.push(crate::host::lock::state_dir());
-    // The local Slurm cluster's munge key and socket: whoever holds them submits jobs as root.
-    secrets.extend(crate::host::slurm_state_dir());
-    // A fleet's shared folder holds every job's request (the holdouts with it) and the nodes'
-    // unsigned results before the coordinator checks them: a run that could read it would see
-    // the holdouts, one that could write it could rewrite another candidate's runs (§2.8). Its
-    // default, the output folder, is in `own` already.
-    let shared = campaign.fleet.as_ref().and_then(|f| f.shared_dir.as_ref());
-    secrets.extend(shared.map(|dir| resolve_in(campaign_file, dir)));
-    // Canonical where they exist, so a path reached through a link is still recognised.
-    let secrets: Vec<PathBuf> = secrets
-        .into_iter()
-        .map(|p| p.canonicalize().unwrap_or(p))
-        .collect();
-    for path in writable.iter().chain(&read_only) {
-        if let Some(secret) = secret_within(path, &secrets) {
-            return Err(format!(
-                "sandbox: {} would show code under test {}, which it must never see; declare a \
-                 folder that does not hold it",
-                path.display(),
-                secret.display()
-            ));
-        }
-    }
-    let shared_caches = match shared_caches {
-        Some(root) if !writable.is_empty() => Some(
-            crate::measure::caches::SharedCaches::for_this_machine(root).map_err(|e| {
-                format!(
-                    "cannot make this machine kind's folder of shared caches in {}: {e}",
-                    root.display()
-                )
-            })?,
-        ),
-        _ => None,
-    };
-    SandboxPolicy::decide(crate::measure::sandbox::SandboxRequest {
-        mode: mode.unwrap_or(campaign.sandbox.mode),
-        writable,
-        read_only,
-        secrets,
-        pass_env: campaign.sandbox.pass_env.clone(),
-        limits: campaign.sandbox.limits,
-        copies: copies.to_path_buf(),
-        shared_caches,
-    })
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A secret that a declared folder would show whole (the folder is one of them, or lies inside
-/// one). A secret deeper inside the folder is covered instead.
-fn secret_within<'s>(folder: &Path, secrets: &'s [PathBuf]) -> Option<&'s PathBuf> {
-    let folder = folder
-        .canonicalize()
-        .unwrap_or_else(|_| folder.to_path_buf());
-    secrets.iter().find(|s| folder.starts_with(s))
-}
+    /// Every entry under `dir`, recursively, sorted.
+    fn tree_of(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.extend(tree_of(&path));
+            }
+            out.push(path);
+        }
+        out.sort();
+        out
+    }
 
-/// Fails unless evo can create files in the output folder (created when missing): found out
-/// before anything is built, not when the first log or the receipt is written.
-pub fn check_output_dir(dir: &Path) -> Result<(), String> {
-    let cannot = |e: std::io::Error| {
-        format!(
-            "cannot write to the receipt directory {}: {e}",
-            dir.display()
-        )
-    };
-    std::fs::create_dir_all(dir).map_err(cannot)?;
-    // Some bytes, not just a name: a full disk still has room for an empty file.
-    let mut probe = tempfile::Builder::new()
-        .prefix(".evo-write-test-")
-        .tempfile_in(dir)
-        .map_err(cannot)?;
-    std::io::Write::write_all(&mut probe, &[0u8; 64 * 1024])
-        .and_then(|()| probe.as_file().sync_data())
-        .map_err(cannot)
+    /// Parsing touches nothing: the output folder, a `sandbox.writable` cache and the key's
+    /// folder it names stay missing, and the folder holding the files is as it was.
+    #[test]
+    fn parsing_a_campaign_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        write(
+            "workload.json",
+            r#"{ "name": "w", "build": { "command": "make", "timeout_s": 60 },
+  "test": { "command": "make test", "timeout_s": 60 },
+  "scenarios": [ { "name": "main", "role": "training", "run": "./prog {seed}",
+    "check": "./prog {seed}", "compare": "exact" } ] }"#,
+        );
+        write(
+            "campaign.json",
+            r#"{ "name": "c", "repo": "repo", "baseline": "main", "workload": "workload.json",
+  "key": "keys/signing.key", "output": "out/deeper",
+  "sandbox": { "writable": ["cache"] } }"#,
+        );
+        let before = tree_of(dir.path());
+        let plan = campaign_plan(&dir.path().join("campaign.json")).unwrap();
+        assert_eq!(plan.output_dir, dir.path().join("out/deeper"));
+        // What is derived from the plan is computed, never made, either.
+        assert_eq!(plan.key_file(), Some(dir.path().join("keys/signing.key")));
+        let hidden = plan.hidden_from_runs(None, &[]);
+        assert!(
+            hidden.contains(&dir.path().join("out/deeper")),
+            "{hidden:?}"
+        );
+        assert_eq!(plan.key_untrusted(None).len(), 2);
+        assert_eq!(tree_of(dir.path()), before);
+        assert!(!dir.path().join("out").exists() && !dir.path().join("cache").exists());
+    }
 }

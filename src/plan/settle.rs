@@ -1,0 +1,170 @@
+//! What a run learns from the machine before anything is built, settled once into what every
+//! later stage trusts: the signing key (checked, or the signer made), the output folder (evo can
+//! write there), the sandbox (declared caches created, bubblewrap probed, the runs' view decided).
+//!
+//! Unlike the rest of `plan`, this touches the machine: it creates folders, writes and removes a
+//! probe file and runs bubblewrap. Errors are usage errors, as the plan's are.
+
+use std::path::{Path, PathBuf};
+
+use super::{CampaignPlan, resolve_in};
+use crate::host::SignWith;
+use crate::measure::sandbox::SandboxPolicy;
+use crate::receipt::keys::Signer;
+
+/// What a run needs of the signing key.
+pub enum Key<'a> {
+    /// Nothing: the run signs nothing.
+    Unsigned,
+    /// A key it will look up later must be usable (found now, not after the whole search); the
+    /// per-user default key is not created yet.
+    Check(&'a SignWith),
+    /// The signer itself.
+    Sign(&'a SignWith),
+}
+
+/// What a run asks of its machine besides the plan.
+pub struct Ask<'a> {
+    pub key: Key<'a>,
+    /// evo's work folder of this run when it is not inside the output folder (a confirmation's
+    /// trees): hidden from every run, and no key may be kept there.
+    pub work: Option<&'a Path>,
+    /// What no run may see besides the plan's folders (a request's folder).
+    pub hidden: &'a [&'a Path],
+    /// Where a candidate's private copies of the writable caches go.
+    pub copies: PathBuf,
+    /// Overrides the campaign's `sandbox.mode`.
+    pub mode: Option<crate::spec::modes::SandboxMode>,
+    /// A fleet's folder of shared caches (`<shared_dir>/caches`) on a node a fleet job runs on.
+    pub shared_caches: Option<&'a Path>,
+}
+
+/// The machine's facts as one run settled them.
+pub struct Settled {
+    pub sandbox: SandboxPolicy,
+    /// Made when the run asked for [`Key::Sign`].
+    pub signer: Option<Signer>,
+}
+
+/// Settles the signing key, then the output folder, then the sandbox, so a bad key or an
+/// unwritable folder costs no build.
+pub fn settle(plan: &CampaignPlan, ask: Ask<'_>) -> Result<Settled, String> {
+    let key_file = plan.key_file();
+    let untrusted = plan.key_untrusted(ask.work);
+    let cannot = |e: crate::receipt::keys::KeyError| format!("cannot use the signing key: {e}");
+    let signer = match ask.key {
+        Key::Unsigned => None,
+        Key::Check(SignWith::CampaignKey) => {
+            Signer::check_configured(key_file.as_deref(), &untrusted).map_err(cannot)?;
+            None
+        }
+        Key::Check(SignWith::Signer(_)) => None,
+        Key::Sign(with) => Some(
+            with.signer(key_file.as_deref(), &untrusted)
+                .map_err(cannot)?,
+        ),
+    };
+    check_output_dir(&plan.output_dir)?;
+    let sandbox = sandbox_policy(plan, &ask)?;
+    Ok(Settled { sandbox, signer })
+}
+
+/// The run's sandbox: `ask.hidden` and its `work` folder are hidden from every run besides the
+/// plan's own secrets ([`CampaignPlan::hidden_from_runs`]); `ask.copies` is where a candidate's
+/// private copies of the writable caches go. Declared folders are created when missing (they
+/// are caches), since bubblewrap cannot mount a path that does not exist. With
+/// `ask.shared_caches` (a fleet's folder of caches, on a node that a fleet job runs on) the
+/// writable folders are bound from its folder for this machine's kind. Part of [`settle`]; a
+/// screening job calls it alone, once its run folder (which holds the copies) exists.
+pub fn sandbox_policy(plan: &CampaignPlan, ask: &Ask<'_>) -> Result<SandboxPolicy, String> {
+    let (campaign_file, campaign) = (&plan.campaign_file, &plan.spec);
+    let resolve = |field: &str, raw: &str| -> Result<PathBuf, String> {
+        if raw.starts_with("~/") && std::env::var_os("HOME").is_none() {
+            return Err(format!("sandbox.{field} `{raw}`: HOME is not set"));
+        }
+        Ok(resolve_in(campaign_file, raw))
+    };
+    let mut writable = Vec::new();
+    for raw in &campaign.sandbox.writable {
+        let path = resolve("writable", raw)?;
+        std::fs::create_dir_all(&path).map_err(|e| {
+            format!(
+                "sandbox.writable `{raw}`: cannot create {}: {e}",
+                path.display()
+            )
+        })?;
+        writable.push(path);
+    }
+    let mut read_only = Vec::new();
+    for raw in &campaign.sandbox.read_only {
+        let path = resolve("read_only", raw)?;
+        if !path.is_dir() {
+            return Err(format!(
+                "sandbox.read_only `{raw}`: {} is not a folder",
+                path.display()
+            ));
+        }
+        read_only.push(path);
+    }
+    let secrets = plan.hidden_from_runs(ask.work, ask.hidden);
+    for path in writable.iter().chain(&read_only) {
+        if let Some(secret) = secret_within(path, &secrets) {
+            return Err(format!(
+                "sandbox: {} would show code under test {}, which it must never see; declare a \
+                 folder that does not hold it",
+                path.display(),
+                secret.display()
+            ));
+        }
+    }
+    let shared_caches = match ask.shared_caches {
+        Some(root) if !writable.is_empty() => Some(
+            crate::measure::caches::SharedCaches::for_this_machine(root).map_err(|e| {
+                format!(
+                    "cannot make this machine kind's folder of shared caches in {}: {e}",
+                    root.display()
+                )
+            })?,
+        ),
+        _ => None,
+    };
+    SandboxPolicy::decide(crate::measure::sandbox::SandboxRequest {
+        mode: ask.mode.unwrap_or(campaign.sandbox.mode),
+        writable,
+        read_only,
+        secrets,
+        pass_env: campaign.sandbox.pass_env.clone(),
+        limits: campaign.sandbox.limits,
+        copies: ask.copies.clone(),
+        shared_caches,
+    })
+}
+
+/// A secret that a declared folder would show whole (the folder is one of them, or lies inside
+/// one). A secret deeper inside the folder is covered instead.
+fn secret_within<'s>(folder: &Path, secrets: &'s [PathBuf]) -> Option<&'s PathBuf> {
+    let folder = folder
+        .canonicalize()
+        .unwrap_or_else(|_| folder.to_path_buf());
+    secrets.iter().find(|s| folder.starts_with(s))
+}
+
+/// Fails unless evo can create files in the output folder (created when missing): found out
+/// before anything is built, not when the first log or the receipt is written.
+pub fn check_output_dir(dir: &Path) -> Result<(), String> {
+    let cannot = |e: std::io::Error| {
+        format!(
+            "cannot write to the receipt directory {}: {e}",
+            dir.display()
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(cannot)?;
+    // Some bytes, not just a name: a full disk still has room for an empty file.
+    let mut probe = tempfile::Builder::new()
+        .prefix(".evo-write-test-")
+        .tempfile_in(dir)
+        .map_err(cannot)?;
+    std::io::Write::write_all(&mut probe, &[0u8; 64 * 1024])
+        .and_then(|()| probe.as_file().sync_data())
+        .map_err(cannot)
+}
