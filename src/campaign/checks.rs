@@ -16,6 +16,7 @@ use crate::pipeline::checks::{
 };
 use crate::pipeline::patch_gates;
 use crate::pipeline::steps::StepOutput;
+use crate::pipeline::unchanged::TimedPrograms;
 use crate::spec::workload::{Role, Scenario};
 use crate::tree::{self, PatchError, Tree};
 
@@ -307,9 +308,59 @@ impl CampaignRun<'_> {
                 )));
             }
         }
+        if self.timed_programs_unchanged(baseline, &t, bytes, &summary) {
+            return Ok(Err((Status::NoChange, UNCHANGED_REASON.to_string())));
+        }
         Ok(Ok(()))
     }
+
+    /// `pipeline::unchanged` for screening: the two built trees' artifacts, the patch's paths and
+    /// configuration files, and the training scenarios screening times. Anything that cannot be
+    /// read counts as changed (the candidate is then screened as usual).
+    fn timed_programs_unchanged(
+        &self,
+        baseline: &Tree,
+        t: &Tree,
+        bytes: &[u8],
+        summary: &tree::PatchSummary,
+    ) -> bool {
+        let build = &self.plan.workload.build;
+        let cwd = build.cwd.as_deref().unwrap_or(".");
+        let digests = |t: &Tree| -> Option<Vec<(String, String)>> {
+            (build.artifacts.iter())
+                .map(|a| {
+                    let sha = tree::digest_tree_file(&t.root, &t.root.join(cwd).join(a)).ok()?;
+                    Some((a.clone(), sha))
+                })
+                .collect()
+        };
+        let (Some(b), Some(c)) = (digests(baseline), digests(t)) else {
+            return false;
+        };
+        let Ok(split) = tree::split_patch(bytes, &self.plan.workload.config_files) else {
+            return false;
+        };
+        fn pairs(v: &[(String, String)]) -> Vec<(&str, &str)> {
+            v.iter().map(|(p, s)| (p.as_str(), s.as_str())).collect()
+        }
+        let training = self.training();
+        crate::pipeline::unchanged::timed_programs_unchanged(&TimedPrograms {
+            baseline: pairs(&b),
+            candidate: pairs(&c),
+            config_changed: !split.config_files.is_empty(),
+            patch_paths: (summary.files.iter())
+                .flat_map(|f| [f.old_path.as_deref(), f.new_path.as_deref()])
+                .flatten()
+                .collect(),
+            scenarios: training.iter().collect(),
+        })
+    }
 }
+
+/// The reason of a candidate whose timed programs are the baseline's: it is not screened.
+pub(super) const UNCHANGED_REASON: &str = "the timed programs are identical to the baseline's \
+     (every build artifact byte for byte, no build configuration or timed input changed): no \
+     real gain, nothing to time";
 
 fn refusal_status(e: &PatchError) -> Status {
     match e {

@@ -382,3 +382,74 @@ fn a_confirmation_stopped_by_a_gate_gives_its_place_to_the_next_candidate() {
     );
     assert!(row(&s, "faster")["confirmation_verdict"].is_null());
 }
+
+/// Nothing is timed that did not change, in screening as in a confirmation (one judgement,
+/// `pipeline::unchanged`): a candidate whose build artifacts are byte for byte the baseline's,
+/// with no build configuration or timed input changed, gets no screening pairs and says why; a
+/// candidate that changes the artifact is screened and confirmed as usual.
+#[test]
+fn a_candidate_whose_timed_programs_are_the_baselines_is_not_screened() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    crate::util::tiny::repo(
+        &repo,
+        &[
+            ("bench/run.sh", "#!/bin/sh\nexec ./prog \"$@\"\n"),
+            ("NOTES.md", "the program prints slow\n"),
+        ],
+    );
+    let camp = dir.path().join("camp");
+    for (name, file, old, new) in [
+        ("notes", "NOTES.md", "prints slow", "prints slow, for now"),
+        ("fast", "prog.sh", "echo slow", "echo fast"),
+    ] {
+        write(
+            &camp.join(format!("{name}.patch")),
+            &patch_by_editing(&repo, &[(file, old, new)]),
+        );
+    }
+    // The timed program's bytes are the artifact (the fake's build writes nothing).
+    let workload = WORKLOAD.replace(
+        r#""build": { "command": "make prog" }"#,
+        r#""build": { "command": "make prog", "artifacts": ["prog.sh"] }"#,
+    );
+    assert_ne!(workload, WORKLOAD);
+    write(&camp.join("workload.json"), &workload);
+    write(&camp.join("holdouts.json"), HOLDOUTS);
+    evo::receipt::keys::write_new_pair(&camp.join("key")).unwrap();
+    let campaign = format!(
+        r#"{{ "name": "tiny", "repo": "../repo", "baseline": "main",
+  "workload": "workload.json", "holdouts": "holdouts.json",
+  "candidates": [{{ "name": "notes", "patch": "notes.patch" }}, {{ "name": "fast", "patch": "fast.patch" }}],
+  "search": {{ "pairs": 5 }},
+  "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": 2, "quiet_wait_s": 0 }},
+  "key": "key/{}", "output": "receipts" }}"#,
+        evo::receipt::keys::PRIVATE_KEY_FILE
+    );
+    write(&camp.join("campaign.json"), &campaign);
+    let plan = evo::plan::campaign_plan(&camp.join("campaign.json")).unwrap();
+    let opts = CampaignOptions {
+        sandbox: Some(SandboxMode::Off),
+        ..CampaignOptions::new(
+            Arc::new(fake()),
+            Hold::External("a test's own repository".into()),
+        )
+    };
+    let done = campaign::run_campaign(&plan, &opts, &mut |_| {}).unwrap();
+    let s = serde_json::to_value(&done.summary).unwrap();
+    let notes = row(&s, "notes");
+    assert_eq!(notes["status"], "no_change", "{s:#}");
+    let reason = notes["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("identical to the baseline's") && reason.contains("nothing to time"),
+        "{reason}"
+    );
+    assert!(
+        notes["screening_pairs"].as_u64().unwrap_or(0) == 0,
+        "{notes:#}"
+    );
+    assert!(notes["confirmation_verdict"].is_null(), "{notes:#}");
+    let fast = row(&s, "fast");
+    assert_eq!(fast["status"], "confirmed", "{s:#}");
+    assert_eq!(fast["screening_pairs"], 5);
+}
