@@ -11,6 +11,7 @@ use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{LaneStep, Shown, failure_text};
 use crate::spec::workload::Role;
 use crate::tree;
+use crate::tree::Tree;
 
 /// The configuration-only patch's name in the run directory.
 const CONFIG_PATCH: &str = "config_only.patch";
@@ -80,10 +81,8 @@ impl Run<'_> {
     /// Pairs of baseline against baseline + configuration on the first training scenario; runs
     /// only once the whole patch has passed its training gate (otherwise there is no gain to
     /// attribute).
-    pub(crate) fn measure_config_lane(&mut self) -> Result<(), PipelineError> {
-        let (Some(config), Some(bt)) =
-            (self.trees.config_only.clone(), self.trees.baseline.clone())
-        else {
+    pub(crate) fn measure_config_lane(&mut self, bt: &Tree) -> Result<(), PipelineError> {
+        let Some(config) = self.trees.config_only.clone() else {
             return Ok(());
         };
         let Some(s) = self
@@ -110,7 +109,7 @@ impl Run<'_> {
             return Ok(());
         };
         self.stage("configuration-only pairs");
-        let b = crate::pipeline::checks::scenario_template(&bt, &s, &self.sandbox);
+        let b = crate::pipeline::checks::scenario_template(bt, &s, &self.sandbox);
         let c = crate::pipeline::checks::scenario_template(&config, &s, &self.sandbox);
         let arms = Arms {
             baseline: &b,

@@ -4,6 +4,7 @@
 //! candidate changed exactly ("instructions −3.1%") beside the wall-time verdict; instructions
 //! are not time, which the reports say wherever they show it.
 
+use super::MainTrees;
 use crate::measure::callgrind;
 use crate::measure::runner::{RunSpec, Runner};
 use crate::pipeline::checks::count_spec;
@@ -17,14 +18,11 @@ use crate::pipeline::PipelineError;
 impl Run<'_> {
     /// Counts both arms of every training scenario that was measured; a count that cannot be had
     /// is recorded with its reason, never a failure of the confirmation.
-    pub(crate) fn count_instructions(&mut self) -> Result<(), PipelineError> {
+    pub(crate) fn count_instructions(&mut self, main: &MainTrees) -> Result<(), PipelineError> {
         if !self.plan.settings().counters.contains(&Counter::Callgrind) {
             return Ok(());
         }
-        let (Some(bt), Some(ct)) = (self.trees.baseline.clone(), self.trees.candidate.clone())
-        else {
-            return Ok(());
-        };
+        let (bt, ct) = (&main.baseline, &main.candidate);
         let training: Vec<Scenario> = (self.plan.campaign.workload.scenarios.iter())
             .filter(|s| s.role == Role::Training)
             .cloned()
@@ -37,8 +35,8 @@ impl Run<'_> {
             self.stage(&format!("count instructions: {}", s.name));
             // A seed no timed run used: a result stored by an earlier run answers another seed.
             let seed = crate::measure::schedule::fresh_order_seed();
-            let b = count_spec(&bt, s, seed, &self.sandbox);
-            let c = count_spec(&ct, s, seed, &self.sandbox);
+            let b = count_spec(bt, s, seed, &self.sandbox);
+            let c = count_spec(ct, s, seed, &self.sandbox);
             let dir = self.work.join(format!("callgrind-{index}"));
             let counted =
                 callgrind::count(&mut *runner, &b, &dir.join("baseline")).and_then(|base| {

@@ -2,6 +2,7 @@
 //! lane. Baseline and candidate steps run side by side (two threads): nothing is being measured
 //! yet, and the two trees share nothing.
 
+use super::MainTrees;
 use std::path::Path;
 use std::time::Duration;
 
@@ -137,29 +138,17 @@ impl Run<'_> {
         Ok(out)
     }
 
-    fn main_trees(&self) -> Result<[(TreeLabel, Tree); 2], PipelineError> {
-        match (&self.trees.baseline, &self.trees.candidate) {
-            (Some(b), Some(c)) => Ok([
-                (TreeLabel::Baseline, b.clone()),
-                (TreeLabel::Candidate, c.clone()),
-            ]),
-            _ => Err(PipelineError::Internal(
-                "the trees were not prepared".to_string(),
-            )),
-        }
-    }
-
     /// Builds baseline and candidate (and their sanitizer twins), then digests the artifacts.
-    pub(crate) fn build_all(&mut self) -> Result<Flow, PipelineError> {
+    pub(crate) fn build_all(&mut self, main: &MainTrees) -> Result<Flow, PipelineError> {
         self.stage("build");
-        let [(bl, bt), (cl, ct)] = self.main_trees()?;
+        let [(bl, bt), (cl, ct)] = main.labelled();
         let step = LaneStep::build(&self.plan.campaign.workload);
-        let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
+        let [base, cand] = self.run_pair(&step, [(bl, bt), (cl, ct)])?;
         if !base.record.succeeded() {
             return self.baseline_build_failed_beside_candidate(
                 &step,
                 (&base, &cand),
-                &ct,
+                ct,
                 (TreeLabel::BaselineAlone, GateName::Build),
             );
         }
@@ -169,12 +158,12 @@ impl Run<'_> {
                 failure_text(&cand, step.timeout, Shown::GATE),
             ));
         }
-        if self.protected_unchanged(&[(bl, &bt), (cl, &ct)], "the build")? == Flow::Stop
-            || self.trees_within_limit(&[(bl, &bt), (cl, &ct)], GateName::Build)? == Flow::Stop
+        if self.protected_unchanged(&[(bl, bt), (cl, ct)], "the build")? == Flow::Stop
+            || self.trees_within_limit(&[(bl, bt), (cl, ct)], GateName::Build)? == Flow::Stop
         {
             return Ok(Flow::Stop);
         }
-        if self.digest_artifacts(&bt, &ct)? == Flow::Stop {
+        if self.digest_artifacts(bt, ct)? == Flow::Stop {
             return Ok(Flow::Stop);
         }
         self.pass_gate(
@@ -361,16 +350,16 @@ impl Run<'_> {
     }
 
     /// Every test command must exit 0 in both trees.
-    pub(crate) fn run_tests(&mut self) -> Result<Flow, PipelineError> {
+    pub(crate) fn run_tests(&mut self, main: &MainTrees) -> Result<Flow, PipelineError> {
         self.stage("tests");
-        let [(bl, bt), (cl, ct)] = self.main_trees()?;
+        let [(bl, bt), (cl, ct)] = main.labelled();
         let t = self.plan.campaign.workload.test.clone();
         for (i, command) in t.command.as_slice().iter().enumerate() {
             let step = LaneStep::test(&t, i, command);
-            let [base, cand] = self.run_pair(&step, [(bl, &bt), (cl, &ct)])?;
+            let [base, cand] = self.run_pair(&step, [(bl, bt), (cl, ct)])?;
             if !base.record.succeeded() {
                 let disturbed =
-                    self.baseline_alone(&step, (&base, &cand), (bl, &bt), "tests failed")?;
+                    self.baseline_alone(&step, (&base, &cand), (bl, bt), "tests failed")?;
                 return Ok(self.fail_gate(GateName::Tests, disturbed));
             }
             if !cand.record.succeeded() {
@@ -401,7 +390,7 @@ impl Run<'_> {
 
     /// Every scenario's check command on both trees, with a fresh seed (the holdouts with a
     /// second one, which the receipt seals); outputs must match.
-    pub(crate) fn run_differential(&mut self) -> Result<Flow, PipelineError> {
+    pub(crate) fn run_differential(&mut self, main: &MainTrees) -> Result<Flow, PipelineError> {
         self.stage("differential");
         self.result.seed = check::fresh_seed().map_err(io_err("cannot read a fresh seed"))?;
         let holdouts = self
@@ -418,10 +407,10 @@ impl Run<'_> {
             let seed = check::fresh_seed().map_err(io_err("cannot read a fresh seed"))?;
             self.result.holdout_seed = Some(HoldoutSeed::Drawn(seed));
         }
-        let [(bl, bt), (cl, ct)] = self.main_trees()?;
+        let [(bl, bt), (cl, ct)] = main.labelled();
         let mut first_failure = None;
         for s in self.all_scenarios() {
-            let trees = [(bl, &bt), (cl, &ct)];
+            let trees = [(bl, bt), (cl, ct)];
             let failure =
                 self.check_scenario(&s, s.check.clone(), CheckLane::Differential, trees)?;
             if first_failure.is_none() {

@@ -5,6 +5,7 @@
 //! needs to show it, up to the same cap) — only after every build has finished. Comparison and
 //! holdout pairs run in a balanced random order whose seed is recorded with the scenario.
 
+use super::MainTrees;
 use crate::bench::{self, BenchError, BenchPlan};
 use crate::evidence::budget::{self, BudgetConfig, Share};
 use crate::evidence::figures::BenchSettings;
@@ -28,14 +29,9 @@ use crate::pipeline::checks::{scenario_template, timed_agreement};
 use crate::pipeline::io_err;
 
 impl Run<'_> {
-    pub(crate) fn measure_all(&mut self) -> Result<(), PipelineError> {
+    pub(crate) fn measure_all(&mut self, main: &MainTrees) -> Result<(), PipelineError> {
         self.stage("measure");
-        let (Some(bt), Some(ct)) = (self.trees.baseline.clone(), self.trees.candidate.clone())
-        else {
-            return Err(PipelineError::Internal(
-                "the trees were not prepared".to_string(),
-            ));
-        };
+        let (bt, ct) = (&main.baseline, &main.candidate);
         // Pinned while it lives: dropped before the configuration lane, whose build must not
         // inherit evo's single CPU.
         let mut runner = self.opts.runners.timed_runner();
@@ -54,7 +50,7 @@ impl Run<'_> {
         let runs = self.expected_runs(training.len(), holdout_count);
         (self.on_event)(ConfirmEvent::Expect { runs });
         for s in &training {
-            if self.measure_training(&mut *runner, s, &bt, &ct)? == Flow::Stop {
+            if self.measure_training(&mut *runner, s, bt, ct)? == Flow::Stop {
                 return Ok(());
             }
         }
@@ -72,13 +68,13 @@ impl Run<'_> {
             .map(|h| h.holdouts.scenarios.clone())
             .unwrap_or_default();
         for s in &holdouts {
-            if self.measure_holdout(&mut *runner, s, &bt, &ct)? == Flow::Stop {
+            if self.measure_holdout(&mut *runner, s, bt, ct)? == Flow::Stop {
                 return Ok(());
             }
         }
         drop(runner);
         self.finish_timed_output_gate();
-        self.measure_config_lane()
+        self.measure_config_lane(bt)
     }
 
     /// What `confirm.max_minutes` is split from (docs/design.md §3.6), if there is a budget: the

@@ -133,11 +133,29 @@ pub(crate) struct Run<'a> {
     protected: Option<tree::Protected>,
 }
 
-/// The trees of one confirmation; sanitizer trees exist only when the lane runs.
+/// The two trees every stage after preparation works on, which `prepare_trees` returns once the
+/// patch has met its gates and applied: clean checkouts of the pinned baseline, the candidate's
+/// with the patch. A stage that needs them takes them, so none can run before they exist.
+#[derive(Debug, Clone)]
+pub(crate) struct MainTrees {
+    pub(crate) baseline: Tree,
+    pub(crate) candidate: Tree,
+}
+
+impl MainTrees {
+    /// Both trees with their labels, baseline first.
+    pub(crate) fn labelled(&self) -> [(TreeLabel, &Tree); 2] {
+        [
+            (TreeLabel::Baseline, &self.baseline),
+            (TreeLabel::Candidate, &self.candidate),
+        ]
+    }
+}
+
+/// The trees of the optional lanes, each present only when its lane runs (and, for the second
+/// baseline, only when its build succeeded).
 #[derive(Default)]
 pub(crate) struct Trees {
-    baseline: Option<Tree>,
-    candidate: Option<Tree>,
     baseline_sanitize: Option<Tree>,
     candidate_sanitize: Option<Tree>,
     /// Baseline plus the configuration part of the patch (build-configuration lane).
@@ -461,6 +479,9 @@ impl Scratch {
     }
 }
 
+/// A check stage after the build: it takes the main trees and says whether the pipeline goes on.
+type CheckStage<'r> = fn(&mut Run<'r>, &MainTrees) -> Result<Flow, PipelineError>;
+
 /// Whether the pipeline goes on after a stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Flow {
@@ -486,6 +507,12 @@ impl Run<'_> {
         Flow::Stop
     }
 
+    /// [`Run::fail_gate`] for a stage that returns what it made: nothing.
+    fn stop_at<T>(&mut self, name: GateName, detail: impl Into<String>) -> Option<T> {
+        self.fail_gate(name, detail);
+        None
+    }
+
     fn pass_gate(&mut self, name: GateName, detail: impl Into<String>) {
         self.result
             .gates
@@ -493,23 +520,22 @@ impl Run<'_> {
     }
 
     fn stages(&mut self, started: Instant) -> Result<(), PipelineError> {
-        if self.prepare_trees()? == Flow::Stop {
+        let Some(main) = self.prepare_trees()? else {
             return Ok(());
-        }
+        };
         self.result.timings.prepare_s = started.elapsed().as_secs_f64();
         let build_started = Instant::now();
-        let built = self.build_all()?;
+        let built = self.build_all(&main)?;
         self.result.timings.build_s = build_started.elapsed().as_secs_f64();
         if built == Flow::Stop {
             return Ok(());
         }
         let checks_started = Instant::now();
-        for stage in [
-            Run::run_tests,
-            Run::run_differential,
-            Run::run_sanitizer_checks,
-        ] {
-            if stage(self)? == Flow::Stop {
+        let stages: [CheckStage<'_>; 3] = [Run::run_tests, Run::run_differential, |run, _| {
+            run.run_sanitizer_checks()
+        }];
+        for stage in stages {
+            if stage(self, &main)? == Flow::Stop {
                 self.result.timings.checks_s = checks_started.elapsed().as_secs_f64();
                 return Ok(());
             }
@@ -524,14 +550,14 @@ impl Run<'_> {
         }
         self.wait_for_quiet();
         // Before the first timed run and after the last: a change while timing fails the result.
-        if self.measured_trees_unchanged("a test or check")? == Flow::Stop {
+        if self.measured_trees_unchanged(&main, "a test or check")? == Flow::Stop {
             return Ok(());
         }
         let measure_started = Instant::now();
-        self.measure_all()?;
-        self.count_instructions()?;
+        self.measure_all(&main)?;
+        self.count_instructions(&main)?;
         self.result.timings.measure_s = measure_started.elapsed().as_secs_f64();
-        if self.measured_trees_unchanged("a timed run")? == Flow::Stop {
+        if self.measured_trees_unchanged(&main, "a timed run")? == Flow::Stop {
             return Ok(());
         }
         self.leftover_gate(true);
@@ -585,12 +611,13 @@ impl Run<'_> {
         Flow::Continue
     }
 
-    /// Trees, overlay, patch safety and apply.
-    fn prepare_trees(&mut self) -> Result<Flow, PipelineError> {
+    /// Trees, overlay, patch safety and apply: the two main trees, or `None` when a gate stopped
+    /// the confirmation.
+    fn prepare_trees(&mut self) -> Result<Option<MainTrees>, PipelineError> {
         self.stage("prepare trees");
         let summary = match tree::inspect_patch(&self.plan.patch) {
             Ok(s) => s,
-            Err(e) => return Ok(self.fail_gate(GateName::PatchSafety, e.to_string())),
+            Err(e) => return Ok(self.stop_at(GateName::PatchSafety, e.to_string())),
         };
         self.result.patch.files = summary
             .files
@@ -621,7 +648,7 @@ impl Run<'_> {
         for (name, judged) in gates {
             match judged {
                 Ok(detail) => self.pass_gate(name, detail),
-                Err(detail) => return Ok(self.fail_gate(name, detail)),
+                Err(detail) => return Ok(self.stop_at(name, detail)),
             }
         }
         let candidate = self.materialize(TreeLabel::Candidate)?;
@@ -635,12 +662,13 @@ impl Run<'_> {
                 self.pass_gate(GateName::Apply, format!("applied with {name}"));
                 self.result.patch.applier = Some(name);
             }
-            Err(e) => return Ok(self.fail_gate(GateName::Apply, e.to_string())),
+            Err(e) => return Ok(self.stop_at(GateName::Apply, e.to_string())),
         }
-        self.trees.baseline = Some(baseline);
-        self.trees.candidate = Some(candidate);
         self.prepare_config_lane()?;
-        Ok(Flow::Continue)
+        Ok(Some(MainTrees {
+            baseline,
+            candidate,
+        }))
     }
 
     /// A fresh clean checkout of the baseline in the work directory, with the overlay copied in.

@@ -5,6 +5,7 @@
 //! itself (a build file the build tool reads first, a `build.rs`, a test script), sandboxed or
 //! not.
 
+use super::MainTrees;
 use super::{Flow, Run};
 use crate::evidence::result::{GateName, GateStatus, TreeLabel};
 use crate::pipeline::PipelineError;
@@ -74,18 +75,22 @@ impl Run<'_> {
 
     /// [`Run::protected_unchanged`] for the trees the timed runs use: the baseline, the candidate,
     /// the second baseline and the configuration-only tree.
-    pub(super) fn measured_trees_unchanged(&mut self, who: &str) -> Result<Flow, PipelineError> {
+    pub(super) fn measured_trees_unchanged(
+        &mut self,
+        main: &MainTrees,
+        who: &str,
+    ) -> Result<Flow, PipelineError> {
         let t = &self.trees;
-        let trees: Vec<(TreeLabel, Tree)> = [
-            (TreeLabel::Baseline, &t.baseline),
-            (TreeLabel::Candidate, &t.candidate),
+        let lanes: Vec<(TreeLabel, Tree)> = [
             (TreeLabel::BaselineAgain, &t.baseline_again),
             (TreeLabel::ConfigOnly, &t.config_only),
         ]
         .into_iter()
         .filter_map(|(label, tree)| tree.clone().map(|tree| (label, tree)))
         .collect();
-        let trees: Vec<(TreeLabel, &Tree)> = trees.iter().map(|(l, t)| (*l, t)).collect();
+        let trees: Vec<(TreeLabel, &Tree)> = (main.labelled().into_iter())
+            .chain(lanes.iter().map(|(l, t)| (*l, t)))
+            .collect();
         self.protected_unchanged(&trees, who)
     }
 
