@@ -2,8 +2,13 @@
 //! what to try next, printed once, by `main`, as `error: …` with a `caused by:` line per cause.
 //!
 //! Every command in `app` returns `Result<_, Failure>`; nothing below `main` prints an error.
+//! A failure keeps the error it was made from whole (a message is an error too), so the causes
+//! below it reach `main`.
 
 use crate::exit_codes;
+
+/// What a failure can be made from: any error, with its causes, or a message (`String`, `&str`).
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// A command that stopped without its result.
 #[derive(Debug)]
@@ -24,16 +29,19 @@ impl Failure {
         }
     }
 
-    /// The command line or an input file is wrong.
-    pub fn usage(message: impl std::fmt::Display) -> Failure {
-        Failure::new(exit_codes::USAGE_ERROR, anyhow::anyhow!("{message}"))
+    /// The command line or an input file is wrong, as `error` says (with its causes).
+    pub fn usage(error: impl Into<Cause>) -> Failure {
+        Failure::new(
+            exit_codes::USAGE_ERROR,
+            anyhow::Error::from_boxed(error.into()),
+        )
     }
 
     /// A receipt that is not authentic or whose figures do not follow from its runs.
-    pub fn verification(message: impl std::fmt::Display) -> Failure {
+    pub fn verification(error: impl Into<Cause>) -> Failure {
         Failure::new(
             exit_codes::VERIFICATION_FAILED,
-            anyhow::anyhow!("{message}"),
+            anyhow::Error::from_boxed(error.into()),
         )
     }
 
@@ -91,6 +99,21 @@ mod tests {
             "error: the run stopped\n  caused by: cannot write result.json\n  caused by: disk full\n"
         );
         assert_eq!(f.code, exit_codes::INTERNAL_ERROR);
+    }
+
+    #[test]
+    fn a_usage_error_keeps_the_causes_of_what_it_was_made_from() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let f = Failure::usage(Outer(io));
+        assert_eq!(
+            f.render(),
+            "error: cannot write result.json\n  caused by: no such file\n"
+        );
+        assert_eq!(f.code, exit_codes::USAGE_ERROR);
+        let context = anyhow::Error::new(Outer(std::io::Error::other("disk full")));
+        let f = Failure::verification(context.context("the receipt does not verify"));
+        assert_eq!(f.render().lines().count(), 3, "{}", f.render());
+        assert_eq!(f.code, exit_codes::VERIFICATION_FAILED);
     }
 
     #[test]

@@ -163,7 +163,7 @@ impl CampaignRun<'_> {
             &self.plan.output_dir,
             Arc::clone(&self.opts.scheduler),
         )
-        .map_err(PipelineError::Usage)
+        .map_err(PipelineError::usage)
     }
 
     /// Runs the `stage` of each of the `chosen` candidates as a job of `fleet`, reattaching to
@@ -355,8 +355,7 @@ impl CampaignRun<'_> {
             JobStage::Screening => self.screening_request(index, &folder)?,
         };
         request.shared_caches = fleet.caches_root();
-        confirm::write_request(&folder.request(), &request)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        confirm::write_request(&folder.request(), &request).map_err(PipelineError::internal)?;
         let env = job::job_environment(&self.plan.spec.sandbox.pass_env, &|name| {
             std::env::var(name).ok()
         });
@@ -465,7 +464,7 @@ impl CampaignRun<'_> {
         confirm::write_result(&run_dir, &result)?;
         let signed = confirm::write_evidence(&run_dir, &result, signer)?;
         let outcome = confirm::load_outcome(&run_dir.path, &signed.verifying_key)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+            .map_err(PipelineError::internal)?;
         let screened = (request.search.as_ref()).map_or(f64::NAN, |s| s.figures.median);
         self.record_confirmation(a.index, &outcome, screened)?;
         Ok(JobResult::Kept(format!(

@@ -145,8 +145,8 @@ impl Run<'_> {
                 return Ok(());
             }
         };
-        let figures = crate::evidence::result::holdout_figures(&pairs)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let figures =
+            crate::evidence::result::holdout_figures(&pairs).map_err(PipelineError::internal)?;
         let lane = &mut self.result.config_lane;
         lane.ran = true;
         lane.scenario = Some(s.name.clone());

@@ -45,6 +45,8 @@ impl Run<'_> {
                     callgrind::count(&mut *runner, &c, &dir.join("candidate"))
                         .map(|cand| (base, cand))
                 });
+            // What the result records of a count that failed is its message, causes and all.
+            let counted = counted.map_err(|e| e.to_string());
             let _ = std::fs::remove_dir_all(&dir);
             if self.opts.stop.requested() {
                 return Err(PipelineError::Interrupted(

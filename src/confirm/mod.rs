@@ -347,7 +347,7 @@ fn pipeline(
     };
     on_event(ConfirmEvent::Stage("pin baseline".into()));
     let pinned = tree::pin(&plan.campaign.repo, &plan.campaign.spec.baseline)
-        .map_err(|e| PipelineError::Usage(e.to_string()))?;
+        .map_err(PipelineError::usage)?;
     // The key is settled before anything runs, so a bad key costs no measurement.
     let key_file = crate::plan::key_file(&plan.campaign.campaign_file, &plan.campaign.spec);
     let mut untrusted =

@@ -116,8 +116,7 @@ impl LaneStep<'_> {
     ) -> Result<StepOutput, PipelineError> {
         let input = self.input(tree, run_dir, sandbox)?;
         let mut runner = runners.runner();
-        steps::run_step(&mut *runner, run_dir, input)
-            .map_err(|e| PipelineError::Internal(e.to_string()))
+        steps::run_step(&mut *runner, run_dir, input).map_err(PipelineError::internal)
     }
 }
 
