@@ -52,10 +52,10 @@ impl CampaignRun<'_> {
         let dest = self.work.join(tree::dir_name(&label.to_string()));
         clear_leftover(&dest).map_err(|e| PipelineError::io("cannot clear a leftover tree", e))?;
         let t = tree::materialize(&self.pinned, &dest)
-            .map_err(|e| PipelineError::Internal(format!("cannot check out {label}: {e}")))?;
+            .map_err(|e| PipelineError::internal_while(format!("cannot check out {label}"), e))?;
         if overlay {
             tree::copy_overlay(&self.plan.overlay, &t, &self.plan.overlay_base)
-                .map_err(|e| PipelineError::Usage(format!("cannot copy the overlay: {e}")))?;
+                .map_err(|e| PipelineError::usage_while("cannot copy the overlay", e))?;
             self.record_protected(&t)?;
         }
         Ok(t)
@@ -88,9 +88,9 @@ impl CampaignRun<'_> {
                 "the protected files were never recorded".to_string(),
             ));
         };
-        let change = recorded.changed_in(&t.root).map_err(|e| {
-            PipelineError::Internal(format!("cannot check the protected files: {e}"))
-        })?;
+        let change = recorded
+            .changed_in(&t.root)
+            .map_err(|e| PipelineError::internal_while("cannot check the protected files", e))?;
         let Some(change) = change else {
             return Ok(Ok(()));
         };

@@ -66,7 +66,7 @@ impl CampaignRun<'_> {
         {
             let index = self.next_index();
             let read = crate::tree::read_patch(&p.file).map_err(|e| {
-                PipelineError::Usage(format!("cannot read the patch {}: {e}", p.file.display()))
+                PipelineError::usage_while(format!("cannot read the patch {}", p.file.display()), e)
             })?;
             // A patch over the cap is journaled with an empty copy: accounted for, not read.
             let (bytes, refused) = match read {

@@ -180,9 +180,7 @@ impl CampaignRun<'_> {
                 let untrusted =
                     crate::plan::key_untrusted(&self.plan.campaign_file, &self.plan.spec);
                 let signer = (self.opts.sign_with.signer(key_file.as_deref(), &untrusted))
-                    .map_err(|e| {
-                        PipelineError::Usage(format!("cannot use the signing key: {e}"))
-                    })?;
+                    .map_err(|e| PipelineError::usage_while("cannot use the signing key", e))?;
                 Some(signer)
             }
             JobStage::Screening => None,
@@ -234,7 +232,7 @@ impl CampaignRun<'_> {
             let mut still = Vec::new();
             for mut a in std::mem::take(&mut active) {
                 let info = (fleet.scheduler.info(a.job))
-                    .map_err(|e| PipelineError::Internal(format!("cannot follow the jobs: {e}")))?;
+                    .map_err(|e| PipelineError::internal_while("cannot follow the jobs", e))?;
                 self.observe(&mut a, &info);
                 if !info.state.is_final() {
                     still.push(a);
@@ -369,10 +367,13 @@ impl CampaignRun<'_> {
             JobStage::Screening => job::screening_job(fleet, &name, &folder, &env),
         };
         let id = fleet.scheduler.submit(&spec).map_err(|e| {
-            PipelineError::Usage(format!(
-                "cannot submit the {} job of candidate {index}: {e}",
-                stage.as_str()
-            ))
+            PipelineError::usage_while(
+                format!(
+                    "cannot submit the {} job of candidate {index}",
+                    stage.as_str()
+                ),
+                e,
+            )
         })?;
         let started = (self.state.candidate_mut(index)).is_some_and(|c| c.confirmation_started);
         let mut journaled = Ok(());

@@ -215,7 +215,7 @@ pub fn run_campaign(
         let key_file = crate::plan::key_file(&plan.campaign_file, &plan.spec);
         let untrusted = crate::plan::key_untrusted(&plan.campaign_file, &plan.spec);
         crate::receipt::keys::Signer::check_configured(key_file.as_deref(), &untrusted)
-            .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?;
+            .map_err(|e| PipelineError::usage_while("cannot use the signing key", e))?;
     }
     crate::plan::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
     let sandbox = search_sandbox(plan, opts, None, on_event)?;

@@ -313,7 +313,7 @@ impl Run<'_> {
         let bt = self.materialize(TreeLabel::BaselineSanitize)?;
         let ct = self.materialize(TreeLabel::CandidateSanitize)?;
         tree::apply_patch(&ct, &self.plan.patch).map_err(|e| {
-            PipelineError::Internal(format!("the patch applied once but not twice: {e}"))
+            PipelineError::internal_while("the patch applied once but not twice", e)
         })?;
         let step = LaneStep {
             step: StepName::new(StepKind::SanitizeBuild),

@@ -240,10 +240,13 @@ fn read_only_inputs(plan: &ConfirmPlan) -> Result<Vec<result::InputDigest>, Pipe
         .map(|raw| {
             let folder = crate::plan::resolve_in(&campaign.campaign_file, raw);
             let d = tree::digest_folder(&folder).map_err(|e| {
-                PipelineError::Usage(format!(
-                    "sandbox.read_only `{raw}`: cannot digest {}: {e}",
-                    folder.display()
-                ))
+                PipelineError::usage_while(
+                    format!(
+                        "sandbox.read_only `{raw}`: cannot digest {}",
+                        folder.display()
+                    ),
+                    e,
+                )
             })?;
             Ok(result::InputDigest {
                 path: raw.clone(),
@@ -360,7 +363,7 @@ fn pipeline(
     let signer = match signed {
         true => Some(
             (opts.sign_with.signer(key_file.as_deref(), &untrusted))
-                .map_err(|e| PipelineError::Usage(format!("cannot use the signing key: {e}")))?,
+                .map_err(|e| PipelineError::usage_while("cannot use the signing key", e))?,
         ),
         false => None,
     };
@@ -659,14 +662,14 @@ impl Run<'_> {
     fn materialize(&mut self, label: TreeLabel) -> Result<Tree, PipelineError> {
         let dest = self.work.join(tree::dir_name(&label.to_string()));
         let t = tree::materialize(&self.pinned, &dest).map_err(|e| {
-            PipelineError::Internal(format!("cannot check out the {label} tree: {e}"))
+            PipelineError::internal_while(format!("cannot check out the {label} tree"), e)
         })?;
         let copied = tree::copy_overlay(
             &self.plan.campaign.overlay,
             &t,
             &self.plan.campaign.overlay_base,
         )
-        .map_err(|e| PipelineError::Usage(format!("cannot copy the overlay: {e}")))?;
+        .map_err(|e| PipelineError::usage_while("cannot copy the overlay", e))?;
         if self.result.overlay.is_empty() {
             self.result.overlay = copied
                 .into_iter()

@@ -129,7 +129,7 @@ pub(crate) fn record_protected(
     sandbox: &mut SandboxPolicy,
 ) -> Result<crate::tree::Protected, PipelineError> {
     let recorded = crate::tree::record_protected(&tree.root, globs)
-        .map_err(|e| PipelineError::Internal(format!("cannot record the protected files: {e}")))?;
+        .map_err(|e| PipelineError::internal_while("cannot record the protected files", e))?;
     sandbox.protect(recorded.read_only());
     Ok(recorded)
 }

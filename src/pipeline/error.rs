@@ -87,6 +87,18 @@ impl PipelineError {
         }
     }
 
+    /// The inputs are wrong: evo could not do `context` ("cannot copy the overlay"), as `error`
+    /// says.
+    pub(crate) fn usage_while(
+        context: impl Into<String>,
+        error: impl Into<Cause>,
+    ) -> PipelineError {
+        PipelineError::usage(Doing {
+            context: context.into(),
+            source: error.into(),
+        })
+    }
+
     /// evo's own failure while `context` ("cannot check out the tree"), as `error` says.
     pub(crate) fn internal_while(
         context: impl Into<String>,
