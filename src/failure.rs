@@ -50,17 +50,31 @@ impl Failure {
         self
     }
 
-    /// The error, each cause that its message does not already say, and the hints.
-    pub fn render(&self) -> String {
-        let mut text = format!("error: {}\n", self.error);
-        let mut said = self.error.to_string();
+    /// The error's message, then each cause that the message before it does not already say.
+    fn said(&self) -> Vec<String> {
+        let mut said = vec![self.error.to_string()];
         for cause in self.error.chain().skip(1) {
             let cause = cause.to_string();
-            if said.contains(&cause) {
+            if said.last().is_some_and(|last| last.contains(&cause)) {
                 continue;
             }
+            said.push(cause);
+        }
+        said
+    }
+
+    /// The error with its causes, one a line (`caused by: …`), without the hints: what a
+    /// machine reader gets (the `final` event's `error`).
+    pub fn message(&self) -> String {
+        self.said().join("\ncaused by: ")
+    }
+
+    /// The error, each cause that its message does not already say, and the hints.
+    pub fn render(&self) -> String {
+        let said = self.said();
+        let mut text = format!("error: {}\n", said[0]);
+        for cause in &said[1..] {
             text.push_str(&format!("  caused by: {cause}\n"));
-            said = cause;
         }
         for hint in &self.hints {
             text.push_str(&format!("  {hint}\n"));
@@ -110,6 +124,10 @@ mod tests {
             "error: cannot write result.json\n  caused by: no such file\n"
         );
         assert_eq!(f.code, exit_codes::USAGE_ERROR);
+        assert_eq!(
+            f.message(),
+            "cannot write result.json\ncaused by: no such file"
+        );
         let context = anyhow::Error::new(Outer(std::io::Error::other("disk full")));
         let f = Failure::verification(context.context("the receipt does not verify"));
         assert_eq!(f.render().lines().count(), 3, "{}", f.render());

@@ -281,6 +281,26 @@ fn a_repository_that_is_not_one_says_what_git_said() {
             "no cause from git in\n{stderr}"
         );
     }
+    // The machine reader's last event says the cause too.
+    let out = evo()
+        .current_dir(&fx.camp)
+        .args([
+            "confirm",
+            "comment.patch",
+            "--campaign",
+            "campaign.json",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let event: serde_json::Value = serde_json::from_str(last).unwrap();
+    let error = event["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("not-a-repo is not a git repository\ncaused by: could not find repository"),
+        "{last}"
+    );
 }
 
 /// A workload whose build command does not exist: the baseline itself fails to build, which
