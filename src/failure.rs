@@ -52,15 +52,7 @@ impl Failure {
 
     /// The error's message, then each cause that the message before it does not already say.
     fn said(&self) -> Vec<String> {
-        let mut said = vec![self.error.to_string()];
-        for cause in self.error.chain().skip(1) {
-            let cause = cause.to_string();
-            if said.last().is_some_and(|last| last.contains(&cause)) {
-                continue;
-            }
-            said.push(cause);
-        }
-        said
+        unsaid(self.error.chain().map(ToString::to_string))
     }
 
     /// The error with its causes, one a line (`caused by: …`), without the hints: what a
@@ -81,6 +73,26 @@ impl Failure {
         }
         text
     }
+}
+
+/// The messages of a chain of errors, leaving out each that the one kept before it already says
+/// (most of evo's messages name their cause inline: "cannot create X: permission denied").
+fn unsaid(chain: impl Iterator<Item = String>) -> Vec<String> {
+    let mut said: Vec<String> = Vec::new();
+    for message in chain {
+        if said.last().is_some_and(|last| last.contains(&message)) {
+            continue;
+        }
+        said.push(message);
+    }
+    said
+}
+
+/// `error` on one line with each of its causes that it does not already say, as `: cause`: what
+/// a record (a gate's detail, a status's reason) keeps of an error.
+pub fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let chain = std::iter::successors(Some(error), |e| e.source());
+    unsaid(chain.map(ToString::to_string)).join(": ")
 }
 
 impl std::fmt::Display for Failure {
@@ -132,6 +144,17 @@ mod tests {
         let f = Failure::verification(context.context("the receipt does not verify"));
         assert_eq!(f.render().lines().count(), 3, "{}", f.render());
         assert_eq!(f.code, exit_codes::VERIFICATION_FAILED);
+    }
+
+    #[test]
+    fn a_record_keeps_the_causes_its_error_does_not_say_on_one_line() {
+        let io = std::io::Error::new(std::io::ErrorKind::StorageFull, "disk full");
+        assert_eq!(
+            with_causes(&Outer(io)),
+            "cannot write result.json: disk full"
+        );
+        let io = std::io::Error::new(std::io::ErrorKind::StorageFull, "disk full");
+        assert_eq!(with_causes(&io), "disk full");
     }
 
     #[test]

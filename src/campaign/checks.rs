@@ -10,6 +10,7 @@ use super::journal::Entry;
 use crate::check::Comparison;
 use crate::evidence::result::{CheckLane, TreeLabel};
 use crate::evidence::summary::Status;
+use crate::failure::with_causes;
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{
     LaneStep, Shown, compare_check_outputs, failure_text, mismatch_text,
@@ -260,7 +261,7 @@ impl CampaignRun<'_> {
     ) -> Result<Lane, PipelineError> {
         let summary = match tree::inspect_patch(bytes) {
             Ok(s) => s,
-            Err(e) => return Ok(Err((Status::Refused, e.to_string()))),
+            Err(e) => return Ok(Err((Status::Refused, with_causes(&e)))),
         };
         let cap = self.plan.spec.confirm.max_applied_bytes;
         let workload = &self.plan.workload;
@@ -273,7 +274,7 @@ impl CampaignRun<'_> {
         }
         let t = self.fresh_tree(label, true)?;
         if let Err(e) = tree::apply_patch(&t, bytes) {
-            return Ok(Err((refusal_status(&e), e.to_string())));
+            return Ok(Err((refusal_status(&e), with_causes(&e))));
         }
         seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
         if let Err(stop) = self.build_and_test(&t, label)? {

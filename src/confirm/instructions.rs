@@ -4,6 +4,7 @@
 //! candidate changed exactly ("instructions −3.1%") beside the wall-time verdict; instructions
 //! are not time, which the reports say wherever they show it.
 
+use crate::failure::with_causes;
 use crate::measure::callgrind;
 use crate::measure::runner::{RunSpec, Runner};
 use crate::pipeline::checks::count_spec;
@@ -46,7 +47,7 @@ impl Run<'_> {
                         .map(|cand| (base, cand))
                 });
             // What the result records of a count that failed is its message, causes and all.
-            let counted = counted.map_err(|e| e.to_string());
+            let counted = counted.map_err(|e| with_causes(&e));
             let _ = std::fs::remove_dir_all(&dir);
             if self.opts.stop.requested() {
                 return Err(PipelineError::Interrupted(
@@ -95,7 +96,7 @@ fn native_outputs(
     c: &RunSpec,
 ) -> Result<(Option<String>, Option<String>), String> {
     let mut output = |spec: &RunSpec| {
-        let run = runner.run(spec).map_err(|e| e.to_string())?;
+        let run = runner.run(spec).map_err(|e| with_causes(&e))?;
         if !run.succeeded() {
             return Err(format!(
                 "the counted command failed outside callgrind: {}",

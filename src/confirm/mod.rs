@@ -26,6 +26,7 @@ use crate::evidence::result::{
     ConfirmResult, GateName, GateStatus, PatchFileChange, PatchInfo, Timings, TreeLabel, Verdict,
 };
 use crate::evidence::{result, verdict};
+use crate::failure::with_causes;
 use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
 use crate::measure::schedule::RunEvent;
@@ -605,7 +606,7 @@ impl Run<'_> {
         self.stage("prepare trees");
         let summary = match tree::inspect_patch(&self.plan.patch) {
             Ok(s) => s,
-            Err(e) => return Ok(self.fail_gate(GateName::PatchSafety, e.to_string())),
+            Err(e) => return Ok(self.fail_gate(GateName::PatchSafety, with_causes(&e))),
         };
         self.result.patch.files = summary
             .files
@@ -650,7 +651,7 @@ impl Run<'_> {
                 self.pass_gate(GateName::Apply, format!("applied with {name}"));
                 self.result.patch.applier = Some(name);
             }
-            Err(e) => return Ok(self.fail_gate(GateName::Apply, e.to_string())),
+            Err(e) => return Ok(self.fail_gate(GateName::Apply, with_causes(&e))),
         }
         self.trees.baseline = Some(baseline);
         self.trees.candidate = Some(candidate);
