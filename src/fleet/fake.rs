@@ -17,7 +17,7 @@ use super::scheduler::{Job, JobKind, Scheduler};
 use super::slurm::{JobId, JobInfo, JobState, SlurmError};
 
 /// Why a job's work failed: any error, as a node's evo would print it.
-pub type WorkError = Box<dyn std::error::Error + Send + Sync>;
+pub type WorkError = crate::failure::Cause;
 
 /// What a node does with a job that runs: its request, run here. An error is the job's process
 /// failing (the job ends `failed`, exit code 1).

@@ -8,10 +8,8 @@
 
 use std::path::Path;
 
+pub use crate::failure::Cause;
 use crate::path::shown;
-
-/// An error of a stage below, kept whole in a [`PipelineError`].
-pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// An error with what evo was doing in front of it: `cannot X: <the error>`.
 #[derive(Debug, thiserror::Error)]
