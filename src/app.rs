@@ -209,7 +209,7 @@ fn bench_command(args: BenchArgs) -> Result<i32, Failure> {
             let failure = Failure::from(anyhow::Error::new(e));
             live.finish(Final {
                 exit_code: failure.code,
-                error: Some(failure.error.to_string()),
+                error: Some(failure.message()),
                 ..Final::default()
             });
             return Err(failure);
@@ -274,7 +274,7 @@ fn reported(
         Err(failure) => {
             live.finish(Final {
                 exit_code: failure.code,
-                error: Some(failure.error.to_string()),
+                error: Some(failure.message()),
                 ..Final::default()
             });
             Err(failure)

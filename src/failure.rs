@@ -2,8 +2,13 @@
 //! what to try next, printed once, by `main`, as `error: …` with a `caused by:` line per cause.
 //!
 //! Every command in `app` returns `Result<_, Failure>`; nothing below `main` prints an error.
+//! A failure keeps the error it was made from whole (a message is an error too), so the causes
+//! below it reach `main`.
 
 use crate::exit_codes;
+
+/// What a failure can be made from: any error, with its causes, or a message (`String`, `&str`).
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// A command that stopped without its result.
 #[derive(Debug)]
@@ -24,16 +29,19 @@ impl Failure {
         }
     }
 
-    /// The command line or an input file is wrong.
-    pub fn usage(message: impl std::fmt::Display) -> Failure {
-        Failure::new(exit_codes::USAGE_ERROR, anyhow::anyhow!("{message}"))
+    /// The command line or an input file is wrong, as `error` says (with its causes).
+    pub fn usage(error: impl Into<Cause>) -> Failure {
+        Failure::new(
+            exit_codes::USAGE_ERROR,
+            anyhow::Error::from_boxed(error.into()),
+        )
     }
 
     /// A receipt that is not authentic or whose figures do not follow from its runs.
-    pub fn verification(message: impl std::fmt::Display) -> Failure {
+    pub fn verification(error: impl Into<Cause>) -> Failure {
         Failure::new(
             exit_codes::VERIFICATION_FAILED,
-            anyhow::anyhow!("{message}"),
+            anyhow::Error::from_boxed(error.into()),
         )
     }
 
@@ -42,23 +50,49 @@ impl Failure {
         self
     }
 
+    /// The error's message, then each cause that the message before it does not already say.
+    fn said(&self) -> Vec<String> {
+        unsaid(self.error.chain().map(ToString::to_string))
+    }
+
+    /// The error with its causes, one a line (`caused by: …`), without the hints: what a
+    /// machine reader gets (the `final` event's `error`).
+    pub fn message(&self) -> String {
+        self.said().join("\ncaused by: ")
+    }
+
     /// The error, each cause that its message does not already say, and the hints.
     pub fn render(&self) -> String {
-        let mut text = format!("error: {}\n", self.error);
-        let mut said = self.error.to_string();
-        for cause in self.error.chain().skip(1) {
-            let cause = cause.to_string();
-            if said.contains(&cause) {
-                continue;
-            }
+        let said = self.said();
+        let mut text = format!("error: {}\n", said[0]);
+        for cause in &said[1..] {
             text.push_str(&format!("  caused by: {cause}\n"));
-            said = cause;
         }
         for hint in &self.hints {
             text.push_str(&format!("  {hint}\n"));
         }
         text
     }
+}
+
+/// The messages of a chain of errors, leaving out each that the one kept before it already says
+/// (most of evo's messages name their cause inline: "cannot create X: permission denied").
+fn unsaid(chain: impl Iterator<Item = String>) -> Vec<String> {
+    let mut said: Vec<String> = Vec::new();
+    for message in chain {
+        if said.last().is_some_and(|last| last.contains(&message)) {
+            continue;
+        }
+        said.push(message);
+    }
+    said
+}
+
+/// `error` on one line with each of its causes that it does not already say, as `: cause`: what
+/// a record (a gate's detail, a status's reason) keeps of an error.
+pub fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let chain = std::iter::successors(Some(error), |e| e.source());
+    unsaid(chain.map(ToString::to_string)).join(": ")
 }
 
 impl std::fmt::Display for Failure {
@@ -91,6 +125,36 @@ mod tests {
             "error: the run stopped\n  caused by: cannot write result.json\n  caused by: disk full\n"
         );
         assert_eq!(f.code, exit_codes::INTERNAL_ERROR);
+    }
+
+    #[test]
+    fn a_usage_error_keeps_the_causes_of_what_it_was_made_from() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let f = Failure::usage(Outer(io));
+        assert_eq!(
+            f.render(),
+            "error: cannot write result.json\n  caused by: no such file\n"
+        );
+        assert_eq!(f.code, exit_codes::USAGE_ERROR);
+        assert_eq!(
+            f.message(),
+            "cannot write result.json\ncaused by: no such file"
+        );
+        let context = anyhow::Error::new(Outer(std::io::Error::other("disk full")));
+        let f = Failure::verification(context.context("the receipt does not verify"));
+        assert_eq!(f.render().lines().count(), 3, "{}", f.render());
+        assert_eq!(f.code, exit_codes::VERIFICATION_FAILED);
+    }
+
+    #[test]
+    fn a_record_keeps_the_causes_its_error_does_not_say_on_one_line() {
+        let io = std::io::Error::new(std::io::ErrorKind::StorageFull, "disk full");
+        assert_eq!(
+            with_causes(&Outer(io)),
+            "cannot write result.json: disk full"
+        );
+        let io = std::io::Error::new(std::io::ErrorKind::StorageFull, "disk full");
+        assert_eq!(with_causes(&io), "disk full");
     }
 
     #[test]

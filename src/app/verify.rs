@@ -19,14 +19,15 @@ pub(super) struct Opened {
     pub entry: String,
 }
 
-fn key_failure(e: &KeyError) -> Failure {
-    match e {
-        KeyError::InWorkTree { .. } => Failure::usage(e).hint(
+fn key_failure(e: KeyError) -> Failure {
+    let hint = match e {
+        KeyError::InWorkTree { .. } => {
             "copy the signer's public key to a folder outside any repository (such as \
-             ~/.config/evo) and pass it with --key FILE",
-        ),
-        _ => Failure::usage(e).hint("pass the signer's public key with --key FILE"),
-    }
+             ~/.config/evo) and pass it with --key FILE"
+        }
+        _ => "pass the signer's public key with --key FILE",
+    };
+    Failure::usage(e).hint(hint)
 }
 
 /// Reads a receipt and checks it against the trusted key with the id it names: one of `keys`
@@ -41,7 +42,7 @@ pub(super) fn open_receipt(file: &Path, keys: &[PathBuf]) -> Result<Opened, Fail
         [] => trusted::defaults(),
         named => trusted::from_flags(named),
     }
-    .map_err(|e| key_failure(&e))?;
+    .map_err(key_failure)?;
     for skipped in &trusted.skipped {
         eprintln!("evo: {skipped}");
     }

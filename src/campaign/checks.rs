@@ -10,6 +10,7 @@ use super::journal::Entry;
 use crate::check::Comparison;
 use crate::evidence::result::{CheckLane, TreeLabel};
 use crate::evidence::summary::Status;
+use crate::failure::with_causes;
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{
     LaneStep, Shown, compare_check_outputs, failure_text, mismatch_text,
@@ -53,10 +54,10 @@ impl CampaignRun<'_> {
         let dest = self.work.join(tree::dir_name(&label.to_string()));
         clear_leftover(&dest).map_err(|e| PipelineError::io("cannot clear a leftover tree", e))?;
         let t = tree::materialize(&self.pinned, &dest)
-            .map_err(|e| PipelineError::Internal(format!("cannot check out {label}: {e}")))?;
+            .map_err(|e| PipelineError::internal_while(format!("cannot check out {label}"), e))?;
         if overlay {
             tree::copy_overlay(&self.plan.overlay, &t, &self.plan.overlay_base)
-                .map_err(|e| PipelineError::Usage(format!("cannot copy the overlay: {e}")))?;
+                .map_err(|e| PipelineError::usage_while("cannot copy the overlay", e))?;
             self.record_protected(&t)?;
         }
         Ok(t)
@@ -89,9 +90,9 @@ impl CampaignRun<'_> {
                 "the protected files were never recorded".to_string(),
             ));
         };
-        let change = recorded.changed_in(&t.root).map_err(|e| {
-            PipelineError::Internal(format!("cannot check the protected files: {e}"))
-        })?;
+        let change = recorded
+            .changed_in(&t.root)
+            .map_err(|e| PipelineError::internal_while("cannot check the protected files", e))?;
         let Some(change) = change else {
             return Ok(Ok(()));
         };
@@ -261,7 +262,7 @@ impl CampaignRun<'_> {
     ) -> Result<Lane, PipelineError> {
         let summary = match tree::inspect_patch(bytes) {
             Ok(s) => s,
-            Err(e) => return Ok(Err((Status::Refused, e.to_string()))),
+            Err(e) => return Ok(Err((Status::Refused, with_causes(&e)))),
         };
         let cap = self.plan.spec.confirm.max_applied_bytes;
         let workload = &self.plan.workload;
@@ -274,7 +275,7 @@ impl CampaignRun<'_> {
         }
         let t = self.fresh_tree(label, true)?;
         if let Err(e) = tree::apply_patch(&t, bytes) {
-            return Ok(Err((refusal_status(&e), e.to_string())));
+            return Ok(Err((refusal_status(&e), with_causes(&e))));
         }
         seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
         if let Err(stop) = self.build_and_test(&t, label)? {

@@ -66,7 +66,7 @@ impl CampaignRun<'_> {
         {
             let index = self.next_index();
             let read = crate::tree::read_patch(&p.file).map_err(|e| {
-                PipelineError::Usage(format!("cannot read the patch {}: {e}", p.file.display()))
+                PipelineError::usage_while(format!("cannot read the patch {}", p.file.display()), e)
             })?;
             // A patch over the cap is journaled with an empty copy: accounted for, not read.
             let (bytes, refused) = match read {
@@ -195,13 +195,11 @@ impl CampaignRun<'_> {
         };
         // What the tree holds before the agent runs: its parent's change, or nothing.
         let before = match parent {
-            Some(_) => crate::tree::diff_worktree(&tree)
-                .map_err(|e| PipelineError::Internal(e.to_string()))?,
+            Some(_) => crate::tree::diff_worktree(&tree).map_err(PipelineError::internal)?,
             None => Vec::new(),
         };
         let brief = self.brief(at, parent.clone())?;
-        let text = serde_json::to_vec_pretty(&brief)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let text = serde_json::to_vec_pretty(&brief).map_err(PipelineError::internal)?;
         // Kept beside the agent's logs: what it was told is part of the record.
         let brief_file = format!("logs/{name}.brief.json");
         let brief_path = self.run_dir.path.join(&brief_file);
@@ -239,13 +237,10 @@ impl CampaignRun<'_> {
             ..RunSpec::new(agent.command.clone(), agent.timeout_s.duration())
         };
         let mut runner = self.opts.runners.runner();
-        let outcome = runner
-            .run(&spec)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let outcome = runner.run(&spec).map_err(PipelineError::internal)?;
         let explanation = take_explanation(&tree.root);
         let cost = take_cost(&tree.root);
-        let bytes = crate::tree::diff_worktree(&tree)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let bytes = crate::tree::diff_worktree(&tree).map_err(PipelineError::internal)?;
         let new = NewCandidate {
             name: &name,
             source: Source::Agent,

@@ -68,7 +68,7 @@ impl CampaignRun<'_> {
                     // Read back as a confirmation that ran elsewhere would be: the receipt
                     // vouches for what is recorded.
                     let outcome = confirm::load_outcome(&done.run_dir, &done.receipt.verifying_key)
-                        .map_err(|e| PipelineError::Internal(e.to_string()))?;
+                        .map_err(PipelineError::internal)?;
                     let sent =
                         hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&request.plan.patch));
                     if outcome.patch_sha256 != sent {

@@ -163,7 +163,7 @@ impl CampaignRun<'_> {
             &self.plan.output_dir,
             Arc::clone(&self.opts.scheduler),
         )
-        .map_err(PipelineError::Usage)
+        .map_err(PipelineError::usage)
     }
 
     /// Runs the `stage` of each of the `chosen` candidates as a job of `fleet`, reattaching to
@@ -179,9 +179,7 @@ impl CampaignRun<'_> {
                 let key_file = self.plan.key_file();
                 let untrusted = self.plan.key_untrusted(None);
                 let signer = (self.opts.sign_with.signer(key_file.as_deref(), &untrusted))
-                    .map_err(|e| {
-                        PipelineError::Usage(format!("cannot use the signing key: {e}"))
-                    })?;
+                    .map_err(|e| PipelineError::usage_while("cannot use the signing key", e))?;
                 Some(signer)
             }
             JobStage::Screening => None,
@@ -233,7 +231,7 @@ impl CampaignRun<'_> {
             let mut still = Vec::new();
             for mut a in std::mem::take(&mut active) {
                 let info = (fleet.scheduler.info(a.job))
-                    .map_err(|e| PipelineError::Internal(format!("cannot follow the jobs: {e}")))?;
+                    .map_err(|e| PipelineError::internal_while("cannot follow the jobs", e))?;
                 self.observe(&mut a, &info);
                 if !info.state.is_final() {
                     still.push(a);
@@ -354,8 +352,7 @@ impl CampaignRun<'_> {
             JobStage::Screening => self.screening_request(index, &folder)?,
         };
         request.shared_caches = fleet.caches_root();
-        confirm::write_request(&folder.request(), &request)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        confirm::write_request(&folder.request(), &request).map_err(PipelineError::internal)?;
         let env = job::job_environment(&self.plan.spec.sandbox.pass_env, &|name| {
             std::env::var(name).ok()
         });
@@ -369,10 +366,13 @@ impl CampaignRun<'_> {
             JobStage::Screening => job::screening_job(fleet, &name, &folder, &env),
         };
         let id = fleet.scheduler.submit(&spec).map_err(|e| {
-            PipelineError::Usage(format!(
-                "cannot submit the {} job of candidate {index}: {e}",
-                stage.as_str()
-            ))
+            PipelineError::usage_while(
+                format!(
+                    "cannot submit the {} job of candidate {index}",
+                    stage.as_str()
+                ),
+                e,
+            )
         })?;
         let started = (self.state.candidate_mut(index)).is_some_and(|c| c.confirmation_started);
         let mut journaled = Ok(());
@@ -464,7 +464,7 @@ impl CampaignRun<'_> {
         confirm::write_result(&run_dir, &result)?;
         let signed = confirm::write_evidence(&run_dir, &result, signer)?;
         let outcome = confirm::load_outcome(&run_dir.path, &signed.verifying_key)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+            .map_err(PipelineError::internal)?;
         let screened = (request.search.as_ref()).map_or(f64::NAN, |s| s.figures.median);
         self.record_confirmation(a.index, &outcome, screened)?;
         Ok(JobResult::Kept(format!(

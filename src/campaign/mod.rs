@@ -209,8 +209,7 @@ pub fn run_campaign(
             plan.campaign_file.display()
         )));
     }
-    let pinned = tree::pin(&plan.repo, &plan.spec.baseline)
-        .map_err(|e| PipelineError::Usage(e.to_string()))?;
+    let pinned = tree::pin(&plan.repo, &plan.spec.baseline).map_err(PipelineError::usage)?;
     // A configured key that cannot be used is found now, not after the whole search.
     let settled = crate::plan::settle::settle(
         plan,
@@ -348,8 +347,7 @@ impl<'a> CampaignRun<'a> {
             path: run_dir.path.canonicalize().unwrap_or(run_dir.path),
             id: run_dir.id,
         };
-        let lock =
-            RunLock::acquire(&run_dir.path).map_err(|e| PipelineError::Usage(e.to_string()))?;
+        let lock = RunLock::acquire(&run_dir.path).map_err(PipelineError::usage)?;
         let entries = journal::read(&run_dir.path)
             .map_err(|e| PipelineError::io("cannot read the journal", e))?;
         let state = State::from_entries(&entries);
@@ -457,8 +455,7 @@ impl CampaignRun<'_> {
             campaign: self.plan.campaign_file.clone(),
             run_id: self.run_dir.id.clone(),
         };
-        let text = serde_json::to_vec_pretty(&manifest)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let text = serde_json::to_vec_pretty(&manifest).map_err(PipelineError::internal)?;
         self.run_dir
             .write(RUN_MANIFEST, &text)
             .map_err(|e| PipelineError::io("cannot write the run manifest", e))?;
@@ -519,8 +516,7 @@ impl CampaignRun<'_> {
             self.record(Entry::Finished { seconds })?;
         }
         let summary = Summary::new(&self.run_dir.id, &self.state, self.build_s, seconds);
-        let text = serde_json::to_vec_pretty(&summary)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let text = serde_json::to_vec_pretty(&summary).map_err(PipelineError::internal)?;
         self.run_dir
             .write("summary.json", &text)
             .map_err(|e| PipelineError::io("cannot write summary.json", e))?;

@@ -54,8 +54,7 @@ impl CampaignRun<'_> {
                 crate::interrupt::MESSAGE.to_string(),
             ));
         }
-        let text = serde_json::to_vec_pretty(&found)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let text = serde_json::to_vec_pretty(&found).map_err(PipelineError::internal)?;
         self.run_dir
             .write(PROFILE_FILE, &text)
             .map_err(|e| PipelineError::io("cannot write the baseline's profile", e))?;
@@ -133,7 +132,7 @@ impl CampaignRun<'_> {
             Err(e) => BriefProfile::unavailable(format!(
                 "the baseline's run of `{}` under callgrind gave no profile: {}",
                 s.name,
-                e.replace(&self.work.display().to_string(), "…")
+                e.to_string().replace(&self.work.display().to_string(), "…")
             )),
         })
     }

@@ -69,14 +69,14 @@ impl CampaignRun<'_> {
         runner: &mut dyn Runner,
     ) -> Result<Option<Tree>, PipelineError> {
         let t = self.fresh_tree(label, true)?;
-        crate::tree::apply_patch(&t, bytes).map_err(|e| PipelineError::Internal(e.to_string()))?;
+        crate::tree::apply_patch(&t, bytes).map_err(PipelineError::internal)?;
         super::checks::seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
         let build =
             LaneStep::build(&self.plan.workload).renamed(StepName::new(StepKind::ScreenBuild));
         let input = build.input((label, &t), &self.run_dir, &self.sandbox)?;
         let started = std::time::Instant::now();
         let built = crate::pipeline::steps::run_step(runner, &self.run_dir, input)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+            .map_err(PipelineError::internal)?;
         self.build_s += started.elapsed().as_secs_f64();
         let unchanged = self.protected_unchanged(&t, label, "the build")?.is_ok();
         Ok((unchanged && built.record.succeeded()).then_some(t))
@@ -220,7 +220,7 @@ impl CampaignRun<'_> {
         let mut runner = self.opts.runners.runner();
         let baseline = callgrind::count(&mut *runner, b, &dir.join("baseline"))
             .map(|c| c.instructions)
-            .map_err(PipelineError::Usage)?;
+            .map_err(PipelineError::usage)?;
         let candidate = callgrind::count(&mut *runner, c, &dir.join("candidate"));
         let _ = std::fs::remove_dir_all(&dir);
         match candidate {

@@ -45,8 +45,7 @@ pub fn run_screening_job(
         ..opts.clone()
     };
     let plan = &request.plan.campaign;
-    let pinned = tree::pin(&plan.repo, &plan.spec.baseline)
-        .map_err(|e| PipelineError::Usage(e.to_string()))?;
+    let pinned = tree::pin(&plan.repo, &plan.spec.baseline).map_err(PipelineError::usage)?;
     if pinned.sha != order.baseline_sha {
         return Err(PipelineError::Usage(format!(
             "the baseline `{}` resolves to {} on this node, the campaign pinned {}",
@@ -89,7 +88,7 @@ impl CampaignRun<'_> {
             evo_version: env!("CARGO_PKG_VERSION").to_string(),
         })?;
         let machine = serde_json::to_vec_pretty(&crate::environment::machine())
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+            .map_err(PipelineError::internal)?;
         self.run_dir
             .write(MACHINE_FILE, &machine)
             .map_err(|e| PipelineError::io("cannot write the node's machine", e))?;

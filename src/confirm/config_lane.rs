@@ -145,7 +145,7 @@ impl Run<'_> {
             }
         };
         let figures = crate::evidence::result::holdout_figures(&pairs, None)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+            .map_err(PipelineError::internal)?;
         let lane = &mut self.result.config_lane;
         lane.ran = true;
         lane.scenario = Some(s.name.clone());

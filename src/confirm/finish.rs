@@ -40,7 +40,7 @@ impl Run<'_> {
 /// Writes `result` as the run's `result.json`.
 pub fn write_result(run_dir: &RunDir, result: &ConfirmResult) -> Result<(), PipelineError> {
     let json = serde_json::to_vec_pretty(result)
-        .map_err(|e| PipelineError::Internal(format!("cannot serialize the result: {e}")))?;
+        .map_err(|e| PipelineError::internal_while("cannot serialize the result", e))?;
     run_dir
         .write("result.json", &json)
         .map_err(io_err("cannot write result.json"))?;
@@ -81,7 +81,7 @@ pub fn write_evidence(
     };
     let sealed = receipt::statement::seal_holdouts(result, &seal);
     let body = pr_body::render_default(&sealed, &reference)
-        .map_err(|e| PipelineError::Internal(format!("cannot render pr_body.md: {e}")))?;
+        .map_err(|e| PipelineError::internal_while("cannot render pr_body.md", e))?;
     let beside = [
         ("pr_body.md", body),
         ("runs.csv", runs_csv::render(&sealed)),

@@ -5,6 +5,7 @@
 //! are not time, which the reports say wherever they show it.
 
 use super::MainTrees;
+use crate::failure::with_causes;
 use crate::measure::callgrind;
 use crate::measure::runner::{RunSpec, Runner};
 use crate::pipeline::checks::count_spec;
@@ -43,6 +44,8 @@ impl Run<'_> {
                     callgrind::count(&mut *runner, &c, &dir.join("candidate"))
                         .map(|cand| (base, cand))
                 });
+            // What the result records of a count that failed is its message, causes and all.
+            let counted = counted.map_err(|e| with_causes(&e));
             let _ = std::fs::remove_dir_all(&dir);
             if self.opts.stop.requested() {
                 return Err(PipelineError::Interrupted(
@@ -91,7 +94,7 @@ fn native_outputs(
     c: &RunSpec,
 ) -> Result<(Option<String>, Option<String>), String> {
     let mut output = |spec: &RunSpec| {
-        let run = runner.run(spec).map_err(|e| e.to_string())?;
+        let run = runner.run(spec).map_err(|e| with_causes(&e))?;
         if !run.succeeded() {
             return Err(format!(
                 "the counted command failed outside callgrind: {}",

@@ -70,7 +70,7 @@ impl Run<'_> {
         };
         let mut done = Vec::with_capacity(2);
         for o in outputs {
-            let o = o.map_err(|e| PipelineError::Internal(e.to_string()))?;
+            let o = o.map_err(PipelineError::internal)?;
             self.result.steps.push(o.record.clone());
             done.push(o);
         }
@@ -89,10 +89,11 @@ impl Run<'_> {
         if s.step.builds() {
             for (label, tree) in trees {
                 let arm = label.sandbox_arm();
-                (self.sandbox.prepare_build(&tree.root, arm)).map_err(|message| {
-                    PipelineError::Internal(format!(
-                        "cannot prepare the sandbox of {label}: {message}"
-                    ))
+                (self.sandbox.prepare_build(&tree.root, arm)).map_err(|e| {
+                    PipelineError::internal_while(
+                        format!("cannot prepare the sandbox of {label}"),
+                        e,
+                    )
                 })?;
             }
         }
@@ -117,7 +118,7 @@ impl Run<'_> {
                         Err(steps::StepError::Runner(
                             crate::measure::runner::RunnerError::Helper {
                                 command: s.command.clone(),
-                                detail: "the thread running this step panicked".to_string(),
+                                source: crate::measure::error::HelperError::Panicked,
                             },
                         ))
                     })
@@ -301,7 +302,7 @@ impl Run<'_> {
         let bt = self.materialize(TreeLabel::BaselineSanitize)?;
         let ct = self.materialize(TreeLabel::CandidateSanitize)?;
         tree::apply_patch(&ct, &self.plan.patch).map_err(|e| {
-            PipelineError::Internal(format!("the patch applied once but not twice: {e}"))
+            PipelineError::internal_while("the patch applied once but not twice", e)
         })?;
         let step = LaneStep {
             step: StepName::new(StepKind::SanitizeBuild),

@@ -26,6 +26,7 @@ use crate::evidence::result::{
     ConfirmResult, GateName, GateStatus, PatchFileChange, PatchInfo, Timings, TreeLabel, Verdict,
 };
 use crate::evidence::{result, verdict};
+use crate::failure::with_causes;
 use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
 use crate::measure::schedule::RunEvent;
@@ -258,10 +259,13 @@ fn read_only_inputs(plan: &ConfirmPlan) -> Result<Vec<result::InputDigest>, Pipe
         .map(|raw| {
             let folder = crate::plan::resolve_in(&campaign.campaign_file, raw);
             let d = tree::digest_folder(&folder).map_err(|e| {
-                PipelineError::Usage(format!(
-                    "sandbox.read_only `{raw}`: cannot digest {}: {e}",
-                    folder.display()
-                ))
+                PipelineError::usage_while(
+                    format!(
+                        "sandbox.read_only `{raw}`: cannot digest {}",
+                        folder.display()
+                    ),
+                    e,
+                )
             })?;
             Ok(result::InputDigest {
                 path: raw.clone(),
@@ -365,7 +369,7 @@ fn pipeline(
     };
     on_event(ConfirmEvent::Stage("pin baseline".into()));
     let pinned = tree::pin(&plan.campaign.repo, &plan.campaign.spec.baseline)
-        .map_err(|e| PipelineError::Usage(e.to_string()))?;
+        .map_err(PipelineError::usage)?;
     let scratch = match &opts.work_dir {
         Some(dir) => Scratch::Kept(dir.clone()),
         None => Scratch::Temp(
@@ -617,7 +621,7 @@ impl Run<'_> {
         self.stage("prepare trees");
         let summary = match tree::inspect_patch(&self.plan.patch) {
             Ok(s) => s,
-            Err(e) => return Ok(self.stop_at(GateName::PatchSafety, e.to_string())),
+            Err(e) => return Ok(self.stop_at(GateName::PatchSafety, with_causes(&e))),
         };
         self.result.patch.files = summary
             .files
@@ -662,7 +666,7 @@ impl Run<'_> {
                 self.pass_gate(GateName::Apply, format!("applied with {name}"));
                 self.result.patch.applier = Some(name);
             }
-            Err(e) => return Ok(self.stop_at(GateName::Apply, e.to_string())),
+            Err(e) => return Ok(self.stop_at(GateName::Apply, with_causes(&e))),
         }
         self.prepare_config_lane()?;
         Ok(Some(MainTrees {
@@ -675,14 +679,14 @@ impl Run<'_> {
     fn materialize(&mut self, label: TreeLabel) -> Result<Tree, PipelineError> {
         let dest = self.work.join(tree::dir_name(&label.to_string()));
         let t = tree::materialize(&self.pinned, &dest).map_err(|e| {
-            PipelineError::Internal(format!("cannot check out the {label} tree: {e}"))
+            PipelineError::internal_while(format!("cannot check out the {label} tree"), e)
         })?;
         let copied = tree::copy_overlay(
             &self.plan.campaign.overlay,
             &t,
             &self.plan.campaign.overlay_base,
         )
-        .map_err(|e| PipelineError::Usage(format!("cannot copy the overlay: {e}")))?;
+        .map_err(|e| PipelineError::usage_while("cannot copy the overlay", e))?;
         if self.result.overlay.is_empty() {
             self.result.overlay = copied
                 .into_iter()

@@ -37,7 +37,7 @@ impl Run<'_> {
         };
         for (label, t) in trees {
             let change = recorded.changed_in(&t.root).map_err(|e| {
-                PipelineError::Internal(format!("cannot check the protected files: {e}"))
+                PipelineError::internal_while("cannot check the protected files", e)
             })?;
             let Some(change) = change else { continue };
             let what = format!("{} in the {label} tree", change.describe(who));

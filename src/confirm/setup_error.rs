@@ -23,9 +23,7 @@ impl Run<'_> {
         what: &str,
     ) -> Result<(), PipelineError> {
         self.stage(&format!("{what}: the baseline's run alone"));
-        let run = runner
-            .run(baseline)
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let run = runner.run(baseline).map_err(PipelineError::internal)?;
         if run.succeeded() {
             return Ok(());
         }

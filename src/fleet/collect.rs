@@ -31,38 +31,99 @@ pub struct Collected {
 }
 
 /// Why a job's output is not a result to sign.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum CollectError {
     /// Nothing usable was left (the job failed, was cancelled or lost its node first).
     #[error("the job left no result in {}: {why}", folder.display())]
-    Missing { folder: PathBuf, why: String },
+    Missing {
+        folder: PathBuf,
+        #[source]
+        why: NoResult,
+    },
     /// A result is there, and it is not what evo on the node writes for this request.
     #[error("the result in {} is refused: {why}", folder.display())]
-    Refused { folder: PathBuf, why: String },
+    Refused {
+        folder: PathBuf,
+        #[source]
+        why: Refusal,
+    },
+}
+
+/// Why a job's folder holds no result.
+#[derive(Debug, thiserror::Error)]
+pub enum NoResult {
+    #[error("cannot list it: {0}")]
+    CannotList(#[source] std::io::Error),
+    #[error("it is empty")]
+    Empty,
+    /// The first line of the `error.txt` evo on the node wrote.
+    #[error("no result.json; error.txt says: {0}")]
+    NodeSaid(String),
+    #[error("no result.json ({0})")]
+    NoResultFile(#[source] std::io::Error),
+}
+
+/// Why a job's result is not what evo on the node writes for the request.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    #[error("{0} entries where one run folder belongs")]
+    Entries(usize),
+    #[error("result.json is not a confirmation result: {0}")]
+    NotAResult(#[source] serde_json::Error),
+    #[error("the folder is not named after its run `{0}`")]
+    Misnamed(String),
+    #[error("the node wrote {0}; only the coordinator signs and renders")]
+    Signed(&'static str),
+    #[error("no candidate.patch: {0}")]
+    NoPatch(#[source] std::io::Error),
+    #[error("it confirmed another patch than the one sent")]
+    OtherPatch,
+    /// A field of the result that differs from the request (the values as Rust prints them).
+    #[error("{what} is {got}, the request says {want}")]
+    Differs {
+        what: &'static str,
+        got: String,
+        want: String,
+    },
+    #[error(transparent)]
+    Rules(#[from] receipt::recompute::RulesMismatch),
+    #[error("its search context is not the one sent")]
+    OtherSearch,
+    #[error(
+        "scenario {scenario} was planned with (pairs, max_pairs, aa_pairs, warmups) {got}, the \
+         campaign says {want}"
+    )]
+    Counts {
+        scenario: String,
+        got: String,
+        want: String,
+    },
+    #[error("{count} figure(s) do not follow from its raw runs, first {first}")]
+    Recomputed { count: usize, first: String },
 }
 
 /// Checks the output folder `out` of a job that ran `expected.request`.
 pub fn collect(out: &Path, expected: &Expected) -> Result<Collected, CollectError> {
-    let missing = |why: String| CollectError::Missing {
+    let missing = |why: NoResult| CollectError::Missing {
         folder: out.to_path_buf(),
         why,
     };
     let entries: Vec<PathBuf> = std::fs::read_dir(out)
-        .map_err(|e| missing(format!("cannot list it: {e}")))?
+        .map_err(|e| missing(NoResult::CannotList(e)))?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .collect();
     let run_folder = match entries.as_slice() {
-        [] => return Err(missing("it is empty".into())),
+        [] => return Err(missing(NoResult::Empty)),
         [one] if one.is_dir() => one.clone(),
         _ => {
             return Err(CollectError::Refused {
                 folder: out.to_path_buf(),
-                why: format!("{} entries where one run folder belongs", entries.len()),
+                why: Refusal::Entries(entries.len()),
             });
         }
     };
-    let refused = |why: String| CollectError::Refused {
+    let refused = |why: Refusal| CollectError::Refused {
         folder: run_folder.clone(),
         why,
     };
@@ -71,8 +132,8 @@ pub fn collect(out: &Path, expected: &Expected) -> Result<Collected, CollectErro
         Err(e) => {
             let error = std::fs::read_to_string(run_folder.join("error.txt")).unwrap_or_default();
             let why = match error.lines().next() {
-                Some(line) => format!("no result.json; error.txt says: {line}"),
-                None => format!("no result.json ({e})"),
+                Some(line) => NoResult::NodeSaid(line.to_string()),
+                None => NoResult::NoResultFile(e),
             };
             return Err(CollectError::Missing {
                 folder: run_folder,
@@ -80,59 +141,55 @@ pub fn collect(out: &Path, expected: &Expected) -> Result<Collected, CollectErro
             });
         }
     };
-    let result: ConfirmResult = serde_json::from_slice(&bytes)
-        .map_err(|e| refused(format!("result.json is not a confirmation result: {e}")))?;
+    let result: ConfirmResult =
+        serde_json::from_slice(&bytes).map_err(|e| refused(Refusal::NotAResult(e)))?;
     check_layout(&run_folder, &result, expected).map_err(refused)?;
     check_identity(&result, expected).map_err(refused)?;
     let differences = receipt::recompute::recompute(&result);
     if let Some(first) = differences.first() {
-        return Err(refused(format!(
-            "{} figure(s) do not follow from its raw runs, first {first}",
-            differences.len()
-        )));
+        return Err(refused(Refusal::Recomputed {
+            count: differences.len(),
+            first: first.to_string(),
+        }));
     }
     Ok(Collected { run_folder, result })
 }
 
 /// One run folder, named after its run, holding the patch that was sent and nothing signed.
-fn check_layout(folder: &Path, r: &ConfirmResult, expected: &Expected) -> Result<(), String> {
+fn check_layout(folder: &Path, r: &ConfirmResult, expected: &Expected) -> Result<(), Refusal> {
     if folder.file_name() != Some(std::ffi::OsStr::new(&r.run_id)) {
-        return Err(format!(
-            "the folder is not named after its run `{}`",
-            r.run_id
-        ));
+        return Err(Refusal::Misnamed(r.run_id.clone()));
     }
     for signed in [receipt::RECEIPT_FILE, "pr_body.md"] {
         if folder.join(signed).exists() {
-            return Err(format!(
-                "the node wrote {signed}; only the coordinator signs and renders"
-            ));
+            return Err(Refusal::Signed(signed));
         }
     }
-    let patch = std::fs::read(folder.join("candidate.patch"))
-        .map_err(|e| format!("no candidate.patch: {e}"))?;
+    let patch = std::fs::read(folder.join("candidate.patch")).map_err(Refusal::NoPatch)?;
     let sent = &expected.request.plan.patch;
     let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(sent));
     if patch != *sent || r.patch.sha256 != sha {
-        return Err("it confirmed another patch than the one sent".into());
+        return Err(Refusal::OtherPatch);
     }
     Ok(())
 }
 
 /// The result is of the confirmation that was asked for, under this evo's rules and settings.
-fn check_identity(r: &ConfirmResult, expected: &Expected) -> Result<(), String> {
+fn check_identity(r: &ConfirmResult, expected: &Expected) -> Result<(), Refusal> {
     let plan = &expected.request.plan;
     let campaign = &plan.campaign;
     let settings = plan.settings();
-    let differ = |what: &str, got: &dyn std::fmt::Debug, want: &dyn std::fmt::Debug| {
-        Err(format!("{what} is {got:?}, the request says {want:?}"))
+    let differ = |what: &'static str, got: &dyn std::fmt::Debug, want: &dyn std::fmt::Debug| {
+        Err(Refusal::Differs {
+            what,
+            got: format!("{got:?}"),
+            want: format!("{want:?}"),
+        })
     };
     if r.evo_version != env!("CARGO_PKG_VERSION") {
         return differ("evo_version", &r.evo_version, &env!("CARGO_PKG_VERSION"));
     }
-    if let Err(e) = receipt::recompute::same_rules(r) {
-        return Err(e.to_string());
-    }
+    receipt::recompute::same_rules(r)?;
     if r.baseline_sha != expected.baseline_sha {
         return differ("baseline_sha", &r.baseline_sha, &expected.baseline_sha);
     }
@@ -170,7 +227,7 @@ fn check_identity(r: &ConfirmResult, expected: &Expected) -> Result<(), String> 
     if let Some(search) = &expected.request.search {
         if r.candidates_tried != search.candidates_tried || r.search != Some(search.figures.clone())
         {
-            return Err("its search context is not the one sent".into());
+            return Err(Refusal::OtherSearch);
         }
     }
     check_counts(r, expected)?;
@@ -191,7 +248,7 @@ fn check_identity(r: &ConfirmResult, expected: &Expected) -> Result<(), String> 
 }
 
 /// Every measured scenario was planned with the campaign's configured counts.
-fn check_counts(r: &ConfirmResult, expected: &Expected) -> Result<(), String> {
+fn check_counts(r: &ConfirmResult, expected: &Expected) -> Result<(), Refusal> {
     let settings = expected.request.plan.settings();
     let want = (
         settings.pairs.get(),
@@ -204,11 +261,11 @@ fn check_counts(r: &ConfirmResult, expected: &Expected) -> Result<(), String> {
         if let Some(p) = plan {
             let got = (p.pairs, p.max_pairs, p.aa_pairs, p.warmups);
             if got != want {
-                return Err(format!(
-                    "scenario {} was planned with (pairs, max_pairs, aa_pairs, warmups) {got:?}, \
-                     the campaign says {want:?}",
-                    s.name
-                ));
+                return Err(Refusal::Counts {
+                    scenario: s.name.clone(),
+                    got: format!("{got:?}"),
+                    want: format!("{want:?}"),
+                });
             }
         }
     }

@@ -16,17 +16,20 @@ use super::job::JobFolder;
 use super::scheduler::{Job, JobKind, Scheduler};
 use super::slurm::{JobId, JobInfo, JobState, SlurmError};
 
+/// Why a job's work failed: any error, as a node's evo would print it.
+pub type WorkError = crate::failure::Cause;
+
 /// What a node does with a job that runs: its request, run here. An error is the job's process
 /// failing (the job ends `failed`, exit code 1).
 pub trait JobWork: Send + Sync {
-    fn run(&self, job: &Job) -> Result<(), String>;
+    fn run(&self, job: &Job) -> Result<(), WorkError>;
 }
 
 /// Work that does nothing: every job that runs leaves its output folder empty.
 pub struct NoWork;
 
 impl JobWork for NoWork {
-    fn run(&self, _job: &Job) -> Result<(), String> {
+    fn run(&self, _job: &Job) -> Result<(), WorkError> {
         Ok(())
     }
 }
@@ -293,7 +296,7 @@ mod tests {
     struct Counting(AtomicUsize);
 
     impl JobWork for Counting {
-        fn run(&self, _job: &Job) -> Result<(), String> {
+        fn run(&self, _job: &Job) -> Result<(), WorkError> {
             match self.0.fetch_add(1, Ordering::SeqCst) {
                 0 => Ok(()),
                 _ => Err("the second run fails".into()),

@@ -55,6 +55,13 @@ impl FleetPlan {
     }
 }
 
+/// Why a campaign's fleet cannot be planned.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    #[error("cannot find the evo binary the fleet's jobs would run: {0}")]
+    NoEvo(#[source] std::io::Error),
+}
+
 /// The fleet of the campaign in `campaign_file`, whose jobs go to `scheduler`; `None` when its
 /// confirmations run here.
 pub fn plan(
@@ -62,7 +69,7 @@ pub fn plan(
     spec: &Campaign,
     output_dir: &Path,
     scheduler: Arc<dyn scheduler::Scheduler>,
-) -> Result<Option<FleetPlan>, String> {
+) -> Result<Option<FleetPlan>, FleetError> {
     let Some(settings) = spec.fleet.clone() else {
         return Ok(None);
     };
@@ -73,8 +80,7 @@ pub fn plan(
         Some(dir) => crate::plan::resolve_in(campaign_file, dir),
         None => output_dir.to_path_buf(),
     };
-    let evo = std::env::current_exe()
-        .map_err(|e| format!("cannot find the evo binary the fleet's jobs would run: {e}"))?;
+    let evo = std::env::current_exe().map_err(FleetError::NoEvo)?;
     Ok(Some(FleetPlan {
         settings,
         shared_dir,

@@ -17,6 +17,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::{CallgrindError, DumpError};
 use super::runner::{RunSpec, Runner};
 use super::sandbox::Bind;
 
@@ -40,11 +41,11 @@ pub fn count(
     runner: &mut dyn Runner,
     spec: &RunSpec,
     out: &Path,
-) -> Result<InstructionCount, String> {
+) -> Result<InstructionCount, CallgrindError> {
     let stdout_sha256 = run_counted(runner, spec, out)?;
     let instructions = sum_callgrind_totals(out)?;
     if instructions == 0 {
-        return Err("callgrind wrote no count".to_string());
+        return Err(CallgrindError::NoCount);
     }
     Ok(InstructionCount {
         instructions,
@@ -57,20 +58,26 @@ pub fn profile(
     runner: &mut dyn Runner,
     spec: &RunSpec,
     out: &Path,
-) -> Result<super::callgrind_profile::CallgrindProfile, String> {
+) -> Result<super::callgrind_profile::CallgrindProfile, CallgrindError> {
     run_counted(runner, spec, out)?;
     let profile = super::callgrind_profile::read_dir(out)?;
     if profile.instructions == 0 {
-        return Err("callgrind wrote no count".to_string());
+        return Err(CallgrindError::NoCount);
     }
     Ok(profile)
 }
 
 /// The one run under callgrind, its dumps left in `out`; returns the sha256 of its stdout.
-fn run_counted(runner: &mut dyn Runner, spec: &RunSpec, out: &Path) -> Result<String, String> {
+fn run_counted(
+    runner: &mut dyn Runner,
+    spec: &RunSpec,
+    out: &Path,
+) -> Result<String, CallgrindError> {
     let _ = std::fs::remove_dir_all(out);
-    std::fs::create_dir_all(out)
-        .map_err(|e| format!("cannot create the callgrind folder {}: {e}", out.display()))?;
+    std::fs::create_dir_all(out).map_err(|source| CallgrindError::CreateFolder {
+        path: out.to_path_buf(),
+        source,
+    })?;
     let mut sandbox = spec.sandbox.clone();
     if let Some(sandbox) = &mut sandbox {
         // callgrind writes its counts outside the tree.
@@ -90,15 +97,14 @@ fn run_counted(runner: &mut dyn Runner, spec: &RunSpec, out: &Path) -> Result<St
         ),
         ..spec.clone()
     };
-    let run = runner.run(&wrapped).map_err(|e| e.to_string())?;
+    let run = runner.run(&wrapped)?;
     if !run.succeeded() {
-        return Err(format!(
-            "the run under callgrind failed (is valgrind installed?): {}",
-            run.stderr_tail.trim()
-        ));
+        return Err(CallgrindError::RunFailed {
+            stderr: run.stderr_tail.trim().to_string(),
+        });
     }
     if run.leftover_processes {
-        return Err("the run under callgrind left processes behind".to_string());
+        return Err(CallgrindError::LeftProcesses);
     }
     Ok(run.stdout_sha256)
 }
@@ -109,31 +115,49 @@ fn run_counted(runner: &mut dyn Runner, spec: &RunSpec, out: &Path) -> Result<St
 /// written (a link redirecting a dump elsewhere, a folder, a file that is not a callgrind dump)
 /// refuses the whole count instead of being skipped: skipping would let a run drop its own work
 /// from the total.
-pub fn sum_callgrind_totals(dir: &Path) -> Result<u64, String> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read the callgrind folder {}: {e}", dir.display()))?;
+pub fn sum_callgrind_totals(dir: &Path) -> Result<u64, CallgrindError> {
     let mut total = 0u64;
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("cannot read the callgrind folder: {e}"))?;
-        let path = entry.path();
-        let meta = std::fs::symlink_metadata(&path).map_err(|e| e.to_string())?;
-        let name = entry.file_name();
-        if !meta.file_type().is_file() {
-            return Err(format!(
-                "the callgrind folder holds {:?}, which is not a plain file: not counted",
-                name
-            ));
-        }
-        let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+    for (name, text) in dumps(dir)? {
         let line = (text.lines().find(|l| l.starts_with("summary:")))
             .or_else(|| text.lines().find(|l| l.starts_with("totals:")))
-            .ok_or_else(|| format!("{name:?} in the callgrind folder is not a callgrind dump"))?;
+            .ok_or_else(|| CallgrindError::NotADump { name: name.clone() })?;
         let count = (line.split_whitespace().nth(1))
             .and_then(|n| n.parse::<u64>().ok())
-            .ok_or_else(|| format!("{name:?}: unreadable count `{line}`"))?;
+            .ok_or_else(|| CallgrindError::Dump {
+                name,
+                source: DumpError::Count {
+                    line: line.to_string(),
+                },
+            })?;
         total = total.saturating_add(count);
     }
     Ok(total)
+}
+
+/// The name and text of every file in the callgrind folder `dir`; anything there that is not a
+/// plain file refuses the folder.
+pub(crate) fn dumps(dir: &Path) -> Result<Vec<(std::ffi::OsString, String)>, CallgrindError> {
+    let read_folder = |source| CallgrindError::ReadFolder {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(read_folder)? {
+        let entry = entry.map_err(read_folder)?;
+        let path = entry.path();
+        let read_file = |source| CallgrindError::ReadFile {
+            path: path.clone(),
+            source,
+        };
+        let meta = std::fs::symlink_metadata(&path).map_err(read_file)?;
+        let name = entry.file_name();
+        if !meta.file_type().is_file() {
+            return Err(CallgrindError::NotAFile { name });
+        }
+        let text = std::fs::read_to_string(&path).map_err(read_file)?;
+        files.push((name, text));
+    }
+    Ok(files)
 }
 
 #[cfg(test)]
@@ -156,7 +180,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("cg.1"), "events: Ir\nsummary: 1200\n").unwrap();
         std::fs::write(dir.path().join("cg.2"), "events: Ir\nfn=main\ntotals: 34\n").unwrap();
-        assert_eq!(sum_callgrind_totals(dir.path()), Ok(1234));
+        assert_eq!(sum_callgrind_totals(dir.path()).unwrap(), 1234);
     }
 
     #[test]

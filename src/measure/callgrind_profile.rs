@@ -11,6 +11,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use super::error::{CallgrindError, DumpError};
+
 /// The self instructions of one function (its `fl=` file and `ob=` object as callgrind names
 /// them), over every traced process.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,27 +74,16 @@ impl Names {
 
 /// Reads every callgrind file in `dir` into one profile. Anything in the folder that is not a
 /// callgrind dump refuses it, as `callgrind::sum_callgrind_totals` does.
-pub fn read_dir(dir: &Path) -> Result<CallgrindProfile, String> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read the callgrind folder {}: {e}", dir.display()))?;
+pub fn read_dir(dir: &Path) -> Result<CallgrindProfile, CallgrindError> {
     let mut tally = Tally::default();
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("cannot read the callgrind folder: {e}"))?;
-        let meta = std::fs::symlink_metadata(entry.path()).map_err(|e| e.to_string())?;
-        if !meta.file_type().is_file() {
-            return Err(format!(
-                "the callgrind folder holds {:?}, which is not a plain file",
-                entry.file_name()
-            ));
-        }
-        let text = std::fs::read_to_string(entry.path()).map_err(|e| e.to_string())?;
-        add_file(&text, &mut tally).map_err(|e| format!("{:?}: {e}", entry.file_name()))?;
+    for (name, text) in super::callgrind::dumps(dir)? {
+        add_file(&text, &mut tally).map_err(|source| CallgrindError::Dump { name, source })?;
     }
     Ok(finish(tally))
 }
 
 /// One callgrind file's profile.
-pub fn parse(text: &str) -> Result<CallgrindProfile, String> {
+pub fn parse(text: &str) -> Result<CallgrindProfile, DumpError> {
     let mut tally = Tally::default();
     add_file(text, &mut tally)?;
     Ok(finish(tally))
@@ -140,7 +131,7 @@ struct Cursor {
     call_cost_next: bool,
 }
 
-fn add_file(text: &str, tally: &mut Tally) -> Result<(), String> {
+fn add_file(text: &str, tally: &mut Tally) -> Result<(), DumpError> {
     let mut positions = vec!["line".to_string()];
     let mut ir_column = 0;
     let mut summary = None;
@@ -182,9 +173,7 @@ fn add_file(text: &str, tally: &mut Tally) -> Result<(), String> {
             _ => {}
         }
     }
-    let total = summary
-        .or(totals)
-        .ok_or_else(|| "not a callgrind dump (no `summary:` or `totals:` line)".to_string())?;
+    let total = summary.or(totals).ok_or(DumpError::NoTotal)?;
     tally.instructions = tally.instructions.saturating_add(total);
     Ok(())
 }
@@ -208,20 +197,21 @@ fn add_cost_line(
     ir_column: usize,
     at: &mut Cursor,
     tally: &mut Tally,
-) -> Result<(), String> {
+) -> Result<(), DumpError> {
     let mut words = line.split_whitespace();
+    let line_of = || line.to_string();
     at.last.resize(positions.len(), 0);
     for last in at.last.iter_mut() {
         let word = words
             .next()
-            .ok_or_else(|| format!("a cost line without its positions: `{line}`"))?;
-        *last = position(word, *last).ok_or_else(|| format!("unreadable position in `{line}`"))?;
+            .ok_or_else(|| DumpError::NoPositions { line: line_of() })?;
+        *last = position(word, *last).ok_or_else(|| DumpError::Position { line: line_of() })?;
     }
     let costs: Vec<&str> = words.collect();
     let ir = match costs.get(ir_column) {
         Some(word) => word
             .parse::<u64>()
-            .map_err(|_| format!("unreadable cost in `{line}`"))?,
+            .map_err(|_| DumpError::Cost { line: line_of() })?,
         None => 0,
     };
     if std::mem::take(&mut at.call_cost_next) || ir == 0 {

@@ -209,7 +209,7 @@ impl Runner for FakeRunner {
         };
         let outcome = outcome.ok_or_else(|| RunnerError::Helper {
             command: spec.command.clone(),
-            detail: "the fake runner has no script for this command".to_string(),
+            source: super::error::HelperError::Unscripted,
         })?;
         // The real runner always writes the logs it was given; readers of them expect the files.
         let logs = [

@@ -26,6 +26,7 @@ use rustix::io::FdFlags;
 use rustix::process::{DumpableBehavior, WaitOptions};
 use serde::{Deserialize, Serialize};
 
+use super::error::InitError;
 use super::helper::{Reaped, rusage_from, wait4};
 use super::record::Rusage;
 
@@ -84,10 +85,8 @@ pub fn maybe_run_init() -> Option<i32> {
     })
 }
 
-fn run(command: &[OsString]) -> Result<i32, String> {
-    let (program, args) = command
-        .split_first()
-        .ok_or_else(|| "no command given".to_string())?;
+fn run(command: &[OsString]) -> Result<i32, InitError> {
+    let (program, args) = command.split_first().ok_or(InitError::NoCommand)?;
     // Not dumpable: no process of the run can trace this one or read its descriptors. Setting it
     // on oneself to "not dumpable" has no failure case the kernel documents.
     let _ = rustix::process::set_dumpable_behavior(DumpableBehavior::NotDumpable);
@@ -96,7 +95,10 @@ fn run(command: &[OsString]) -> Result<i32, String> {
     let child = Command::new(program)
         .args(args)
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", program.to_string_lossy()))?;
+        .map_err(|source| InitError::Start {
+            program: program.to_string_lossy().into_owned(),
+            source,
+        })?;
     // Linux pids are at most 2^22, so they fit a pid_t.
     let pid = child.id() as libc::pid_t;
     let (status, rusage) = reap_until(pid);
@@ -108,7 +110,7 @@ fn run(command: &[OsString]) -> Result<i32, String> {
         wall_s,
         rusage,
     };
-    let json = serde_json::to_vec(&report).map_err(|e| e.to_string())?;
+    let json = serde_json::to_vec(&report).map_err(InitError::Report)?;
     // A helper that stopped listening (evo interrupted) is not this run's failure.
     let _ = pipe.write_all(&json);
     Ok(status)
@@ -116,7 +118,7 @@ fn run(command: &[OsString]) -> Result<i32, String> {
 
 /// Takes the report pipe at [`INIT_REPORT_FD`], close-on-exec so no process of the run inherits
 /// it; an error when it is not open.
-fn report_pipe() -> Result<File, String> {
+fn report_pipe() -> Result<File, InitError> {
     // SAFETY: the helper put the report pipe's write end at this number before exec and bubblewrap
     // passed it through; nothing in this process has claimed or closed it (this runs before any
     // other file is opened). The borrow lasts for one fcntl call, which on a descriptor that is
@@ -124,7 +126,7 @@ fn report_pipe() -> Result<File, String> {
     // open, does the returned `File` own it, and nothing else ever uses or closes that number.
     unsafe {
         rustix::io::fcntl_setfd(BorrowedFd::borrow_raw(INIT_REPORT_FD), FdFlags::CLOEXEC)
-            .map_err(|errno| format!("report descriptor {INIT_REPORT_FD} is not open: {errno}"))?;
+            .map_err(InitError::ReportPipe)?;
         Ok(File::from_raw_fd(INIT_REPORT_FD))
     }
 }
@@ -163,21 +165,21 @@ impl RLimits {
         })
     }
 
-    fn apply(&self) -> Result<(), String> {
+    fn apply(&self) -> Result<(), InitError> {
         use rustix::process::{Resource, Rlimit, setrlimit};
         let both = |n: u64| Rlimit {
             current: Some(n),
             maximum: Some(n),
         };
         let file = both(u64::from(self.file_mib) << 20);
-        setrlimit(Resource::Fsize, file).map_err(|e| format!("cannot limit file sizes: {e}"))?;
+        setrlimit(Resource::Fsize, file).map_err(InitError::FileLimit)?;
         // The kernel sends SIGXCPU at the soft limit but SIGKILL at the hard one, and checks the
         // hard one first: one second apart, the process is told why it ends.
         let cpu = Rlimit {
             current: Some(u64::from(self.cpu_s)),
             maximum: Some(u64::from(self.cpu_s) + 1),
         };
-        setrlimit(Resource::Cpu, cpu).map_err(|e| format!("cannot limit CPU time: {e}"))
+        setrlimit(Resource::Cpu, cpu).map_err(InitError::CpuLimit)
     }
 
     /// Says on stderr which limit a failed command reached: a process killed by `SIGXFSZ` or

@@ -62,8 +62,12 @@ pub enum RunnerError {
         #[source]
         source: std::io::Error,
     },
-    #[error("the helper process for `{command}` failed: {detail}")]
-    Helper { command: String, detail: String },
+    #[error("the helper process for `{command}` failed: {source}")]
+    Helper {
+        command: String,
+        #[source]
+        source: super::error::HelperError,
+    },
     /// The user stopped evo (Ctrl-C) before or while the command ran; the run is discarded.
     #[error("{}", crate::interrupt::MESSAGE)]
     Interrupted,

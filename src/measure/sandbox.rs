@@ -24,6 +24,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::caches::{self, CacheLock, MachineKind, SharedCaches};
+pub use super::error::SandboxError;
 use super::init::{self, INIT_ARG, INIT_PATH};
 use super::readonly::ReadOnlyPaths;
 use super::view::{Covered, Shown, View};
@@ -357,8 +358,14 @@ impl SandboxPolicy {
         }
     }
 
-    /// Decides from the campaign's request and what this machine has.
+    /// [`SandboxPolicy::for_request`], its error as a message: what `plan::sandbox_policy`
+    /// passes on (its own errors are messages still).
     pub fn decide(request: SandboxRequest) -> Result<SandboxPolicy, String> {
+        SandboxPolicy::for_request(request).map_err(|e| e.to_string())
+    }
+
+    /// Decides from the campaign's request and what this machine has.
+    pub fn for_request(request: SandboxRequest) -> Result<SandboxPolicy, SandboxError> {
         if request.mode == SandboxMode::Off {
             return Ok(SandboxPolicy::unsandboxed(
                 format!("off: sandbox.mode is \"off\"; {UNSANDBOXED}"),
@@ -396,11 +403,9 @@ impl SandboxPolicy {
                     },
                 })
             }
-            Err(why) if request.mode == SandboxMode::On => Err(format!(
-                "the sandbox is required (sandbox.mode \"on\"), but {why}; install bubblewrap \
-                 (Debian: apt-get install bubblewrap) on a machine that allows user namespaces, \
-                 or use sandbox mode \"auto\" to run unsandboxed with a warning"
-            )),
+            Err(why) if request.mode == SandboxMode::On => {
+                Err(SandboxError::Required(Box::new(why)))
+            }
             Err(why) => Ok(SandboxPolicy::unsandboxed(
                 format!("off: {why} (sandbox.mode \"auto\"); {UNSANDBOXED}"),
                 &request.pass_env,
@@ -447,7 +452,7 @@ impl SandboxPolicy {
         tree: &Path,
         cwd: Option<&Path>,
         arm: Arm,
-    ) -> Result<Option<Sandbox>, String> {
+    ) -> Result<Option<Sandbox>, SandboxError> {
         let Some(bwrap) = self.bwrap.clone() else {
             return Ok(None);
         };
@@ -497,7 +502,7 @@ impl SandboxPolicy {
     }
 
     /// The declared caches as `arm`'s build in `tree` sees them.
-    fn caches(&self, tree: &Path, arm: Arm) -> Result<Vec<Bind>, String> {
+    fn caches(&self, tree: &Path, arm: Arm) -> Result<Vec<Bind>, SandboxError> {
         let mut binds = Vec::new();
         for (index, cache) in self.writable.iter().enumerate() {
             let real = self.real_cache(cache)?;
@@ -516,29 +521,34 @@ impl SandboxPolicy {
 
     /// Where the cache declared at `declared` really is: the fleet's folder for this machine's
     /// kind when caches are shared (made when missing), else the declared folder itself.
-    fn real_cache(&self, declared: &Path) -> Result<PathBuf, String> {
+    fn real_cache(&self, declared: &Path) -> Result<PathBuf, SandboxError> {
         let Some(shared) = &self.shared else {
             return Ok(declared.to_path_buf());
         };
         let source = shared.source(declared);
-        std::fs::create_dir_all(&source)
-            .map_err(|e| format!("cannot create the shared cache {}: {e}", source.display()))?;
-        Ok(source)
+        match std::fs::create_dir_all(&source) {
+            Ok(()) => Ok(source),
+            Err(e) => Err(SandboxError::CreateSharedCache {
+                path: source,
+                source: e,
+            }),
+        }
     }
 
     /// The locks a build of `arm` holds while it runs: with shared caches, a baseline build
     /// writes them and so holds each one's lock exclusively (waiting for builds and copies on
     /// other nodes to finish); nothing otherwise. Released when dropped.
-    pub fn hold_caches(&self, arm: Arm) -> Result<Vec<CacheLock>, String> {
+    pub fn hold_caches(&self, arm: Arm) -> Result<Vec<CacheLock>, SandboxError> {
         if self.bwrap.is_none() || self.shared.is_none() || arm != Arm::Baseline {
             return Ok(Vec::new());
         }
         let mut held = Vec::new();
         for cache in &self.writable {
             let real = self.real_cache(cache)?;
-            let lock = caches::lock(&real, true)
-                .map_err(|e| format!("cannot lock the shared cache {}: {e}", real.display()))?;
-            held.push(lock);
+            match caches::lock(&real, true) {
+                Ok(lock) => held.push(lock),
+                Err(source) => return Err(SandboxError::LockSharedCache { path: real, source }),
+            }
         }
         Ok(held)
     }
@@ -552,7 +562,7 @@ impl SandboxPolicy {
 
     /// Makes the copies a build of `arm` in `tree` will use, now: before a baseline build that
     /// runs beside it starts changing the real caches under `cp`.
-    pub fn prepare_build(&self, tree: &Path, arm: Arm) -> Result<(), String> {
+    pub fn prepare_build(&self, tree: &Path, arm: Arm) -> Result<(), SandboxError> {
         if self.bwrap.is_some() {
             self.caches(tree, arm)?;
         }
@@ -563,30 +573,43 @@ impl SandboxPolicy {
     /// real one (`cp -a`, sharing blocks where the file system can) unless `prepare_build` made
     /// it already; removed after the build (`release`), so nothing an earlier candidate's build
     /// wrote is in it.
-    fn private_copy(&self, tree: &Path, index: usize, cache: &Path) -> Result<PathBuf, String> {
+    fn private_copy(
+        &self,
+        tree: &Path,
+        index: usize,
+        cache: &Path,
+    ) -> Result<PathBuf, SandboxError> {
         let copy = self.copy_path(tree, index);
         if copy.is_dir() {
             return Ok(copy);
         }
-        std::fs::create_dir_all(&self.copies)
-            .map_err(|e| format!("cannot create {}: {e}", self.copies.display()))?;
+        std::fs::create_dir_all(&self.copies).map_err(|source| SandboxError::CreateCopies {
+            path: self.copies.clone(),
+            source,
+        })?;
         // A shared cache is copied while no baseline build (on any node) writes it.
         let _reading = (self.shared.as_ref())
             .map(|_| caches::lock(cache, false))
             .transpose()
-            .map_err(|e| format!("cannot lock the shared cache {}: {e}", cache.display()))?;
+            .map_err(|source| SandboxError::LockSharedCache {
+                path: cache.to_path_buf(),
+                source,
+            })?;
         let status = Command::new("cp")
             .args(["-a", "--reflink=auto"])
             .arg(cache)
             .arg(&copy)
             .status()
-            .map_err(|e| format!("cannot run `cp` to copy {}: {e}", cache.display()))?;
+            .map_err(|source| SandboxError::RunCopy {
+                cache: cache.to_path_buf(),
+                source,
+            })?;
         if !status.success() {
             let _ = std::fs::remove_dir_all(&copy);
-            return Err(format!(
-                "could not copy the cache {} for the candidate's build ({status})",
-                cache.display()
-            ));
+            return Err(SandboxError::CopyFailed {
+                cache: cache.to_path_buf(),
+                status,
+            });
         }
         Ok(copy)
     }
@@ -627,9 +650,8 @@ pub struct Bubblewrap {
 
 /// Finds `bwrap` on the PATH and checks that it can build a sandbox with every guarantee evo
 /// relies on here (containers may forbid the namespaces it needs).
-pub fn probe() -> Result<Bubblewrap, String> {
-    let bwrap =
-        which("bwrap").ok_or_else(|| "bubblewrap (`bwrap`) is not installed".to_string())?;
+pub fn probe() -> Result<Bubblewrap, SandboxError> {
+    let bwrap = which("bwrap").ok_or(SandboxError::NotInstalled)?;
     let trial = Command::new(&bwrap)
         .args([
             "--unshare-user",
@@ -658,15 +680,16 @@ pub fn probe() -> Result<Bubblewrap, String> {
             "--",
             "/bin/true",
         ])
-        .output()
-        .map_err(|e| format!("`{}` could not start: {e}", bwrap.display()))?;
+        .output();
+    let trial = match trial {
+        Ok(trial) => trial,
+        Err(source) => return Err(SandboxError::CannotStart { bwrap, source }),
+    };
     if !trial.status.success() {
-        return Err(format!(
-            "`{}` cannot create an unprivileged sandbox on this machine (user and PID \
-             namespaces): {}",
-            bwrap.display(),
-            String::from_utf8_lossy(&trial.stderr).trim()
-        ));
+        return Err(SandboxError::NoNamespaces {
+            bwrap,
+            stderr: String::from_utf8_lossy(&trial.stderr).trim().to_string(),
+        });
     }
     let version = Command::new(&bwrap)
         .arg("--version")
@@ -689,130 +712,5 @@ fn which(name: &str) -> Option<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn strings(args: Vec<OsString>) -> Vec<String> {
-        args.into_iter().map(|a| a.into_string().unwrap()).collect()
-    }
-
-    #[test]
-    fn a_sandbox_drops_privileges_and_binds_the_tree_after_the_view() {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = dir.path().join("cache");
-        let keys = cache.join("keys");
-        std::fs::create_dir_all(&keys).unwrap();
-        let view = View {
-            home: Some("/home/u".into()),
-            shown: vec![Shown::Folder("/usr".into())],
-            covered: vec![Covered::File("/etc/shadow".into())],
-            secrets: vec![keys.clone()],
-        };
-        let sandbox = Sandbox {
-            bwrap: "bwrap".into(),
-            view: Arc::new(view),
-            binds: vec![
-                Bind {
-                    source: "/w/copy".into(),
-                    dest: cache.clone(),
-                    writable: true,
-                },
-                Bind::same(Path::new("/w/work/candidate"), true),
-            ],
-            cwd: Some("/w/work/candidate/src".into()),
-            network: false,
-            limits: SandboxLimits {
-                tmp_mib: std::num::NonZeroU32::new(3).unwrap(),
-                ..SandboxLimits::default()
-            },
-        };
-        let args = strings(sandbox.argv(Path::new("/opt/evo")));
-        let at = |flag: &str| args.iter().position(|a| a == flag).unwrap();
-        for flag in [
-            "--unshare-user",
-            "--unshare-pid",
-            "--unshare-net",
-            "--disable-userns",
-            "--new-session",
-            "--as-pid-1",
-        ] {
-            assert!(args.contains(&flag.to_string()), "{flag} missing: {args:?}");
-        }
-        assert_eq!(args[at("--cap-drop") + 1], "ALL");
-        assert_eq!(args[at("--uid") + 1], SANDBOX_ID);
-        assert!(
-            !args.contains(&"/".to_string()),
-            "the root is never shown: {args:?}"
-        );
-        let home = args.iter().position(|a| a == "/home/u").unwrap();
-        let usr = args.iter().position(|a| a == "/usr").unwrap();
-        assert!(home < usr, "{args:?}");
-        let at_cache = args.iter().position(|a| a == cache.to_str().unwrap());
-        let at_key = args.iter().position(|a| a == keys.to_str().unwrap());
-        assert!(
-            at_cache.unwrap() < at_key.unwrap(),
-            "a secret inside a bind is covered after it: {args:?}"
-        );
-        assert_eq!(args[at("--chdir") + 1], "/w/work/candidate/src");
-        assert_eq!(args[at("--size") + 1], (3u64 << 20).to_string());
-        assert_eq!(args[at("--size") + 2], "--tmpfs");
-        assert_eq!(args[at("--size") + 3], "/tmp");
-        let tail = &args[args.len() - 4..];
-        let rlimits = init::RLimits::of(&sandbox.limits).arg();
-        assert_eq!(tail, ["--", INIT_PATH, INIT_ARG, &rlimits]);
-    }
-
-    #[test]
-    fn an_agent_keeps_the_network_and_nothing_else_changes() {
-        let sandbox = Sandbox {
-            bwrap: "bwrap".into(),
-            view: Arc::new(View::default()),
-            binds: vec![],
-            cwd: None,
-            network: true,
-            limits: SandboxLimits::default(),
-        };
-        let args = strings(sandbox.argv(Path::new("/opt/evo")));
-        assert!(!args.contains(&"--unshare-net".to_string()));
-        assert!(args.contains(&"--unshare-pid".to_string()));
-    }
-
-    #[test]
-    fn off_mode_never_probes_and_says_why() {
-        let request = SandboxRequest {
-            mode: SandboxMode::Off,
-            ..SandboxRequest::default()
-        };
-        let policy = SandboxPolicy::decide(request).unwrap();
-        assert!(!policy.enabled());
-        assert!(policy.record.detail.contains("WARNING"));
-        let t = Path::new("/t");
-        assert_eq!(policy.for_build(t, None, Arm::Candidate), Ok(None));
-        assert_eq!(policy.for_run(t, None), None);
-        assert_eq!(policy.for_agent(t, None), None);
-    }
-
-    #[test]
-    fn the_signing_key_variable_is_never_passed_even_when_asked_for() {
-        let pass = ["EVO_SIGNING_KEY".to_string(), "API_TOKEN".to_string()];
-        let every_variable_is_set = |_: &str| Some("value".to_string());
-        for sandboxed in [true, false] {
-            let env = environment_from(sandboxed, &pass, &every_variable_is_set);
-            assert!(!env.contains_key("EVO_SIGNING_KEY"), "{env:?}");
-            assert!(env.contains_key("API_TOKEN"), "{env:?}");
-            assert!(env.contains_key("PATH"), "{env:?}");
-        }
-    }
-
-    #[test]
-    fn the_environment_is_an_allow_list() {
-        let env = run_environment(true, &["EVO_TEST_PASSED_NOWHERE".to_string()]);
-        assert_eq!(env.get("TMPDIR").map(String::as_str), Some("/tmp"));
-        for name in env.keys() {
-            assert!(
-                PASSED_ENV.contains(&name.as_str()) || name == "TMPDIR",
-                "{name} is not on the allow-list"
-            );
-        }
-    }
-}
+#[path = "sandbox_tests.rs"]
+mod tests;

@@ -20,6 +20,7 @@ use rustix::process::{Pid, Signal};
 use sha2::{Digest, Sha256};
 
 use super::cpus::{self, CpuSplit};
+use super::error::HelperError;
 use super::helper::{HELPER_FAILURE_CODE, HelperArgs, HelperReport, REPORT_FD, REPORT_FD_PATH};
 use super::record::RunRecord;
 use super::runner::{LOG_CAP_BYTES, RunSpec, Runner, RunnerError};
@@ -227,11 +228,11 @@ impl Runner for ProcessRunner {
         let mut report_bytes = Vec::new();
         let report = match report_reader.read_to_end(&mut report_bytes) {
             Ok(_) => read_report(helper_status, &report_bytes, &output.stderr_tail),
-            Err(error) => Err(format!("could not read its report: {error}")),
+            Err(error) => Err(HelperError::ReadReport(error)),
         };
-        let report = report.map_err(|detail| RunnerError::Helper {
+        let report = report.map_err(|source| RunnerError::Helper {
             command: spec.command.clone(),
-            detail,
+            source,
         })?;
         if let Some(error) = output.error {
             return Err(io_error(error));
@@ -278,23 +279,19 @@ fn read_report(
     status: std::process::ExitStatus,
     bytes: &[u8],
     stderr_tail: &str,
-) -> Result<HelperReport, String> {
+) -> Result<HelperReport, HelperError> {
     // The helper's own complaint is the last line it wrote to stderr.
-    let last_line = stderr_tail.lines().last().unwrap_or("");
+    let last_line = stderr_tail.lines().last().unwrap_or("").to_string();
     if status.code() == Some(HELPER_FAILURE_CODE) {
-        return Err(last_line.to_string());
+        return Err(HelperError::Said(last_line));
     }
     if !status.success() {
-        return Err(format!(
-            "helper ended with {status}; last stderr line: {last_line:?}"
-        ));
+        return Err(HelperError::Ended { status, last_line });
     }
     if bytes.is_empty() {
-        return Err(format!(
-            "it wrote no report; last stderr line: {last_line:?}"
-        ));
+        return Err(HelperError::NoReport { last_line });
     }
-    serde_json::from_slice(bytes).map_err(|error| format!("unreadable report: {error}"))
+    serde_json::from_slice(bytes).map_err(HelperError::Unreadable)
 }
 
 /// A log file for one stream, written up to [`LOG_CAP_BYTES`].

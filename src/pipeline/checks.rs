@@ -116,8 +116,7 @@ impl LaneStep<'_> {
     ) -> Result<StepOutput, PipelineError> {
         let input = self.input(tree, run_dir, sandbox)?;
         let mut runner = runners.runner();
-        steps::run_step(&mut *runner, run_dir, input)
-            .map_err(|e| PipelineError::Internal(e.to_string()))
+        steps::run_step(&mut *runner, run_dir, input).map_err(PipelineError::internal)
     }
 }
 
@@ -130,7 +129,7 @@ pub(crate) fn record_protected(
     sandbox: &mut SandboxPolicy,
 ) -> Result<crate::tree::Protected, PipelineError> {
     let recorded = crate::tree::record_protected(&tree.root, globs)
-        .map_err(|e| PipelineError::Internal(format!("cannot record the protected files: {e}")))?;
+        .map_err(|e| PipelineError::internal_while("cannot record the protected files", e))?;
     sandbox.protect(recorded.read_only());
     Ok(recorded)
 }

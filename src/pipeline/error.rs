@@ -1,9 +1,24 @@
 //! The one error of the confirm and campaign pipelines: something that stops them without a
-//! verdict on the candidate. Each variant picks its exit code; `failure::Failure` prints it.
+//! verdict on the candidate. Each variant picks its exit code; `failure::Failure` prints it with
+//! its chain of causes.
+//!
+//! A message is a variant's `String`; an error of a stage below (a tree that cannot be pinned, a
+//! sandbox that cannot be had) goes in whole ([`PipelineError::usage`],
+//! [`PipelineError::internal`]), so what caused it is still there to print.
 
 use std::path::Path;
 
+pub use crate::failure::Cause;
 use crate::path::shown;
+
+/// An error with what evo was doing in front of it: `cannot X: <the error>`.
+#[derive(Debug, thiserror::Error)]
+#[error("{context}: {source}")]
+pub struct Doing {
+    pub context: String,
+    #[source]
+    pub source: Cause,
+}
 
 /// Something that stops a confirmation or a campaign without a verdict on the candidate.
 #[derive(Debug, thiserror::Error)]
@@ -11,6 +26,13 @@ pub enum PipelineError {
     /// The inputs are wrong (baseline does not resolve, repository missing, ...).
     #[error("{0}")]
     Usage(String),
+    /// The inputs are wrong, as `source` says with its own causes; `note` follows its message.
+    #[error("{source}{note}")]
+    UsageFrom {
+        #[source]
+        source: Cause,
+        note: String,
+    },
     /// The baseline itself fails a step: the workload or baseline must be fixed first.
     #[error("the baseline itself fails: {0}")]
     Baseline(String),
@@ -22,6 +44,13 @@ pub enum PipelineError {
     },
     #[error("{0}")]
     Internal(String),
+    /// evo's own failure, as `source` says with its own causes; `note` follows its message.
+    #[error("{source}{note}")]
+    InternalFrom {
+        #[source]
+        source: Cause,
+        note: String,
+    },
     /// Stopped by Ctrl-C or a stop signal: no verdict, no receipt; a campaign's journal keeps
     /// everything finished before.
     #[error("{0}")]
@@ -40,6 +69,45 @@ pub enum PipelineError {
 }
 
 impl PipelineError {
+    /// The inputs are wrong, as `error` says: kept whole, its causes with it.
+    pub(crate) fn usage(error: impl Into<Cause>) -> PipelineError {
+        PipelineError::UsageFrom {
+            source: error.into(),
+            note: String::new(),
+        }
+    }
+
+    /// evo's own failure, as `error` says: kept whole, its causes with it.
+    pub(crate) fn internal(error: impl Into<Cause>) -> PipelineError {
+        PipelineError::InternalFrom {
+            source: error.into(),
+            note: String::new(),
+        }
+    }
+
+    /// The inputs are wrong: evo could not do `context` ("cannot copy the overlay"), as `error`
+    /// says.
+    pub(crate) fn usage_while(
+        context: impl Into<String>,
+        error: impl Into<Cause>,
+    ) -> PipelineError {
+        PipelineError::usage(Doing {
+            context: context.into(),
+            source: error.into(),
+        })
+    }
+
+    /// evo's own failure while `context` ("cannot check out the tree"), as `error` says.
+    pub(crate) fn internal_while(
+        context: impl Into<String>,
+        error: impl Into<Cause>,
+    ) -> PipelineError {
+        PipelineError::internal(Doing {
+            context: context.into(),
+            source: error.into(),
+        })
+    }
+
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> PipelineError {
         PipelineError::Io {
             context: context.into(),
@@ -62,6 +130,14 @@ impl PipelineError {
             PipelineError::Internal(m) => PipelineError::Internal(m + &note),
             PipelineError::Interrupted(m) => PipelineError::Interrupted(m + &note),
             PipelineError::KeyLeak(m) => PipelineError::KeyLeak(m + &note),
+            PipelineError::UsageFrom { source, note: n } => PipelineError::UsageFrom {
+                source,
+                note: n + &note,
+            },
+            PipelineError::InternalFrom { source, note: n } => PipelineError::InternalFrom {
+                source,
+                note: n + &note,
+            },
             // Already says where it stands; a campaign's error has no run directory of its own.
             same @ (PipelineError::Io { .. } | PipelineError::CampaignKeyLeak(_)) => same,
         }
@@ -69,12 +145,15 @@ impl PipelineError {
 
     pub fn exit_code(&self) -> i32 {
         match self {
-            PipelineError::Usage(_) | PipelineError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
+            PipelineError::Usage(_)
+            | PipelineError::UsageFrom { .. }
+            | PipelineError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
             PipelineError::Interrupted(_) => crate::exit_codes::INTERRUPTED,
             // A key found in the records is no verdict on the candidate's speed: nothing was
             // decided or signed, as for any failure of evo's own.
             PipelineError::Io { .. }
             | PipelineError::Internal(_)
+            | PipelineError::InternalFrom { .. }
             | PipelineError::KeyLeak(_)
             | PipelineError::CampaignKeyLeak(_) => crate::exit_codes::INTERNAL_ERROR,
         }
@@ -108,6 +187,24 @@ mod tests {
              compromised, make a new one (evo keygen) and confirm again\n"
         );
         assert_eq!(f.code, crate::exit_codes::INTERNAL_ERROR);
+    }
+
+    #[test]
+    fn an_error_kept_whole_prints_its_causes_and_the_logs_after_its_message() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("repo is not a git repository")]
+        struct NotARepo(#[source] std::io::Error);
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "could not find repository");
+        let e = PipelineError::usage(NotARepo(io)).with_logs(Path::new("/r"), None);
+        assert_eq!(e.exit_code(), crate::exit_codes::USAGE_ERROR);
+        assert_eq!(
+            Failure::from(e).render(),
+            "error: repo is not a git repository\n(logs and error.txt are in /r)\n  caused by: \
+             could not find repository\n"
+        );
+        let e = PipelineError::internal("a message alone");
+        assert_eq!(e.exit_code(), crate::exit_codes::INTERNAL_ERROR);
+        assert_eq!(Failure::from(e).render(), "error: a message alone\n");
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub(crate) fn patch_safety(
     let safe = tree::check_patch_safety(summary, baseline, &workload.protected)
         .and_then(|()| tree::check_build_files(summary, baseline, places))
         .and_then(|()| tree::check_applied_size(summary, baseline, cap));
-    let applied_bytes = safe.map_err(|e| e.to_string())?;
+    let applied_bytes = safe.map_err(|e| crate::failure::with_causes(&e))?;
     Ok(format!(
         "no path outside the tree, through a symlink, protected, or a new build file; writes at \
          most {applied_bytes} bytes (limit {cap})"

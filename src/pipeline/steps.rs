@@ -47,8 +47,12 @@ pub enum StepError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot prepare the sandbox of step `{step}`: {message}")]
-    Sandbox { step: String, message: String },
+    #[error("cannot prepare the sandbox of step `{step}`: {source}")]
+    Sandbox {
+        step: String,
+        #[source]
+        source: crate::measure::error::SandboxError,
+    },
     #[error(transparent)]
     Runner(#[from] RunnerError),
 }
@@ -73,9 +77,9 @@ pub fn run_step(
         .unwrap_or_else(|| stdout_log.clone());
     let cwd_rel = input.cwd.unwrap_or(".");
     let cwd = input.tree_root.join(cwd_rel);
-    let sandbox_error = |message| StepError::Sandbox {
+    let sandbox_error = |source| StepError::Sandbox {
         step: input.step.to_string(),
-        message,
+        source,
     };
     // A baseline build writing a fleet's shared caches holds them until it ends (`_caches`).
     let (sandbox, _caches) = if input.step.builds() {

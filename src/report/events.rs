@@ -154,7 +154,8 @@ pub struct Final {
     pub tier: Option<String>,
     /// The process's exit code (after `--fail-on`).
     pub exit_code: i32,
-    /// Why there is no verdict, when there is none.
+    /// Why there is no verdict, when there is none: the error, then a `caused by: …` line for
+    /// each cause it does not already say.
     pub error: Option<String>,
     pub run_dir: Option<String>,
     /// The signed receipt to verify (`evo receipt verify`).

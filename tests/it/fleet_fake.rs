@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use evo::campaign::{self, CampaignEvent, CampaignOptions};
-use evo::fleet::fake::{FakeScheduler, Fate, JobWork};
+use evo::fleet::fake::{FakeScheduler, Fate, JobWork, WorkError};
 use evo::fleet::job::JobFolder;
 use evo::fleet::scheduler::{Job, JobKind};
 use evo::fleet::slurm::JobState;
@@ -70,10 +70,10 @@ fn runner() -> FakeRunner {
 pub(crate) struct Node(pub(crate) fn() -> FakeRunner);
 
 impl JobWork for Node {
-    fn run(&self, job: &Job) -> Result<(), String> {
+    fn run(&self, job: &Job) -> Result<(), WorkError> {
         let file = job.folder.request();
-        let request = evo::confirm::read_request(&file).map_err(|e| e.to_string())?;
-        let hidden = evo::confirm::request::hidden_folder(&file).map_err(|e| e.to_string())?;
+        let request = evo::confirm::read_request(&file)?;
+        let hidden = evo::confirm::request::hidden_folder(&file)?;
         let hold = || Hold::External("a fake node's exclusive allocation".into());
         let runners = Arc::new((self.0)());
         match job.kind {
@@ -83,12 +83,12 @@ impl JobWork for Node {
                     ..evo::confirm::ConfirmOptions::new(runners, hold())
                 };
                 let done = evo::confirm::run_confirm_unsigned(&request, &opts, &mut |_| {});
-                done.map(|_| ()).map_err(|e| e.to_string())
+                Ok(done.map(|_| ())?)
             }
             JobKind::Screening => {
                 let opts = CampaignOptions::new(runners, hold());
                 let done = campaign::run_screening_job(&request, &opts, &[hidden], &mut |_| {});
-                done.map(|_| ()).map_err(|e| e.to_string())
+                Ok(done.map(|_| ())?)
             }
         }
     }

@@ -267,6 +267,42 @@ fn a_repository_path_that_is_not_a_repository_is_named() {
     }
 }
 
+/// The error keeps its cause (issue 29, item 5): under the message evo's own words give, the
+/// line git's error gives, which a flattened message used to drop.
+#[test]
+fn a_repository_that_is_not_one_says_what_git_said() {
+    let fx = Fixture::with_campaign_edit(r#""../repo""#, r#""not-a-repo""#);
+    std::fs::create_dir_all(fx.camp.join("not-a-repo")).unwrap();
+    for stderr in fx.both() {
+        assert_says(&stderr, &["not-a-repo is not a git repository"]);
+        let cause = stderr.lines().find(|l| l.starts_with("  caused by: "));
+        assert!(
+            cause.is_some_and(|l| l.contains("could not find repository")),
+            "no cause from git in\n{stderr}"
+        );
+    }
+    // The machine reader's last event says the cause too.
+    let out = evo()
+        .current_dir(&fx.camp)
+        .args([
+            "confirm",
+            "comment.patch",
+            "--campaign",
+            "campaign.json",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let event: serde_json::Value = serde_json::from_str(last).unwrap();
+    let error = event["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("not-a-repo is not a git repository\ncaused by: could not find repository"),
+        "{last}"
+    );
+}
+
 /// A workload whose build command does not exist: the baseline itself fails to build, which
 /// is the user's mistake (nothing about the candidate was decided), so a usage error naming
 /// the command and the shell's "not found".
