@@ -47,7 +47,8 @@ pub(super) struct Checked {
     pub median: Option<f64>,
 }
 
-/// The statuses a candidate's checks end with when it fails one.
+/// The statuses a candidate's checks end with when it is not screened (a failed check, or
+/// timed programs identical to the baseline's).
 const CHECK_FAILURES: &[Status] = &[
     Status::Refused,
     Status::DidNotApply,
@@ -55,6 +56,8 @@ const CHECK_FAILURES: &[Status] = &[
     Status::TestsFailed,
     Status::DifferentialMismatch,
     Status::TimedOut,
+    // The timed programs are the baseline's: nothing to screen (`pipeline::unchanged`).
+    Status::NoChange,
 ];
 
 /// Checks a screening job's journal `entries` against what was asked for.
@@ -523,6 +526,11 @@ mod tests {
         let mut failed = journal()[..3].to_vec();
         failed.push(status(Status::BuildFailed));
         let checked = check_screening(&failed, &want()).unwrap();
+        assert_eq!((checked.entries.len(), checked.median), (1, None));
+        // A candidate whose timed programs are the baseline's ends its checks unscreened too.
+        let mut unchanged = journal()[..3].to_vec();
+        unchanged.push(status(Status::NoChange));
+        let checked = check_screening(&unchanged, &want()).unwrap();
         assert_eq!((checked.entries.len(), checked.median), (1, None));
         let mut failed_with_pairs = journal();
         failed_with_pairs[3] = status(Status::BuildFailed);

@@ -572,8 +572,12 @@ fn screening_jobs_that_start_together_keep_a_folder_each() {
         return;
     };
     // Two candidates that both pass their checks; with two nodes free their jobs start at once,
-    // and their nodes name their run folders alike (same campaign, baseline and second).
-    let same = format!("        /* the same work */\n{HOT_LINE}");
+    // and their nodes name their run folders alike (same campaign, baseline and second). The
+    // second does the same work in another binary (a comment alone would leave the program the
+    // baseline's, which is not screened at all).
+    let same = format!(
+        "        volatile unsigned long same_work = 0;\n        (void)same_work;\n{HOT_LINE}"
+    );
     let same = fixture_patch(&[("prog.c", HOT_LINE, &same)]);
     let fx = Fixture::with(conf, 0, &[("same", same)]);
     // Both jobs become eligible at the same instant, so Slurm starts them together.
