@@ -349,10 +349,7 @@ impl CampaignRun<'_> {
             baseline: pairs(&b),
             candidate: pairs(&c),
             config_changed: !split.config_files.is_empty(),
-            patch_paths: (summary.files.iter())
-                .flat_map(|f| [f.old_path.as_deref(), f.new_path.as_deref()])
-                .flatten()
-                .collect(),
+            patch_paths: crate::pipeline::unchanged::patch_paths(summary),
             scenarios: training.iter().collect(),
         })
     }

@@ -4,11 +4,17 @@
 
 use super::Run;
 use crate::evidence::result::TreeLabel;
-use crate::pipeline::unchanged::{TimedPrograms, timed_programs_unchanged};
+use crate::pipeline::unchanged::{TimedPrograms, patch_paths, timed_programs_unchanged};
+use crate::tree;
 
 impl Run<'_> {
-    /// Whether the candidate's timed programs are the baseline's.
+    /// Whether the candidate's timed programs are the baseline's. The patch is read again for its
+    /// paths before and after (the result records one per file); one that cannot be read counts
+    /// as changed.
     pub(super) fn timed_programs_unchanged(&self) -> bool {
+        let Ok(summary) = tree::inspect_patch(&self.plan.patch) else {
+            return false;
+        };
         let of = |tree: TreeLabel| -> Vec<(&str, &str)> {
             (self.result.artifacts.iter())
                 .filter(|a| a.tree == tree)
@@ -21,9 +27,7 @@ impl Run<'_> {
             baseline: of(TreeLabel::Baseline),
             candidate: of(TreeLabel::Candidate),
             config_changed: !self.result.config_lane.files.is_empty(),
-            patch_paths: (self.result.patch.files.iter())
-                .map(|f| f.path.as_str())
-                .collect(),
+            patch_paths: patch_paths(&summary),
             scenarios: workload.scenarios.iter().chain(holdouts).collect(),
         })
     }

@@ -5,6 +5,7 @@
 //! would be noise.
 
 use crate::spec::workload::Scenario;
+use crate::tree::PatchSummary;
 
 /// What the judgement looks at.
 #[derive(Debug, Clone)]
@@ -14,10 +15,18 @@ pub struct TimedPrograms<'a> {
     pub candidate: Vec<(&'a str, &'a str)>,
     /// Whether the patch touches a build configuration file (declared or implicit).
     pub config_changed: bool,
-    /// Every path the patch names, before and after.
+    /// Every path the patch names, before and after ([`patch_paths`]).
     pub patch_paths: Vec<&'a str>,
     /// Every scenario whose runs would be timed.
     pub scenarios: Vec<&'a Scenario>,
+}
+
+/// Every path a patch names, before and after the change (a rename names both).
+pub fn patch_paths(summary: &PatchSummary) -> Vec<&str> {
+    (summary.files.iter())
+        .flat_map(|f| [f.old_path.as_deref(), f.new_path.as_deref()])
+        .flatten()
+        .collect()
 }
 
 /// Whether the candidate's timed programs are the baseline's: the same non-empty set of artifact
@@ -92,5 +101,23 @@ mod tests {
             !timed_programs_unchanged(&nothing),
             "no artifact to compare"
         );
+    }
+
+    #[test]
+    fn a_rename_names_the_path_it_leaves_as_well_as_the_one_it_makes() {
+        let diff = b"diff --git a/bench/data.txt b/bench/other.txt\nsimilarity index 100%\n\
+                     rename from bench/data.txt\nrename to bench/other.txt\n";
+        let summary = crate::tree::inspect_patch(diff).unwrap();
+        assert_eq!(patch_paths(&summary), ["bench/data.txt", "bench/other.txt"]);
+        // So a timed input renamed away is a change, whichever name the command holds.
+        let s = scenario("./prog --input data.txt");
+        let renamed = TimedPrograms {
+            baseline: vec![("prog", "aa")],
+            candidate: vec![("prog", "aa")],
+            config_changed: false,
+            patch_paths: patch_paths(&summary),
+            scenarios: vec![&s],
+        };
+        assert!(!timed_programs_unchanged(&renamed));
     }
 }

@@ -127,6 +127,19 @@ impl Fixture {
     }
 }
 
+/// Runs the campaign at `file` to its end on [`fake`], unsandboxed.
+fn run_unsandboxed(file: &std::path::Path) -> campaign::CampaignOutcome {
+    let plan = evo::plan::campaign_plan(file).unwrap();
+    let opts = CampaignOptions {
+        sandbox: Some(SandboxMode::Off),
+        ..CampaignOptions::new(
+            Arc::new(fake()),
+            Hold::External("a test's own repository".into()),
+        )
+    };
+    campaign::run_campaign(&plan, &opts, &mut |_| {}).unwrap()
+}
+
 fn row<'a>(summary: &'a Value, name: &str) -> &'a Value {
     (summary["rows"].as_array().unwrap().iter())
         .find(|r| r["name"] == name)
@@ -136,15 +149,7 @@ fn row<'a>(summary: &'a Value, name: &str) -> &'a Value {
 #[test]
 fn every_candidate_gets_its_exact_status_and_only_the_fast_one_is_confirmed() {
     let fx = Fixture::new();
-    let plan = evo::plan::campaign_plan(&fx.camp.join("campaign.json")).unwrap();
-    let opts = CampaignOptions {
-        sandbox: Some(SandboxMode::Off),
-        ..CampaignOptions::new(
-            Arc::new(fake()),
-            Hold::External("a test's own repository".into()),
-        )
-    };
-    let done = campaign::run_campaign(&plan, &opts, &mut |_| {}).unwrap();
+    let done = run_unsandboxed(&fx.camp.join("campaign.json"));
     let s = serde_json::to_value(&done.summary).unwrap();
     let statuses: Vec<(&str, &str)> = (s["rows"].as_array().unwrap().iter())
         .map(|r| (r["name"].as_str().unwrap(), r["status"].as_str().unwrap()))
@@ -427,15 +432,7 @@ fn a_candidate_whose_timed_programs_are_the_baselines_is_not_screened() {
         evo::receipt::keys::PRIVATE_KEY_FILE
     );
     write(&camp.join("campaign.json"), &campaign);
-    let plan = evo::plan::campaign_plan(&camp.join("campaign.json")).unwrap();
-    let opts = CampaignOptions {
-        sandbox: Some(SandboxMode::Off),
-        ..CampaignOptions::new(
-            Arc::new(fake()),
-            Hold::External("a test's own repository".into()),
-        )
-    };
-    let done = campaign::run_campaign(&plan, &opts, &mut |_| {}).unwrap();
+    let done = run_unsandboxed(&camp.join("campaign.json"));
     let s = serde_json::to_value(&done.summary).unwrap();
     let notes = row(&s, "notes");
     assert_eq!(notes["status"], "no_change", "{s:#}");
