@@ -159,6 +159,7 @@ impl CampaignRun<'_> {
                     name: s.name.clone(),
                     run: s.run.clone(),
                     check: s.check.clone(),
+                    cwd: s.cwd.clone().unwrap_or_default(),
                 })
                 .collect(),
             protected: w.protected.clone(),
