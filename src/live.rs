@@ -6,6 +6,7 @@
 
 use crate::campaign::{CampaignEvent, CandidateRef};
 use crate::confirm::ConfirmEvent;
+use crate::failure::Failure;
 use crate::measure::schedule::RunEvent;
 use crate::path::shown;
 use crate::report::events::{Body, CandidateName, Final, Source, Stream};
@@ -113,8 +114,43 @@ impl Live {
         }
     }
 
-    pub fn is_json(&self) -> bool {
-        matches!(self, Live::Json(_))
+    /// Text for the reader: on stdout, or on stderr when stdout carries the `--json` stream.
+    pub fn say(&self, text: &str) {
+        match self {
+            Live::Terminal(..) => print!("{text}"),
+            Live::Json(_) => eprint!("{text}"),
+        }
+    }
+
+    /// The run id every following line of the stream carries (a run without a run folder).
+    pub fn set_run_id(&mut self, id: &str) {
+        match self {
+            Live::Terminal(..) => {}
+            Live::Json(s) => s.run_id = Some(id.to_string()),
+        }
+    }
+
+    /// Runs `inner`, then closes the reporter with its outcome (the `final` line of `--json`),
+    /// also when `inner` fails with an error of evo's own; returns the outcome's exit code.
+    pub fn reported(
+        mut self,
+        inner: impl FnOnce(&mut Live) -> Result<Final, Failure>,
+    ) -> Result<i32, Failure> {
+        match inner(&mut self) {
+            Ok(outcome) => {
+                let code = outcome.exit_code;
+                self.finish(outcome);
+                Ok(code)
+            }
+            Err(failure) => {
+                self.finish(Final {
+                    exit_code: failure.code,
+                    error: Some(failure.message()),
+                    ..Final::default()
+                });
+                Err(failure)
+            }
+        }
     }
 
     /// The candidate every following event concerns (a lone `evo confirm`'s patch).

@@ -15,6 +15,7 @@ mod fleet_screen;
 pub mod journal;
 pub mod outline;
 mod profile;
+pub mod review;
 mod rounds;
 mod screen;
 mod screen_job;
