@@ -13,9 +13,8 @@ pub(super) fn build_flags_command() -> Result<i32, Failure> {
     std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
         .context("cannot read the brief from stdin")?;
     let brief: crate::search::Brief = serde_json::from_str(&text).map_err(|e| {
-        Failure::usage(format!(
-            "stdin is not a brief (`evo schema brief` describes one): {e}"
-        ))
+        let reading = "stdin is not a brief (`evo schema brief` describes one)";
+        Failure::usage(crate::failure::Doing::new(reading, e))
     })?;
     let here = std::env::current_dir().context("cannot find the current folder")?;
     match propose(&brief, &here).context("cannot change the build configuration")? {

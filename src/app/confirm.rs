@@ -115,7 +115,10 @@ fn explanation_text(given: &str) -> Result<String, Failure> {
         }
         Ok(String::from_utf8_lossy(&std::fs::read(file)?).into_owned())
     };
-    read().map_err(|e| Failure::usage(format!("--explanation: cannot read {file}: {e}")))
+    read().map_err(|e| {
+        let reading = format!("--explanation: cannot read {file}");
+        Failure::usage(crate::failure::Doing::new(reading, e))
+    })
 }
 
 fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {

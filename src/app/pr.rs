@@ -13,10 +13,8 @@ pub(super) fn pr_render_command(args: PrRenderArgs) -> Result<i32, Failure> {
         Some(path) => match std::fs::read_to_string(path) {
             Ok(text) => (text, path.display().to_string()),
             Err(e) => {
-                return Err(Failure::usage(format!(
-                    "cannot read the template {}: {e}",
-                    path.display()
-                )));
+                let reading = format!("cannot read the template {}", path.display());
+                return Err(Failure::usage(crate::failure::Doing::new(reading, e)));
             }
         },
         None => (
