@@ -397,7 +397,7 @@ fn pipeline(
             shared_caches: request.shared_caches.as_deref(),
         },
     )
-    .map_err(PipelineError::Usage)?;
+    .map_err(PipelineError::usage)?;
     let (sandbox, signer) = (settled.sandbox, settled.signer);
     let inputs = read_only_inputs(plan)?;
     let label = plan
