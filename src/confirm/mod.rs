@@ -642,11 +642,12 @@ impl Run<'_> {
         let gates = [
             (
                 GateName::PatchSafety,
-                patch_gates::patch_safety(&summary, &baseline, workload, cap),
+                patch_gates::patch_safety(&summary, &baseline, workload, cap)
+                    .map_err(|e| with_causes(&e)),
             ),
             (
                 GateName::LaneProbes,
-                patch_gates::lane_probes(patch, workload),
+                patch_gates::lane_probes(patch, workload).map_err(|e| with_causes(&e)),
             ),
         ];
         for (name, judged) in gates {
