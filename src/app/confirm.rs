@@ -6,7 +6,7 @@ use anyhow::Context;
 
 use crate::cli::ConfirmArgs;
 use crate::exit_codes;
-use crate::failure::Failure;
+use crate::failure::{Doing, Failure};
 use crate::live::Live;
 use crate::path::shown;
 use crate::report::events::{Final, Source};
@@ -81,8 +81,8 @@ fn override_budgets(
 ) -> anyhow::Result<()> {
     use crate::spec::values::{ConfirmPairs, Minutes};
     if let Some(max) = args.max_pairs {
-        let max = ConfirmPairs::try_from(i64::from(max))
-            .map_err(|e| anyhow::anyhow!("--max-pairs: {e}"))?;
+        let max =
+            ConfirmPairs::try_from(i64::from(max)).map_err(|e| Doing::new("--max-pairs", e))?;
         if max.get() < set.pairs.get() {
             anyhow::bail!(
                 "--max-pairs {} is below the campaign's confirm.pairs ({}): the cap must allow at \
@@ -95,7 +95,7 @@ fn override_budgets(
     }
     if let Some(minutes) = args.max_minutes {
         set.max_minutes =
-            Some(Minutes::try_from(minutes).map_err(|e| anyhow::anyhow!("--max-minutes: {e}"))?);
+            Some(Minutes::try_from(minutes).map_err(|e| Doing::new("--max-minutes", e))?);
     }
     Ok(())
 }
@@ -117,7 +117,7 @@ fn explanation_text(given: &str) -> Result<String, Failure> {
     };
     read().map_err(|e| {
         let reading = format!("--explanation: cannot read {file}");
-        Failure::usage(crate::failure::Doing::new(reading, e))
+        Failure::usage(Doing::new(reading, e))
     })
 }
 

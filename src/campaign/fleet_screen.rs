@@ -353,7 +353,7 @@ impl CampaignRun<'_> {
         };
         let entries = match journal::read(&folder) {
             Ok(entries) => entries,
-            Err(e) => return missing(format!("its journal is refused: {e}")),
+            Err(e) => return missing(format!("its journal is refused: {}", with_causes(&e))),
         };
         let search = &self.plan.spec.search;
         let want = Wanted {
