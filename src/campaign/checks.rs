@@ -267,9 +267,12 @@ impl CampaignRun<'_> {
         let cap = self.plan.spec.confirm.max_applied_bytes;
         let workload = &self.plan.workload;
         // Screening's copy of the two gates: the same judgement, a `refused` status.
-        let judged = patch_gates::patch_safety(&summary, baseline, workload, cap).and_then(|_| {
-            patch_gates::lane_probes(bytes, workload).map_err(|d| format!("lane probes: {d}"))
-        });
+        let judged = patch_gates::patch_safety(&summary, baseline, workload, cap)
+            .map_err(|e| with_causes(&e))
+            .and_then(|_| {
+                patch_gates::lane_probes(bytes, workload)
+                    .map_err(|e| format!("lane probes: {}", with_causes(&e)))
+            });
         if let Err(detail) = judged {
             return Ok(Err((Status::Refused, detail)));
         }

@@ -6,6 +6,7 @@ use super::journal::Entry;
 use super::{CampaignEvent, CampaignRun};
 use crate::evidence::result::{StepKind, StepName, TreeLabel};
 use crate::evidence::summary::Status;
+use crate::failure::with_causes;
 use crate::measure::callgrind;
 use crate::measure::record::Order;
 use crate::measure::runner::{RunSpec, Runner};
@@ -186,11 +187,11 @@ impl CampaignRun<'_> {
                 arm: Arm::Candidate,
                 timed_out: true,
                 ..
-            } => self.set_status(index, Status::TimedOut, e.to_string()),
+            } => self.set_status(index, Status::TimedOut, with_causes(&e)),
             MeasureError::RunFailed {
                 arm: Arm::Candidate,
                 ..
-            } => self.set_status(index, Status::Rejected, e.to_string()),
+            } => self.set_status(index, Status::Rejected, with_causes(&e)),
             MeasureError::OutputsDiffer {
                 phase: Phase::Warmup | Phase::Pairs,
                 ..

@@ -397,7 +397,7 @@ fn pipeline(
             shared_caches: request.shared_caches.as_deref(),
         },
     )
-    .map_err(PipelineError::Usage)?;
+    .map_err(PipelineError::usage)?;
     let (sandbox, signer) = (settled.sandbox, settled.signer);
     let inputs = read_only_inputs(plan)?;
     let label = plan
@@ -642,11 +642,12 @@ impl Run<'_> {
         let gates = [
             (
                 GateName::PatchSafety,
-                patch_gates::patch_safety(&summary, &baseline, workload, cap),
+                patch_gates::patch_safety(&summary, &baseline, workload, cap)
+                    .map_err(|e| with_causes(&e)),
             ),
             (
                 GateName::LaneProbes,
-                patch_gates::lane_probes(patch, workload),
+                patch_gates::lane_probes(patch, workload).map_err(|e| with_causes(&e)),
             ),
         ];
         for (name, judged) in gates {

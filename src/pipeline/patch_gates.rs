@@ -3,16 +3,17 @@
 //! probes. Both commands call these, so screening refuses exactly what confirmation would.
 
 use crate::spec::workload::Workload;
-use crate::tree::{self, PatchSummary, Tree};
+use crate::tree::{self, LaneProbed, PatchError, PatchSummary, Tree};
 
 /// The `patch safety` gate for `summary` against the baseline tree `baseline` (before the
-/// patch), the workload's places, and the applied-size limit `cap`: its detail, passed or failed.
+/// patch), the workload's places, and the applied-size limit `cap`: its detail when passed, the
+/// refusal (a record keeps it with [`crate::failure::with_causes`]) when failed.
 pub(crate) fn patch_safety(
     summary: &PatchSummary,
     baseline: &Tree,
     workload: &Workload,
     cap: u64,
-) -> Result<String, String> {
+) -> Result<String, PatchError> {
     let cwds = workload.command_cwds();
     let places = tree::BuildPlaces {
         cwds: &cwds,
@@ -22,15 +23,15 @@ pub(crate) fn patch_safety(
     let safe = tree::check_patch_safety(summary, baseline, &workload.protected)
         .and_then(|()| tree::check_build_files(summary, baseline, places))
         .and_then(|()| tree::check_applied_size(summary, baseline, cap));
-    let applied_bytes = safe.map_err(|e| crate::failure::with_causes(&e))?;
+    let applied_bytes = safe?;
     Ok(format!(
         "no path outside the tree, through a symlink, protected, or a new build file; writes at \
          most {applied_bytes} bytes (limit {cap})"
     ))
 }
 
-/// The `lane probes` gate for `patch`: its detail (naming what the workload allowed), passed or
-/// failed.
-pub(crate) fn lane_probes(patch: &[u8], workload: &Workload) -> Result<String, String> {
+/// The `lane probes` gate for `patch`: its detail (naming what the workload allowed) when
+/// passed, the probes found when failed.
+pub(crate) fn lane_probes(patch: &[u8], workload: &Workload) -> Result<String, LaneProbed> {
     tree::gate_detail(&tree::scan_probes(patch, &workload.allow_probes))
 }
