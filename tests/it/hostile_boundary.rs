@@ -576,6 +576,12 @@ fn an_ordinary_user_gets_the_same_boundary() {
     let home = f.camp.parent().unwrap().join("home");
     std::fs::create_dir_all(&home).unwrap();
     let top = f.camp.parent().unwrap();
+    // evo as `nobody` runs from a copy beside the fixture: the build's own folder may be one
+    // that user cannot reach (CI keeps it in root's cache), and evo starts its helper from the
+    // path it was run from.
+    let evo = top.join("bin/evo");
+    std::fs::create_dir_all(evo.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_evo"), &evo).unwrap();
     let chown = std::process::Command::new("chown")
         .args(["-R", "65534:65534"])
         .arg(top)
@@ -591,7 +597,7 @@ fn an_ordinary_user_gets_the_same_boundary() {
     let before = snapshot(&f.repo);
     let out = std::process::Command::new("/usr/bin/setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(env!("CARGO_BIN_EXE_evo"))
+        .arg(&evo)
         .arg("confirm")
         .arg(&patch)
         .arg("--campaign")
