@@ -5,36 +5,31 @@
 //! itself (a build file the build tool reads first, a `build.rs`, a test script), sandboxed or
 //! not.
 
-use super::MainTrees;
-use super::{Flow, Run};
+use super::Run;
+use super::stages::{Step, TimedTrees};
 use crate::evidence::result::{GateName, GateStatus, TreeLabel};
 use crate::pipeline::PipelineError;
-use crate::tree::{self, Tree};
+use crate::tree::{self, Protected, Tree};
 
 impl Run<'_> {
     /// Records the protected files of `t`, a tree fresh from make and overlay, as the reference
     /// for every tree of this run, and keeps them read-only in every build from now on.
-    pub(super) fn record_protected(&mut self, t: &Tree) -> Result<(), PipelineError> {
+    pub(super) fn record_protected(&mut self, t: &Tree) -> Result<Protected, PipelineError> {
         let globs = &self.plan.campaign.workload.protected;
-        let recorded = crate::pipeline::checks::record_protected(t, globs, &mut self.sandbox)?;
-        self.protected = Some(recorded);
-        Ok(())
+        crate::pipeline::checks::record_protected(t, globs, &mut self.sandbox)
     }
 
-    /// Whether `trees` still hold the protected files as recorded after `who` ran ("the build").
+    /// Whether `trees` still hold the protected files as `recorded` after `who` ran ("the
+    /// build").
     /// A tree that differs fails gate `patch safety`, naming the file and the tree, unless it is
     /// a baseline's tree under the sandbox: no candidate can reach it there, so the baseline's
     /// own steps write what the workload protects.
     pub(super) fn protected_unchanged(
         &mut self,
+        recorded: &Protected,
         trees: &[(TreeLabel, &Tree)],
         who: &str,
-    ) -> Result<Flow, PipelineError> {
-        let Some(recorded) = &self.protected else {
-            return Err(PipelineError::Internal(
-                "the protected files were never recorded".to_string(),
-            ));
-        };
+    ) -> Result<Step<()>, PipelineError> {
         for (label, t) in trees {
             let change = recorded.changed_in(&t.root).map_err(|e| {
                 PipelineError::internal_while("cannot check the protected files", e)
@@ -46,10 +41,9 @@ impl Run<'_> {
                     "{what}: the workload's own steps must leave its protected files as they are"
                 )));
             }
-            self.fail_patch_safety(what);
-            return Ok(Flow::Stop);
+            return Ok(self.fail_patch_safety(what));
         }
-        Ok(Flow::Continue)
+        Ok(Step::Go(()))
     }
 
     /// Whether the trees a build just ran in stay within `sandbox.limits.tree_mib`: a
@@ -59,7 +53,7 @@ impl Run<'_> {
         &mut self,
         trees: &[(TreeLabel, &Tree)],
         gate: GateName,
-    ) -> Result<Flow, PipelineError> {
+    ) -> Result<Step<()>, PipelineError> {
         let limit_mib = self.plan.campaign.spec.sandbox.limits.tree_mib.get();
         for (label, t) in trees {
             let Some(over) = over_limit(t, limit_mib) else {
@@ -70,41 +64,29 @@ impl Run<'_> {
             }
             return Ok(self.fail_gate(gate, format!("the {label} tree: {over}")));
         }
-        Ok(Flow::Continue)
+        Ok(Step::Go(()))
     }
 
     /// [`Run::protected_unchanged`] for the trees the timed runs use: the baseline, the candidate,
     /// the second baseline and the configuration-only tree.
     pub(super) fn measured_trees_unchanged(
         &mut self,
-        main: &MainTrees,
+        timed: &TimedTrees,
         who: &str,
-    ) -> Result<Flow, PipelineError> {
-        let t = &self.trees;
-        let lanes: Vec<(TreeLabel, Tree)> = [
-            (TreeLabel::BaselineAgain, &t.baseline_again),
-            (TreeLabel::ConfigOnly, &t.config_only),
-        ]
-        .into_iter()
-        .filter_map(|(label, tree)| tree.clone().map(|tree| (label, tree)))
-        .collect();
-        let trees: Vec<(TreeLabel, &Tree)> = (main.labelled().into_iter())
-            .chain(lanes.iter().map(|(l, t)| (*l, t)))
-            .collect();
-        self.protected_unchanged(&trees, who)
+    ) -> Result<Step<()>, PipelineError> {
+        self.protected_unchanged(&timed.protected, &timed.labelled(), who)
     }
 
     /// Turns the passed `patch safety` gate into a failed one with `detail` (one gate each).
-    fn fail_patch_safety(&mut self, detail: String) {
+    fn fail_patch_safety(&mut self, detail: String) -> Step<()> {
         const GATE: GateName = GateName::PatchSafety;
         match self.result.gates.iter_mut().find(|g| g.name == GATE) {
             Some(g) => {
                 g.status = GateStatus::Failed;
                 g.detail = detail;
+                Step::Stopped(GATE)
             }
-            None => {
-                self.fail_gate(GATE, detail);
-            }
+            None => self.fail_gate(GATE, detail),
         }
     }
 }
