@@ -4,7 +4,8 @@
 
 use super::journal::Entry;
 use super::{CampaignEvent, CampaignRun};
-use crate::evidence::result::{StepKind, StepName, TreeLabel};
+use crate::evidence::outcome::{Failure, GateStop};
+use crate::evidence::result::{GateName, StepKind, StepName, TreeLabel};
 use crate::evidence::summary::Status;
 use crate::measure::callgrind;
 use crate::measure::record::Order;
@@ -38,11 +39,9 @@ impl CampaignRun<'_> {
             None => match self.rebuild_for_screening(label, &bytes, baseline, &mut *runner)? {
                 Some(t) => t,
                 None => {
-                    return self.set_status(
-                        index,
-                        Status::BuildFailed,
-                        "the rebuild for screening failed".into(),
-                    );
+                    let stop =
+                        GateStop::failed(GateName::Build, "the rebuild for screening failed");
+                    return self.stop_candidate(index, stop);
                 }
             },
         };
@@ -181,29 +180,33 @@ impl CampaignRun<'_> {
         use crate::measure::record::Arm;
         // Only the candidate's own failure is the candidate's: a baseline run that times out or
         // fails is the baseline's, whichever way it failed.
-        match e {
+        // The gate a confirmation fails for these: `timed output`.
+        let stop = match e {
             MeasureError::RunFailed {
                 arm: Arm::Candidate,
-                timed_out: true,
+                timed_out,
                 ..
-            } => self.set_status(index, Status::TimedOut, e.to_string()),
-            MeasureError::RunFailed {
-                arm: Arm::Candidate,
-                ..
-            } => self.set_status(index, Status::Rejected, e.to_string()),
+            } => GateStop {
+                gate: GateName::TimedOutput,
+                failure: match timed_out {
+                    true => Failure::TimedOut,
+                    false => Failure::Failed,
+                },
+                detail: e.to_string(),
+            },
             MeasureError::OutputsDiffer {
                 phase: Phase::Warmup | Phase::Pairs,
                 ..
-            } => self.set_status(
-                index,
-                Status::Rejected,
+            } => GateStop::failed(
+                GateName::TimedOutput,
                 format!(
                     "its timed output differs from the baseline's for the same seed (a result \
                      replayed or not computed): {e}"
                 ),
             ),
-            other => Err(PipelineError::Baseline(other.to_string())),
-        }
+            other => return Err(PipelineError::Baseline(other.to_string())),
+        };
+        self.stop_candidate(index, stop)
     }
 
     /// Instruction counts of one run of each arm under callgrind (children traced). `false`

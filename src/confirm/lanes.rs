@@ -15,8 +15,8 @@ use crate::evidence::result::{
 use crate::evidence::verdict::gate;
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{
-    LaneStep, Shown, compare_check_outputs, failure_text, hidden_path_hint, mismatch_text,
-    revealing_holdout_name, silent_check_warning,
+    LaneStep, Shown, artifact_digest, compare_check_outputs, failure_text, hidden_path_hint,
+    mismatch_text, revealing_holdout_name, silent_check_warning, step_stop,
 };
 use crate::pipeline::steps::{self, StepOutput};
 use crate::spec::workload::{Compare, Scenario};
@@ -160,10 +160,7 @@ impl Run<'_> {
             );
         }
         if !cand.record.succeeded() {
-            return Ok(self.fail_gate(
-                GateName::Build,
-                failure_text(&cand, step.timeout, Shown::GATE),
-            ));
+            return Ok(self.stop(step_stop(GateName::Build, &cand, step.timeout, Shown::GATE)));
         }
         step!(self.protected_unchanged(&protected, &[(bl, bt), (cl, ct)], "the build"));
         step!(self.trees_within_limit(&[(bl, bt), (cl, ct)], GateName::Build));
@@ -269,18 +266,10 @@ impl Run<'_> {
     }
 
     fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Step<()>, PipelineError> {
-        let cwd = self
-            .plan
-            .campaign
-            .workload
-            .build
-            .cwd
-            .clone()
-            .unwrap_or_else(|| ".".into());
-        for artifact in &self.plan.campaign.workload.build.artifacts {
+        let build = &self.plan.campaign.workload.build;
+        for artifact in &build.artifacts {
             for (label, t) in [(TreeLabel::Baseline, bt), (TreeLabel::Candidate, ct)] {
-                let path = t.root.join(&cwd).join(artifact);
-                match tree::digest_tree_file(&t.root, &path) {
+                match artifact_digest(t, build, artifact) {
                     Ok(sha256) => self.result.artifacts.push(ArtifactDigest {
                         tree: label,
                         path: artifact.clone(),
@@ -384,10 +373,7 @@ impl Run<'_> {
                 return Ok(self.fail_gate(GateName::Tests, disturbed));
             }
             if !cand.record.succeeded() {
-                return Ok(self.fail_gate(
-                    GateName::Tests,
-                    failure_text(&cand, step.timeout, Shown::GATE),
-                ));
+                return Ok(self.stop(step_stop(GateName::Tests, &cand, step.timeout, Shown::GATE)));
             }
         }
         self.pass_gate(

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use crate::environment::{self, Environment};
+use crate::evidence::outcome::GateStop;
 use crate::evidence::result::{ConfirmResult, GateName, GateStatus, PatchInfo, Timings, Verdict};
 use crate::evidence::{result, verdict};
 use crate::host::{Hold, SignWith, Stop};
@@ -39,7 +40,6 @@ use crate::stats::Tier;
 use crate::tree::{self, Pinned};
 pub use finish::{write_evidence, write_result};
 pub use outcome::{Outcome, OutcomeError, load_outcome};
-pub(crate) use protect::over_limit;
 pub use request::{ConfirmRequest, RequestError, read_request, write_request};
 use stages::{Step, step};
 use verdict::gate;
@@ -507,6 +507,11 @@ impl Run<'_> {
             .gates
             .push(gate(name, GateStatus::Failed, detail));
         Step::Stopped(name)
+    }
+
+    /// [`Run::fail_gate`] for the check engine's outcome: its gate fails with its detail.
+    fn stop<T>(&mut self, stop: GateStop) -> Step<T> {
+        self.fail_gate(stop.gate, stop.detail)
     }
 
     fn pass_gate(&mut self, name: GateName, detail: impl Into<String>) {

@@ -6,7 +6,6 @@
 use super::stages::{MainTrees, Prepared, Step};
 use super::{PipelineError, Run, change_name};
 use crate::evidence::result::{self, GateName, PatchFileChange, TreeLabel};
-use crate::failure::with_causes;
 use crate::pipeline::patch_gates;
 use crate::tree::{self, Tree};
 
@@ -15,9 +14,9 @@ impl Run<'_> {
     /// confirmation.
     pub(super) fn prepare_trees(&mut self) -> Result<Step<Prepared>, PipelineError> {
         self.stage("prepare trees");
-        let summary = match tree::inspect_patch(&self.plan.patch) {
+        let summary = match patch_gates::inspect(&self.plan.patch) {
             Ok(s) => s,
-            Err(e) => return Ok(self.fail_gate(GateName::PatchSafety, with_causes(&e))),
+            Err(stop) => return Ok(self.stop(stop)),
         };
         self.result.patch.files = summary
             .files
@@ -35,34 +34,20 @@ impl Run<'_> {
         let protected = self.record_protected(&baseline)?;
         let cap = self.plan.campaign.spec.confirm.max_applied_bytes;
         let (patch, workload) = (&self.plan.patch[..], &self.plan.campaign.workload);
-        let gates = [
-            (
-                GateName::PatchSafety,
-                patch_gates::patch_safety(&summary, &baseline, workload, cap),
-            ),
-            (
-                GateName::LaneProbes,
-                patch_gates::lane_probes(patch, workload),
-            ),
-        ];
-        for (name, judged) in gates {
-            match judged {
-                Ok(detail) => self.pass_gate(name, detail),
-                Err(detail) => return Ok(self.fail_gate(name, detail)),
-            }
+        let judged = patch_gates::before_apply(&summary, patch, &baseline, workload, cap);
+        for (name, detail) in judged.passed {
+            self.pass_gate(name, detail);
+        }
+        if let Some(stop) = judged.stop {
+            return Ok(self.stop(stop));
         }
         let candidate = self.materialize(TreeLabel::Candidate)?;
-        match tree::apply_patch(&candidate, &self.plan.patch) {
-            Ok(applied) => {
-                let name = match applied.applier {
-                    tree::Applier::Libgit2 => "libgit2",
-                    tree::Applier::GitCli => "git-cli",
-                }
-                .to_string();
+        match patch_gates::apply(&candidate, &self.plan.patch) {
+            Ok(name) => {
                 self.pass_gate(GateName::Apply, format!("applied with {name}"));
-                self.result.patch.applier = Some(name);
+                self.result.patch.applier = Some(name.to_string());
             }
-            Err(e) => return Ok(self.fail_gate(GateName::Apply, with_causes(&e))),
+            Err(stop) => return Ok(self.stop(stop)),
         }
         let config_only = self.prepare_config_lane()?;
         Ok(Step::Go(Prepared {

@@ -9,7 +9,8 @@ use super::Run;
 use super::stages::{Step, TimedTrees};
 use crate::evidence::result::{GateName, GateStatus, TreeLabel};
 use crate::pipeline::PipelineError;
-use crate::tree::{self, Protected, Tree};
+use crate::pipeline::checks::{Shown, over_limit, protected_stop};
+use crate::tree::{Protected, Tree};
 
 impl Run<'_> {
     /// Records the protected files of `t`, a tree fresh from make and overlay, as the reference
@@ -20,8 +21,7 @@ impl Run<'_> {
     }
 
     /// Whether `trees` still hold the protected files as `recorded` after `who` ran ("the
-    /// build").
-    /// A tree that differs fails gate `patch safety`, naming the file and the tree, unless it is
+    /// build"). A tree that differs fails gate `patch safety`, naming the file and the tree, unless it is
     /// a baseline's tree under the sandbox: no candidate can reach it there, so the baseline's
     /// own steps write what the workload protects.
     pub(super) fn protected_unchanged(
@@ -30,18 +30,11 @@ impl Run<'_> {
         trees: &[(TreeLabel, &Tree)],
         who: &str,
     ) -> Result<Step<()>, PipelineError> {
-        for (label, t) in trees {
-            let change = recorded.changed_in(&t.root).map_err(|e| {
-                PipelineError::internal_while("cannot check the protected files", e)
-            })?;
-            let Some(change) = change else { continue };
-            let what = format!("{} in the {label} tree", change.describe(who));
-            if self.sandbox.enabled() && !holds_the_patch(*label) {
-                return Err(PipelineError::Baseline(format!(
-                    "{what}: the workload's own steps must leave its protected files as they are"
-                )));
+        for &tree in trees {
+            let isolated = self.sandbox.enabled();
+            if let Some(stop) = protected_stop(recorded, tree, who, isolated, Shown::GATE)? {
+                return Ok(self.fail_patch_safety(stop.detail));
             }
-            return Ok(self.fail_patch_safety(what));
         }
         Ok(Step::Go(()))
     }
@@ -59,7 +52,7 @@ impl Run<'_> {
             let Some(over) = over_limit(t, limit_mib) else {
                 continue;
             };
-            if !holds_the_patch(*label) && self.sandbox.enabled() {
+            if label.holds_baseline() && self.sandbox.enabled() {
                 return Err(PipelineError::Baseline(format!("the {label} tree: {over}")));
             }
             return Ok(self.fail_gate(gate, format!("the {label} tree: {over}")));
@@ -89,28 +82,4 @@ impl Run<'_> {
             None => self.fail_gate(GATE, detail),
         }
     }
-}
-
-/// Whether a tree has the candidate's patch (or part of it) applied.
-fn holds_the_patch(label: TreeLabel) -> bool {
-    matches!(
-        label,
-        TreeLabel::Candidate
-            | TreeLabel::CandidateSanitize
-            | TreeLabel::ConfigOnly
-            | TreeLabel::Numbered(_)
-            | TreeLabel::Agent(_)
-    )
-}
-
-/// "the build left 40960 MiB in it, over the tree disk limit (32768 MiB, sandbox.limits.tree_mib)"
-/// when `t` takes more than `limit_mib`.
-pub(crate) fn over_limit(t: &Tree, limit_mib: u32) -> Option<String> {
-    let used_mib = tree::disk_usage(&t.root) >> 20;
-    (used_mib > u64::from(limit_mib)).then(|| {
-        format!(
-            "the build left {used_mib} MiB in it, over the tree disk limit ({limit_mib} MiB, \
-             sandbox.limits.tree_mib)"
-        )
-    })
 }
