@@ -12,7 +12,9 @@ use crate::measure::record::Order;
 use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
 use crate::pipeline::PipelineError;
-use crate::pipeline::checks::{LaneStep, count_spec, scenario_template, timed_agreement};
+use crate::pipeline::checks::{
+    LaneStep, count_spec, fresh_inputs, scenario_template, timed_agreement,
+};
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Scenario;
 use crate::stats::{self, Ratios};
@@ -241,16 +243,5 @@ impl CampaignRun<'_> {
                 Ok(false)
             }
         }
-    }
-}
-
-/// A screening pair's inputs: a fresh seed, and the outputs compared under `agree`.
-fn fresh_inputs<'a>(
-    draw: &'a mut dyn FnMut() -> u64,
-    agree: Option<&'a (impl Fn(schedule::RunOutputs<'_>) -> Option<String> + 'a)>,
-) -> schedule::Inputs<'a> {
-    schedule::Inputs {
-        seeds: Some(draw),
-        agree: agree.map(|f| f as _),
     }
 }

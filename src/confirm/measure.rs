@@ -25,7 +25,7 @@ use crate::evidence::result::{
 };
 use crate::pipeline::PipelineError;
 
-use crate::pipeline::checks::{scenario_template, timed_agreement};
+use crate::pipeline::checks::{fresh_inputs, scenario_template, timed_agreement};
 use crate::pipeline::io_err;
 
 impl Run<'_> {
@@ -266,10 +266,7 @@ impl Run<'_> {
         let warmup = self.plan.settings().warmup.get();
         let agree = timed_agreement(s);
         let mut draw = schedule::fresh_order_seed;
-        let mut inputs = Inputs {
-            seeds: Some(&mut draw),
-            agree: agree.as_ref().map(|f| f as _),
-        };
+        let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
         let order = Order::CandidateFirst;
@@ -358,10 +355,7 @@ impl Run<'_> {
         };
         let agree = timed_agreement(s);
         let mut draw = schedule::fresh_order_seed;
-        let mut inputs = Inputs {
-            seeds: Some(&mut draw),
-            agree: agree.as_ref().map(|f| f as _),
-        };
+        let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
         let on_event = &mut *self.on_event;
         let measured = bench::run_bench(&plan, runner, &mut inputs, &mut |e| {
             on_event(ConfirmEvent::Run(e))
@@ -427,10 +421,7 @@ impl Run<'_> {
         let order = PairOrder::Shuffled { seed: order_seed };
         let agree = timed_agreement(s);
         let mut draw = schedule::fresh_order_seed;
-        let mut inputs = Inputs {
-            seeds: Some(&mut draw),
-            agree: agree.as_ref().map(|f| f as _),
-        };
+        let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
         emit(RunEvent::announce(

@@ -196,6 +196,18 @@ pub(crate) fn timed_agreement(
     })
 }
 
+/// A timed run's inputs: a fresh seed from `draw` for each pair, and the two runs' outputs
+/// compared under `agree` (a scenario's [`timed_agreement`]).
+pub(crate) fn fresh_inputs<'a>(
+    draw: &'a mut dyn FnMut() -> u64,
+    agree: Option<&'a (impl Fn(crate::measure::schedule::RunOutputs<'_>) -> Option<String> + 'a)>,
+) -> crate::measure::schedule::Inputs<'a> {
+    crate::measure::schedule::Inputs {
+        seeds: Some(draw),
+        agree: agree.map(|f| f as _),
+    }
+}
+
 fn short(sha256: &str) -> &str {
     sha256.get(..12).unwrap_or(sha256)
 }
