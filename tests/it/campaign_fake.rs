@@ -82,8 +82,7 @@ impl Fixture {
             &[("bench/run.sh", "#!/bin/sh\nexec ./prog \"$@\"\n")],
         );
         let camp = dir.path().join("camp");
-        let mut candidates = Vec::new();
-        for (name, file, old, new) in [
+        let mut patches: Vec<(&str, String)> = [
             ("slower", "prog.sh", "echo slow", "echo slower"),
             ("wrong", "prog.sh", "echo slow", "echo wrong"),
             ("harness", "bench/run.sh", "exec ./prog", "exec nice ./prog"),
@@ -96,33 +95,18 @@ impl Fixture {
                 "echo slow",
                 "echo fast # RUNNING_ON_VALGRIND",
             ),
-        ] {
-            let diff = patch_by_editing(&repo, &[(file, old, new)]);
-            write(&camp.join(format!("{name}.patch")), &diff);
-            candidates.push(format!(
-                r#"{{ "name": "{name}", "patch": "{name}.patch" }}"#
-            ));
-        }
+        ]
+        .into_iter()
+        .map(|(name, file, old, new)| (name, patch_by_editing(&repo, &[(file, old, new)])))
+        .collect();
         // A file make reads before the declared Makefile (review #25.3).
-        write(
-            &camp.join("gnumakefile.patch"),
+        patches.push((
+            "gnumakefile",
             "diff --git a/GNUmakefile b/GNUmakefile\nnew file mode 100644\nindex 0000000..1111111\n\
-             --- /dev/null\n+++ b/GNUmakefile\n@@ -0,0 +1,2 @@\n+prog:\n+\tcp prog.sh prog\n",
-        );
-        candidates.push(r#"{ "name": "gnumakefile", "patch": "gnumakefile.patch" }"#.into());
-        write(&camp.join("workload.json"), WORKLOAD);
-        write(&camp.join("holdouts.json"), HOLDOUTS);
-        evo::receipt::keys::write_new_pair(&camp.join("key")).unwrap();
-        let campaign = format!(
-            r#"{{ "name": "tiny", "repo": "../repo", "baseline": "main",
-  "workload": "workload.json", "holdouts": "holdouts.json", "candidates": [{}],
-  "search": {{ "pairs": 5 }},
-  "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": 1, "quiet_wait_s": 0 }},
-  "key": "key/{}", "output": "receipts" }}"#,
-            candidates.join(", "),
-            evo::receipt::keys::PRIVATE_KEY_FILE
-        );
-        write(&camp.join("campaign.json"), &campaign);
+             --- /dev/null\n+++ b/GNUmakefile\n@@ -0,0 +1,2 @@\n+prog:\n+\tcp prog.sh prog\n"
+                .to_string(),
+        ));
+        write_campaign(&camp, WORKLOAD, &patches, 1);
         Fixture { _dir: dir, camp }
     }
 }
@@ -415,7 +399,7 @@ fn a_candidate_whose_timed_programs_are_the_baselines_is_not_screened() {
         r#""build": { "command": "make prog", "artifacts": ["prog.sh"] }"#,
     );
     assert_ne!(workload, WORKLOAD);
-    write_campaign(&camp, &workload, &patches);
+    write_campaign(&camp, &workload, &patches, 2);
     let done = run_unsandboxed(&camp.join("campaign.json"));
     let s = serde_json::to_value(&done.summary).unwrap();
     let notes = row(&s, "notes");
@@ -436,8 +420,8 @@ fn a_candidate_whose_timed_programs_are_the_baselines_is_not_screened() {
 }
 
 /// `campaign.json` in `camp` for the tiny repository beside it: `workload`, its holdouts, a key,
-/// and the `patches` (name, patch) as candidates, the first two of them confirmed if screened.
-fn write_campaign(camp: &std::path::Path, workload: &str, patches: &[(&str, String)]) {
+/// and the `patches` (name, patch) as candidates, the `top` best screened of them confirmed.
+fn write_campaign(camp: &std::path::Path, workload: &str, patches: &[(&str, String)], top: usize) {
     let mut candidates = Vec::new();
     for (name, patch) in patches {
         write(&camp.join(format!("{name}.patch")), patch);
@@ -452,7 +436,7 @@ fn write_campaign(camp: &std::path::Path, workload: &str, patches: &[(&str, Stri
         r#"{{ "name": "tiny", "repo": "../repo", "baseline": "main",
   "workload": "workload.json", "holdouts": "holdouts.json", "candidates": [{}],
   "search": {{ "pairs": 5 }},
-  "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": 2, "quiet_wait_s": 0 }},
+  "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": {top}, "quiet_wait_s": 0 }},
   "key": "key/{}", "output": "receipts" }}"#,
         candidates.join(", "),
         evo::receipt::keys::PRIVATE_KEY_FILE
@@ -475,7 +459,7 @@ fn a_candidate_whose_hunk_does_not_fit_did_not_apply_as_the_apply_gate_says() {
     let stale = fast.replace("-echo slow", "-echo gone");
     assert_ne!(stale, fast);
     let camp = dir.path().join("camp");
-    write_campaign(&camp, WORKLOAD, &[("stale", stale), ("fast", fast)]);
+    write_campaign(&camp, WORKLOAD, &[("stale", stale), ("fast", fast)], 2);
     let done = run_unsandboxed(&camp.join("campaign.json"));
     let s = serde_json::to_value(&done.summary).unwrap();
     let stale = row(&s, "stale");
