@@ -45,7 +45,21 @@ fn clear_leftover(dest: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A fresh tree with the overlay copied in, and the protected files it and every later tree of
+/// the run must keep: what a build, test or check in it is checked against.
+pub(super) struct Overlaid {
+    pub tree: Tree,
+    pub protected: crate::tree::Protected,
+}
+
 impl CampaignRun<'_> {
+    /// [`CampaignRun::fresh_tree`] with the overlay, and the protected files its builds must keep.
+    pub(super) fn overlaid_tree(&mut self, label: TreeLabel) -> Result<Overlaid, PipelineError> {
+        let tree = self.fresh_tree(label, false)?;
+        let protected = self.overlay(&tree)?;
+        Ok(Overlaid { tree, protected })
+    }
+
     /// A fresh clean tree `work/<label>` (replacing a leftover of an interrupted run), with the
     /// overlay copied in when `overlay` is set.
     pub(super) fn fresh_tree(
@@ -58,40 +72,39 @@ impl CampaignRun<'_> {
         let t = tree::materialize(&self.pinned, &dest)
             .map_err(|e| PipelineError::internal_while(format!("cannot check out {label}"), e))?;
         if overlay {
-            tree::copy_overlay(&self.plan.overlay, &t, &self.plan.overlay_base)
-                .map_err(|e| PipelineError::usage_while("cannot copy the overlay", e))?;
-            self.record_protected(&t)?;
+            self.overlay(&t)?;
         }
         Ok(t)
     }
 
-    /// Records the protected files of `t`, fresh from make and overlay, as the reference for
-    /// every tree of this run (they all start with the same ones: no patch may touch them), and
-    /// keeps them read-only in every build from now on (docs/design.md §2.2.3).
-    fn record_protected(&mut self, t: &Tree) -> Result<(), PipelineError> {
-        if self.protected.is_some() {
-            return Ok(());
-        }
-        let globs = &self.plan.workload.protected;
-        let recorded = crate::pipeline::checks::record_protected(t, globs, &mut self.sandbox)?;
-        self.protected = Some(recorded);
-        Ok(())
+    /// Copies the overlay into the fresh tree `t`; the protected files every tree of this run
+    /// must keep, recorded from the first such tree of this process (they all start with the same
+    /// ones: no patch may touch them) and read-only in every build from then on (docs/design.md
+    /// §2.2.3).
+    fn overlay(&mut self, t: &Tree) -> Result<crate::tree::Protected, PipelineError> {
+        tree::copy_overlay(&self.plan.overlay, t, &self.plan.overlay_base)
+            .map_err(|e| PipelineError::usage_while("cannot copy the overlay", e))?;
+        let recorded = match self.protected.take() {
+            Some(recorded) => recorded,
+            None => {
+                let globs = &self.plan.workload.protected;
+                crate::pipeline::checks::record_protected(t, globs, &mut self.sandbox)?
+            }
+        };
+        self.protected = Some(recorded.clone());
+        Ok(recorded)
     }
 
-    /// Whether `t` still holds the protected files as recorded after `who` ran in it: a
+    /// Whether `t` still holds the `recorded` protected files after `who` ran in it: a
     /// candidate's tree that differs is refused, naming the file; the baseline's (built alone)
     /// is the workload's own fault.
     pub(super) fn protected_unchanged(
         &self,
+        recorded: &crate::tree::Protected,
         t: &Tree,
         label: TreeLabel,
         who: &str,
     ) -> Result<Lane, PipelineError> {
-        let Some(recorded) = &self.protected else {
-            return Err(PipelineError::Internal(
-                "the protected files were never recorded".to_string(),
-            ));
-        };
         match protected_stop(recorded, (label, t), who, true, Shown::CANDIDATE)? {
             Some(stop) => Ok(Err(stop)),
             None => Ok(Ok(())),
@@ -120,13 +133,14 @@ impl CampaignRun<'_> {
         )
     }
 
-    /// Build, artifacts and tests of one tree: `Err` carries the status and reason.
-    fn build_and_test(&mut self, t: &Tree, label: TreeLabel) -> Result<Lane, PipelineError> {
+    /// Build, artifacts and tests of one overlaid tree: `Err` carries the gate that stopped it.
+    fn build_and_test(&mut self, o: &Overlaid, label: TreeLabel) -> Result<Lane, PipelineError> {
+        let (t, protected) = (&o.tree, &o.protected);
         let w = self.plan.workload.clone();
         let started = Instant::now();
         let out = self.step(t, label, LaneStep::build(&w))?;
         self.build_s += started.elapsed().as_secs_f64();
-        if let Err(stop) = self.protected_unchanged(t, label, "the build")? {
+        if let Err(stop) = self.protected_unchanged(protected, t, label, "the build")? {
             return Ok(Err(stop));
         }
         let limit_mib = self.plan.spec.sandbox.limits.tree_mib.get();
@@ -161,7 +175,7 @@ impl CampaignRun<'_> {
         }
         for (i, command) in w.test.command.as_slice().iter().enumerate() {
             let out = self.step(t, label, LaneStep::test(&w.test, i, command))?;
-            if let Err(stop) = self.protected_unchanged(t, label, "a test")? {
+            if let Err(stop) = self.protected_unchanged(protected, t, label, "a test")? {
                 return Ok(Err(stop));
             }
             if !out.record.succeeded() {
@@ -199,11 +213,12 @@ impl CampaignRun<'_> {
             });
         }
         self.stage("baseline: build, tests, checks");
-        let t = self.fresh_tree(TreeLabel::Baseline, true)?;
+        let overlaid = self.overlaid_tree(TreeLabel::Baseline)?;
         let started = Instant::now();
-        if let Err(stop) = self.build_and_test(&t, TreeLabel::Baseline)? {
+        if let Err(stop) = self.build_and_test(&overlaid, TreeLabel::Baseline)? {
             return Err(PipelineError::Baseline(stop.detail));
         }
+        let t = overlaid.tree;
         for s in self.training() {
             let out = self.run_check(&t, TreeLabel::Baseline, &s)?;
             if !out.record.succeeded() {
@@ -273,17 +288,19 @@ impl CampaignRun<'_> {
             }
             return Ok(stop.into());
         }
-        let t = self.fresh_tree(label, true)?;
-        if let Err(stop) = patch_gates::apply(&t, bytes) {
+        let overlaid = self.overlaid_tree(label)?;
+        let t = &overlaid.tree;
+        if let Err(stop) = patch_gates::apply(t, bytes) {
             return Ok(stop.into());
         }
         seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
-        if let Err(stop) = self.build_and_test(&t, label)? {
+        if let Err(stop) = self.build_and_test(&overlaid, label)? {
             return Ok(stop.into());
         }
         for s in self.training() {
-            let cand = self.run_check(&t, label, &s)?;
-            if let Err(stop) = self.protected_unchanged(&t, label, "a check")? {
+            let cand = self.run_check(t, label, &s)?;
+            let protected = &overlaid.protected;
+            if let Err(stop) = self.protected_unchanged(protected, t, label, "a check")? {
                 return Ok(stop.into());
             }
             if !cand.record.succeeded() {
@@ -309,7 +326,7 @@ impl CampaignRun<'_> {
                 )));
             }
         }
-        if self.timed_programs_unchanged(baseline, &t, bytes, &summary) {
+        if self.timed_programs_unchanged(baseline, t, bytes, &summary) {
             return Ok(CheckOutcome::Unchanged);
         }
         Ok(CheckOutcome::Passed)

@@ -69,7 +69,7 @@ impl CampaignRun<'_> {
         baseline: &Tree,
         runner: &mut dyn Runner,
     ) -> Result<Option<Tree>, PipelineError> {
-        let t = self.fresh_tree(label, true)?;
+        let super::checks::Overlaid { tree: t, protected } = self.overlaid_tree(label)?;
         crate::tree::apply_patch(&t, bytes).map_err(PipelineError::internal)?;
         super::checks::seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
         let build =
@@ -79,7 +79,7 @@ impl CampaignRun<'_> {
         let built = crate::pipeline::steps::run_step(runner, &self.run_dir, input)
             .map_err(PipelineError::internal)?;
         self.build_s += started.elapsed().as_secs_f64();
-        let unchanged = self.protected_unchanged(&t, label, "the build")?.is_ok();
+        let unchanged = (self.protected_unchanged(&protected, &t, label, "the build")?).is_ok();
         Ok((unchanged && built.record.succeeded()).then_some(t))
     }
 
