@@ -10,6 +10,26 @@ use crate::exit_codes;
 /// What a failure can be made from: any error, with its causes, or a message (`String`, `&str`).
 pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
+/// An error with what evo was doing in front of it: `cannot X: <the error>`, the error kept
+/// whole as its cause.
+#[derive(Debug, thiserror::Error)]
+#[error("{context}: {source}")]
+pub struct Doing {
+    pub context: String,
+    #[source]
+    pub source: Cause,
+}
+
+impl Doing {
+    /// `error`, with `context` (what evo was doing) in front.
+    pub fn new(context: impl Into<String>, error: impl Into<Cause>) -> Doing {
+        Doing {
+            context: context.into(),
+            source: error.into(),
+        }
+    }
+}
+
 /// A command that stopped without its result.
 #[derive(Debug)]
 pub struct Failure {

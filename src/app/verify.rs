@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::VerifyArgs;
 use crate::exit_codes;
-use crate::failure::Failure;
+use crate::failure::{Doing, Failure};
 use crate::path::shown;
 use crate::receipt::binding::{self, BindingError};
 use crate::receipt::keys::{self, KeyError};
@@ -36,7 +36,10 @@ pub(super) fn open_receipt(file: &Path, keys: &[PathBuf]) -> Result<Opened, Fail
     // The receipt first: a wrong path is the likelier mistake, and says nothing about keys.
     let bytes = std::fs::read(file).map_err(|e| {
         // The path as the user typed it: tidying a path evo did not write could name another file.
-        Failure::usage(format!("cannot read the receipt {}: {e}", file.display()))
+        Failure::usage(Doing::new(
+            format!("cannot read the receipt {}", file.display()),
+            e,
+        ))
     })?;
     let trusted = match keys {
         [] => trusted::defaults(),
@@ -58,7 +61,8 @@ pub(super) fn open_receipt(file: &Path, keys: &[PathBuf]) -> Result<Opened, Fail
         found.entry
     );
     let verified = crate::receipt::verify(&bytes, &found.key).map_err(|e| {
-        let failure = Failure::verification(format!("{} does not verify: {e}", file.display()));
+        let failure =
+            Failure::verification(Doing::new(format!("{} does not verify", file.display()), e));
         if keys.is_empty() {
             failure.hint("if another key signed it, pass its public key with --key FILE")
         } else {
@@ -71,10 +75,24 @@ pub(super) fn open_receipt(file: &Path, keys: &[PathBuf]) -> Result<Opened, Fail
     })
 }
 
+/// No trusted key has the id a receipt names: which ids it names and where evo looked.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no trusted key matches: the receipt names {ids}; evo looked for {} (else {}) in {}",
+    keys::PUBLIC_KEY_FILE,
+    keys::PRIVATE_KEY_FILE,
+    looked.join(", ")
+)]
+struct NoTrustedKey {
+    /// "key id X, Y", or that it names none.
+    ids: String,
+    looked: Vec<String>,
+}
+
 /// The trusted key with an id in `wanted`; else, after saying where evo looked, the first one,
 /// so that the check explains the difference (another key, or an altered key id). Keys the
 /// user `named` are checked against without that notice.
-fn pick_key(trusted: &Trusted, wanted: &[String], named: bool) -> Result<TrustedKey, String> {
+fn pick_key(trusted: &Trusted, wanted: &[String], named: bool) -> Result<TrustedKey, NoTrustedKey> {
     if let Some(found) = trusted.matching(wanted) {
         return Ok(found.clone());
     }
@@ -82,20 +100,18 @@ fn pick_key(trusted: &Trusted, wanted: &[String], named: bool) -> Result<Trusted
         [] => "no key id (it is not a signed receipt)".to_string(),
         ids => format!("key id {}", ids.join(", ")),
     };
-    let sentence = format!(
-        "no trusted key matches: the receipt names {ids}; evo looked for {} (else {}) in {}",
-        keys::PUBLIC_KEY_FILE,
-        keys::PRIVATE_KEY_FILE,
-        trusted.looked.join(", ")
-    );
+    let none = NoTrustedKey {
+        ids,
+        looked: trusted.looked.clone(),
+    };
     match trusted.keys.first() {
         Some(found) => {
             if !named {
-                eprintln!("evo: {sentence}");
+                eprintln!("evo: {none}");
             }
             Ok(found.clone())
         }
-        None => Err(sentence),
+        None => Err(none),
     }
 }
 
@@ -190,7 +206,10 @@ fn read_patch(file: &Path, found_beside: bool) -> Result<Vec<u8>, Failure> {
         Ok(PatchFile::Bytes(bytes)) => Ok(bytes),
         Ok(PatchFile::TooLarge(size)) => Err(Failure::usage(too_large_message(file, size))),
         Err(e) => {
-            let failure = Failure::usage(format!("cannot read the patch {}: {e}", shown(file)));
+            let failure = Failure::usage(Doing::new(
+                format!("cannot read the patch {}", shown(file)),
+                e,
+            ));
             Err(match found_beside {
                 true => failure.hint(
                     "--diff compares the receipt's own patch with the range: pass it with \

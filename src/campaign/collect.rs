@@ -17,6 +17,7 @@ use super::CampaignRun;
 use super::journal::Entry;
 use crate::evidence::result::TreeLabel;
 use crate::evidence::summary::{Source, Status};
+use crate::failure::with_causes;
 use crate::measure::runner::RunSpec;
 use crate::pipeline::PipelineError;
 use crate::search::{Brief, BriefScenario, HistoryEntry, Parent};
@@ -159,6 +160,7 @@ impl CampaignRun<'_> {
                     name: s.name.clone(),
                     run: s.run.clone(),
                     check: s.check.clone(),
+                    cwd: s.cwd.clone().unwrap_or_default(),
                 })
                 .collect(),
             protected: w.protected.clone(),
@@ -277,9 +279,11 @@ impl CampaignRun<'_> {
         // be true otherwise.
         let verdict = match (&cost, verdict) {
             (Err(why), None | Some((Status::NoChange, _))) => {
-                Some((Status::AgentFailed, why.clone()))
+                Some((Status::AgentFailed, with_causes(why)))
             }
-            (Err(why), Some((status, reason))) => Some((status, format!("{reason}; {why}"))),
+            (Err(why), Some((status, reason))) => {
+                Some((status, format!("{reason}; {}", with_causes(why))))
+            }
             (Ok(_), verdict) => verdict,
         };
         if matches!(cost, Ok(None)) && self.plan.spec.search.max_cost.is_some() {
@@ -308,7 +312,8 @@ impl CampaignRun<'_> {
             (self.on_event)(super::CampaignEvent::Warning {
                 message: format!(
                     "the agent run starts from the baseline: the best candidate ({index}) does \
-                     not apply to a tree without the harness: {e}"
+                     not apply to a tree without the harness: {}",
+                    with_causes(&e)
                 ),
             });
             return Ok(None);
@@ -335,10 +340,30 @@ pub(super) struct NewCandidate<'a> {
     pub cost: Option<f64>,
 }
 
+/// Why a file an agent left at the tree root does not say what it must.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum RootFileError {
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    #[error("it is not a regular file")]
+    NotAFile,
+    #[error("it is larger than {0} bytes")]
+    TooLarge(u64),
+    #[error(transparent)]
+    NotJson(#[from] serde_json::Error),
+    #[error("the cost {0} is negative")]
+    Negative(f64),
+}
+
+/// An agent's cost file that is not `{"cost": <number ≥ 0>}`: the reason its run fails.
+#[derive(Debug, thiserror::Error)]
+#[error("the agent's {COST_FILE} is not {{\"cost\": <a number, 0 or more>}}: {0}")]
+pub(super) struct BadCostFile(#[source] RootFileError);
+
 /// Reads and removes a file an agent left at the tree root, so it is not part of the patch:
 /// `None` when there is none, `Err` when it is not a regular file, else at most `cap + 1` of its
 /// bytes (never the whole of a huge file), so a caller can tell one over the cap.
-fn take_root_file(root: &Path, name: &str, cap: u64) -> Option<Result<Vec<u8>, String>> {
+fn take_root_file(root: &Path, name: &str, cap: u64) -> Option<Result<Vec<u8>, RootFileError>> {
     use std::io::Read;
     let path = root.join(name);
     let meta = std::fs::symlink_metadata(&path).ok()?;
@@ -347,9 +372,9 @@ fn take_root_file(root: &Path, name: &str, cap: u64) -> Option<Result<Vec<u8>, S
         std::fs::File::open(&path)
             .and_then(|f| f.take(cap + 1).read_to_end(&mut bytes))
             .map(|_| bytes)
-            .map_err(|e| e.to_string())
+            .map_err(RootFileError::Read)
     } else {
-        Err("it is not a regular file".to_string())
+        Err(RootFileError::NotAFile)
     };
     let _ = std::fs::remove_file(&path);
     Some(read)
@@ -371,31 +396,29 @@ struct CostReport {
 
 /// Reads and removes the agent's cost file, so it is not part of the patch: `Ok(None)` when
 /// there is none, `Err` (the reason the run fails) when it is not `{"cost": <number ≥ 0>}`.
-fn take_cost(root: &Path) -> Result<Option<f64>, String> {
+fn take_cost(root: &Path) -> Result<Option<f64>, BadCostFile> {
     let Some(read) = take_root_file(root, COST_FILE, COST_CAP) else {
         return Ok(None);
     };
     let parsed = read.and_then(|bytes| {
         if bytes.len() as u64 > COST_CAP {
-            return Err(format!("it is larger than {COST_CAP} bytes"));
+            return Err(RootFileError::TooLarge(COST_CAP));
         }
-        let report: CostReport = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+        let report: CostReport = serde_json::from_slice(&bytes)?;
         if report.cost.is_finite() && report.cost >= 0.0 {
             Ok(report.cost)
         } else {
-            Err(format!("the cost {} is negative", report.cost))
+            Err(RootFileError::Negative(report.cost))
         }
     });
-    parsed.map(Some).map_err(|e| {
-        format!("the agent's {COST_FILE} is not {{\"cost\": <a number, 0 or more>}}: {e}")
-    })
+    parsed.map(Some).map_err(BadCostFile)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn cost_of(text: &str) -> Result<Option<f64>, String> {
+    fn cost_of(text: &str) -> Result<Option<f64>, BadCostFile> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(COST_FILE), text).unwrap();
         let cost = take_cost(dir.path());
@@ -405,9 +428,12 @@ mod tests {
 
     #[test]
     fn a_cost_file_is_a_non_negative_number_or_the_reason_it_is_not() {
-        assert_eq!(take_cost(tempfile::tempdir().unwrap().path()), Ok(None));
-        assert_eq!(cost_of(r#"{"cost": 0.25}"#), Ok(Some(0.25)));
-        assert_eq!(cost_of(r#"{"cost": 0}"#), Ok(Some(0.0)));
+        assert_eq!(
+            take_cost(tempfile::tempdir().unwrap().path()).unwrap(),
+            None
+        );
+        assert_eq!(cost_of(r#"{"cost": 0.25}"#).unwrap(), Some(0.25));
+        assert_eq!(cost_of(r#"{"cost": 0}"#).unwrap(), Some(0.0));
         for bad in [
             r#"{"cost": -1}"#,
             r#"{"cost": "3"}"#,
@@ -417,7 +443,7 @@ mod tests {
             "",
             &format!(r#"{{"cost": 1{}}}"#, " ".repeat(5000)),
         ] {
-            let err = cost_of(bad).unwrap_err();
+            let err = cost_of(bad).unwrap_err().to_string();
             assert!(err.contains("EVO_COST.json is not"), "{bad}: {err}");
         }
     }

@@ -19,13 +19,95 @@ use super::{CampaignRun, CandidatePatch};
 use crate::confirm::ConfirmRequest;
 use crate::confirm::request::ScreeningOrder;
 use crate::evidence::summary::Status;
+use crate::failure::with_causes;
 use crate::fleet::job::JobFolder;
 use crate::fleet::slurm::JobInfo;
 use crate::measure::record::{Order, Pair};
 use crate::measure::schedule::PairOrder;
 use crate::pipeline::PipelineError;
 use crate::spec::campaign::Counter;
-use crate::stats::{self, Ratios};
+use crate::stats::{self, Ratios, StatsError};
+
+/// Why a screening job's journal is refused: what in it is not the screening asked for.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(super) enum Refused {
+    #[error("it ran evo {0}")]
+    OtherEvo(String),
+    #[error(
+        "it screened against {sha} with seed {seed}, the campaign pinned {want_sha} with seed \
+         {want_seed}"
+    )]
+    OtherBaseline {
+        sha: String,
+        seed: u64,
+        want_sha: String,
+        want_seed: u64,
+    },
+    #[error("its journal does not begin with the run's start")]
+    NoStart,
+    #[error("its journal is not of candidate {0}")]
+    OtherCandidate(usize),
+    /// The entry, as its journal line.
+    #[error("it holds an entry no screening job writes: {0}")]
+    Foreign(String),
+    #[error("it ends before the candidate has a status")]
+    NoStatus,
+    #[error("the candidate's first entry is not its checks' status")]
+    NoChecks,
+    #[error("it ends with the status `{0}`")]
+    EndsWith(&'static str),
+    #[error("it does not end with the screening's status after `checked`")]
+    NoScreeningStatus,
+    #[error("an entry out of a screening's order: {0}")]
+    OutOfOrder(String),
+    #[error(
+        "it was screened on {warmups} warmup(s), {pairs} pair(s) and {counts} count(s); the \
+         campaign asks for 1, {want_pairs} and {want_counts}"
+    )]
+    Counts {
+        warmups: usize,
+        pairs: usize,
+        counts: usize,
+        want_pairs: usize,
+        want_counts: usize,
+    },
+    #[error(transparent)]
+    Ratios(#[from] StatsError),
+    #[error("its screening ends with the status `{status}` after {pairs} pair(s)")]
+    EndsAfter { status: &'static str, pairs: usize },
+    #[error("pair {i} is recorded as pair {index} in order {order:?}, the plan says {planned:?}")]
+    PairPlace {
+        i: usize,
+        index: usize,
+        order: Order,
+        planned: Order,
+    },
+    #[error("pair {0} holds a failed run")]
+    FailedRun(usize),
+    #[error("pair {i} says ratio {said}, its wall times {b} s / {c} s give {ratio}")]
+    Ratio {
+        i: usize,
+        said: f64,
+        b: f64,
+        c: f64,
+        ratio: f64,
+    },
+}
+
+/// Why a job's output folder holds no one run folder to collect.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NoRunFolder {
+    #[error("cannot list {}: {source}", out.display())]
+    List {
+        out: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is empty", out.display())]
+    Empty { out: PathBuf },
+    #[error("{} holds {count} entries where one run folder belongs", out.display())]
+    NotOne { out: PathBuf, count: usize },
+}
 
 /// What the coordinator expects of a screening job's journal.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +143,7 @@ const CHECK_FAILURES: &[Status] = &[
 ];
 
 /// Checks a screening job's journal `entries` against what was asked for.
-pub(super) fn check_screening(entries: &[Entry], want: &Wanted) -> Result<Checked, String> {
+pub(super) fn check_screening(entries: &[Entry], want: &Wanted) -> Result<Checked, Refused> {
     let mut rest = entries.iter();
     match rest.next() {
         Some(Entry::Started {
@@ -71,21 +153,22 @@ pub(super) fn check_screening(entries: &[Entry], want: &Wanted) -> Result<Checke
             ..
         }) => {
             if evo_version != env!("CARGO_PKG_VERSION") {
-                return Err(format!("it ran evo {evo_version}"));
+                return Err(Refused::OtherEvo(evo_version.clone()));
             }
             if baseline_sha != want.baseline_sha || *search_seed != want.search_seed {
-                return Err(format!(
-                    "it screened against {baseline_sha} with seed {search_seed}, the campaign \
-                     pinned {} with seed {}",
-                    want.baseline_sha, want.search_seed
-                ));
+                return Err(Refused::OtherBaseline {
+                    sha: baseline_sha.clone(),
+                    seed: *search_seed,
+                    want_sha: want.baseline_sha.to_string(),
+                    want_seed: want.search_seed,
+                });
             }
         }
-        _ => return Err("its journal does not begin with the run's start".into()),
+        _ => return Err(Refused::NoStart),
     }
     match rest.next() {
         Some(Entry::Candidate { index, .. }) if *index == want.index => {}
-        _ => return Err(format!("its journal is not of candidate {}", want.index)),
+        _ => return Err(Refused::OtherCandidate(want.index)),
     }
     let mut kept = Vec::new();
     for entry in rest {
@@ -101,7 +184,7 @@ pub(super) fn check_screening(entries: &[Entry], want: &Wanted) -> Result<Checke
             }
             other => {
                 let line = serde_json::to_string(other).unwrap_or_default();
-                return Err(format!("it holds an entry no screening job writes: {line}"));
+                return Err(Refused::Foreign(line));
             }
         }
     }
@@ -114,26 +197,26 @@ pub(super) fn check_screening(entries: &[Entry], want: &Wanted) -> Result<Checke
 
 /// The candidate's entries follow a screening job's steps; the median of the pairs of a screened
 /// candidate.
-fn check_sequence(kept: &[Entry], want: &Wanted) -> Result<Option<f64>, String> {
+fn check_sequence(kept: &[Entry], want: &Wanted) -> Result<Option<f64>, Refused> {
     let status = |e: &Entry| match e {
         Entry::Status { status, .. } => Some(*status),
         _ => None,
     };
     let (first, last) = match (kept.first(), kept.last()) {
         (Some(f), Some(l)) => (status(f), status(l)),
-        _ => return Err("it ends before the candidate has a status".into()),
+        _ => return Err(Refused::NoStatus),
     };
     let Some(first) = first else {
-        return Err("the candidate's first entry is not its checks' status".into());
+        return Err(Refused::NoChecks);
     };
     if kept.len() == 1 {
         return match CHECK_FAILURES.contains(&first) {
             true => Ok(None),
-            false => Err(format!("it ends with the status `{}`", first.as_str())),
+            false => Err(Refused::EndsWith(first.as_str())),
         };
     }
     let Some(last) = last.filter(|_| first == Status::Checked) else {
-        return Err("it does not end with the screening's status after `checked`".into());
+        return Err(Refused::NoScreeningStatus);
     };
     let middle = &kept[1..kept.len() - 1];
     let mut pairs = Vec::new();
@@ -148,7 +231,7 @@ fn check_sequence(kept: &[Entry], want: &Wanted) -> Result<Option<f64>, String> 
             Entry::Instructions { .. } if want.counted && instructions == 0 => instructions += 1,
             other => {
                 let line = serde_json::to_string(other).unwrap_or_default();
-                return Err(format!("an entry out of a screening's order: {line}"));
+                return Err(Refused::OutOfOrder(line));
             }
         }
     }
@@ -158,68 +241,75 @@ fn check_sequence(kept: &[Entry], want: &Wanted) -> Result<Option<f64>, String> 
                 || pairs.len() != want.pairs
                 || instructions != usize::from(want.counted)
             {
-                return Err(format!(
-                    "it was screened on {} warmup(s), {} pair(s) and {instructions} count(s); \
-                     the campaign asks for 1, {} and {}",
+                return Err(Refused::Counts {
                     warmups,
-                    pairs.len(),
-                    want.pairs,
-                    usize::from(want.counted)
-                ));
+                    pairs: pairs.len(),
+                    counts: instructions,
+                    want_pairs: want.pairs,
+                    want_counts: usize::from(want.counted),
+                });
             }
-            let ratios = Ratios::new(pairs).map_err(|e| e.to_string())?;
+            let ratios = Ratios::new(pairs)?;
             Ok(Some(stats::median(&ratios)))
         }
         Status::Rejected | Status::TimedOut if instructions == 0 && pairs.len() <= want.pairs => {
             Ok(None)
         }
-        other => Err(format!(
-            "its screening ends with the status `{}` after {} pair(s)",
-            other.as_str(),
-            pairs.len()
-        )),
+        other => Err(Refused::EndsAfter {
+            status: other.as_str(),
+            pairs: pairs.len(),
+        }),
     }
 }
 
 /// Pair `i` of a screening: planned order, two successful runs, and its ratio from their times.
-fn check_pair(pair: &Pair, i: usize) -> Result<(), String> {
+fn check_pair(pair: &Pair, i: usize) -> Result<(), Refused> {
     let order = PairOrder::Alternating(Order::CandidateFirst).order_of(i);
     if pair.index != i || pair.order != order {
-        return Err(format!(
-            "pair {i} is recorded as pair {} in order {:?}, the plan says {order:?}",
-            pair.index, pair.order
-        ));
+        return Err(Refused::PairPlace {
+            i,
+            index: pair.index,
+            order: pair.order,
+            planned: order,
+        });
     }
     if !pair.baseline.succeeded() || !pair.candidate.succeeded() {
-        return Err(format!("pair {i} holds a failed run"));
+        return Err(Refused::FailedRun(i));
     }
     let (b, c) = (pair.baseline.wall_s, pair.candidate.wall_s);
     let valid = |t: f64| t.is_finite() && t > 0.0;
     let ratio = b / c;
     if !valid(b) || !valid(c) || (pair.ratio - ratio).abs() > 1e-9 * ratio {
-        return Err(format!(
-            "pair {i} says ratio {}, its wall times {b} s / {c} s give {ratio}",
-            pair.ratio
-        ));
+        return Err(Refused::Ratio {
+            i,
+            said: pair.ratio,
+            b,
+            c,
+            ratio,
+        });
     }
     Ok(())
 }
 
 /// The one run folder in a job's output folder `out`.
-fn one_run_folder(out: &Path) -> Result<PathBuf, String> {
+fn one_run_folder(out: &Path) -> Result<PathBuf, NoRunFolder> {
     let entries: Vec<PathBuf> = std::fs::read_dir(out)
-        .map_err(|e| format!("cannot list {}: {e}", out.display()))?
+        .map_err(|source| NoRunFolder::List {
+            out: out.to_path_buf(),
+            source,
+        })?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .collect();
     match entries.as_slice() {
-        [] => Err(format!("{} is empty", out.display())),
+        [] => Err(NoRunFolder::Empty {
+            out: out.to_path_buf(),
+        }),
         [one] if one.is_dir() => Ok(one.clone()),
-        _ => Err(format!(
-            "{} holds {} entries where one run folder belongs",
-            out.display(),
-            entries.len()
-        )),
+        _ => Err(NoRunFolder::NotOne {
+            out: out.to_path_buf(),
+            count: entries.len(),
+        }),
     }
 }
 
@@ -259,11 +349,11 @@ impl CampaignRun<'_> {
         let missing = |why: String| Ok(JobResult::Missing(format!("{job} ended {state}: {why}")));
         let folder = match one_run_folder(&a.folder.out()) {
             Ok(folder) => folder,
-            Err(why) => return missing(format!("the job left no result: {why}")),
+            Err(why) => return missing(format!("the job left no result: {}", with_causes(&why))),
         };
         let entries = match journal::read(&folder) {
             Ok(entries) => entries,
-            Err(e) => return missing(format!("its journal is refused: {e}")),
+            Err(e) => return missing(format!("its journal is refused: {}", with_causes(&e))),
         };
         let search = &self.plan.spec.search;
         let want = Wanted {
@@ -279,7 +369,7 @@ impl CampaignRun<'_> {
                 let error = std::fs::read_to_string(folder.join("error.txt")).unwrap_or_default();
                 return match error.lines().next() {
                     Some(line) => missing(format!("its screening stopped: {line}")),
-                    None => missing(format!("its result is refused: {why}")),
+                    None => missing(format!("its result is refused: {}", with_causes(&why))),
                 };
             }
         };
@@ -361,183 +451,5 @@ impl CampaignRun<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::evidence::summary::Source;
-    use crate::measure::record::{Arm, ExitStatus, Purpose, RunRecord, WarmupRun};
-
-    const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
-
-    fn run(wall_s: f64) -> RunRecord {
-        RunRecord::exited_ok(wall_s)
-    }
-
-    fn want() -> Wanted<'static> {
-        Wanted {
-            index: 2,
-            baseline_sha: SHA,
-            search_seed: 7,
-            pairs: 3,
-            counted: false,
-        }
-    }
-
-    fn status(status: Status) -> Entry {
-        Entry::Status {
-            index: 2,
-            status,
-            reason: "the node's words".into(),
-        }
-    }
-
-    /// The journal a screening job writes for candidate 2, screened on three pairs with
-    /// candidate times 0.8, 0.5 and 0.9 s against a 1 s baseline.
-    fn journal() -> Vec<Entry> {
-        let order = PairOrder::Alternating(Order::CandidateFirst);
-        let pairs = [0.8, 0.5, 0.9]
-            .iter()
-            .enumerate()
-            .map(|(i, c)| Entry::ScreeningPair {
-                index: 2,
-                pair: Pair::new(i, order.order_of(i), run(1.0), run(*c)),
-            });
-        let warmup = |arm| WarmupRun {
-            arm,
-            purpose: Purpose::Warmup,
-            run: run(1.0),
-            seed: None,
-        };
-        let head = vec![
-            Entry::Started {
-                run_id: "r".into(),
-                campaign_file: "c.json".into(),
-                baseline_sha: SHA.into(),
-                search_seed: 7,
-                evo_version: env!("CARGO_PKG_VERSION").into(),
-            },
-            Entry::Candidate {
-                index: 2,
-                name: "memo".into(),
-                source: Source::Patch,
-                patch_file: "candidate_2.patch".into(),
-                explanation: None,
-                round: 1,
-                parent: None,
-                search_s: 0.0,
-                cost: None,
-            },
-            Entry::BaselineReady { build_s: 1.0 },
-            status(Status::Checked),
-            Entry::Warmups {
-                index: 2,
-                runs: vec![warmup(Arm::Candidate), warmup(Arm::Baseline)],
-            },
-        ];
-        head.into_iter()
-            .chain(pairs)
-            .chain([status(Status::Screened)])
-            .collect()
-    }
-
-    #[test]
-    fn an_honest_screening_passes_with_the_median_recomputed_from_its_pairs() {
-        let checked = check_screening(&journal(), &want()).unwrap();
-        // Ratios 1.25, 2, 1.111…: the median is 1.25.
-        assert_eq!(checked.median, Some(1.25));
-        // Everything of the candidate but the start, the candidate and the baseline's readiness.
-        assert_eq!(checked.entries, journal()[3..].to_vec());
-    }
-
-    #[test]
-    fn a_screening_that_lies_about_a_pairs_ratio_is_refused() {
-        let mut lying = journal();
-        if let Entry::ScreeningPair { pair, .. } = &mut lying[6] {
-            pair.ratio = 1.6;
-        }
-        let err = check_screening(&lying, &want()).unwrap_err();
-        assert!(err.contains("pair 1 says ratio 1.6"), "{err}");
-    }
-
-    #[test]
-    fn a_screening_with_a_failed_run_or_a_reordered_pair_is_refused() {
-        let mut failed = journal();
-        if let Entry::ScreeningPair { pair, .. } = &mut failed[5] {
-            pair.candidate.status = ExitStatus::Exited { code: 1 };
-        }
-        let err = check_screening(&failed, &want()).unwrap_err();
-        assert!(err.contains("pair 0 holds a failed run"), "{err}");
-        let mut reordered = journal();
-        reordered.swap(5, 6);
-        let err = check_screening(&reordered, &want()).unwrap_err();
-        assert!(err.contains("pair 0 is recorded as pair 1"), "{err}");
-    }
-
-    #[test]
-    fn a_screening_on_fewer_pairs_or_another_seed_or_baseline_is_refused() {
-        let mut short = journal();
-        short.remove(7);
-        let err = check_screening(&short, &want()).unwrap_err();
-        assert!(err.contains("2 pair(s)"), "{err}");
-        let other_seed = Wanted {
-            search_seed: 8,
-            ..want()
-        };
-        assert!(check_screening(&journal(), &other_seed).is_err());
-        let other_base = Wanted {
-            baseline_sha: "feed",
-            ..want()
-        };
-        assert!(check_screening(&journal(), &other_base).is_err());
-        let counted = Wanted {
-            counted: true,
-            ..want()
-        };
-        assert!(check_screening(&journal(), &counted).is_err());
-    }
-
-    #[test]
-    fn entries_a_screening_job_never_writes_are_refused() {
-        let mut other = journal();
-        other.insert(
-            5,
-            Entry::ScreeningPair {
-                index: 3,
-                pair: Pair::new(0, Order::CandidateFirst, run(1.0), run(0.5)),
-            },
-        );
-        assert!(check_screening(&other, &want()).is_err());
-        let mut confirmed = journal();
-        confirmed.push(Entry::Confirmation {
-            index: 2,
-            run_dir: "x".into(),
-            verdict: crate::evidence::result::Verdict::Accepted,
-            tier: crate::stats::Tier::Tested,
-            median: Some(2.0),
-        });
-        let err = check_screening(&confirmed, &want()).unwrap_err();
-        assert!(err.contains("no screening job writes"), "{err}");
-        let mut confirmed_status = journal();
-        *confirmed_status.last_mut().unwrap() = status(Status::Confirmed);
-        assert!(check_screening(&confirmed_status, &want()).is_err());
-    }
-
-    #[test]
-    fn a_failed_check_passes_alone_and_an_unfinished_screening_does_not() {
-        let mut failed = journal()[..3].to_vec();
-        failed.push(status(Status::BuildFailed));
-        let checked = check_screening(&failed, &want()).unwrap();
-        assert_eq!((checked.entries.len(), checked.median), (1, None));
-        // A candidate whose timed programs are the baseline's ends its checks unscreened too.
-        let mut unchanged = journal()[..3].to_vec();
-        unchanged.push(status(Status::NoChange));
-        let checked = check_screening(&unchanged, &want()).unwrap();
-        assert_eq!((checked.entries.len(), checked.median), (1, None));
-        let mut failed_with_pairs = journal();
-        failed_with_pairs[3] = status(Status::BuildFailed);
-        assert!(check_screening(&failed_with_pairs, &want()).is_err());
-        let unfinished = journal()[..8].to_vec();
-        assert!(check_screening(&unfinished, &want()).is_err());
-        let only_checked = journal()[..4].to_vec();
-        assert!(check_screening(&only_checked, &want()).is_err());
-    }
-}
+#[path = "fleet_screen_tests.rs"]
+mod tests;

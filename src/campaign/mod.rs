@@ -15,6 +15,7 @@ mod fleet_screen;
 pub mod journal;
 pub mod outline;
 mod profile;
+pub mod review;
 mod rounds;
 mod screen;
 mod screen_job;
@@ -221,7 +222,7 @@ pub fn run_campaign(
             None,
         ),
     )
-    .map_err(PipelineError::Usage)?;
+    .map_err(PipelineError::usage)?;
     let sandbox = warn_unsandboxed(settled.sandbox, on_event);
     let run_dir = match &opts.resume {
         Some(which) => {
@@ -326,7 +327,7 @@ fn job_sandbox(
     on_event: &mut dyn FnMut(CampaignEvent),
 ) -> Result<SandboxPolicy, PipelineError> {
     let ask = search_ask(plan, opts, crate::plan::settle::Key::Unsigned, Some(job));
-    let sandbox = crate::plan::settle::sandbox_policy(plan, &ask).map_err(PipelineError::Usage)?;
+    let sandbox = crate::plan::settle::sandbox_policy(plan, &ask).map_err(PipelineError::usage)?;
     Ok(warn_unsandboxed(sandbox, on_event))
 }
 

@@ -7,6 +7,7 @@ use super::{CampaignEvent, CampaignRun};
 use crate::evidence::outcome::{Failure, GateStop};
 use crate::evidence::result::{GateName, StepKind, StepName, TreeLabel};
 use crate::evidence::summary::Status;
+use crate::failure::with_causes;
 use crate::measure::callgrind;
 use crate::measure::record::Order;
 use crate::measure::runner::{RunSpec, Runner};
@@ -194,7 +195,7 @@ impl CampaignRun<'_> {
                     true => Failure::TimedOut,
                     false => Failure::Failed,
                 },
-                detail: e.to_string(),
+                detail: with_causes(&e),
             },
             MeasureError::OutputsDiffer {
                 phase: Phase::Warmup | Phase::Pairs,

@@ -52,7 +52,7 @@ pub fn run_screening_job(
             plan.spec.baseline, pinned.sha, order.baseline_sha
         )));
     }
-    crate::plan::settle::check_output_dir(&plan.output_dir).map_err(PipelineError::Usage)?;
+    crate::plan::settle::check_output_dir(&plan.output_dir).map_err(PipelineError::usage)?;
     let hidden: Vec<&Path> = hidden.iter().map(PathBuf::as_path).collect();
     let id = rundir::run_id(SystemTime::now(), &plan.spec.name, &pinned.sha);
     let run_dir = RunDir::create(&plan.output_dir, &id)

@@ -86,7 +86,8 @@ impl Summary {
                     .map(|p| p.baseline.wall_s + p.candidate.wall_s);
                 warm.chain(pairs)
             })
-            .sum();
+            // A fold from +0: an empty `sum` of floats is -0, which printed as "-0 s".
+            .fold(0.0, |total, s| total + s);
         let screened_in_jobs = (state.candidates.iter())
             .filter(|c| c.screened_in_job)
             .count();

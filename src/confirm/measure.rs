@@ -367,7 +367,7 @@ impl Run<'_> {
                 return self.disagreed(s, Role::Training, arms, warmups, runs.pairs, e);
             }
             Err(BenchError::Measure(e)) => return self.timed_failure(e, runner, &b),
-            Err(BenchError::Stats(e)) => return Err(PipelineError::Internal(e.to_string())),
+            Err(BenchError::Stats(e)) => return Err(PipelineError::internal(e)),
         };
         let mut result = scenario_result(s, Role::Training, arms, warmups);
         result.aa_second_build = again.is_some();
@@ -438,8 +438,7 @@ impl Run<'_> {
             Err(e) => return self.timed_failure(e, runner, &b),
         };
         let mut result = scenario_result(s, Role::Holdout, arms, warmups);
-        let figures = holdout_figures(&pairs, Some(&plan))
-            .map_err(|e| PipelineError::Internal(e.to_string()))?;
+        let figures = holdout_figures(&pairs, Some(&plan)).map_err(PipelineError::internal)?;
         result.holdout = Some(figures);
         result.pairs = pairs;
         result.order_seed = Some(order_seed);

@@ -407,7 +407,7 @@ fn pipeline<K: Keying>(
             shared_caches: request.shared_caches.as_deref(),
         },
     )
-    .map_err(PipelineError::Usage)?;
+    .map_err(PipelineError::usage)?;
     let (sandbox, signer) = (settled.sandbox, K::hold(settled.signer)?);
     let inputs = read_only_inputs(plan)?;
     let label = plan

@@ -10,6 +10,36 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{FlockOperation, flock};
 use rustix::io::Errno;
 
+/// Why a lock was not taken: another evo holds it (its pid and command line, as it wrote them),
+/// or the lock file could not be made or locked (the path, and the system's error as the cause).
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error(
+        "run {} is in use by another evo process (pid {holder}); wait for it or stop it",
+        run.display()
+    )]
+    RunInUse { run: PathBuf, holder: String },
+    #[error(
+        "the repository {} is busy: evo pid {holder} is using it. Two evo runs on one repository \
+         would build and measure at the same time and spoil each other's timings; wait for it \
+         to finish or stop it",
+        repo.display()
+    )]
+    RepoBusy { repo: PathBuf, holder: String },
+    #[error("cannot create evo's lock folder {}: {source}", path.display())]
+    Folder {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot lock {}: {source}", path.display())]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
 /// Held while the run is in use; dropping it releases the lock.
 #[derive(Debug)]
 pub struct RunLock {
@@ -18,20 +48,14 @@ pub struct RunLock {
 
 impl RunLock {
     /// Takes the lock or says which process holds it.
-    pub fn acquire(run_dir: &Path) -> io::Result<RunLock> {
-        let file = exclusive(&run_dir.join(".lock"), &std::process::id().to_string())?.map_err(
-            |holder| {
-                io::Error::new(
-                    io::ErrorKind::WouldBlock,
-                    format!(
-                        "run {} is in use by another evo process (pid {holder}); wait for it or \
-                         stop it",
-                        run_dir.display()
-                    ),
-                )
-            },
-        )?;
-        Ok(RunLock { _file: file })
+    pub fn acquire(run_dir: &Path) -> Result<RunLock, LockError> {
+        match exclusive(&run_dir.join(".lock"), &std::process::id().to_string())? {
+            Attempt::Taken(file) => Ok(RunLock { _file: file }),
+            Attempt::HeldBy(holder) => Err(LockError::RunInUse {
+                run: run_dir.to_path_buf(),
+                holder,
+            }),
+        }
     }
 }
 
@@ -46,27 +70,25 @@ pub struct RepoLock {
 impl RepoLock {
     /// Takes the repository's lock for `what` (the command line, shown to a second evo), or
     /// says which process holds it.
-    pub fn acquire(repo: &Path, what: &str) -> io::Result<RepoLock> {
+    pub fn acquire(repo: &Path, what: &str) -> Result<RepoLock, LockError> {
         let canonical = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
         let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
             canonical.as_os_str().as_encoded_bytes(),
         ));
         let dir = lock_dir();
-        std::fs::create_dir_all(&dir)?;
+        std::fs::create_dir_all(&dir).map_err(|source| LockError::Folder {
+            path: dir.clone(),
+            source,
+        })?;
         let path = dir.join(format!("repo-{}.lock", &digest[..16]));
         let me = format!("{} ({what})", std::process::id());
-        let file = exclusive(&path, &me)?.map_err(|holder| {
-            io::Error::new(
-                io::ErrorKind::WouldBlock,
-                format!(
-                    "the repository {} is busy: evo pid {holder} is using it. Two evo runs on \
-                     one repository would build and measure at the same time and spoil each \
-                     other's timings; wait for it to finish or stop it",
-                    canonical.display()
-                ),
-            )
-        })?;
-        Ok(RepoLock { _file: file })
+        match exclusive(&path, &me)? {
+            Attempt::Taken(file) => Ok(RepoLock { _file: file }),
+            Attempt::HeldBy(holder) => Err(LockError::RepoBusy {
+                repo: canonical,
+                holder,
+            }),
+        }
     }
 }
 
@@ -90,9 +112,24 @@ fn lock_dir() -> PathBuf {
     state_dir().join("locks")
 }
 
-/// An exclusive `flock` on `path`, holding `holder` as its text; `Ok(Err(text))` is the current
-/// holder's text when another process has it.
-fn exclusive(path: &Path, holder: &str) -> io::Result<Result<File, String>> {
+/// What an attempt at a lock found.
+enum Attempt {
+    /// The lock, held through this file.
+    Taken(File),
+    /// Another process has it: the text it wrote (its pid and what it runs).
+    HeldBy(String),
+}
+
+/// An exclusive `flock` on `path`, holding `holder` as its text.
+fn exclusive(path: &Path, holder: &str) -> Result<Attempt, LockError> {
+    let locking = |source: io::Error| LockError::Lock {
+        path: path.to_path_buf(),
+        source,
+    };
+    take(path, holder).map_err(locking)
+}
+
+fn take(path: &Path, holder: &str) -> io::Result<Attempt> {
     let mut file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -104,7 +141,7 @@ fn exclusive(path: &Path, holder: &str) -> io::Result<Result<File, String>> {
         Err(Errno::WOULDBLOCK) => {
             let mut current = String::new();
             let _ = file.read_to_string(&mut current);
-            return Ok(Err(current.trim().to_string()));
+            return Ok(Attempt::HeldBy(current.trim().to_string()));
         }
         // Not held by anyone, but not lockable either (a file system without locks).
         Err(errno) => return Err(errno.into()),
@@ -113,7 +150,7 @@ fn exclusive(path: &Path, holder: &str) -> io::Result<Result<File, String>> {
     file.rewind()?;
     write!(file, "{holder}")?;
     file.flush()?;
-    Ok(Ok(file))
+    Ok(Attempt::Taken(file))
 }
 
 #[cfg(test)]

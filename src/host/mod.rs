@@ -141,7 +141,7 @@ pub enum Hold {
 
 impl Hold {
     /// Takes the repository's lock for `what` (the command line, shown to a second evo).
-    pub fn lock_repo(repo: &Path, what: &str) -> std::io::Result<Hold> {
+    pub fn lock_repo(repo: &Path, what: &str) -> Result<Hold, crate::host::lock::LockError> {
         crate::host::lock::RepoLock::acquire(repo, what).map(|lock| Hold::RepoLock(lock.into()))
     }
 }

@@ -358,12 +358,6 @@ impl SandboxPolicy {
         }
     }
 
-    /// [`SandboxPolicy::for_request`], its error as a message: what `plan::sandbox_policy`
-    /// passes on (its own errors are messages still).
-    pub fn decide(request: SandboxRequest) -> Result<SandboxPolicy, String> {
-        SandboxPolicy::for_request(request).map_err(|e| e.to_string())
-    }
-
     /// Decides from the campaign's request and what this machine has.
     pub fn for_request(request: SandboxRequest) -> Result<SandboxPolicy, SandboxError> {
         if request.mode == SandboxMode::Off {

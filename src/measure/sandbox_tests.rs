@@ -94,7 +94,7 @@ fn off_mode_never_probes_and_says_why() {
         mode: SandboxMode::Off,
         ..SandboxRequest::default()
     };
-    let policy = SandboxPolicy::decide(request).unwrap();
+    let policy = SandboxPolicy::for_request(request).unwrap();
     assert!(!policy.enabled());
     assert!(policy.record.detail.contains("WARNING"));
     let t = Path::new("/t");

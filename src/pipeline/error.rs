@@ -8,17 +8,8 @@
 
 use std::path::Path;
 
-pub use crate::failure::Cause;
+pub use crate::failure::{Cause, Doing};
 use crate::path::shown;
-
-/// An error with what evo was doing in front of it: `cannot X: <the error>`.
-#[derive(Debug, thiserror::Error)]
-#[error("{context}: {source}")]
-pub struct Doing {
-    pub context: String,
-    #[source]
-    pub source: Cause,
-}
 
 /// Something that stops a confirmation or a campaign without a verdict on the candidate.
 #[derive(Debug, thiserror::Error)]

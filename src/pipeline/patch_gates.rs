@@ -36,11 +36,12 @@ pub(crate) fn before_apply(
     let gates = [
         (
             GateName::PatchSafety,
-            patch_safety(summary, baseline, workload, cap),
+            patch_safety(summary, baseline, workload, cap).map_err(|e| with_causes(&e)),
         ),
         (
             GateName::LaneProbes,
-            tree::gate_detail(&tree::scan_probes(patch, &workload.allow_probes)),
+            tree::gate_detail(&tree::scan_probes(patch, &workload.allow_probes))
+                .map_err(|e| with_causes(&e)),
         ),
     ];
     let mut passed = Vec::new();
@@ -56,13 +57,13 @@ pub(crate) fn before_apply(
     BeforeApply { passed, stop: None }
 }
 
-/// The `patch safety` gate: its detail, passed or failed.
+/// The `patch safety` gate: its detail when passed, the refusal when failed.
 fn patch_safety(
     summary: &PatchSummary,
     baseline: &Tree,
     workload: &Workload,
     cap: u64,
-) -> Result<String, String> {
+) -> Result<String, PatchError> {
     let cwds = workload.command_cwds();
     let places = tree::BuildPlaces {
         cwds: &cwds,
@@ -72,7 +73,7 @@ fn patch_safety(
     let safe = tree::check_patch_safety(summary, baseline, &workload.protected)
         .and_then(|()| tree::check_build_files(summary, baseline, places))
         .and_then(|()| tree::check_applied_size(summary, baseline, cap));
-    let applied_bytes = safe.map_err(|e| with_causes(&e))?;
+    let applied_bytes = safe?;
     Ok(format!(
         "no path outside the tree, through a symlink, protected, or a new build file; writes at \
          most {applied_bytes} bytes (limit {cap})"

@@ -5,12 +5,57 @@
 //! Unlike the rest of `plan`, this touches the machine: it creates folders, writes and removes a
 //! probe file and runs bubblewrap. Errors are usage errors, as the plan's are.
 
+use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{CampaignPlan, resolve_in};
 use crate::host::SignWith;
+use crate::measure::error::SandboxError;
 use crate::measure::sandbox::SandboxPolicy;
-use crate::receipt::keys::Signer;
+use crate::receipt::keys::{KeyError, Signer};
+
+/// Why the machine cannot give a run what it needs: each names the field, folder or key
+/// involved, and keeps the error below it as its cause.
+#[derive(Debug, thiserror::Error)]
+pub enum SettleError {
+    #[error("cannot use the signing key: {0}")]
+    Key(#[source] KeyError),
+    #[error("cannot write to the receipt directory {}: {source}", dir.display())]
+    OutputDir {
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("sandbox.{field} `{raw}`: HOME is not set")]
+    NoHome { field: &'static str, raw: String },
+    #[error("sandbox.writable `{raw}`: cannot create {}: {source}", path.display())]
+    CreateWritable {
+        raw: String,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("sandbox.read_only `{raw}`: {} is not a folder", path.display())]
+    NotAFolder { raw: String, path: PathBuf },
+    #[error(
+        "sandbox: {} would show code under test {}, which it must never see; declare a folder \
+         that does not hold it",
+        folder.display(),
+        secret.display()
+    )]
+    ShowsSecret { folder: PathBuf, secret: PathBuf },
+    #[error(
+        "cannot make this machine kind's folder of shared caches in {}: {source}",
+        root.display()
+    )]
+    SharedCaches {
+        root: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+}
 
 /// What a run needs of the signing key.
 pub enum Key<'a> {
@@ -48,10 +93,10 @@ pub struct Settled {
 
 /// Settles the signing key, then the output folder, then the sandbox, so a bad key or an
 /// unwritable folder costs no build.
-pub fn settle(plan: &CampaignPlan, ask: Ask<'_>) -> Result<Settled, String> {
+pub fn settle(plan: &CampaignPlan, ask: Ask<'_>) -> Result<Settled, SettleError> {
     let key_file = plan.key_file();
     let untrusted = plan.key_untrusted(ask.work);
-    let cannot = |e: crate::receipt::keys::KeyError| format!("cannot use the signing key: {e}");
+    let cannot = SettleError::Key;
     let signer = match ask.key {
         Key::Unsigned => None,
         Key::Check(SignWith::CampaignKey) => {
@@ -76,22 +121,24 @@ pub fn settle(plan: &CampaignPlan, ask: Ask<'_>) -> Result<Settled, String> {
 /// `ask.shared_caches` (a fleet's folder of caches, on a node that a fleet job runs on) the
 /// writable folders are bound from its folder for this machine's kind. Part of [`settle`]; a
 /// screening job calls it alone, once its run folder (which holds the copies) exists.
-pub fn sandbox_policy(plan: &CampaignPlan, ask: &Ask<'_>) -> Result<SandboxPolicy, String> {
+pub fn sandbox_policy(plan: &CampaignPlan, ask: &Ask<'_>) -> Result<SandboxPolicy, SettleError> {
     let (campaign_file, campaign) = (&plan.campaign_file, &plan.spec);
-    let resolve = |field: &str, raw: &str| -> Result<PathBuf, String> {
+    let resolve = |field: &'static str, raw: &str| -> Result<PathBuf, SettleError> {
         if raw.starts_with("~/") && std::env::var_os("HOME").is_none() {
-            return Err(format!("sandbox.{field} `{raw}`: HOME is not set"));
+            return Err(SettleError::NoHome {
+                field,
+                raw: raw.to_string(),
+            });
         }
         Ok(resolve_in(campaign_file, raw))
     };
     let mut writable = Vec::new();
     for raw in &campaign.sandbox.writable {
         let path = resolve("writable", raw)?;
-        std::fs::create_dir_all(&path).map_err(|e| {
-            format!(
-                "sandbox.writable `{raw}`: cannot create {}: {e}",
-                path.display()
-            )
+        std::fs::create_dir_all(&path).map_err(|source| SettleError::CreateWritable {
+            raw: raw.clone(),
+            path: path.clone(),
+            source,
         })?;
         writable.push(path);
     }
@@ -99,36 +146,34 @@ pub fn sandbox_policy(plan: &CampaignPlan, ask: &Ask<'_>) -> Result<SandboxPolic
     for raw in &campaign.sandbox.read_only {
         let path = resolve("read_only", raw)?;
         if !path.is_dir() {
-            return Err(format!(
-                "sandbox.read_only `{raw}`: {} is not a folder",
-                path.display()
-            ));
+            return Err(SettleError::NotAFolder {
+                raw: raw.clone(),
+                path,
+            });
         }
         read_only.push(path);
     }
     let secrets = plan.hidden_from_runs(ask.work, ask.hidden);
     for path in writable.iter().chain(&read_only) {
         if let Some(secret) = secret_within(path, &secrets) {
-            return Err(format!(
-                "sandbox: {} would show code under test {}, which it must never see; declare a \
-                 folder that does not hold it",
-                path.display(),
-                secret.display()
-            ));
+            return Err(SettleError::ShowsSecret {
+                folder: path.clone(),
+                secret: secret.clone(),
+            });
         }
     }
     let shared_caches = match ask.shared_caches {
         Some(root) if !writable.is_empty() => Some(
-            crate::measure::caches::SharedCaches::for_this_machine(root).map_err(|e| {
-                format!(
-                    "cannot make this machine kind's folder of shared caches in {}: {e}",
-                    root.display()
-                )
+            crate::measure::caches::SharedCaches::for_this_machine(root).map_err(|source| {
+                SettleError::SharedCaches {
+                    root: root.to_path_buf(),
+                    source,
+                }
             })?,
         ),
         _ => None,
     };
-    SandboxPolicy::decide(crate::measure::sandbox::SandboxRequest {
+    let policy = SandboxPolicy::for_request(crate::measure::sandbox::SandboxRequest {
         mode: ask.mode.unwrap_or(campaign.sandbox.mode),
         writable,
         read_only,
@@ -137,7 +182,8 @@ pub fn sandbox_policy(plan: &CampaignPlan, ask: &Ask<'_>) -> Result<SandboxPolic
         limits: campaign.sandbox.limits,
         copies: ask.copies.clone(),
         shared_caches,
-    })
+    })?;
+    Ok(policy)
 }
 
 /// A secret that a declared folder would show whole (the folder is one of them, or lies inside
@@ -151,12 +197,10 @@ fn secret_within<'s>(folder: &Path, secrets: &'s [PathBuf]) -> Option<&'s PathBu
 
 /// Fails unless evo can create files in the output folder (created when missing): found out
 /// before anything is built, not when the first log or the receipt is written.
-pub fn check_output_dir(dir: &Path) -> Result<(), String> {
-    let cannot = |e: std::io::Error| {
-        format!(
-            "cannot write to the receipt directory {}: {e}",
-            dir.display()
-        )
+pub fn check_output_dir(dir: &Path) -> Result<(), SettleError> {
+    let cannot = |source: io::Error| SettleError::OutputDir {
+        dir: dir.to_path_buf(),
+        source,
     };
     std::fs::create_dir_all(dir).map_err(cannot)?;
     // Some bytes, not just a name: a full disk still has room for an empty file.
@@ -167,4 +211,35 @@ pub fn check_output_dir(dir: &Path) -> Result<(), String> {
     std::io::Write::write_all(&mut probe, &[0u8; 64 * 1024])
         .and_then(|()| probe.as_file().sync_data())
         .map_err(cannot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::failure::Failure;
+
+    /// The output folder's error keeps the system's as its cause all the way to the failure
+    /// `main` prints, which says it once (the message names it already).
+    #[test]
+    fn an_output_folder_evo_cannot_make_keeps_the_systems_error_as_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "").unwrap();
+        let e = check_output_dir(&file.join("receipts")).unwrap_err();
+        assert!(matches!(e, SettleError::OutputDir { .. }), "{e:?}");
+        let f = Failure::usage(e);
+        let chain: Vec<&(dyn std::error::Error + 'static)> = f.error.chain().collect();
+        assert_eq!(chain.len(), 2, "{chain:?}");
+        let io = chain[1].downcast_ref::<io::Error>();
+        assert_eq!(
+            io.map(io::Error::kind),
+            Some(io::ErrorKind::NotADirectory),
+            "{chain:?}"
+        );
+        assert!(
+            f.render()
+                .starts_with("error: cannot write to the receipt directory ")
+        );
+        assert_eq!(f.render().lines().count(), 1, "{}", f.render());
+    }
 }

@@ -49,11 +49,19 @@ fn tier_named(name: &str) -> Option<Tier> {
         .find(|t| t.as_str() == name)
 }
 
+/// A `--require` value that names no verdict or tier.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a requirement: say accepted, rejected or inconclusive (the verdict), or \
+     tier=tested, tier=measured (that tier or a higher one)"
+)]
+pub struct NotARequirement(String);
+
 impl std::str::FromStr for Requirement {
-    type Err = String;
+    type Err = NotARequirement;
 
     /// `accepted` (a verdict), `verdict=accepted`, or `tier=tested`.
-    fn from_str(text: &str) -> Result<Requirement, String> {
+    fn from_str(text: &str) -> Result<Requirement, NotARequirement> {
         let text = text.trim();
         let (kind, value) = text.split_once('=').unwrap_or(("verdict", text));
         let found = match kind.trim() {
@@ -61,12 +69,7 @@ impl std::str::FromStr for Requirement {
             "tier" => tier_named(value.trim()).map(Requirement::Tier),
             _ => None,
         };
-        found.ok_or_else(|| {
-            format!(
-                "`{text}` is not a requirement: say accepted, rejected or inconclusive (the \
-                 verdict), or tier=tested, tier=measured (that tier or a higher one)"
-            )
-        })
+        found.ok_or_else(|| NotARequirement(text.to_string()))
     }
 }
 

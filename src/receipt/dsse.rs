@@ -34,15 +34,16 @@ pub struct Envelope {
     pub signatures: Vec<EnvelopeSignature>,
 }
 
-/// Why an envelope was refused; each names what to look at.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+/// Why an envelope was refused; each names what to look at, and keeps the parser's error as its
+/// cause where one refused it.
+#[derive(Debug, thiserror::Error)]
 pub enum EnvelopeError {
     #[error("not a DSSE envelope: {0}")]
-    NotAnEnvelope(String),
+    NotAnEnvelope(#[source] serde_json::Error),
     #[error("unknown payload type `{0}` (evo signs and accepts only `{PAYLOAD_TYPE}`)")]
     PayloadType(String),
     #[error("the payload is not valid base64: {0}")]
-    PayloadEncoding(String),
+    PayloadEncoding(#[source] base64::DecodeError),
     #[error("the envelope carries no signature")]
     Unsigned,
     #[error(
@@ -138,14 +139,13 @@ pub fn named_key_ids(file: &[u8]) -> Vec<String> {
 /// The checks run from the inside out so the reason is the most specific one: payload type,
 /// payload encoding, key id and signature, then the layout of the unsigned rest of the file.
 pub fn open(file: &[u8], key: &VerifyingKey) -> Result<Vec<u8>, EnvelopeError> {
-    let envelope: Envelope =
-        serde_json::from_slice(file).map_err(|e| EnvelopeError::NotAnEnvelope(e.to_string()))?;
+    let envelope: Envelope = serde_json::from_slice(file).map_err(EnvelopeError::NotAnEnvelope)?;
     if envelope.payload_type != PAYLOAD_TYPE {
         return Err(EnvelopeError::PayloadType(envelope.payload_type));
     }
     let payload = BASE64
         .decode(&envelope.payload)
-        .map_err(|e| EnvelopeError::PayloadEncoding(e.to_string()))?;
+        .map_err(EnvelopeError::PayloadEncoding)?;
     if envelope.signatures.is_empty() {
         return Err(EnvelopeError::Unsigned);
     }

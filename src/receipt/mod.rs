@@ -94,17 +94,32 @@ pub fn check_result(result: &ConfirmResult, scanner: &KeyScanner) -> Result<(), 
 }
 
 /// Why a receipt was refused.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
     #[error(transparent)]
     Envelope(#[from] EnvelopeError),
     #[error("the signed payload is not an evo statement: {0}")]
-    Statement(String),
+    Statement(#[source] StatementError),
     #[error(
         "the subjects do not match the predicate: the statement names {recorded}, the predicate \
          implies {implied}"
     )]
     Subjects { recorded: String, implied: String },
+}
+
+/// Why a signed payload is not an evo statement.
+#[derive(Debug, thiserror::Error)]
+pub enum StatementError {
+    #[error("not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    #[error("no string field `{0}`")]
+    NoField(&'static str),
+    #[error("`_type` is `{0}`, expected `{STATEMENT_TYPE}`")]
+    Type(String),
+    #[error("unknown predicate type `{0}` (evo reads `{PREDICATE_TYPE}`)")]
+    PredicateType(String),
+    #[error("the predicate does not parse: {0}")]
+    Predicate(#[source] serde_json::Error),
 }
 
 /// A receipt whose signature, key id, layout and statement all check out.
@@ -116,31 +131,31 @@ pub struct Verified {
     pub sha256: String,
 }
 
-fn field<'a>(v: &'a serde_json::Value, name: &str) -> Result<&'a str, VerifyError> {
+fn field<'a>(v: &'a serde_json::Value, name: &'static str) -> Result<&'a str, VerifyError> {
     v.get(name)
         .and_then(|x| x.as_str())
-        .ok_or_else(|| VerifyError::Statement(format!("no string field `{name}`")))
+        .ok_or(VerifyError::Statement(StatementError::NoField(name)))
 }
 
 /// Checks a receipt file against `key` and parses its statement.
 pub fn verify(file: &[u8], key: &VerifyingKey) -> Result<Verified, VerifyError> {
     let payload = dsse::open(file, key)?;
     let value: serde_json::Value = serde_json::from_slice(&payload)
-        .map_err(|e| VerifyError::Statement(format!("not JSON: {e}")))?;
+        .map_err(|e| VerifyError::Statement(StatementError::NotJson(e)))?;
     let statement_type = field(&value, "_type")?;
     if statement_type != STATEMENT_TYPE {
-        return Err(VerifyError::Statement(format!(
-            "`_type` is `{statement_type}`, expected `{STATEMENT_TYPE}`"
+        return Err(VerifyError::Statement(StatementError::Type(
+            statement_type.to_string(),
         )));
     }
     let predicate_type = field(&value, "predicateType")?;
     if predicate_type != PREDICATE_TYPE {
-        return Err(VerifyError::Statement(format!(
-            "unknown predicate type `{predicate_type}` (evo reads `{PREDICATE_TYPE}`)"
+        return Err(VerifyError::Statement(StatementError::PredicateType(
+            predicate_type.to_string(),
         )));
     }
     let statement: Statement = serde_json::from_value(value)
-        .map_err(|e| VerifyError::Statement(format!("the predicate does not parse: {e}")))?;
+        .map_err(|e| VerifyError::Statement(StatementError::Predicate(e)))?;
     let implied = statement::subjects(&statement.predicate);
     if implied != statement.subject {
         let names = |s: &[statement::Subject]| serde_json::to_string(s).unwrap_or_default();

@@ -11,8 +11,8 @@ use super::profile::Profile;
 use crate::evidence::summary::{Source, Status};
 
 /// The version of the brief's layout; a change of its fields raises it (2: `profile`; 3:
-/// `cost_file`).
-pub const BRIEF_VERSION: u32 = 3;
+/// `cost_file`; 4: a scenario's `cwd`).
+pub const BRIEF_VERSION: u32 = 4;
 
 /// The most bytes of one earlier candidate's patch a brief quotes.
 pub const HISTORY_PATCH_CAP: usize = 64 * 1024;
@@ -71,6 +71,9 @@ pub struct BriefScenario {
     pub name: String,
     pub run: String,
     pub check: String,
+    /// The folder its commands run in, relative to the tree root (empty: the root).
+    #[serde(default)]
+    pub cwd: String,
 }
 
 /// The candidate an agent's tree starts from.

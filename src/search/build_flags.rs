@@ -1,6 +1,7 @@
 //! `evo agent build-flags`: an agent that needs no model. It proposes build-configuration changes
 //! from what the workload's build declares — a Makefile or build script's C flags (optimisation
-//! level, `-march=native`, LTO, unrolling) or Cargo's release profile (`opt-level`, `lto`,
+//! level, `-march=native`, LTO, unrolling, and profile-guided optimisation with GCC; `pgo`) or
+//! Cargo's release profile (`opt-level`, `lto`,
 //! `codegen-units`, `panic`, `target-cpu`) — one step at a time, guided by the brief's history:
 //! it does not propose a configuration already tried, leaves out a step that failed a check or
 //! lost time, and builds on the best screened configuration that did not lose. Like any agent it reads the brief on
@@ -19,6 +20,8 @@ pub enum Step {
     MarchNative,
     Lto,
     UnrollLoops,
+    /// Profile-guided optimisation: the compile command run twice around a training run (`pgo`).
+    Pgo,
     OptLevel3,
     CargoLto,
     CodegenUnits1,
@@ -27,7 +30,13 @@ pub enum Step {
 }
 
 /// The steps in the order they are tried: the likeliest gains first.
-const C_STEPS: [Step; 4] = [Step::O3, Step::MarchNative, Step::Lto, Step::UnrollLoops];
+const C_STEPS: [Step; 5] = [
+    Step::O3,
+    Step::MarchNative,
+    Step::Lto,
+    Step::UnrollLoops,
+    Step::Pgo,
+];
 const CARGO_STEPS: [Step; 5] = [
     Step::OptLevel3,
     Step::CodegenUnits1,
@@ -44,6 +53,7 @@ impl Step {
             Step::MarchNative => "-march=native",
             Step::Lto => "-flto",
             Step::UnrollLoops => "-funroll-loops",
+            Step::Pgo => pgo::USE,
             Step::OptLevel3 => "opt-level=3",
             Step::CargoLto => "lto=\"fat\"",
             Step::CodegenUnits1 => "codegen-units=1",
@@ -70,8 +80,13 @@ type Steps = BTreeSet<Step>;
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {
     /// A Makefile or script with C flags and the index of the line to rewrite: a `CFLAGS`
-    /// assignment, or else a compiler command with an `-O` level.
-    CFlags { file: PathBuf, line: usize },
+    /// assignment, or else a compiler command with an `-O` level. `pgo` says how a
+    /// profile-guided build would be written, when one can be (`pgo::Plan`).
+    CFlags {
+        file: PathBuf,
+        line: usize,
+        pgo: Option<pgo::Plan>,
+    },
     /// A Cargo manifest and the profile the build uses.
     Cargo {
         manifest: PathBuf,
@@ -80,9 +95,12 @@ enum Target {
 }
 
 impl Target {
+    /// The steps this build file can take: profile-guided optimisation only where it can be
+    /// written (`pgo::plan`).
     fn steps(&self) -> &'static [Step] {
         match self {
-            Target::CFlags { .. } => &C_STEPS,
+            Target::CFlags { pgo: Some(_), .. } => &C_STEPS,
+            Target::CFlags { pgo: None, .. } => &C_STEPS[..C_STEPS.len() - 1],
             Target::Cargo { .. } => &CARGO_STEPS,
         }
     }
@@ -163,9 +181,15 @@ pub fn propose(brief: &Brief, root: &Path) -> std::io::Result<Proposal> {
             h.screening_median.unwrap_or(1.0)
         )
     });
+    let how = if step == Step::Pgo {
+        " (profile-guided optimisation: the build compiles instrumented, runs the first training \
+         scenario on a seed other than the search's, and compiles again with that profile)"
+    } else {
+        ""
+    };
     let explanation = format!(
-        "Build configuration: adds `{}` on top of {} in {} (round {}).{gained} The source is \
-         unchanged; the compiler generates faster code for the same computation.\n",
+        "Build configuration: adds `{}`{how} on top of {} in {} (round {}).{gained} The source \
+         is unchanged; the compiler generates faster code for the same computation.\n",
         step.marker(),
         describe(&start),
         file.display(),
@@ -232,7 +256,7 @@ fn steps_in_line(line: &str, steps: &[Step]) -> Steps {
     let tokens: Vec<&str> = line.split_whitespace().collect();
     (steps.iter().copied())
         .filter(|s| match s {
-            Step::O3 | Step::MarchNative | Step::Lto | Step::UnrollLoops => {
+            Step::O3 | Step::MarchNative | Step::Lto | Step::UnrollLoops | Step::Pgo => {
                 tokens.iter().any(|t| t.trim_matches('+') == s.marker())
             }
             _ => squeezed.contains(s.marker()),
@@ -249,7 +273,8 @@ fn find_target(brief: &Brief, root: &Path) -> std::io::Result<Option<Target>> {
             continue;
         };
         if let Some(line) = flags_line(&text) {
-            return Ok(Some(Target::CFlags { file, line }));
+            let pgo = pgo::plan(brief, &text, name == "build.sh", &pgo::compiler_is_gcc);
+            return Ok(Some(Target::CFlags { file, line, pgo }));
         }
     }
     // The outermost manifest between the root and the build's folder holds the profiles.
@@ -292,10 +317,17 @@ fn is_opt_level(token: &str) -> bool {
 
 fn present_steps(target: &Target, root: &Path) -> std::io::Result<Steps> {
     match target {
-        Target::CFlags { file, line } => {
+        Target::CFlags { file, line, .. } => {
             let text = std::fs::read_to_string(file)?;
             let l = text.lines().nth(*line).unwrap_or_default();
-            Ok(steps_in_line(l, &C_STEPS))
+            let mut found = steps_in_line(l, &C_STEPS);
+            if text
+                .lines()
+                .any(|l| !steps_in_line(l, &[Step::Pgo]).is_empty())
+            {
+                found.insert(Step::Pgo);
+            }
+            Ok(found)
         }
         Target::Cargo { manifest, profile } => {
             let text = std::fs::read_to_string(manifest)?;
@@ -331,11 +363,28 @@ fn section<'a>(text: &'a str, header: &str) -> Vec<&'a str> {
 /// returns the file it changed, relative to the tree root.
 fn write_steps(target: &Target, root: &Path, wanted: &Steps) -> std::io::Result<PathBuf> {
     match target {
-        Target::CFlags { file, line } => {
+        Target::CFlags {
+            file,
+            line,
+            pgo: pgo_plan,
+        } => {
             let text = std::fs::read_to_string(file)?;
             let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-            if let Some(l) = lines.get_mut(*line) {
-                *l = rewrite_c_line(l, wanted);
+            // A script's compile command, once profile-guided, is written three times: each
+            // copy takes the same flags, or the profile would not match the code it is used on.
+            let assignment = lines.get(*line).is_some_and(|l| is_cflags_assignment(l));
+            let pgo_copy =
+                |l: &str| (l.split_whitespace()).any(|t| t == pgo::GENERATE || t == pgo::USE);
+            for (i, l) in lines.iter_mut().enumerate() {
+                if i == *line || (!assignment && pgo_copy(l)) {
+                    *l = rewrite_c_line(l, wanted);
+                }
+            }
+            let has_pgo = text
+                .lines()
+                .any(|l| !steps_in_line(l, &[Step::Pgo]).is_empty());
+            if let (true, false, Some(plan)) = (wanted.contains(&Step::Pgo), has_pgo, pgo_plan) {
+                lines = plan.write(lines);
             }
             let mut out = lines.join("\n");
             if text.ends_with('\n') {
@@ -382,13 +431,13 @@ fn relative(file: &Path, root: &Path) -> PathBuf {
 /// flags and the optimisation level (unless `-O3` is wanted) are kept.
 fn rewrite_c_line(line: &str, wanted: &Steps) -> String {
     let indent: String = line.chars().take_while(|c| c.is_whitespace()).collect();
-    let managed = |t: &str| C_STEPS.iter().any(|s| t == s.marker());
+    let managed = |t: &str| C_STEPS.iter().any(|s| *s != Step::Pgo && t == s.marker());
     let mut tokens: Vec<String> = (line.split_whitespace())
         .filter(|t| !managed(t))
         .map(str::to_string)
         .collect();
     let extra: Vec<String> = (C_STEPS.iter())
-        .filter(|s| **s != Step::O3 && wanted.contains(s))
+        .filter(|s| !matches!(s, Step::O3 | Step::Pgo) && wanted.contains(s))
         .map(|s| s.marker().to_string())
         .collect();
     let level = tokens.iter().position(|t| is_opt_level(t));
@@ -447,6 +496,9 @@ fn set_profile_key(text: &str, profile: &str, key: &str, value: &str) -> String 
     out.push('\n');
     out
 }
+
+#[path = "build_flags_pgo.rs"]
+mod pgo;
 
 #[cfg(test)]
 #[path = "build_flags_tests.rs"]

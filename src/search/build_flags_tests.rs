@@ -196,3 +196,85 @@ fn steps_that_are_neutral_alone_are_combined_next() {
     propose(&brief(2, history), dir.path()).unwrap();
     assert_eq!(cflags(&dir), "CFLAGS ?= -O3 -flto");
 }
+
+fn with_training(mut b: Brief) -> Brief {
+    b.scenarios = vec![crate::search::BriefScenario {
+        name: "train".into(),
+        run: "./prog --seed {seed} --n $N".into(),
+        check: "./prog check".into(),
+        cwd: "sub".into(),
+    }];
+    b
+}
+
+#[test]
+fn a_profile_guided_build_compiles_twice_around_a_training_run_on_another_seed() {
+    let b = with_training(brief(1, Vec::new()));
+    let plan = pgo::plan(&b, MAKEFILE, false, &|_| true).expect("a plan");
+    let lines: Vec<String> = MAKEFILE.lines().map(str::to_string).collect();
+    let written = plan.write(lines).join("\n");
+    assert_eq!(
+        written,
+        "CC ?= cc\nCFLAGS ?= -O2\nCFLAGS += -std=c11\nprog: p.c\n\trm -f *.gcda\n\
+         \t$(CC) $(CFLAGS) -fprofile-generate -o prog p.c\n\
+         \t./prog --seed 2 --n $$N > /dev/null\n\
+         \t$(CC) $(CFLAGS) -fprofile-use -fprofile-correction -o prog p.c"
+    );
+    // Read back, the file holds the step (the history's patches are read the same way).
+    assert!(
+        steps_in_patch(&format!("+{}", written.lines().nth(7).unwrap()), &C_STEPS)
+            .contains(&Step::Pgo)
+    );
+    // A script runs the training command as it is written.
+    let script = "#!/bin/sh\ncc -O2 -o prog p.c -lm\n";
+    let plan = pgo::plan(&b, script, true, &|_| true).expect("a plan");
+    let written = plan.write(script.lines().map(str::to_string).collect());
+    assert_eq!(written[3], "./prog --seed 2 --n $N > /dev/null");
+    assert_eq!(
+        written[4],
+        "cc -O2 -fprofile-use -fprofile-correction -o prog p.c -lm"
+    );
+}
+
+#[test]
+fn no_profile_guided_build_where_it_cannot_be_written_safely() {
+    let b = with_training(brief(1, Vec::new()));
+    // Not GCC (clang needs its profiles merged first).
+    assert_eq!(pgo::plan(&b, MAKEFILE, false, &|_| false), None);
+    // Objects compiled apart and linked later.
+    let objects = "CFLAGS ?= -O2\nprog: p.o\n\t$(CC) $(CFLAGS) -o prog p.o\np.o: p.c\n\t$(CC) $(CFLAGS) -c -o p.o p.c\n";
+    assert_eq!(pgo::plan(&b, objects, false, &|_| true), None);
+    // No training scenario, or one that runs in another folder than the binary's.
+    assert_eq!(
+        pgo::plan(&brief(1, Vec::new()), MAKEFILE, false, &|_| true),
+        None
+    );
+    let mut elsewhere = b.clone();
+    elsewhere.scenarios[0].cwd = "other".into();
+    assert_eq!(pgo::plan(&elsewhere, MAKEFILE, false, &|_| true), None);
+    // Without a plan the step is not among those the agent may take.
+    let target = Target::CFlags {
+        file: PathBuf::from("Makefile"),
+        line: 1,
+        pgo: None,
+    };
+    assert!(!target.steps().contains(&Step::Pgo));
+}
+
+#[test]
+fn a_script_keeps_its_three_compile_commands_in_step() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+    let script = "#!/bin/sh\nrm -f *.gcda\ncc -O2 -fprofile-generate -o p p.c -lm\n./p > /dev/null\n\
+                  cc -O2 -fprofile-use -fprofile-correction -o p p.c -lm\n";
+    std::fs::write(dir.path().join("sub/build.sh"), script).unwrap();
+    // Profile-guided already: the next step goes to every compile command, or the profile
+    // recorded by one build would be used on code another built.
+    propose(&brief(1, Vec::new()), dir.path()).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("sub/build.sh")).unwrap();
+    assert_eq!(
+        text,
+        "#!/bin/sh\nrm -f *.gcda\ncc -O3 -fprofile-generate -o p p.c -lm\n./p > /dev/null\n\
+         cc -O3 -fprofile-use -fprofile-correction -o p p.c -lm\n"
+    );
+}

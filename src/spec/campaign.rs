@@ -460,35 +460,52 @@ struct ConfirmSettingsFile {
     max_applied_bytes: u64,
 }
 
+/// Why a campaign's `confirm` section is refused (at its line and column).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfirmSettingsError {
+    #[error(
+        "metric \"instructions\" needs the deterministic lane: add \"counters\": \
+         [\"callgrind\"]"
+    )]
+    InstructionsUncounted,
+    #[error(
+        "max_pairs ({max}) is below pairs ({pairs}): the cap must allow at least the configured \
+         pairs (omit max_pairs for no extension)"
+    )]
+    CapBelowPairs { max: usize, pairs: usize },
+    #[error(
+        "target_effect ({target}) must be above min_effect ({min}): a true gain exactly at the \
+         minimum effect clears it only half the time, whatever the pairs"
+    )]
+    TargetNotAboveMin { target: f64, min: f64 },
+    #[error("max_applied_bytes must be at least 1 (the default is 64 MiB)")]
+    NoAppliedBytes,
+}
+
 impl TryFrom<ConfirmSettingsFile> for ConfirmSettings {
-    type Error = String;
-    fn try_from(f: ConfirmSettingsFile) -> Result<ConfirmSettings, String> {
+    type Error = ConfirmSettingsError;
+    fn try_from(f: ConfirmSettingsFile) -> Result<ConfirmSettings, ConfirmSettingsError> {
         if f.metric == Metric::Instructions && !f.counters.contains(&Counter::Callgrind) {
-            return Err("metric \"instructions\" needs the deterministic lane: add \
-                        \"counters\": [\"callgrind\"]"
-                .to_string());
+            return Err(ConfirmSettingsError::InstructionsUncounted);
         }
         if let Some(max) = f.max_pairs {
             if max.get() < f.pairs.get() {
-                return Err(format!(
-                    "max_pairs ({}) is below pairs ({}): the cap must allow at least the \
-                     configured pairs (omit max_pairs for no extension)",
-                    max.get(),
-                    f.pairs.get()
-                ));
+                return Err(ConfirmSettingsError::CapBelowPairs {
+                    max: max.get(),
+                    pairs: f.pairs.get(),
+                });
             }
         }
         if let Some(target) = f.target_effect {
             if target.get() <= f.min_effect.get() {
-                return Err(format!(
-                    "target_effect ({}) must be above min_effect ({}): a true gain exactly at the                      minimum effect clears it only half the time, whatever the pairs",
-                    target.get(),
-                    f.min_effect.get()
-                ));
+                return Err(ConfirmSettingsError::TargetNotAboveMin {
+                    target: target.get(),
+                    min: f.min_effect.get(),
+                });
             }
         }
         if f.max_applied_bytes == 0 {
-            return Err("max_applied_bytes must be at least 1 (the default is 64 MiB)".to_string());
+            return Err(ConfirmSettingsError::NoAppliedBytes);
         }
         Ok(ConfirmSettings {
             pairs: f.pairs,
@@ -541,59 +558,5 @@ impl Default for ConfirmSettings {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn confirm(json: &str) -> Result<ConfirmSettings, serde_json::Error> {
-        serde_json::from_str(json)
-    }
-
-    #[test]
-    fn sandbox_limits_have_defaults_and_refuse_zero_and_unknown_keys() {
-        let sandbox = |json: &str| serde_json::from_str::<SandboxSettings>(json);
-        assert_eq!(sandbox("{}").unwrap().limits.tmp_mib.get(), 4096);
-        let set = sandbox(r#"{ "limits": { "tmp_mib": 64 } }"#).unwrap();
-        assert_eq!(set.limits.tmp_mib.get(), 64);
-        // A tmpfs of size 0 would have no limit at all.
-        assert!(sandbox(r#"{ "limits": { "tmp_mib": 0 } }"#).is_err());
-        assert!(sandbox(r#"{ "limits": { "file_mib": 0 } }"#).is_err());
-        assert!(sandbox(r#"{ "limits": { "cpu_s": 0 } }"#).is_err());
-        assert!(sandbox(r#"{ "limits": { "memory_mib": 0 } }"#).is_err());
-        assert!(sandbox(r#"{ "limits": { "pids": 0 } }"#).is_err());
-        let set = sandbox(r#"{ "limits": { "file_mib": 2, "cpu_s": 3 } }"#).unwrap();
-        assert_eq!((set.limits.file_mib.get(), set.limits.cpu_s.get()), (2, 3));
-        assert!(sandbox(r#"{ "limits": { "memory": 1 } }"#).is_err());
-    }
-
-    #[test]
-    fn the_target_effect_defaults_to_half_again_the_min_effect_and_must_exceed_it() {
-        let default = confirm(r#"{ "min_effect": 0.02 }"#).unwrap();
-        assert!((default.target_effect() - 0.03).abs() < 1e-12);
-        let set = confirm(r#"{ "min_effect": 0.02, "target_effect": 0.05 }"#).unwrap();
-        assert!((set.target_effect() - 0.05).abs() < 1e-12);
-        for bad in [0.02, 0.01] {
-            let err = confirm(&format!(
-                r#"{{ "min_effect": 0.02, "target_effect": {bad} }}"#
-            ))
-            .unwrap_err()
-            .to_string();
-            assert!(err.contains("must be above min_effect"), "{err}");
-        }
-    }
-
-    #[test]
-    fn max_pairs_defaults_to_no_extension_and_must_not_be_below_pairs() {
-        let none = confirm(r#"{ "pairs": 9 }"#).unwrap();
-        assert_eq!((none.max_pairs, none.max_pairs()), (None, 9));
-        let capped = confirm(r#"{ "pairs": 9, "max_pairs": 120 }"#).unwrap();
-        assert_eq!(capped.max_pairs(), 120);
-        let err = confirm(r#"{ "pairs": 21, "max_pairs": 9 }"#).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("max_pairs (9) is below pairs (21)"),
-            "{err}"
-        );
-        assert!(confirm(r#"{ "max_pairs": 3 }"#).is_err());
-        assert!(confirm(r#"{ "pairs": 9, "max_pair": 30 }"#).is_err());
-    }
-}
+#[path = "campaign_tests.rs"]
+mod tests;

@@ -152,9 +152,25 @@ struct FleetFile {
     share_caches: bool,
 }
 
+/// Why a campaign's `fleet` section is refused (at its line and column).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FleetSettingsError {
+    #[error(
+        "sbatch_args: evo sets {own} itself (the job's output, folder, exclusive node and \
+         environment); remove \"{arg}\""
+    )]
+    OwnOption { own: &'static str, arg: String },
+    #[error("sbatch_args: \"{0}\" is not an option; write each as --name=value")]
+    NotAnOption(String),
+    #[error("partition \"{0}\" is not one partition name (no spaces or commas)")]
+    Partition(String),
+    #[error("max_requeues {0} is more than 100; a job failing that often will not succeed")]
+    Requeues(u32),
+}
+
 impl TryFrom<FleetFile> for FleetSettings {
-    type Error = String;
-    fn try_from(f: FleetFile) -> Result<FleetSettings, String> {
+    type Error = FleetSettingsError;
+    fn try_from(f: FleetFile) -> Result<FleetSettings, FleetSettingsError> {
         for arg in &f.sbatch_args {
             let name = arg.split('=').next().unwrap_or(arg);
             // `-oFILE` is `-o FILE`: a short option is refused with anything glued to it.
@@ -162,29 +178,22 @@ impl TryFrom<FleetFile> for FleetSettings {
                 .iter()
                 .find(|o| o.len() == 2 && arg.starts_with(*o) && !arg.starts_with("--"));
             if let Some(own) = OWN_SBATCH_OPTIONS.iter().find(|o| **o == name).or(short) {
-                return Err(format!(
-                    "sbatch_args: evo sets {own} itself (the job's output, folder, exclusive \
-                     node and environment); remove \"{arg}\""
-                ));
+                return Err(FleetSettingsError::OwnOption {
+                    own,
+                    arg: arg.clone(),
+                });
             }
             if !arg.starts_with('-') {
-                return Err(format!(
-                    "sbatch_args: \"{arg}\" is not an option; write each as --name=value"
-                ));
+                return Err(FleetSettingsError::NotAnOption(arg.clone()));
             }
         }
         if let Some(p) = &f.partition {
             if p.is_empty() || p.contains(|c: char| c.is_whitespace() || c == ',') {
-                return Err(format!(
-                    "partition \"{p}\" is not one partition name (no spaces or commas)"
-                ));
+                return Err(FleetSettingsError::Partition(p.clone()));
             }
         }
         if f.max_requeues > 100 {
-            return Err(format!(
-                "max_requeues {} is more than 100; a job failing that often will not succeed",
-                f.max_requeues
-            ));
+            return Err(FleetSettingsError::Requeues(f.max_requeues));
         }
         Ok(FleetSettings {
             engine: f.engine,

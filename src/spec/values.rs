@@ -6,6 +6,27 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
+/// Why a number in an input file (or a flag checked as one) is not a valid value of its type:
+/// the value given, for the message serde places at its line and column.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    #[error("expected a number of seconds above 0 and at most a week, got {0}")]
+    Seconds(f64),
+    #[error("{0} pairs cannot give a 95% interval: use at least 6 (9 is the default)")]
+    TooFewPairs(i64),
+    #[error("expected a number of pairs from 6 to 10000, got {0}")]
+    Pairs(i64),
+    #[error("expected a count from 1 to 10000, got {0}")]
+    Count(i64),
+    /// `what` names the quantity ("number of minutes").
+    #[error("expected a positive {what}, got {got}")]
+    NotPositive { what: &'static str, got: f64 },
+    #[error("expected a fraction from 0 up to (not including) 1, got {0}")]
+    Fraction(f64),
+    #[error("expected a finite number of at least 0, got {0}")]
+    Negative(f64),
+}
+
 /// A positive, finite number of seconds.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, JsonSchema)]
 #[serde(try_from = "f64", into = "f64")]
@@ -24,14 +45,12 @@ impl Seconds {
 }
 
 impl TryFrom<f64> for Seconds {
-    type Error = String;
-    fn try_from(v: f64) -> Result<Seconds, String> {
+    type Error = ValueError;
+    fn try_from(v: f64) -> Result<Seconds, ValueError> {
         if v.is_finite() && v > 0.0 && v <= 7.0 * 86_400.0 {
             Ok(Seconds(v))
         } else {
-            Err(format!(
-                "expected a number of seconds above 0 and at most a week, got {v}"
-            ))
+            Err(ValueError::Seconds(v))
         }
     }
 }
@@ -54,16 +73,12 @@ impl ConfirmPairs {
 }
 
 impl TryFrom<i64> for ConfirmPairs {
-    type Error = String;
-    fn try_from(v: i64) -> Result<ConfirmPairs, String> {
+    type Error = ValueError;
+    fn try_from(v: i64) -> Result<ConfirmPairs, ValueError> {
         match v {
             6..=10_000 => Ok(ConfirmPairs(v as usize)),
-            1..=5 => Err(format!(
-                "{v} pairs cannot give a 95% interval: use at least 6 (9 is the default)"
-            )),
-            _ => Err(format!(
-                "expected a number of pairs from 6 to 10000, got {v}"
-            )),
+            1..=5 => Err(ValueError::TooFewPairs(v)),
+            _ => Err(ValueError::Pairs(v)),
         }
     }
 }
@@ -86,12 +101,12 @@ impl Count {
 }
 
 impl TryFrom<i64> for Count {
-    type Error = String;
-    fn try_from(v: i64) -> Result<Count, String> {
+    type Error = ValueError;
+    fn try_from(v: i64) -> Result<Count, ValueError> {
         if (1..=10_000).contains(&v) {
             Ok(Count(v as usize))
         } else {
-            Err(format!("expected a count from 1 to 10000, got {v}"))
+            Err(ValueError::Count(v))
         }
     }
 }
@@ -118,12 +133,12 @@ macro_rules! positive_f64 {
         }
 
         impl TryFrom<f64> for $name {
-            type Error = String;
-            fn try_from(v: f64) -> Result<$name, String> {
+            type Error = ValueError;
+            fn try_from(v: f64) -> Result<$name, ValueError> {
                 if v.is_finite() && v > 0.0 {
                     Ok($name(v))
                 } else {
-                    Err(format!(concat!("expected a positive ", $what, ", got {}"), v))
+                    Err(ValueError::NotPositive { what: $what, got: v })
                 }
             }
         }
@@ -160,14 +175,12 @@ impl Fraction {
 }
 
 impl TryFrom<f64> for Fraction {
-    type Error = String;
-    fn try_from(v: f64) -> Result<Fraction, String> {
+    type Error = ValueError;
+    fn try_from(v: f64) -> Result<Fraction, ValueError> {
         if v.is_finite() && (0.0..1.0).contains(&v) {
             Ok(Fraction(v))
         } else {
-            Err(format!(
-                "expected a fraction from 0 up to (not including) 1, got {v}"
-            ))
+            Err(ValueError::Fraction(v))
         }
     }
 }
@@ -202,12 +215,12 @@ impl NonNegative {
 }
 
 impl TryFrom<f64> for NonNegative {
-    type Error = String;
-    fn try_from(v: f64) -> Result<NonNegative, String> {
+    type Error = ValueError;
+    fn try_from(v: f64) -> Result<NonNegative, ValueError> {
         if v.is_finite() && v >= 0.0 {
             Ok(NonNegative(v))
         } else {
-            Err(format!("expected a finite number of at least 0, got {v}"))
+            Err(ValueError::Negative(v))
         }
     }
 }

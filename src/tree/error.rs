@@ -42,11 +42,45 @@ pub enum TreeError {
         #[source]
         source: io::Error,
     },
-    #[error("overlay file {source_path} {reason}")]
+    #[error("overlay file {} {reason}", source_path.display())]
     Overlay {
         source_path: PathBuf,
-        reason: String,
+        #[source]
+        reason: OverlayRefusal,
     },
+}
+
+/// Why an overlay file is not copied into a tree (what follows "overlay file X").
+#[derive(Debug, thiserror::Error)]
+pub enum OverlayRefusal {
+    #[error("has no file name")]
+    NoFileName,
+    #[error("would land on `{}`, like {}", dest.display(), other.display())]
+    SameDestination { dest: PathBuf, other: PathBuf },
+    #[error("would go into git metadata at `{}`", dest.display())]
+    IntoGit { dest: PathBuf },
+    #[error("would be written through the symlink `{}` of the tree", link.display())]
+    ThroughSymlink { link: PathBuf },
+    #[error("cannot be read: {0}")]
+    Unreadable(#[source] io::Error),
+    #[error("is not a regular file")]
+    NotAFile,
+    #[error("would replace `{}`, which the tree already has with other content", dest.display())]
+    WouldReplace { dest: PathBuf },
+    #[error("cannot create {}: {source}", folder.display())]
+    CreateFolder {
+        folder: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot be copied to {}: {source}", dest.display())]
+    Copy {
+        dest: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("changed while it was being copied")]
+    Changed,
 }
 
 /// Why a patch touching `path` is refused before it is applied.

@@ -46,7 +46,7 @@ pub use build_files::{BuildPlaces, IMPLICIT_BUILD_FILES, check_build_files};
 pub use commit_message::format_patch_message;
 pub use diff::diff_worktree;
 pub use disk::disk_usage;
-pub use error::{PatchError, Refusal, TreeError};
+pub use error::{OverlayRefusal, PatchError, Refusal, TreeError};
 pub use folder_digest::{FolderDigest, digest_folder};
 pub use inspect::{
     BinarySize, ChangeKind, Content, FileChange, FileMode, MAX_PATCH_BYTES, PatchFile,
@@ -56,8 +56,8 @@ pub use materialize::{COMMITTER_EMAIL, COMMITTER_NAME, dir_name, materialize};
 pub use overlay::{OverlayFile, copy_overlay, digest_file, digest_tree_file};
 pub use pin::pin;
 pub use probes::{
-    COMPUTED_GETENV, PROBES, Probe, ProbeHit, ProbeScan, gate_detail, hits_text, is_probe_name,
-    scan_probes,
+    COMPUTED_GETENV, LaneProbed, PROBES, Probe, ProbeHit, ProbeScan, gate_detail, hits_text,
+    is_probe_name, scan_probes,
 };
 pub use protected::{Protected, ProtectedChange, ProtectedError, record_protected};
 pub use safety::check_patch_safety;

@@ -15,7 +15,7 @@ use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::{Tree, TreeError};
+use super::{OverlayRefusal, Tree, TreeError};
 
 /// One harness file copied into a tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,16 +65,15 @@ pub fn copy_overlay(
     for file in files {
         let source = normalize(&base.join(file));
         let dest_rel = destination(&source, &base);
-        let refuse = |reason: String| TreeError::Overlay {
+        let refuse = |reason: OverlayRefusal| TreeError::Overlay {
             source_path: source.clone(),
             reason,
         };
         if let Some(other) = copied.iter().find(|c| c.dest_rel == dest_rel) {
-            let other = other.source.display();
-            return Err(refuse(format!(
-                "would land on `{}`, like {other}",
-                dest_rel.display()
-            )));
+            return Err(refuse(OverlayRefusal::SameDestination {
+                dest: dest_rel,
+                other: other.source.clone(),
+            }));
         }
         check_destination(tree, &dest_rel).map_err(refuse)?;
         let sha256 = copy_one(&source, &tree.root.join(&dest_rel), &dest_rel).map_err(refuse)?;
@@ -121,55 +120,58 @@ fn destination(source: &Path, base: &Path) -> PathBuf {
 }
 
 /// No `.git`, no symlink on the way, nothing different already there.
-fn check_destination(tree: &Tree, dest_rel: &Path) -> Result<(), String> {
+fn check_destination(tree: &Tree, dest_rel: &Path) -> Result<(), OverlayRefusal> {
     if dest_rel.as_os_str().is_empty() {
-        return Err("has no file name".to_string());
+        return Err(OverlayRefusal::NoFileName);
     }
     let mut prefix = tree.root.clone();
     for component in dest_rel.components() {
         let name = component.as_os_str();
         if name.eq_ignore_ascii_case(".git") {
-            return Err(format!(
-                "would go into git metadata at `{}`",
-                dest_rel.display()
-            ));
+            return Err(OverlayRefusal::IntoGit {
+                dest: dest_rel.to_path_buf(),
+            });
         }
         prefix.push(name);
         let is_link = fs::symlink_metadata(&prefix).is_ok_and(|m| m.file_type().is_symlink());
         if is_link {
-            return Err(format!(
-                "would be written through the symlink `{}` of the tree",
-                prefix.strip_prefix(&tree.root).unwrap_or(&prefix).display()
-            ));
+            let link = prefix.strip_prefix(&tree.root).unwrap_or(&prefix);
+            return Err(OverlayRefusal::ThroughSymlink {
+                link: link.to_path_buf(),
+            });
         }
     }
     Ok(())
 }
 
 /// Copy unless an identical file is already there; returns the digest of what is in the tree.
-fn copy_one(source: &Path, dest: &Path, dest_rel: &Path) -> Result<String, String> {
-    let meta = fs::metadata(source).map_err(|e| format!("cannot be read: {e}"))?;
+fn copy_one(source: &Path, dest: &Path, dest_rel: &Path) -> Result<String, OverlayRefusal> {
+    let meta = fs::metadata(source).map_err(OverlayRefusal::Unreadable)?;
     if !meta.is_file() {
-        return Err("is not a regular file".to_string());
+        return Err(OverlayRefusal::NotAFile);
     }
-    let digest = digest_file(source).map_err(|e| format!("cannot be read: {e}"))?;
+    let digest = digest_file(source).map_err(OverlayRefusal::Unreadable)?;
     if fs::symlink_metadata(dest).is_ok() {
         return match digest_file(dest) {
             Ok(existing) if existing == digest => Ok(digest),
-            _ => Err(format!(
-                "would replace `{}`, which the tree already has with other content",
-                dest_rel.display()
-            )),
+            _ => Err(OverlayRefusal::WouldReplace {
+                dest: dest_rel.to_path_buf(),
+            }),
         };
     }
     if let Some(parent) = dest.parent() {
-        fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        fs::create_dir_all(parent).map_err(|source| OverlayRefusal::CreateFolder {
+            folder: parent.to_path_buf(),
+            source,
+        })?;
     }
-    fs::copy(source, dest).map_err(|e| format!("cannot be copied to {}: {e}", dest.display()))?;
+    fs::copy(source, dest).map_err(|source| OverlayRefusal::Copy {
+        dest: dest.to_path_buf(),
+        source,
+    })?;
     match digest_file(dest) {
         Ok(copied) if copied == digest => Ok(digest),
-        _ => Err("changed while it was being copied".to_string()),
+        _ => Err(OverlayRefusal::Changed),
     }
 }
 

@@ -441,16 +441,26 @@ pub fn hits_text(hits: &[ProbeHit]) -> String {
     format!("{}{more}", shown.join("; "))
 }
 
+/// A patch that fails the `lane probes` gate: the probes it adds that the workload does not
+/// allow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the patch adds code that can tell which lane it runs in (timed, checked, sanitized, \
+     counted), so it could behave otherwise where it is judged: {}; a workload that needs one \
+     lists it in `allow_probes`",
+    hits_text(hits)
+)]
+pub struct LaneProbed {
+    pub hits: Vec<ProbeHit>,
+}
+
 /// The `lane probes` gate's detail: `Ok` when nothing unallowed was found (naming what the
 /// workload allowed), `Err` with the hits otherwise.
-pub fn gate_detail(scan: &ProbeScan) -> Result<String, String> {
+pub fn gate_detail(scan: &ProbeScan) -> Result<String, LaneProbed> {
     if !scan.hits.is_empty() {
-        return Err(format!(
-            "the patch adds code that can tell which lane it runs in (timed, checked, sanitized, \
-             counted), so it could behave otherwise where it is judged: {}; a workload that needs \
-             one lists it in `allow_probes`",
-            hits_text(&scan.hits)
-        ));
+        return Err(LaneProbed {
+            hits: scan.hits.clone(),
+        });
     }
     if scan.allowed.is_empty() {
         return Ok("no added line probes the lane it runs in".to_string());

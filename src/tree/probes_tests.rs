@@ -141,7 +141,9 @@ fn the_bundled_candidates_add_no_lane_probe() {
 #[test]
 fn the_gate_detail_names_what_was_allowed_and_what_failed() {
     let patch = adding(&["posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);"]);
-    let failed = gate_detail(&scan_probes(patch.as_bytes(), &[])).unwrap_err();
+    let failed = gate_detail(&scan_probes(patch.as_bytes(), &[]))
+        .unwrap_err()
+        .to_string();
     assert!(failed.contains("kernels.c:2: `fadvise`") && failed.contains("allow_probes"));
     let allowed = scan_probes(patch.as_bytes(), &["fadvise".to_string()]);
     let passed = gate_detail(&allowed).unwrap();

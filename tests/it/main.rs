@@ -50,6 +50,7 @@ mod search_cost;
 mod search_profile;
 mod search_rounds;
 mod slurm_client;
+mod snapshots_output;
 mod spec_files;
 mod stats_props;
 mod suite;

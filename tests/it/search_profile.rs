@@ -109,7 +109,7 @@ fn the_agent_is_told_the_baselines_hot_function_and_lines_by_repository_path() {
     }
     let fx = Fixture::new(Some("./bench/run.sh 3000 {seed}"));
     let (run_dir, read, brief) = fx.run();
-    assert_eq!(brief["brief_version"], 3, "{brief:#}");
+    assert_eq!(brief["brief_version"], 4, "{brief:#}");
     let p = &brief["profile"];
     assert!(p.is_object(), "{brief:#}");
     assert_eq!(p["scenario"], "sum-100k");

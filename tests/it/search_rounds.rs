@@ -7,6 +7,7 @@
 use crate::util;
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -206,7 +207,7 @@ fn each_round_reads_the_history_and_proposes_something_not_yet_tried() {
     assert_eq!(rows[2]["status"], "confirmed", "{s:#}");
     // Round 2's brief holds round 1's candidate with its figures and patch, and nothing of its own.
     let second = brief(&run_dir, 2);
-    assert_eq!(second["brief_version"], 3);
+    assert_eq!(second["brief_version"], 4);
     // No `count` run and no lane counting instructions: no profile, and the brief says why.
     assert!(second["profile"].is_null(), "{second:#}");
     let why = second["profile_unavailable"].as_str().unwrap();
@@ -551,4 +552,95 @@ fn a_baseline_that_cannot_be_profiled_leaves_the_briefs_without_a_profile_and_th
     );
     assert!(!why.contains(&run_dir.display().to_string()), "{why}");
     assert_eq!(rows(&s)[0]["status"], "confirmed", "{s:#}");
+}
+
+/// Whether the machine's `cc` is GCC, the compiler `evo agent build-flags` writes a
+/// profile-guided build for.
+fn cc_is_gcc() -> bool {
+    let out = Command::new("cc").arg("--version").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    text.contains("Free Software Foundation") && !text.contains("clang")
+}
+
+#[test]
+fn evo_agent_build_flags_writes_a_profile_guided_build_that_builds_and_computes_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let kernels = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/ckernels");
+    for arm in ["base", "pgo"] {
+        let status = Command::new("cp")
+            .args(["-r", kernels.to_str().unwrap()])
+            .arg(dir.path().join(arm))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    // Round 1, run 5: with no history the runs take -O3, -march=native, -flto, unrolling, then
+    // profile-guided optimisation, where the compiler is GCC.
+    let brief = r#"{ "brief_version": 4, "objective": "", "bottleneck": "", "constraints": [],
+  "workload": "ckernels", "build": "make -s", "build_cwd": "", "test": [],
+  "scenarios": [{ "name": "train", "cwd": "",
+    "run": "./ckernels bench --seed {seed} --B 2 --T 16 --C 32 --NH 4 --iters 1",
+    "check": "./ckernels check --seed {seed} --B 3 --T 11 --C 40 --NH 4" }],
+  "protected": [], "config_files": ["Makefile"], "search_seed": 1,
+  "explanation_file": "EVO_EXPLANATION.md", "round": 1, "rounds": 1, "run": 5,
+  "runs_per_round": 5, "parent": null, "history": [] }"#;
+    let mut child = util::evo()
+        .args(["agent", "build-flags"])
+        .current_dir(dir.path().join("pgo"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    (child.stdin.take().unwrap())
+        .write_all(brief.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", util::text(&out));
+    let makefile = std::fs::read_to_string(dir.path().join("pgo/Makefile")).unwrap();
+    if !cc_is_gcc() {
+        assert!(!makefile.contains("-fprofile-use"), "{makefile}");
+        assert!(
+            util::text(&out).contains("no change"),
+            "{}",
+            util::text(&out)
+        );
+        return;
+    }
+    assert!(
+        makefile.contains("-fprofile-generate")
+            && makefile.contains("--seed 2 ")
+            && makefile.contains("-fprofile-use"),
+        "{makefile}"
+    );
+    let why = std::fs::read_to_string(dir.path().join("pgo/EVO_EXPLANATION.md")).unwrap();
+    assert!(why.contains("profile-guided"), "{why}");
+    // Both arms build; the profile-guided one recorded its profile and uses it.
+    for arm in ["base", "pgo"] {
+        let built = Command::new("make")
+            .args(["-s", "test"])
+            .current_dir(dir.path().join(arm))
+            .output()
+            .unwrap();
+        assert!(built.status.success(), "{arm}: {}", util::text(&built));
+    }
+    let profiles = std::fs::read_dir(dir.path().join("pgo")).unwrap();
+    let gcda = profiles
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".gcda"))
+        .count();
+    assert!(gcda > 0, "no profile was recorded");
+    // The same computation: the check's output is the baseline build's, byte for byte.
+    let check = |arm: &str| {
+        let out = Command::new("./ckernels")
+            .args([
+                "check", "--seed", "9", "--B", "3", "--T", "11", "--C", "40", "--NH", "4",
+            ])
+            .current_dir(dir.path().join(arm))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{arm}: {}", util::text(&out));
+        out.stdout
+    };
+    assert_eq!(check("base"), check("pgo"));
 }
