@@ -1,6 +1,8 @@
 //! The untimed lanes of the search: the baseline is built, tested and checked once; each candidate
 //! is checked for safety, applied, built, tested and compared against the baseline's check
-//! outputs. Only candidates that pass everything are screened.
+//! outputs. Only candidates that pass everything are screened. A candidate's checks end as a
+//! [`CheckOutcome`], the gate that stopped it as a confirmation names it; its status is computed
+//! from that (`evidence::outcome`).
 
 use std::path::Path;
 use std::time::Instant;
@@ -8,21 +10,21 @@ use std::time::Instant;
 use super::CampaignRun;
 use super::journal::Entry;
 use crate::check::Comparison;
-use crate::evidence::result::{CheckLane, TreeLabel};
-use crate::evidence::summary::Status;
-use crate::failure::with_causes;
+use crate::evidence::outcome::{CheckOutcome, GateStop};
+use crate::evidence::result::{CheckLane, GateName, TreeLabel};
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{
-    LaneStep, Shown, compare_check_outputs, failure_text, mismatch_text,
+    LaneStep, Shown, artifact_digest, compare_check_outputs, failure_text, mismatch_text,
+    over_limit, protected_stop, step_stop,
 };
 use crate::pipeline::patch_gates;
 use crate::pipeline::steps::StepOutput;
 use crate::pipeline::unchanged::TimedPrograms;
 use crate::spec::workload::{Role, Scenario};
-use crate::tree::{self, PatchError, Tree};
+use crate::tree::{self, Tree};
 
-/// The outcome of one lane step for a candidate: go on, or stop with a status and reason.
-type Lane = Result<(), (Status, String)>;
+/// The outcome of one lane step for a candidate: go on, or the gate that stopped it.
+type Lane = Result<(), GateStop>;
 
 /// Moves a leftover tree of an interrupted run out of the way, then removes it as far as it can.
 /// A SIGKILLed evo leaves its build processes running, and one of them may still be writing into
@@ -43,7 +45,21 @@ fn clear_leftover(dest: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A fresh tree with the overlay copied in, and the protected files it and every later tree of
+/// the run must keep: what a build, test or check in it is checked against.
+pub(super) struct Overlaid {
+    pub tree: Tree,
+    pub protected: crate::tree::Protected,
+}
+
 impl CampaignRun<'_> {
+    /// [`CampaignRun::fresh_tree`] with the overlay, and the protected files its builds must keep.
+    pub(super) fn overlaid_tree(&mut self, label: TreeLabel) -> Result<Overlaid, PipelineError> {
+        let tree = self.fresh_tree(label, false)?;
+        let protected = self.overlay(&tree)?;
+        Ok(Overlaid { tree, protected })
+    }
+
     /// A fresh clean tree `work/<label>` (replacing a leftover of an interrupted run), with the
     /// overlay copied in when `overlay` is set.
     pub(super) fn fresh_tree(
@@ -56,53 +72,43 @@ impl CampaignRun<'_> {
         let t = tree::materialize(&self.pinned, &dest)
             .map_err(|e| PipelineError::internal_while(format!("cannot check out {label}"), e))?;
         if overlay {
-            tree::copy_overlay(&self.plan.overlay, &t, &self.plan.overlay_base)
-                .map_err(|e| PipelineError::usage_while("cannot copy the overlay", e))?;
-            self.record_protected(&t)?;
+            self.overlay(&t)?;
         }
         Ok(t)
     }
 
-    /// Records the protected files of `t`, fresh from make and overlay, as the reference for
-    /// every tree of this run (they all start with the same ones: no patch may touch them), and
-    /// keeps them read-only in every build from now on (docs/design.md §2.2.3).
-    fn record_protected(&mut self, t: &Tree) -> Result<(), PipelineError> {
-        if self.protected.is_some() {
-            return Ok(());
-        }
-        let globs = &self.plan.workload.protected;
-        let recorded = crate::pipeline::checks::record_protected(t, globs, &mut self.sandbox)?;
-        self.protected = Some(recorded);
-        Ok(())
+    /// Copies the overlay into the fresh tree `t`; the protected files every tree of this run
+    /// must keep, recorded from the first such tree of this process (they all start with the same
+    /// ones: no patch may touch them) and read-only in every build from then on (docs/design.md
+    /// §2.2.3).
+    fn overlay(&mut self, t: &Tree) -> Result<crate::tree::Protected, PipelineError> {
+        tree::copy_overlay(&self.plan.overlay, t, &self.plan.overlay_base)
+            .map_err(|e| PipelineError::usage_while("cannot copy the overlay", e))?;
+        let recorded = match self.protected.take() {
+            Some(recorded) => recorded,
+            None => {
+                let globs = &self.plan.workload.protected;
+                crate::pipeline::checks::record_protected(t, globs, &mut self.sandbox)?
+            }
+        };
+        self.protected = Some(recorded.clone());
+        Ok(recorded)
     }
 
-    /// Whether `t` still holds the protected files as recorded after `who` ran in it: a
+    /// Whether `t` still holds the `recorded` protected files after `who` ran in it: a
     /// candidate's tree that differs is refused, naming the file; the baseline's (built alone)
     /// is the workload's own fault.
     pub(super) fn protected_unchanged(
         &self,
+        recorded: &crate::tree::Protected,
         t: &Tree,
         label: TreeLabel,
         who: &str,
     ) -> Result<Lane, PipelineError> {
-        let Some(recorded) = &self.protected else {
-            return Err(PipelineError::Internal(
-                "the protected files were never recorded".to_string(),
-            ));
-        };
-        let change = recorded
-            .changed_in(&t.root)
-            .map_err(|e| PipelineError::internal_while("cannot check the protected files", e))?;
-        let Some(change) = change else {
-            return Ok(Ok(()));
-        };
-        let what = change.describe(who);
-        if label == TreeLabel::Baseline {
-            return Err(PipelineError::Baseline(format!(
-                "{what}: the workload's own steps must leave its protected files as they are"
-            )));
+        match protected_stop(recorded, (label, t), who, true, Shown::CANDIDATE)? {
+            Some(stop) => Ok(Err(stop)),
+            None => Ok(Ok(())),
         }
-        Ok(Err((Status::Refused, what)))
     }
 
     pub(super) fn training(&self) -> Vec<Scenario> {
@@ -127,33 +133,32 @@ impl CampaignRun<'_> {
         )
     }
 
-    /// Build, artifacts and tests of one tree: `Err` carries the status and reason.
-    fn build_and_test(&mut self, t: &Tree, label: TreeLabel) -> Result<Lane, PipelineError> {
+    /// Build, artifacts and tests of one overlaid tree: `Err` carries the gate that stopped it.
+    fn build_and_test(&mut self, o: &Overlaid, label: TreeLabel) -> Result<Lane, PipelineError> {
+        let (t, protected) = (&o.tree, &o.protected);
         let w = self.plan.workload.clone();
         let started = Instant::now();
         let out = self.step(t, label, LaneStep::build(&w))?;
         self.build_s += started.elapsed().as_secs_f64();
-        if let Err(stop) = self.protected_unchanged(t, label, "the build")? {
+        if let Err(stop) = self.protected_unchanged(protected, t, label, "the build")? {
             return Ok(Err(stop));
         }
         let limit_mib = self.plan.spec.sandbox.limits.tree_mib.get();
-        if let Some(over) = crate::confirm::over_limit(t, limit_mib) {
+        if let Some(over) = over_limit(t, limit_mib) {
             if label == TreeLabel::Baseline {
                 return Err(PipelineError::Baseline(format!(
                     "the baseline tree: {over}"
                 )));
             }
-            return Ok(Err((Status::BuildFailed, over)));
+            return Ok(Err(GateStop::failed(GateName::Build, over)));
         }
         if !out.record.succeeded() {
-            let status = if out.record.timed_out {
-                Status::TimedOut
-            } else {
-                Status::BuildFailed
-            };
-            return Ok(Err((
-                status,
-                failure_text(&out, w.build.timeout_s.duration(), Shown::CANDIDATE),
+            let timeout = w.build.timeout_s.duration();
+            return Ok(Err(step_stop(
+                GateName::Build,
+                &out,
+                timeout,
+                Shown::CANDIDATE,
             )));
         }
         let cwd = w.build.cwd.as_deref().unwrap_or(".");
@@ -163,25 +168,23 @@ impl CampaignRun<'_> {
             .iter()
             .find(|a| !t.root.join(cwd).join(a).is_file())
         {
-            return Ok(Err((
-                Status::BuildFailed,
+            return Ok(Err(GateStop::failed(
+                GateName::Build,
                 format!("the build did not produce `{missing}`"),
             )));
         }
         for (i, command) in w.test.command.as_slice().iter().enumerate() {
             let out = self.step(t, label, LaneStep::test(&w.test, i, command))?;
-            if let Err(stop) = self.protected_unchanged(t, label, "a test")? {
+            if let Err(stop) = self.protected_unchanged(protected, t, label, "a test")? {
                 return Ok(Err(stop));
             }
             if !out.record.succeeded() {
-                let status = if out.record.timed_out {
-                    Status::TimedOut
-                } else {
-                    Status::TestsFailed
-                };
-                return Ok(Err((
-                    status,
-                    failure_text(&out, w.test.timeout_s.duration(), Shown::CANDIDATE),
+                let timeout = w.test.timeout_s.duration();
+                return Ok(Err(step_stop(
+                    GateName::Tests,
+                    &out,
+                    timeout,
+                    Shown::CANDIDATE,
                 )));
             }
         }
@@ -210,11 +213,12 @@ impl CampaignRun<'_> {
             });
         }
         self.stage("baseline: build, tests, checks");
-        let t = self.fresh_tree(TreeLabel::Baseline, true)?;
+        let overlaid = self.overlaid_tree(TreeLabel::Baseline)?;
         let started = Instant::now();
-        if let Err((_, reason)) = self.build_and_test(&t, TreeLabel::Baseline)? {
-            return Err(PipelineError::Baseline(reason));
+        if let Err(stop) = self.build_and_test(&overlaid, TreeLabel::Baseline)? {
+            return Err(PipelineError::Baseline(stop.detail));
         }
+        let t = overlaid.tree;
         for s in self.training() {
             let out = self.run_check(&t, TreeLabel::Baseline, &s)?;
             if !out.record.succeeded() {
@@ -240,58 +244,68 @@ impl CampaignRun<'_> {
         let bytes = self.candidate_patch(index)?.bytes;
         let label = TreeLabel::Numbered(index);
         self.candidate_stage(&format!("check {label}"), index);
-        match self.candidate_lane(label, &bytes, baseline)? {
+        let outcome = self.candidate_lane(label, &bytes, baseline)?;
+        let reason = match &outcome {
             // The built tree stays for screening, which comes next.
-            Ok(()) => self.set_status(
-                index,
-                Status::Checked,
-                "builds, tests and check outputs match".into(),
-            ),
-            Err((status, reason)) => {
-                let _ = std::fs::remove_dir_all(self.work.join(tree::dir_name(&label.to_string())));
-                self.set_status(index, status, reason)
-            }
+            CheckOutcome::Passed => "builds, tests and check outputs match".to_string(),
+            CheckOutcome::Unchanged => UNCHANGED_REASON.to_string(),
+            CheckOutcome::Stopped(stop) => stop.detail.clone(),
+        };
+        if outcome != CheckOutcome::Passed {
+            let _ = std::fs::remove_dir_all(self.work.join(tree::dir_name(&label.to_string())));
         }
+        self.set_status(index, outcome.status(), reason)
     }
 
+    /// Candidate `index` stopped at a gate: its status, computed from the gate, and the reason.
+    pub(super) fn stop_candidate(
+        &mut self,
+        index: usize,
+        stop: GateStop,
+    ) -> Result<(), PipelineError> {
+        self.set_status(index, stop.status(), stop.detail)
+    }
+
+    /// The check lane of one candidate, up to the first gate that stops it: the gates before
+    /// the apply and the apply (`pipeline::patch_gates`, as a confirmation meets them), build,
+    /// artifacts and tests, then the check outputs against the baseline's.
     fn candidate_lane(
         &mut self,
         label: TreeLabel,
         bytes: &[u8],
         baseline: &Tree,
-    ) -> Result<Lane, PipelineError> {
-        let summary = match tree::inspect_patch(bytes) {
+    ) -> Result<CheckOutcome, PipelineError> {
+        let summary = match patch_gates::inspect(bytes) {
             Ok(s) => s,
-            Err(e) => return Ok(Err((Status::Refused, with_causes(&e)))),
+            Err(stop) => return Ok(stop.into()),
         };
         let cap = self.plan.spec.confirm.max_applied_bytes;
-        let workload = &self.plan.workload;
-        // Screening's copy of the two gates: the same judgement, a `refused` status.
-        let judged = patch_gates::patch_safety(&summary, baseline, workload, cap)
-            .map_err(|e| with_causes(&e))
-            .and_then(|_| {
-                patch_gates::lane_probes(bytes, workload)
-                    .map_err(|e| format!("lane probes: {}", with_causes(&e)))
-            });
-        if let Err(detail) = judged {
-            return Ok(Err((Status::Refused, detail)));
+        let judged = patch_gates::before_apply(&summary, bytes, baseline, &self.plan.workload, cap);
+        if let Some(mut stop) = judged.stop {
+            // A screening reason names the lane-probes gate; a patch-safety one says itself.
+            if stop.gate == GateName::LaneProbes {
+                stop.detail = format!("lane probes: {}", stop.detail);
+            }
+            return Ok(stop.into());
         }
-        let t = self.fresh_tree(label, true)?;
-        if let Err(e) = tree::apply_patch(&t, bytes) {
-            return Ok(Err((refusal_status(&e), with_causes(&e))));
+        let overlaid = self.overlaid_tree(label)?;
+        let t = &overlaid.tree;
+        if let Err(stop) = patch_gates::apply(t, bytes) {
+            return Ok(stop.into());
         }
         seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
-        if let Err(stop) = self.build_and_test(&t, label)? {
-            return Ok(Err(stop));
+        if let Err(stop) = self.build_and_test(&overlaid, label)? {
+            return Ok(stop.into());
         }
         for s in self.training() {
-            let cand = self.run_check(&t, label, &s)?;
-            if let Err(stop) = self.protected_unchanged(&t, label, "a check")? {
-                return Ok(Err(stop));
+            let cand = self.run_check(t, label, &s)?;
+            let protected = &overlaid.protected;
+            if let Err(stop) = self.protected_unchanged(protected, t, label, "a check")? {
+                return Ok(stop.into());
             }
             if !cand.record.succeeded() {
-                return Ok(Err((
-                    Status::DifferentialMismatch,
+                return Ok(CheckOutcome::Stopped(GateStop::failed(
+                    GateName::Differential,
                     format!(
                         "check of `{}`: {}",
                         s.name,
@@ -306,16 +320,16 @@ impl CampaignRun<'_> {
             if let Comparison::Differs(m) =
                 compare_check_outputs(&s, &reference, &cand.stdout_path)?
             {
-                return Ok(Err((
-                    Status::DifferentialMismatch,
+                return Ok(CheckOutcome::Stopped(GateStop::failed(
+                    GateName::Differential,
                     mismatch_text(&s, CheckLane::Differential, &m),
                 )));
             }
         }
-        if self.timed_programs_unchanged(baseline, &t, bytes, &summary) {
-            return Ok(Err((Status::NoChange, UNCHANGED_REASON.to_string())));
+        if self.timed_programs_unchanged(baseline, t, bytes, &summary) {
+            return Ok(CheckOutcome::Unchanged);
         }
-        Ok(Ok(()))
+        Ok(CheckOutcome::Passed)
     }
 
     /// `pipeline::unchanged` for screening: the two built trees' artifacts, the patch's paths and
@@ -329,13 +343,9 @@ impl CampaignRun<'_> {
         summary: &tree::PatchSummary,
     ) -> bool {
         let build = &self.plan.workload.build;
-        let cwd = build.cwd.as_deref().unwrap_or(".");
         let digests = |t: &Tree| -> Option<Vec<(String, String)>> {
             (build.artifacts.iter())
-                .map(|a| {
-                    let sha = tree::digest_tree_file(&t.root, &t.root.join(cwd).join(a)).ok()?;
-                    Some((a.clone(), sha))
-                })
+                .map(|a| Some((a.clone(), artifact_digest(t, build, a).ok()?)))
                 .collect()
         };
         let (Some(b), Some(c)) = (digests(baseline), digests(t)) else {
@@ -362,15 +372,6 @@ impl CampaignRun<'_> {
 pub(super) const UNCHANGED_REASON: &str = "the timed programs are identical to the baseline's \
      (every build artifact byte for byte, no build configuration or timed input changed): no \
      real gain, nothing to time";
-
-fn refusal_status(e: &PatchError) -> Status {
-    match e {
-        PatchError::DoesNotApply { .. } | PatchError::BinaryWithoutData { .. } => {
-            Status::DidNotApply
-        }
-        _ => Status::Refused,
-    }
-}
 
 /// Cargo targets: when the candidate's `Cargo.lock` equals the baseline's, start its build from a
 /// copy of the baseline's compiled dependencies so only the changed crates rebuild. Best effort:

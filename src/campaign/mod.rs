@@ -146,7 +146,8 @@ pub(crate) struct CampaignRun<'a> {
     build_s: f64,
     /// Isolation of the search's builds, checks and screening runs.
     sandbox: SandboxPolicy,
-    /// The protected files as the first fresh tree of this process had them (`checks`).
+    /// The protected files as the first overlaid tree of this process had them, once it exists
+    /// (`checks::CampaignRun::overlaid_tree` hands them out with every overlaid tree).
     protected: Option<crate::tree::Protected>,
     /// When this session began, and the search's seconds journaled by the sessions before it
     /// (`search.max_minutes` counts both).

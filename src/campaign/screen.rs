@@ -4,7 +4,8 @@
 
 use super::journal::Entry;
 use super::{CampaignEvent, CampaignRun};
-use crate::evidence::result::{StepKind, StepName, TreeLabel};
+use crate::evidence::outcome::{Failure, GateStop};
+use crate::evidence::result::{GateName, StepKind, StepName, TreeLabel};
 use crate::evidence::summary::Status;
 use crate::failure::with_causes;
 use crate::measure::callgrind;
@@ -12,7 +13,9 @@ use crate::measure::record::Order;
 use crate::measure::runner::{RunSpec, Runner};
 use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
 use crate::pipeline::PipelineError;
-use crate::pipeline::checks::{LaneStep, count_spec, scenario_template, timed_agreement};
+use crate::pipeline::checks::{
+    LaneStep, count_spec, fresh_inputs, scenario_template, timed_agreement,
+};
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Scenario;
 use crate::stats::{self, Ratios};
@@ -39,11 +42,9 @@ impl CampaignRun<'_> {
             None => match self.rebuild_for_screening(label, &bytes, baseline, &mut *runner)? {
                 Some(t) => t,
                 None => {
-                    return self.set_status(
-                        index,
-                        Status::BuildFailed,
-                        "the rebuild for screening failed".into(),
-                    );
+                    let stop =
+                        GateStop::failed(GateName::Build, "the rebuild for screening failed");
+                    return self.stop_candidate(index, stop);
                 }
             },
         };
@@ -69,7 +70,7 @@ impl CampaignRun<'_> {
         baseline: &Tree,
         runner: &mut dyn Runner,
     ) -> Result<Option<Tree>, PipelineError> {
-        let t = self.fresh_tree(label, true)?;
+        let super::checks::Overlaid { tree: t, protected } = self.overlaid_tree(label)?;
         crate::tree::apply_patch(&t, bytes).map_err(PipelineError::internal)?;
         super::checks::seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
         let build =
@@ -79,7 +80,7 @@ impl CampaignRun<'_> {
         let built = crate::pipeline::steps::run_step(runner, &self.run_dir, input)
             .map_err(PipelineError::internal)?;
         self.build_s += started.elapsed().as_secs_f64();
-        let unchanged = self.protected_unchanged(&t, label, "the build")?.is_ok();
+        let unchanged = (self.protected_unchanged(&protected, &t, label, "the build")?).is_ok();
         Ok((unchanged && built.record.succeeded()).then_some(t))
     }
 
@@ -182,29 +183,33 @@ impl CampaignRun<'_> {
         use crate::measure::record::Arm;
         // Only the candidate's own failure is the candidate's: a baseline run that times out or
         // fails is the baseline's, whichever way it failed.
-        match e {
+        // The gate a confirmation fails for these: `timed output`.
+        let stop = match e {
             MeasureError::RunFailed {
                 arm: Arm::Candidate,
-                timed_out: true,
+                timed_out,
                 ..
-            } => self.set_status(index, Status::TimedOut, with_causes(&e)),
-            MeasureError::RunFailed {
-                arm: Arm::Candidate,
-                ..
-            } => self.set_status(index, Status::Rejected, with_causes(&e)),
+            } => GateStop {
+                gate: GateName::TimedOutput,
+                failure: match timed_out {
+                    true => Failure::TimedOut,
+                    false => Failure::Failed,
+                },
+                detail: with_causes(&e),
+            },
             MeasureError::OutputsDiffer {
                 phase: Phase::Warmup | Phase::Pairs,
                 ..
-            } => self.set_status(
-                index,
-                Status::Rejected,
+            } => GateStop::failed(
+                GateName::TimedOutput,
                 format!(
                     "its timed output differs from the baseline's for the same seed (a result \
                      replayed or not computed): {e}"
                 ),
             ),
-            other => Err(PipelineError::Baseline(other.to_string())),
-        }
+            other => return Err(PipelineError::Baseline(other.to_string())),
+        };
+        self.stop_candidate(index, stop)
     }
 
     /// Instruction counts of one run of each arm under callgrind (children traced). `false`
@@ -239,16 +244,5 @@ impl CampaignRun<'_> {
                 Ok(false)
             }
         }
-    }
-}
-
-/// A screening pair's inputs: a fresh seed, and the outputs compared under `agree`.
-fn fresh_inputs<'a>(
-    draw: &'a mut dyn FnMut() -> u64,
-    agree: Option<&'a (impl Fn(schedule::RunOutputs<'_>) -> Option<String> + 'a)>,
-) -> schedule::Inputs<'a> {
-    schedule::Inputs {
-        seeds: Some(draw),
-        agree: agree.map(|f| f as _),
     }
 }

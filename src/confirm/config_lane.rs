@@ -3,15 +3,15 @@
 //! measures it against the baseline, so the receipt says how much of the gain flags alone give and
 //! how much the code change gives. When the lane does not run, the result says why.
 
-use super::{ConfirmEvent, Flow, Run, io_err};
+use super::stages::{Step, step};
+use super::{ConfirmEvent, Run, io_err};
 use crate::evidence::result::TreeLabel;
 use crate::measure::record::Order;
 use crate::measure::schedule::{self, Arms, PairOrder, Phase};
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{LaneStep, Shown, failure_text};
 use crate::spec::workload::Role;
-use crate::tree;
-use crate::tree::Tree;
+use crate::tree::{self, Protected, Tree};
 
 /// The configuration-only patch's name in the run directory.
 const CONFIG_PATCH: &str = "config_only.patch";
@@ -23,27 +23,28 @@ impl Run<'_> {
     }
 
     /// Splits the patch; when it mixes configuration and code, prepares the configuration-only
-    /// tree (built later with the others).
-    pub(crate) fn prepare_config_lane(&mut self) -> Result<(), PipelineError> {
+    /// tree (built later with the others). `None`: the lane does not run, and the result says
+    /// why.
+    pub(crate) fn prepare_config_lane(&mut self) -> Result<Option<Tree>, PipelineError> {
         // Files a build tool reads by itself count as configuration too (`tree::split_patch`).
         let globs = &self.plan.campaign.workload.config_files;
         let split = match tree::split_patch(&self.plan.patch, globs) {
             Ok(s) => s,
             Err(e) => {
                 self.skip_config_lane(format!("the patch could not be split by file: {e}"));
-                return Ok(());
+                return Ok(None);
             }
         };
         self.result.config_lane.files = split.config_files.clone();
         if split.config.is_empty() {
             self.skip_config_lane("the patch touches no build configuration file");
-            return Ok(());
+            return Ok(None);
         }
         if split.code.is_empty() {
             self.skip_config_lane(
                 "the patch changes only build configuration, so all of its effect is configuration",
             );
-            return Ok(());
+            return Ok(None);
         }
         self.run_dir
             .write(CONFIG_PATCH, &split.config)
@@ -51,38 +52,44 @@ impl Run<'_> {
         let t = self.materialize(TreeLabel::ConfigOnly)?;
         if let Err(e) = tree::apply_patch(&t, &split.config) {
             self.skip_config_lane(format!("the configuration part does not apply alone: {e}"));
-            return Ok(());
+            return Ok(None);
         }
         self.result.config_lane.patch_file = Some(CONFIG_PATCH.to_string());
-        self.trees.config_only = Some(t);
-        Ok(())
+        Ok(Some(t))
     }
 
-    /// Builds the configuration-only tree; a failure ends the lane, not the confirmation, but a
-    /// changed protected file fails gate `patch safety`.
-    pub(crate) fn build_config_tree(&mut self) -> Result<Flow, PipelineError> {
-        let Some(t) = self.trees.config_only.clone() else {
-            return Ok(Flow::Continue);
+    /// Builds the configuration-only tree, if the lane runs: the tree when it built. A failure
+    /// ends the lane, not the confirmation, but a changed protected file fails gate `patch
+    /// safety`.
+    pub(crate) fn build_config_tree(
+        &mut self,
+        config_only: Option<Tree>,
+        protected: &Protected,
+    ) -> Result<Step<Option<Tree>>, PipelineError> {
+        let Some(t) = config_only else {
+            return Ok(Step::Go(None));
         };
         self.stage("configuration-only build");
         let step = LaneStep::build(&self.plan.campaign.workload);
         let out = self.run_single(&step, (TreeLabel::ConfigOnly, &t))?;
-        if self.protected_unchanged(&[(TreeLabel::ConfigOnly, &t)], "the build")? == Flow::Stop {
-            return Ok(Flow::Stop);
-        }
+        step!(self.protected_unchanged(protected, &[(TreeLabel::ConfigOnly, &t)], "the build"));
         if !out.record.succeeded() {
             let text = failure_text(&out, step.timeout, Shown::GATE);
             self.skip_config_lane(format!("the configuration-only build failed: {text}"));
-            self.trees.config_only = None;
+            return Ok(Step::Go(None));
         }
-        Ok(Flow::Continue)
+        Ok(Step::Go(Some(t)))
     }
 
     /// Pairs of baseline against baseline + configuration on the first training scenario; runs
     /// only once the whole patch has passed its training gate (otherwise there is no gain to
     /// attribute).
-    pub(crate) fn measure_config_lane(&mut self, bt: &Tree) -> Result<(), PipelineError> {
-        let Some(config) = self.trees.config_only.clone() else {
+    pub(crate) fn measure_config_lane(
+        &mut self,
+        bt: &Tree,
+        config: Option<&Tree>,
+    ) -> Result<(), PipelineError> {
+        let Some(config) = config else {
             return Ok(());
         };
         let Some(s) = self
@@ -110,7 +117,7 @@ impl Run<'_> {
         };
         self.stage("configuration-only pairs");
         let b = crate::pipeline::checks::scenario_template(bt, &s, &self.sandbox);
-        let c = crate::pipeline::checks::scenario_template(&config, &s, &self.sandbox);
+        let c = crate::pipeline::checks::scenario_template(config, &s, &self.sandbox);
         let arms = Arms {
             baseline: &b,
             candidate: &c,

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::{Decided, Run, SignedReceipt, io_err};
+use super::{Decided, Keying, Run, SignedReceipt, io_err};
 use crate::environment;
 use crate::evidence::result::ConfirmResult;
 use crate::evidence::verdict;
@@ -14,8 +14,13 @@ use crate::pipeline::rundir::RunDir;
 use crate::receipt::{self, keys::Signer};
 
 impl Run<'_> {
-    /// Decides the verdict and writes `result.json` (after the key scan, when there is a key).
-    pub(super) fn finish(mut self, started: Instant) -> Result<Decided, PipelineError> {
+    /// Decides the verdict and writes `result.json` (after the scan for the private key of
+    /// `signer`, when there is one).
+    pub(super) fn finish<K: Keying>(
+        mut self,
+        started: Instant,
+        signer: K::Held,
+    ) -> Result<Decided<K::Held>, PipelineError> {
         self.result.environment.load_1m_after = environment::load_1m();
         let r = &self.result;
         let d = verdict::decide_result(r, &r.scenarios);
@@ -23,7 +28,7 @@ impl Run<'_> {
         self.result.verdict = d.verdict;
         self.result.reasons = d.reasons;
         self.result.timings.total_s = started.elapsed().as_secs_f64();
-        if let Some(signer) = &self.signer {
+        if let Some(signer) = K::signer(&signer) {
             let scanner = receipt::KeyScanner::new(&signer.key);
             (receipt::check_result(&self.result, &scanner))
                 .map_err(|leak| key_leak(&self.run_dir, leak))?;
@@ -32,7 +37,7 @@ impl Run<'_> {
         Ok(Decided {
             result: self.result,
             run_dir: self.run_dir,
-            signer: self.signer,
+            signer,
         })
     }
 }

@@ -4,7 +4,7 @@
 //! candidate changed exactly ("instructions −3.1%") beside the wall-time verdict; instructions
 //! are not time, which the reports say wherever they show it.
 
-use super::MainTrees;
+use super::stages::MainTrees;
 use crate::failure::with_causes;
 use crate::measure::callgrind;
 use crate::measure::runner::{RunSpec, Runner};

@@ -2,11 +2,11 @@
 //! lane. Baseline and candidate steps run side by side (two threads): nothing is being measured
 //! yet, and the two trees share nothing.
 
-use super::MainTrees;
 use std::path::Path;
 use std::time::Duration;
 
-use super::{Flow, Run, io_err};
+use super::stages::{Built, MainTrees, Prepared, SanitizedTrees, Step, TimedTrees, step};
+use super::{Run, io_err};
 use crate::check::{self, Comparison};
 use crate::evidence::result::{
     ArtifactDigest, CheckLane, DifferentialRecord, GateName, GateStatus, HoldoutSeed, Role,
@@ -15,12 +15,12 @@ use crate::evidence::result::{
 use crate::evidence::verdict::gate;
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{
-    LaneStep, Shown, compare_check_outputs, failure_text, hidden_path_hint, mismatch_text,
-    revealing_holdout_name, silent_check_warning,
+    LaneStep, Shown, artifact_digest, compare_check_outputs, failure_text, hidden_path_hint,
+    mismatch_text, revealing_holdout_name, silent_check_warning, step_stop,
 };
 use crate::pipeline::steps::{self, StepOutput};
 use crate::spec::workload::{Compare, Scenario};
-use crate::tree::{self, Tree};
+use crate::tree::{self, Protected, Tree};
 
 /// How the candidate's own step went, beside a baseline step that failed.
 fn candidate_side(cand: &StepOutput, timeout: Duration) -> String {
@@ -139,9 +139,15 @@ impl Run<'_> {
         Ok(out)
     }
 
-    /// Builds baseline and candidate (and their sanitizer twins), then digests the artifacts.
-    pub(crate) fn build_all(&mut self, main: &MainTrees) -> Result<Flow, PipelineError> {
+    /// Builds baseline and candidate, digests the artifacts, then builds the second baseline, the
+    /// configuration-only tree and the sanitizer twins: every tree the later stages use.
+    pub(crate) fn build_all(&mut self, prepared: Prepared) -> Result<Step<Built>, PipelineError> {
         self.stage("build");
+        let Prepared {
+            main,
+            config_only,
+            protected,
+        } = prepared;
         let [(bl, bt), (cl, ct)] = main.labelled();
         let step = LaneStep::build(&self.plan.campaign.workload);
         let [base, cand] = self.run_pair(&step, [(bl, bt), (cl, ct)])?;
@@ -154,45 +160,45 @@ impl Run<'_> {
             );
         }
         if !cand.record.succeeded() {
-            return Ok(self.fail_gate(
-                GateName::Build,
-                failure_text(&cand, step.timeout, Shown::GATE),
-            ));
+            return Ok(self.stop(step_stop(GateName::Build, &cand, step.timeout, Shown::GATE)));
         }
-        if self.protected_unchanged(&[(bl, bt), (cl, ct)], "the build")? == Flow::Stop
-            || self.trees_within_limit(&[(bl, bt), (cl, ct)], GateName::Build)? == Flow::Stop
-        {
-            return Ok(Flow::Stop);
-        }
-        if self.digest_artifacts(bt, ct)? == Flow::Stop {
-            return Ok(Flow::Stop);
-        }
+        step!(self.protected_unchanged(&protected, &[(bl, bt), (cl, ct)], "the build"));
+        step!(self.trees_within_limit(&[(bl, bt), (cl, ct)], GateName::Build));
+        step!(self.digest_artifacts(bt, ct));
         self.pass_gate(
             GateName::Build,
             "baseline and candidate built from clean checkouts",
         );
-        if self.build_baseline_again()? == Flow::Stop || self.build_config_tree()? == Flow::Stop {
-            return Ok(Flow::Stop);
-        }
-        self.build_sanitizer_trees()
+        let baseline_again = step!(self.build_baseline_again(&protected));
+        let config_only = step!(self.build_config_tree(config_only, &protected));
+        let sanitized = step!(self.build_sanitizer_trees(&protected));
+        Ok(Step::Go(Built {
+            timed: TimedTrees {
+                main,
+                baseline_again,
+                config_only,
+                protected,
+            },
+            sanitized,
+        }))
     }
 
     /// Builds the baseline a second time, in its own tree at a path as long as the candidate's:
     /// the A/A pairs then compare two builds in two trees, as the comparison does, so a
     /// difference that comes from building or laying out a tree (not from the patch) shows as a
     /// biased A/A check, which stops acceptance. If the second build fails, the A/A pairs fall
-    /// back to the baseline against itself, and the result says so.
-    fn build_baseline_again(&mut self) -> Result<Flow, PipelineError> {
+    /// back to the baseline against itself (`None`), and the result says so.
+    fn build_baseline_again(
+        &mut self,
+        protected: &Protected,
+    ) -> Result<Step<Option<Tree>>, PipelineError> {
         self.stage("second baseline build");
         let t = self.materialize(TreeLabel::BaselineAgain)?;
         let step = LaneStep::build(&self.plan.campaign.workload);
         let out = self.run_single(&step, (TreeLabel::BaselineAgain, &t))?;
         let trees = [(TreeLabel::BaselineAgain, &t)];
-        if self.protected_unchanged(&trees, "the build")? == Flow::Stop {
-            return Ok(Flow::Stop);
-        }
-        self.trees.baseline_again = out.record.succeeded().then_some(t);
-        Ok(Flow::Continue)
+        step!(self.protected_unchanged(protected, &trees, "the build"));
+        Ok(Step::Go(out.record.succeeded().then_some(t)))
     }
 
     /// The baseline's build failed while the candidate's ran beside it. A candidate's build can
@@ -200,13 +206,13 @@ impl Run<'_> {
     /// removes the candidate's tree and builds the baseline again, alone, in a fresh tree
     /// (`label`). If that succeeds, the candidate's `gate` fails; if not, the baseline itself
     /// fails.
-    fn baseline_build_failed_beside_candidate(
+    fn baseline_build_failed_beside_candidate<T>(
         &mut self,
         step: &LaneStep<'_>,
         (base, cand): (&StepOutput, &StepOutput),
         ct: &Tree,
         (label, gate): (TreeLabel, GateName),
-    ) -> Result<Flow, PipelineError> {
+    ) -> Result<Step<T>, PipelineError> {
         let _ = std::fs::remove_dir_all(&ct.root);
         self.stage(&format!("{} alone", step.step));
         let alone = self.materialize(label)?;
@@ -259,19 +265,11 @@ impl Run<'_> {
         )))
     }
 
-    fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Flow, PipelineError> {
-        let cwd = self
-            .plan
-            .campaign
-            .workload
-            .build
-            .cwd
-            .clone()
-            .unwrap_or_else(|| ".".into());
-        for artifact in &self.plan.campaign.workload.build.artifacts {
+    fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Step<()>, PipelineError> {
+        let build = &self.plan.campaign.workload.build;
+        for artifact in &build.artifacts {
             for (label, t) in [(TreeLabel::Baseline, bt), (TreeLabel::Candidate, ct)] {
-                let path = t.root.join(&cwd).join(artifact);
-                match tree::digest_tree_file(&t.root, &path) {
+                match artifact_digest(t, build, artifact) {
                     Ok(sha256) => self.result.artifacts.push(ArtifactDigest {
                         tree: label,
                         path: artifact.clone(),
@@ -291,12 +289,16 @@ impl Run<'_> {
                 }
             }
         }
-        Ok(Flow::Continue)
+        Ok(Step::Go(()))
     }
 
-    fn build_sanitizer_trees(&mut self) -> Result<Flow, PipelineError> {
+    /// Builds the sanitized twins of the main trees, when the workload has a `sanitize` section.
+    fn build_sanitizer_trees(
+        &mut self,
+        protected: &Protected,
+    ) -> Result<Step<Option<SanitizedTrees>>, PipelineError> {
         let Some(san) = self.plan.campaign.workload.sanitize.clone() else {
-            return Ok(Flow::Continue);
+            return Ok(Step::Go(None));
         };
         self.stage("sanitizer build");
         let bt = self.materialize(TreeLabel::BaselineSanitize)?;
@@ -331,13 +333,8 @@ impl Run<'_> {
             (TreeLabel::BaselineSanitize, &bt),
             (TreeLabel::CandidateSanitize, &ct),
         ];
-        if self.protected_unchanged(&pair, "the sanitizer build")? == Flow::Stop
-            || self.trees_within_limit(&pair, GateName::Sanitizers)? == Flow::Stop
-        {
-            return Ok(Flow::Stop);
-        }
-        self.trees.baseline_sanitize = Some(bt);
-        self.trees.candidate_sanitize = Some(ct);
+        step!(self.protected_unchanged(protected, &pair, "the sanitizer build"));
+        step!(self.trees_within_limit(&pair, GateName::Sanitizers));
         if !cand.record.succeeded() {
             return Ok(self.fail_gate(
                 GateName::Sanitizers,
@@ -347,11 +344,23 @@ impl Run<'_> {
                 ),
             ));
         }
-        Ok(Flow::Continue)
+        Ok(Step::Go(Some(SanitizedTrees {
+            baseline: bt,
+            candidate: ct,
+        })))
+    }
+
+    /// The checks on the built trees: tests, the differential, the sanitizer lane; hands the
+    /// measurement the trees it times.
+    pub(crate) fn check_all(&mut self, built: Built) -> Result<Step<TimedTrees>, PipelineError> {
+        step!(self.run_tests(&built.timed.main));
+        step!(self.run_differential(&built.timed.main));
+        step!(self.run_sanitizer_checks(built.sanitized));
+        Ok(Step::Go(built.timed))
     }
 
     /// Every test command must exit 0 in both trees.
-    pub(crate) fn run_tests(&mut self, main: &MainTrees) -> Result<Flow, PipelineError> {
+    fn run_tests(&mut self, main: &MainTrees) -> Result<Step<()>, PipelineError> {
         self.stage("tests");
         let [(bl, bt), (cl, ct)] = main.labelled();
         let t = self.plan.campaign.workload.test.clone();
@@ -364,10 +373,7 @@ impl Run<'_> {
                 return Ok(self.fail_gate(GateName::Tests, disturbed));
             }
             if !cand.record.succeeded() {
-                return Ok(self.fail_gate(
-                    GateName::Tests,
-                    failure_text(&cand, step.timeout, Shown::GATE),
-                ));
+                return Ok(self.stop(step_stop(GateName::Tests, &cand, step.timeout, Shown::GATE)));
             }
         }
         self.pass_gate(
@@ -377,7 +383,7 @@ impl Run<'_> {
                 t.command.as_slice().len()
             ),
         );
-        Ok(Flow::Continue)
+        Ok(Step::Go(()))
     }
 
     /// Training and holdout scenarios, with the workload's own and the sealed ones together.
@@ -391,7 +397,7 @@ impl Run<'_> {
 
     /// Every scenario's check command on both trees, with a fresh seed (the holdouts with a
     /// second one, which the receipt seals); outputs must match.
-    pub(crate) fn run_differential(&mut self, main: &MainTrees) -> Result<Flow, PipelineError> {
+    fn run_differential(&mut self, main: &MainTrees) -> Result<Step<()>, PipelineError> {
         self.stage("differential");
         self.result.seed = check::fresh_seed().map_err(io_err("cannot read a fresh seed"))?;
         let holdouts = self
@@ -425,7 +431,7 @@ impl Run<'_> {
                     GateName::Differential,
                     "every check output matches the baseline's (fresh seed)",
                 );
-                Ok(Flow::Continue)
+                Ok(Step::Go(()))
             }
         }
     }
@@ -514,18 +520,23 @@ impl Run<'_> {
         )
     }
 
-    /// The sanitizer lane: checks on the sanitized builds; outputs must still match.
-    pub(crate) fn run_sanitizer_checks(&mut self) -> Result<Flow, PipelineError> {
-        let (Some(bt), Some(ct)) = (
-            self.trees.baseline_sanitize.clone(),
-            self.trees.candidate_sanitize.clone(),
-        ) else {
+    /// The sanitizer lane: checks on the sanitized builds (`None`: the workload has none);
+    /// outputs must still match.
+    fn run_sanitizer_checks(
+        &mut self,
+        sanitized: Option<SanitizedTrees>,
+    ) -> Result<Step<()>, PipelineError> {
+        let Some(SanitizedTrees {
+            baseline: bt,
+            candidate: ct,
+        }) = sanitized
+        else {
             self.result.gates.push(gate(
                 GateName::Sanitizers,
                 GateStatus::Skipped,
                 "the workload has no sanitize section: the sanitizer lane did not run",
             ));
-            return Ok(Flow::Continue);
+            return Ok(Step::Go(()));
         };
         self.stage("sanitizer checks");
         self.result.sanitizer_lane_ran = true;
@@ -555,7 +566,7 @@ impl Run<'_> {
                     GateName::Sanitizers,
                     "sanitized builds ran every check cleanly with matching outputs",
                 );
-                Ok(Flow::Continue)
+                Ok(Step::Go(()))
             }
         }
     }

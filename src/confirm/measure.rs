@@ -5,7 +5,7 @@
 //! needs to show it, up to the same cap) — only after every build has finished. Comparison and
 //! holdout pairs run in a balanced random order whose seed is recorded with the scenario.
 
-use super::MainTrees;
+use super::stages::{MainTrees, Step, TimedTrees, step};
 use crate::bench::{self, BenchError, BenchPlan};
 use crate::evidence::budget::{self, BudgetConfig, Share};
 use crate::evidence::figures::BenchSettings;
@@ -18,20 +18,21 @@ use crate::measure::schedule::{
 use crate::spec::workload::{Role, Scenario, TimedOutputRule};
 use crate::tree::Tree;
 
-use super::{ConfirmEvent, Flow, Run};
+use super::{ConfirmEvent, Run};
 use crate::evidence::result::{
     GateName, GateStatus, HoldoutCounts, HoldoutPlan, ScenarioResult, holdout_figures,
     holdout_plan, outputs_consistent,
 };
 use crate::pipeline::PipelineError;
 
-use crate::pipeline::checks::{scenario_template, timed_agreement};
+use crate::pipeline::checks::{fresh_inputs, scenario_template, timed_agreement};
 use crate::pipeline::io_err;
 
 impl Run<'_> {
-    pub(crate) fn measure_all(&mut self, main: &MainTrees) -> Result<(), PipelineError> {
+    /// Times the scenarios on `timed`'s trees; a gate that fails here ends the timed runs (what
+    /// comes after them still runs: the counts, the protected files' check, the leftover gate).
+    pub(crate) fn measure_all(&mut self, timed: &TimedTrees) -> Result<(), PipelineError> {
         self.stage("measure");
-        let (bt, ct) = (&main.baseline, &main.candidate);
         // Pinned while it lives: dropped before the configuration lane, whose build must not
         // inherit evo's single CPU.
         let mut runner = self.opts.runners.timed_runner();
@@ -50,7 +51,7 @@ impl Run<'_> {
         let runs = self.expected_runs(training.len(), holdout_count);
         (self.on_event)(ConfirmEvent::Expect { runs });
         for s in &training {
-            if self.measure_training(&mut *runner, s, bt, ct)? == Flow::Stop {
+            if let Step::Stopped(_) = self.measure_training(&mut *runner, s, timed)? {
                 return Ok(());
             }
         }
@@ -68,13 +69,13 @@ impl Run<'_> {
             .map(|h| h.holdouts.scenarios.clone())
             .unwrap_or_default();
         for s in &holdouts {
-            if self.measure_holdout(&mut *runner, s, bt, ct)? == Flow::Stop {
+            if let Step::Stopped(_) = self.measure_holdout(&mut *runner, s, &timed.main)? {
                 return Ok(());
             }
         }
         drop(runner);
         self.finish_timed_output_gate();
-        self.measure_config_lane(bt)
+        self.measure_config_lane(&timed.main.baseline, timed.config_only.as_ref())
     }
 
     /// What `confirm.max_minutes` is split from (docs/design.md §3.6), if there is a budget: the
@@ -125,12 +126,12 @@ impl Run<'_> {
 
     /// Turns a failed timed run into a baseline error or a failed gate: a candidate's failed run
     /// is blamed on it only once `baseline`'s same run succeeds alone (`baseline_fails_too`).
-    fn timed_failure(
+    fn timed_failure<T>(
         &mut self,
         e: MeasureError,
         runner: &mut dyn Runner,
         baseline: &RunSpec,
-    ) -> Result<Flow, PipelineError> {
+    ) -> Result<Step<T>, PipelineError> {
         match e {
             MeasureError::RunFailed {
                 arm: Arm::Candidate,
@@ -161,7 +162,7 @@ impl Run<'_> {
 
     /// Two runs of one pair that disagreed for the same seed: a failed gate, or, between the
     /// baseline and its second build, the baseline's own failure.
-    fn outputs_failure(&mut self, e: MeasureError) -> Result<Flow, PipelineError> {
+    fn outputs_failure<T>(&mut self, e: MeasureError) -> Result<Step<T>, PipelineError> {
         match e {
             // The baseline against its second build: the baseline itself does not print the same
             // for the same seed, so no candidate's output can be held against it.
@@ -205,7 +206,7 @@ impl Run<'_> {
     /// Records whether replay could show in a scenario's runs, and (for an exact rule) whether
     /// the two runs of every pair printed the same bytes; runs that disagree under a scenario's
     /// own rule already stopped the measurement with the gate failed.
-    fn check_timed_output(&mut self, s: &Scenario, result: &mut ScenarioResult) -> Flow {
+    fn check_timed_output(&mut self, s: &Scenario, result: &mut ScenarioResult) -> Step<()> {
         let compared = s.timed_output_rule().map(|r| match r {
             TimedOutputRule::Exact => TimedCompare::Exact,
             TimedOutputRule::Compare => TimedCompare::Rule,
@@ -218,7 +219,7 @@ impl Run<'_> {
             &result.pairs,
         ));
         let Some(compared) = compared else {
-            return Flow::Continue;
+            return Step::Go(());
         };
         let consistent = match compared {
             TimedCompare::Exact => {
@@ -228,7 +229,7 @@ impl Run<'_> {
         };
         result.timed_output_consistent = Some(consistent);
         if consistent || self.gate_failed(GateName::TimedOutput) {
-            return Flow::Continue;
+            return Step::Go(());
         }
         self.fail_gate(
             GateName::TimedOutput,
@@ -244,41 +245,50 @@ impl Run<'_> {
         (self.result.gates.iter()).any(|g| g.name == name && g.status == GateStatus::Failed)
     }
 
-    /// Warmups of both arms, each round on a fresh seed; when a round's two runs already
-    /// disagree, the scenario is recorded with its warmups alone and nothing more is measured (a
-    /// gamed timed call costs two runs).
+    /// The timed runs of `s` in both main trees, then the warmups of both arms, each round on a
+    /// fresh seed. When a round's two runs already disagree, the scenario is recorded with its
+    /// warmups alone and nothing more is measured (a gamed timed call costs two runs).
     fn warm_up(
         &mut self,
         runner: &mut dyn Runner,
         s: &Scenario,
-        arms: Arms<'_>,
+        main: &MainTrees,
         role: Role,
-    ) -> Result<Result<Vec<WarmupRun>, Flow>, PipelineError> {
+    ) -> Result<Step<Warmed>, PipelineError> {
+        use crate::evidence::result::TreeLabel;
+        let baseline = self.timed_spec(s, TreeLabel::Baseline, &main.baseline)?;
+        let candidate = self.timed_spec(s, TreeLabel::Candidate, &main.candidate)?;
+        let arms = Arms {
+            baseline: &baseline,
+            candidate: &candidate,
+        };
         (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
         let warmup = self.plan.settings().warmup.get();
         let agree = timed_agreement(s);
         let mut draw = schedule::fresh_order_seed;
-        let mut inputs = Inputs {
-            seeds: Some(&mut draw),
-            agree: agree.as_ref().map(|f| f as _),
-        };
+        let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
         let order = Order::CandidateFirst;
-        match schedule::run_warmups(runner, arms, &mut inputs, warmup, order, &mut emit) {
-            Ok(w) => Ok(Ok(w)),
-            Err(mut e @ MeasureError::OutputsDiffer { .. }) => {
-                let runs = partial_runs(&mut e);
-                let flow = self.disagreed(s, role, arms, runs.warmups, Vec::new(), e)?;
-                Ok(Err(flow))
-            }
-            Err(e) => self.timed_failure(e, runner, arms.baseline).map(Err),
-        }
+        let warmups =
+            match schedule::run_warmups(runner, arms, &mut inputs, warmup, order, &mut emit) {
+                Ok(w) => w,
+                Err(mut e @ MeasureError::OutputsDiffer { .. }) => {
+                    let runs = partial_runs(&mut e);
+                    return self.disagreed(s, role, arms, runs.warmups, Vec::new(), e);
+                }
+                Err(e) => return self.timed_failure(e, runner, arms.baseline),
+            };
+        Ok(Step::Go(Warmed {
+            baseline,
+            candidate,
+            warmups,
+        }))
     }
 
     /// Records a scenario whose runs disagreed for the same seed, with the runs made so far, and
     /// fails the timed-output gate (or, for the baseline against itself, stops).
-    fn disagreed(
+    fn disagreed<T>(
         &mut self,
         s: &Scenario,
         role: Role,
@@ -286,38 +296,39 @@ impl Run<'_> {
         warmups: Vec<WarmupRun>,
         pairs: Vec<crate::measure::record::Pair>,
         e: MeasureError,
-    ) -> Result<Flow, PipelineError> {
-        let flow = self.outputs_failure(e)?;
+    ) -> Result<Step<T>, PipelineError> {
+        let stopped = self.outputs_failure(e)?;
         let mut result = scenario_result(s, role, arms, warmups);
         result.pairs = pairs;
         result.timed_output_consistent = Some(false);
-        self.check_timed_output(s, &mut result);
+        // The gate has already failed above: this records the replay check alone.
+        let _ = self.check_timed_output(s, &mut result);
         result.timed_output_consistent = Some(false);
         self.result.scenarios.push(result);
-        Ok(flow)
+        Ok(stopped)
     }
 
+    /// Warmups, A/A and comparison pairs of training scenario `s`; the A/A pairs' other arm is
+    /// the second baseline when it built.
     fn measure_training(
         &mut self,
         runner: &mut dyn Runner,
         s: &Scenario,
-        bt: &Tree,
-        ct: &Tree,
-    ) -> Result<Flow, PipelineError> {
+        timed: &TimedTrees,
+    ) -> Result<Step<()>, PipelineError> {
         use crate::evidence::result::TreeLabel;
-        let b = self.timed_spec(s, TreeLabel::Baseline, bt)?;
-        let c = self.timed_spec(s, TreeLabel::Candidate, ct)?;
+        let Warmed {
+            baseline: b,
+            candidate: c,
+            warmups,
+        } = step!(self.warm_up(runner, s, &timed.main, Role::Training));
         let arms = Arms {
             baseline: &b,
             candidate: &c,
         };
-        let warmups = match self.warm_up(runner, s, arms, Role::Training)? {
-            Ok(w) => w,
-            Err(flow) => return Ok(flow),
-        };
         let set = self.plan.settings();
         let share = self.budget_share(Role::Training, &warmups);
-        let again = match self.trees.baseline_again.as_ref() {
+        let again = match timed.baseline_again.as_ref() {
             Some(t) => Some(self.timed_spec(s, TreeLabel::BaselineAgain, t)?),
             None => None,
         };
@@ -344,10 +355,7 @@ impl Run<'_> {
         };
         let agree = timed_agreement(s);
         let mut draw = schedule::fresh_order_seed;
-        let mut inputs = Inputs {
-            seeds: Some(&mut draw),
-            agree: agree.as_ref().map(|f| f as _),
-        };
+        let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
         let on_event = &mut *self.on_event;
         let measured = bench::run_bench(&plan, runner, &mut inputs, &mut |e| {
             on_event(ConfirmEvent::Run(e))
@@ -373,28 +381,27 @@ impl Run<'_> {
             plan.budget_split = share.map(|s| s.split);
         }
         result.training = Some(figures);
-        let flow = self.check_timed_output(s, &mut result);
+        let checked = self.check_timed_output(s, &mut result);
         self.result.scenarios.push(result);
-        Ok(flow)
+        Ok(checked)
     }
 
+    /// Warmups and pairs of sealed holdout `s`, as many as the training scenarios' A/A noise
+    /// plans.
     fn measure_holdout(
         &mut self,
         runner: &mut dyn Runner,
         s: &Scenario,
-        bt: &Tree,
-        ct: &Tree,
-    ) -> Result<Flow, PipelineError> {
-        use crate::evidence::result::TreeLabel;
-        let b = self.timed_spec(s, TreeLabel::Baseline, bt)?;
-        let c = self.timed_spec(s, TreeLabel::Candidate, ct)?;
+        main: &MainTrees,
+    ) -> Result<Step<()>, PipelineError> {
+        let Warmed {
+            baseline: b,
+            candidate: c,
+            warmups,
+        } = step!(self.warm_up(runner, s, main, Role::Holdout));
         let arms = Arms {
             baseline: &b,
             candidate: &c,
-        };
-        let warmups = match self.warm_up(runner, s, arms, Role::Holdout)? {
-            Ok(w) => w,
-            Err(flow) => return Ok(flow),
         };
         let set = self.plan.settings();
         let share = self.budget_share(Role::Holdout, &warmups);
@@ -414,10 +421,7 @@ impl Run<'_> {
         let order = PairOrder::Shuffled { seed: order_seed };
         let agree = timed_agreement(s);
         let mut draw = schedule::fresh_order_seed;
-        let mut inputs = Inputs {
-            seeds: Some(&mut draw),
-            agree: agree.as_ref().map(|f| f as _),
-        };
+        let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
         emit(RunEvent::announce(
@@ -438,10 +442,17 @@ impl Run<'_> {
         result.holdout = Some(figures);
         result.pairs = pairs;
         result.order_seed = Some(order_seed);
-        let flow = self.check_timed_output(s, &mut result);
+        let checked = self.check_timed_output(s, &mut result);
         self.result.scenarios.push(result);
-        Ok(flow)
+        Ok(checked)
     }
+}
+
+/// A scenario's two timed runs and the warmups both arms made of them.
+struct Warmed {
+    baseline: RunSpec,
+    candidate: RunSpec,
+    warmups: Vec<WarmupRun>,
 }
 
 /// Runs a holdout's pairs look by look (`stats::holdout_looks` of its plan), stopping at the first

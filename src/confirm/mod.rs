@@ -12,9 +12,11 @@ mod instructions;
 mod lanes;
 mod measure;
 pub mod outcome;
+mod prepare;
 mod protect;
 pub mod request;
 mod setup_error;
+mod stages;
 mod unchanged;
 
 use std::path::{Path, PathBuf};
@@ -22,27 +24,24 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use crate::environment::{self, Environment};
-use crate::evidence::result::{
-    ConfirmResult, GateName, GateStatus, PatchFileChange, PatchInfo, Timings, TreeLabel, Verdict,
-};
+use crate::evidence::outcome::GateStop;
+use crate::evidence::result::{ConfirmResult, GateName, GateStatus, PatchInfo, Timings, Verdict};
 use crate::evidence::{result, verdict};
-use crate::failure::with_causes;
 use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
 use crate::measure::schedule::RunEvent;
 pub use crate::pipeline::PipelineError;
 pub(crate) use crate::pipeline::io_err;
-use crate::pipeline::patch_gates;
 use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::ConfirmPlan;
 use crate::plan::settle::Key;
 use crate::receipt::keys::Signer;
 use crate::stats::Tier;
-use crate::tree::{self, Pinned, Tree};
+use crate::tree::{self, Pinned};
 pub use finish::{write_evidence, write_result};
 pub use outcome::{Outcome, OutcomeError, load_outcome};
-pub(crate) use protect::over_limit;
 pub use request::{ConfirmRequest, RequestError, read_request, write_request};
+use stages::{Step, step};
 use verdict::gate;
 
 /// What the machine that runs a confirmation gives it (what to run is the [`ConfirmRequest`]):
@@ -125,44 +124,8 @@ pub(crate) struct Run<'a> {
     pinned: Pinned,
     result: ConfirmResult,
     on_event: &'a mut dyn FnMut(ConfirmEvent),
-    trees: Trees,
-    /// `None` for an unsigned run (a fleet job): no key on this machine.
-    signer: Option<Signer>,
     /// Isolation of every build, check and timed run of this confirmation.
     sandbox: crate::measure::sandbox::SandboxPolicy,
-    /// The protected files as the first tree had them before anything ran (`protect`).
-    protected: Option<tree::Protected>,
-}
-
-/// The two trees every stage after preparation works on, which `prepare_trees` returns once the
-/// patch has met its gates and applied: clean checkouts of the pinned baseline, the candidate's
-/// with the patch. A stage that needs them takes them, so none can run before they exist.
-#[derive(Debug, Clone)]
-pub(crate) struct MainTrees {
-    pub(crate) baseline: Tree,
-    pub(crate) candidate: Tree,
-}
-
-impl MainTrees {
-    /// Both trees with their labels, baseline first.
-    pub(crate) fn labelled(&self) -> [(TreeLabel, &Tree); 2] {
-        [
-            (TreeLabel::Baseline, &self.baseline),
-            (TreeLabel::Candidate, &self.candidate),
-        ]
-    }
-}
-
-/// The trees of the optional lanes, each present only when its lane runs (and, for the second
-/// baseline, only when its build succeeded).
-#[derive(Default)]
-pub(crate) struct Trees {
-    baseline_sanitize: Option<Tree>,
-    candidate_sanitize: Option<Tree>,
-    /// Baseline plus the configuration part of the patch (build-configuration lane).
-    config_only: Option<Tree>,
-    /// The baseline built a second time, for an A/A check that sees two builds and two trees.
-    baseline_again: Option<Tree>,
 }
 
 /// A confirmation that reached a verdict: the result and where it was written.
@@ -311,11 +274,9 @@ pub fn run_confirm(
     opts: &ConfirmOptions,
     on_event: &mut dyn FnMut(ConfirmEvent),
 ) -> Result<Confirmed, PipelineError> {
-    let decided = pipeline(request, opts, on_event, true)?;
-    let signer = (decided.signer)
-        .ok_or_else(|| PipelineError::Internal("a signed run without its key".into()))?;
+    let decided = pipeline(request, opts, on_event, SignedBy(&opts.sign_with))?;
     on_event(ConfirmEvent::Stage("sign receipt".into()));
-    let receipt = write_evidence(&decided.run_dir, &decided.result, &signer)?;
+    let receipt = write_evidence(&decided.run_dir, &decided.result, &decided.signer)?;
     Ok(Confirmed {
         result: decided.result,
         run_dir: decided.run_dir.path,
@@ -338,28 +299,80 @@ pub fn run_confirm_unsigned(
     opts: &ConfirmOptions,
     on_event: &mut dyn FnMut(ConfirmEvent),
 ) -> Result<Unsigned, PipelineError> {
-    let decided = pipeline(request, opts, on_event, false)?;
+    let decided = pipeline(request, opts, on_event, NoKey)?;
     Ok(Unsigned {
         result: decided.result,
         run_dir: decided.run_dir.path,
     })
 }
 
-/// A run whose verdict is decided and whose `result.json` is written.
-struct Decided {
+/// A run whose verdict is decided and whose `result.json` is written, with the signer its
+/// [`Keying`] holds (none for an unsigned run).
+struct Decided<S> {
     result: ConfirmResult,
     run_dir: RunDir,
-    signer: Option<Signer>,
+    signer: S,
 }
 
-/// Every stage up to `result.json`; with `signed`, the key is settled before anything runs, so
-/// a bad key costs no measurement.
-fn pipeline(
+/// What a run does with a key: a signed run settles its signer before anything runs (so a bad
+/// key costs no measurement) and holds it to the end; an unsigned one (a fleet job, whose
+/// coordinator signs) holds none.
+trait Keying {
+    /// What the run holds once its key is settled.
+    type Held;
+    /// What to ask `plan::settle` for.
+    fn ask(&self) -> Key<'_>;
+    /// What the run holds, from what `plan::settle` made of [`Keying::ask`].
+    fn hold(signer: Option<Signer>) -> Result<Self::Held, PipelineError>;
+    /// The key whose private half nothing written may hold, if there is one.
+    fn signer(held: &Self::Held) -> Option<&Signer>;
+}
+
+/// A run that signs with this key.
+struct SignedBy<'a>(&'a SignWith);
+
+impl Keying for SignedBy<'_> {
+    type Held = Signer;
+
+    fn ask(&self) -> Key<'_> {
+        Key::Sign(self.0)
+    }
+
+    fn hold(signer: Option<Signer>) -> Result<Signer, PipelineError> {
+        signer.ok_or_else(|| PipelineError::Internal("the key was settled, not its signer".into()))
+    }
+
+    fn signer(held: &Signer) -> Option<&Signer> {
+        Some(held)
+    }
+}
+
+/// A run that signs nothing.
+struct NoKey;
+
+impl Keying for NoKey {
+    type Held = ();
+
+    fn ask(&self) -> Key<'_> {
+        Key::Unsigned
+    }
+
+    fn hold(_: Option<Signer>) -> Result<(), PipelineError> {
+        Ok(())
+    }
+
+    fn signer(_: &()) -> Option<&Signer> {
+        None
+    }
+}
+
+/// Every stage up to `result.json`; the key is settled as `keying` says before anything runs.
+fn pipeline<K: Keying>(
     request: &ConfirmRequest,
     opts: &ConfirmOptions,
     on_event: &mut dyn FnMut(ConfirmEvent),
-    signed: bool,
-) -> Result<Decided, PipelineError> {
+    keying: K,
+) -> Result<Decided<K::Held>, PipelineError> {
     let started = Instant::now();
     let plan = &request.plan;
     // Every runner honours the run's stop, whatever stop condition its maker knows.
@@ -386,10 +399,7 @@ fn pipeline(
     let settled = crate::plan::settle::settle(
         &plan.campaign,
         crate::plan::settle::Ask {
-            key: match signed {
-                true => Key::Sign(&opts.sign_with),
-                false => Key::Unsigned,
-            },
+            key: keying.ask(),
             work: Some(scratch.path()),
             hidden: &opts.hidden.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
             copies: scratch.path().join("cache-copies"),
@@ -398,7 +408,7 @@ fn pipeline(
         },
     )
     .map_err(PipelineError::usage)?;
-    let (sandbox, signer) = (settled.sandbox, settled.signer);
+    let (sandbox, signer) = (settled.sandbox, K::hold(settled.signer)?);
     let inputs = read_only_inputs(plan)?;
     let label = plan
         .patch_file
@@ -435,10 +445,7 @@ fn pipeline(
         pinned,
         result,
         on_event,
-        trees: Trees::default(),
-        signer,
         sandbox,
-        protected: None,
     };
     let staged = run.stages(started);
     // A stop request makes whatever the stages returned meaningless: a build or run cut short
@@ -455,7 +462,7 @@ fn pipeline(
         let saved = run.run_dir.write("error.txt", format!("{e}\n").as_bytes());
         return Err(e.with_logs(&run.run_dir.path, saved.err()));
     }
-    run.finish(started)
+    run.finish::<K>(started, signer)
 }
 
 fn change_name(kind: tree::ChangeKind) -> &'static str {
@@ -483,16 +490,6 @@ impl Scratch {
     }
 }
 
-/// A check stage after the build: it takes the main trees and says whether the pipeline goes on.
-type CheckStage<'r> = fn(&mut Run<'r>, &MainTrees) -> Result<Flow, PipelineError>;
-
-/// Whether the pipeline goes on after a stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flow {
-    Continue,
-    Stop,
-}
-
 impl Run<'_> {
     fn stage(&mut self, name: &str) {
         (self.on_event)(ConfirmEvent::Stage(name.to_string()));
@@ -504,17 +501,17 @@ impl Run<'_> {
         self.result.warnings.push(message);
     }
 
-    fn fail_gate(&mut self, name: GateName, detail: impl Into<String>) -> Flow {
+    /// Records gate `name` as failed: the confirmation stops there.
+    fn fail_gate<T>(&mut self, name: GateName, detail: impl Into<String>) -> Step<T> {
         self.result
             .gates
             .push(gate(name, GateStatus::Failed, detail));
-        Flow::Stop
+        Step::Stopped(name)
     }
 
-    /// [`Run::fail_gate`] for a stage that returns what it made: nothing.
-    fn stop_at<T>(&mut self, name: GateName, detail: impl Into<String>) -> Option<T> {
-        self.fail_gate(name, detail);
-        None
+    /// [`Run::fail_gate`] for the check engine's outcome: its gate fails with its detail.
+    fn stop<T>(&mut self, stop: GateStop) -> Step<T> {
+        self.fail_gate(stop.gate, stop.detail)
     }
 
     fn pass_gate(&mut self, name: GateName, detail: impl Into<String>) {
@@ -523,49 +520,32 @@ impl Run<'_> {
             .push(gate(name, GateStatus::Passed, detail));
     }
 
-    fn stages(&mut self, started: Instant) -> Result<(), PipelineError> {
-        let Some(main) = self.prepare_trees()? else {
-            return Ok(());
-        };
+    /// The stages in order, each on what the one before returned, up to the gate that stops
+    /// the confirmation, if one does.
+    fn stages(&mut self, started: Instant) -> Result<Step<()>, PipelineError> {
+        let prepared = step!(self.prepare_trees());
         self.result.timings.prepare_s = started.elapsed().as_secs_f64();
         let build_started = Instant::now();
-        let built = self.build_all(&main)?;
+        let built = self.build_all(prepared);
         self.result.timings.build_s = build_started.elapsed().as_secs_f64();
-        if built == Flow::Stop {
-            return Ok(());
-        }
         let checks_started = Instant::now();
-        let stages: [CheckStage<'_>; 3] = [Run::run_tests, Run::run_differential, |run, _| {
-            run.run_sanitizer_checks()
-        }];
-        for stage in stages {
-            if stage(self, &main)? == Flow::Stop {
-                self.result.timings.checks_s = checks_started.elapsed().as_secs_f64();
-                return Ok(());
-            }
-        }
+        let checked = self.check_all(step!(built));
         self.result.timings.checks_s = checks_started.elapsed().as_secs_f64();
-        if self.leftover_gate(false) == Flow::Stop {
-            return Ok(());
-        }
+        let timed = step!(checked);
+        step!(Ok::<_, PipelineError>(self.leftover_gate(false)));
         if self.timed_programs_unchanged() {
             self.result.timed_programs_unchanged = true;
-            return Ok(());
+            return Ok(Step::Go(()));
         }
         self.wait_for_quiet();
         // Before the first timed run and after the last: a change while timing fails the result.
-        if self.measured_trees_unchanged(&main, "a test or check")? == Flow::Stop {
-            return Ok(());
-        }
+        step!(self.measured_trees_unchanged(&timed, "a test or check"));
         let measure_started = Instant::now();
-        self.measure_all(&main)?;
-        self.count_instructions(&main)?;
+        self.measure_all(&timed)?;
+        self.count_instructions(&timed.main)?;
         self.result.timings.measure_s = measure_started.elapsed().as_secs_f64();
-        if self.measured_trees_unchanged(&main, "a timed run")? == Flow::Stop {
-            return Ok(());
-        }
-        self.leftover_gate(true);
-        Ok(())
+        step!(self.measured_trees_unchanged(&timed, "a timed run"));
+        Ok(self.leftover_gate(true))
     }
 
     /// Waits (up to `confirm.quiet_wait_s`, or `EVO_QUIET_WAIT_S`) until other work leaves the
@@ -590,10 +570,10 @@ impl Run<'_> {
     /// Fails when a run of the candidate left processes behind: a background process can work
     /// outside the timed window or between runs. Checked before measuring (tests and checks) and,
     /// with `last`, after it (timed runs), where a clean candidate passes the gate.
-    fn leftover_gate(&mut self, last: bool) -> Flow {
+    fn leftover_gate(&mut self, last: bool) -> Step<()> {
         const GATE: GateName = GateName::LeftoverProcesses;
         if self.result.gates.iter().any(|g| g.name == GATE) {
-            return Flow::Continue;
+            return Step::Go(());
         }
         let places = self.result.candidate_leftovers();
         if !places.is_empty() {
@@ -612,91 +592,6 @@ impl Run<'_> {
                 "no test, check or timed run of the candidate left processes behind",
             );
         }
-        Flow::Continue
-    }
-
-    /// Trees, overlay, patch safety and apply: the two main trees, or `None` when a gate stopped
-    /// the confirmation.
-    fn prepare_trees(&mut self) -> Result<Option<MainTrees>, PipelineError> {
-        self.stage("prepare trees");
-        let summary = match tree::inspect_patch(&self.plan.patch) {
-            Ok(s) => s,
-            Err(e) => return Ok(self.stop_at(GateName::PatchSafety, with_causes(&e))),
-        };
-        self.result.patch.files = summary
-            .files
-            .iter()
-            .map(|f| PatchFileChange {
-                path: f.display_path().to_string(),
-                status: change_name(f.kind).to_string(),
-                added: f.added_lines,
-                removed: f.removed_lines,
-            })
-            .collect();
-        self.result.patch.added = summary.added_lines;
-        self.result.patch.removed = summary.removed_lines;
-        let baseline = self.materialize(TreeLabel::Baseline)?;
-        self.record_protected(&baseline)?;
-        let cap = self.plan.campaign.spec.confirm.max_applied_bytes;
-        let (patch, workload) = (&self.plan.patch[..], &self.plan.campaign.workload);
-        let gates = [
-            (
-                GateName::PatchSafety,
-                patch_gates::patch_safety(&summary, &baseline, workload, cap)
-                    .map_err(|e| with_causes(&e)),
-            ),
-            (
-                GateName::LaneProbes,
-                patch_gates::lane_probes(patch, workload).map_err(|e| with_causes(&e)),
-            ),
-        ];
-        for (name, judged) in gates {
-            match judged {
-                Ok(detail) => self.pass_gate(name, detail),
-                Err(detail) => return Ok(self.stop_at(name, detail)),
-            }
-        }
-        let candidate = self.materialize(TreeLabel::Candidate)?;
-        match tree::apply_patch(&candidate, &self.plan.patch) {
-            Ok(applied) => {
-                let name = match applied.applier {
-                    tree::Applier::Libgit2 => "libgit2",
-                    tree::Applier::GitCli => "git-cli",
-                }
-                .to_string();
-                self.pass_gate(GateName::Apply, format!("applied with {name}"));
-                self.result.patch.applier = Some(name);
-            }
-            Err(e) => return Ok(self.stop_at(GateName::Apply, with_causes(&e))),
-        }
-        self.prepare_config_lane()?;
-        Ok(Some(MainTrees {
-            baseline,
-            candidate,
-        }))
-    }
-
-    /// A fresh clean checkout of the baseline in the work directory, with the overlay copied in.
-    fn materialize(&mut self, label: TreeLabel) -> Result<Tree, PipelineError> {
-        let dest = self.work.join(tree::dir_name(&label.to_string()));
-        let t = tree::materialize(&self.pinned, &dest).map_err(|e| {
-            PipelineError::internal_while(format!("cannot check out the {label} tree"), e)
-        })?;
-        let copied = tree::copy_overlay(
-            &self.plan.campaign.overlay,
-            &t,
-            &self.plan.campaign.overlay_base,
-        )
-        .map_err(|e| PipelineError::usage_while("cannot copy the overlay", e))?;
-        if self.result.overlay.is_empty() {
-            self.result.overlay = copied
-                .into_iter()
-                .map(|o| result::FileDigest {
-                    path: o.dest_rel.display().to_string(),
-                    sha256: o.sha256,
-                })
-                .collect();
-        }
-        Ok(t)
+        Step::Go(())
     }
 }

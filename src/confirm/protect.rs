@@ -5,51 +5,38 @@
 //! itself (a build file the build tool reads first, a `build.rs`, a test script), sandboxed or
 //! not.
 
-use super::MainTrees;
-use super::{Flow, Run};
+use super::Run;
+use super::stages::{Step, TimedTrees};
 use crate::evidence::result::{GateName, GateStatus, TreeLabel};
 use crate::pipeline::PipelineError;
-use crate::tree::{self, Tree};
+use crate::pipeline::checks::{Shown, over_limit, protected_stop};
+use crate::tree::{Protected, Tree};
 
 impl Run<'_> {
     /// Records the protected files of `t`, a tree fresh from make and overlay, as the reference
     /// for every tree of this run, and keeps them read-only in every build from now on.
-    pub(super) fn record_protected(&mut self, t: &Tree) -> Result<(), PipelineError> {
+    pub(super) fn record_protected(&mut self, t: &Tree) -> Result<Protected, PipelineError> {
         let globs = &self.plan.campaign.workload.protected;
-        let recorded = crate::pipeline::checks::record_protected(t, globs, &mut self.sandbox)?;
-        self.protected = Some(recorded);
-        Ok(())
+        crate::pipeline::checks::record_protected(t, globs, &mut self.sandbox)
     }
 
-    /// Whether `trees` still hold the protected files as recorded after `who` ran ("the build").
-    /// A tree that differs fails gate `patch safety`, naming the file and the tree, unless it is
+    /// Whether `trees` still hold the protected files as `recorded` after `who` ran ("the
+    /// build"). A tree that differs fails gate `patch safety`, naming the file and the tree, unless it is
     /// a baseline's tree under the sandbox: no candidate can reach it there, so the baseline's
     /// own steps write what the workload protects.
     pub(super) fn protected_unchanged(
         &mut self,
+        recorded: &Protected,
         trees: &[(TreeLabel, &Tree)],
         who: &str,
-    ) -> Result<Flow, PipelineError> {
-        let Some(recorded) = &self.protected else {
-            return Err(PipelineError::Internal(
-                "the protected files were never recorded".to_string(),
-            ));
-        };
-        for (label, t) in trees {
-            let change = recorded.changed_in(&t.root).map_err(|e| {
-                PipelineError::internal_while("cannot check the protected files", e)
-            })?;
-            let Some(change) = change else { continue };
-            let what = format!("{} in the {label} tree", change.describe(who));
-            if self.sandbox.enabled() && !holds_the_patch(*label) {
-                return Err(PipelineError::Baseline(format!(
-                    "{what}: the workload's own steps must leave its protected files as they are"
-                )));
+    ) -> Result<Step<()>, PipelineError> {
+        for &tree in trees {
+            let isolated = self.sandbox.enabled();
+            if let Some(stop) = protected_stop(recorded, tree, who, isolated, Shown::GATE)? {
+                return Ok(self.fail_patch_safety(stop.detail));
             }
-            self.fail_patch_safety(what);
-            return Ok(Flow::Stop);
         }
-        Ok(Flow::Continue)
+        Ok(Step::Go(()))
     }
 
     /// Whether the trees a build just ran in stay within `sandbox.limits.tree_mib`: a
@@ -59,76 +46,40 @@ impl Run<'_> {
         &mut self,
         trees: &[(TreeLabel, &Tree)],
         gate: GateName,
-    ) -> Result<Flow, PipelineError> {
+    ) -> Result<Step<()>, PipelineError> {
         let limit_mib = self.plan.campaign.spec.sandbox.limits.tree_mib.get();
         for (label, t) in trees {
             let Some(over) = over_limit(t, limit_mib) else {
                 continue;
             };
-            if !holds_the_patch(*label) && self.sandbox.enabled() {
+            if label.holds_baseline() && self.sandbox.enabled() {
                 return Err(PipelineError::Baseline(format!("the {label} tree: {over}")));
             }
             return Ok(self.fail_gate(gate, format!("the {label} tree: {over}")));
         }
-        Ok(Flow::Continue)
+        Ok(Step::Go(()))
     }
 
     /// [`Run::protected_unchanged`] for the trees the timed runs use: the baseline, the candidate,
     /// the second baseline and the configuration-only tree.
     pub(super) fn measured_trees_unchanged(
         &mut self,
-        main: &MainTrees,
+        timed: &TimedTrees,
         who: &str,
-    ) -> Result<Flow, PipelineError> {
-        let t = &self.trees;
-        let lanes: Vec<(TreeLabel, Tree)> = [
-            (TreeLabel::BaselineAgain, &t.baseline_again),
-            (TreeLabel::ConfigOnly, &t.config_only),
-        ]
-        .into_iter()
-        .filter_map(|(label, tree)| tree.clone().map(|tree| (label, tree)))
-        .collect();
-        let trees: Vec<(TreeLabel, &Tree)> = (main.labelled().into_iter())
-            .chain(lanes.iter().map(|(l, t)| (*l, t)))
-            .collect();
-        self.protected_unchanged(&trees, who)
+    ) -> Result<Step<()>, PipelineError> {
+        self.protected_unchanged(&timed.protected, &timed.labelled(), who)
     }
 
     /// Turns the passed `patch safety` gate into a failed one with `detail` (one gate each).
-    fn fail_patch_safety(&mut self, detail: String) {
+    fn fail_patch_safety(&mut self, detail: String) -> Step<()> {
         const GATE: GateName = GateName::PatchSafety;
         match self.result.gates.iter_mut().find(|g| g.name == GATE) {
             Some(g) => {
                 g.status = GateStatus::Failed;
                 g.detail = detail;
+                Step::Stopped(GATE)
             }
-            None => {
-                self.fail_gate(GATE, detail);
-            }
+            None => self.fail_gate(GATE, detail),
         }
     }
-}
-
-/// Whether a tree has the candidate's patch (or part of it) applied.
-fn holds_the_patch(label: TreeLabel) -> bool {
-    matches!(
-        label,
-        TreeLabel::Candidate
-            | TreeLabel::CandidateSanitize
-            | TreeLabel::ConfigOnly
-            | TreeLabel::Numbered(_)
-            | TreeLabel::Agent(_)
-    )
-}
-
-/// "the build left 40960 MiB in it, over the tree disk limit (32768 MiB, sandbox.limits.tree_mib)"
-/// when `t` takes more than `limit_mib`.
-pub(crate) fn over_limit(t: &Tree, limit_mib: u32) -> Option<String> {
-    let used_mib = tree::disk_usage(&t.root) >> 20;
-    (used_mib > u64::from(limit_mib)).then(|| {
-        format!(
-            "the build left {used_mib} MiB in it, over the tree disk limit ({limit_mib} MiB, \
-             sandbox.limits.tree_mib)"
-        )
-    })
 }

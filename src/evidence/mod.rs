@@ -5,12 +5,14 @@
 //! `figures` holds the statistics of one paired comparison, computed from raw pairs alone;
 //! `result` what a confirmation leaves in `result.json` (and the receipt's predicate); `names`
 //! the identities a result records (gates, trees, check lanes) as types, and `steps` the names of
-//! its steps; `verdict` the pure rules from gates to tier and verdict; `summary` the end of a
-//! campaign in one table.
+//! its steps; `outcome` how a candidate's checks end (the gate that stopped it, and the campaign
+//! status computed from it); `verdict` the pure rules from gates to tier and verdict; `summary`
+//! the end of a campaign in one table.
 
 pub mod budget;
 pub mod figures;
 pub mod names;
+pub mod outcome;
 pub mod replay;
 pub mod result;
 pub mod steps;

@@ -1,6 +1,7 @@
 //! The untimed check engine both pipelines run their trees through: one command of a lane
 //! (build, test, check) as a [`LaneStep`], the run of a scenario's timed command as a
-//! [`RunSpec`], and how a failed step is told in a gate's or a candidate's reason.
+//! [`RunSpec`], how a failed step is told in a gate's or a candidate's reason, and the checks of
+//! a built tree (its protected files, its size, its artifacts), each failure a [`GateStop`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,7 +10,8 @@ use std::time::Duration;
 use super::steps::{self, StepInput, StepOutput};
 use super::{PipelineError, io_err};
 use crate::check::{Comparison, Mismatch};
-use crate::evidence::result::{CheckLane, StepKind, StepName, TreeLabel};
+use crate::evidence::outcome::{Failure, GateStop};
+use crate::evidence::result::{CheckLane, GateName, StepKind, StepName, TreeLabel};
 use crate::measure::runner::{RunSpec, RunnerFactory};
 use crate::measure::sandbox::SandboxPolicy;
 use crate::pipeline::rundir::RunDir;
@@ -194,6 +196,18 @@ pub(crate) fn timed_agreement(
     })
 }
 
+/// A timed run's inputs: a fresh seed from `draw` for each pair, and the two runs' outputs
+/// compared under `agree` (a scenario's [`timed_agreement`]).
+pub(crate) fn fresh_inputs<'a>(
+    draw: &'a mut dyn FnMut() -> u64,
+    agree: Option<&'a (impl Fn(crate::measure::schedule::RunOutputs<'_>) -> Option<String> + 'a)>,
+) -> crate::measure::schedule::Inputs<'a> {
+    crate::measure::schedule::Inputs {
+        seeds: Some(draw),
+        agree: agree.map(|f| f as _),
+    }
+}
+
 fn short(sha256: &str) -> &str {
     sha256.get(..12).unwrap_or(sha256)
 }
@@ -344,6 +358,78 @@ pub(crate) fn compare_check_outputs(
 /// How a differing check output is told, in a gate's detail or a candidate's reason.
 pub(crate) fn mismatch_text(s: &Scenario, lane: CheckLane, m: &Mismatch) -> String {
     format!("scenario `{}` ({lane}): {}\n{}", s.name, m.summary, m.diff)
+}
+
+/// The failed `gate` of a step that failed (build, tests): its reason is [`failure_text`], and a
+/// step that ran out of its time says so (a campaign's `timed out`).
+pub(crate) fn step_stop(
+    gate: GateName,
+    out: &StepOutput,
+    timeout: Duration,
+    shown: Shown,
+) -> GateStop {
+    GateStop {
+        gate,
+        failure: match out.record.timed_out {
+            true => Failure::TimedOut,
+            false => Failure::Failed,
+        },
+        detail: failure_text(out, timeout, shown),
+    }
+}
+
+/// Whether tree `t` (labelled `label`) still holds the protected files as `recorded` after `who`
+/// ran in it ("the build"): `None`, or the failed `patch safety` gate naming the file (and, with
+/// `shown.tree`, the tree). A tree without the patch that changed them is the workload's own
+/// failure (`Err`) when no candidate could have reached it (`isolated`: under the sandbox, or
+/// built alone), docs/design.md §2.2.3.
+pub(crate) fn protected_stop(
+    recorded: &crate::tree::Protected,
+    (label, t): (TreeLabel, &Tree),
+    who: &str,
+    isolated: bool,
+    shown: Shown,
+) -> Result<Option<GateStop>, PipelineError> {
+    let change = (recorded.changed_in(&t.root))
+        .map_err(|e| PipelineError::internal_while("cannot check the protected files", e))?;
+    let Some(change) = change else {
+        return Ok(None);
+    };
+    let mut what = change.describe(who);
+    if shown.tree {
+        what = format!("{what} in the {label} tree");
+    }
+    if isolated && label.holds_baseline() {
+        return Err(PipelineError::Baseline(format!(
+            "{what}: the workload's own steps must leave its protected files as they are"
+        )));
+    }
+    Ok(Some(GateStop::failed(GateName::PatchSafety, what)))
+}
+
+/// "the build left 40960 MiB in it, over the tree disk limit (32768 MiB, sandbox.limits.tree_mib)"
+/// when `t` takes more than `limit_mib`.
+pub(crate) fn over_limit(t: &Tree, limit_mib: u32) -> Option<String> {
+    let used_mib = crate::tree::disk_usage(&t.root) >> 20;
+    (used_mib > u64::from(limit_mib)).then(|| {
+        format!(
+            "the build left {used_mib} MiB in it, over the tree disk limit ({limit_mib} MiB, \
+             sandbox.limits.tree_mib)"
+        )
+    })
+}
+
+/// Where artifact `artifact` of the workload's `build` is in tree `t`, and its sha256.
+pub(crate) fn artifact_digest(
+    t: &Tree,
+    build: &crate::spec::workload::BuildStep,
+    artifact: &str,
+) -> Result<String, std::io::Error> {
+    let path = t
+        .root
+        .join(build.cwd.as_deref().unwrap_or("."))
+        .join(artifact);
+    crate::tree::digest_tree_file(&t.root, &path)
 }
 
 #[cfg(test)]

@@ -82,8 +82,7 @@ impl Fixture {
             &[("bench/run.sh", "#!/bin/sh\nexec ./prog \"$@\"\n")],
         );
         let camp = dir.path().join("camp");
-        let mut candidates = Vec::new();
-        for (name, file, old, new) in [
+        let mut patches: Vec<(&str, String)> = [
             ("slower", "prog.sh", "echo slow", "echo slower"),
             ("wrong", "prog.sh", "echo slow", "echo wrong"),
             ("harness", "bench/run.sh", "exec ./prog", "exec nice ./prog"),
@@ -96,33 +95,18 @@ impl Fixture {
                 "echo slow",
                 "echo fast # RUNNING_ON_VALGRIND",
             ),
-        ] {
-            let diff = patch_by_editing(&repo, &[(file, old, new)]);
-            write(&camp.join(format!("{name}.patch")), &diff);
-            candidates.push(format!(
-                r#"{{ "name": "{name}", "patch": "{name}.patch" }}"#
-            ));
-        }
+        ]
+        .into_iter()
+        .map(|(name, file, old, new)| (name, patch_by_editing(&repo, &[(file, old, new)])))
+        .collect();
         // A file make reads before the declared Makefile (review #25.3).
-        write(
-            &camp.join("gnumakefile.patch"),
+        patches.push((
+            "gnumakefile",
             "diff --git a/GNUmakefile b/GNUmakefile\nnew file mode 100644\nindex 0000000..1111111\n\
-             --- /dev/null\n+++ b/GNUmakefile\n@@ -0,0 +1,2 @@\n+prog:\n+\tcp prog.sh prog\n",
-        );
-        candidates.push(r#"{ "name": "gnumakefile", "patch": "gnumakefile.patch" }"#.into());
-        write(&camp.join("workload.json"), WORKLOAD);
-        write(&camp.join("holdouts.json"), HOLDOUTS);
-        evo::receipt::keys::write_new_pair(&camp.join("key")).unwrap();
-        let campaign = format!(
-            r#"{{ "name": "tiny", "repo": "../repo", "baseline": "main",
-  "workload": "workload.json", "holdouts": "holdouts.json", "candidates": [{}],
-  "search": {{ "pairs": 5 }},
-  "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": 1, "quiet_wait_s": 0 }},
-  "key": "key/{}", "output": "receipts" }}"#,
-            candidates.join(", "),
-            evo::receipt::keys::PRIVATE_KEY_FILE
-        );
-        write(&camp.join("campaign.json"), &campaign);
+             --- /dev/null\n+++ b/GNUmakefile\n@@ -0,0 +1,2 @@\n+prog:\n+\tcp prog.sh prog\n"
+                .to_string(),
+        ));
+        write_campaign(&camp, WORKLOAD, &patches, 1);
         Fixture { _dir: dir, camp }
     }
 }
@@ -404,34 +388,18 @@ fn a_candidate_whose_timed_programs_are_the_baselines_is_not_screened() {
         ],
     );
     let camp = dir.path().join("camp");
-    for (name, file, old, new) in [
+    let patches = [
         ("notes", "NOTES.md", "prints slow", "prints slow, for now"),
         ("fast", "prog.sh", "echo slow", "echo fast"),
-    ] {
-        write(
-            &camp.join(format!("{name}.patch")),
-            &patch_by_editing(&repo, &[(file, old, new)]),
-        );
-    }
+    ]
+    .map(|(name, file, old, new)| (name, patch_by_editing(&repo, &[(file, old, new)])));
     // The timed program's bytes are the artifact (the fake's build writes nothing).
     let workload = WORKLOAD.replace(
         r#""build": { "command": "make prog" }"#,
         r#""build": { "command": "make prog", "artifacts": ["prog.sh"] }"#,
     );
     assert_ne!(workload, WORKLOAD);
-    write(&camp.join("workload.json"), &workload);
-    write(&camp.join("holdouts.json"), HOLDOUTS);
-    evo::receipt::keys::write_new_pair(&camp.join("key")).unwrap();
-    let campaign = format!(
-        r#"{{ "name": "tiny", "repo": "../repo", "baseline": "main",
-  "workload": "workload.json", "holdouts": "holdouts.json",
-  "candidates": [{{ "name": "notes", "patch": "notes.patch" }}, {{ "name": "fast", "patch": "fast.patch" }}],
-  "search": {{ "pairs": 5 }},
-  "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": 2, "quiet_wait_s": 0 }},
-  "key": "key/{}", "output": "receipts" }}"#,
-        evo::receipt::keys::PRIVATE_KEY_FILE
-    );
-    write(&camp.join("campaign.json"), &campaign);
+    write_campaign(&camp, &workload, &patches, 2);
     let done = run_unsandboxed(&camp.join("campaign.json"));
     let s = serde_json::to_value(&done.summary).unwrap();
     let notes = row(&s, "notes");
@@ -449,4 +417,54 @@ fn a_candidate_whose_timed_programs_are_the_baselines_is_not_screened() {
     let fast = row(&s, "fast");
     assert_eq!(fast["status"], "confirmed", "{s:#}");
     assert_eq!(fast["screening_pairs"], 5);
+}
+
+/// `campaign.json` in `camp` for the tiny repository beside it: `workload`, its holdouts, a key,
+/// and the `patches` (name, patch) as candidates, the `top` best screened of them confirmed.
+fn write_campaign(camp: &std::path::Path, workload: &str, patches: &[(&str, String)], top: usize) {
+    let mut candidates = Vec::new();
+    for (name, patch) in patches {
+        write(&camp.join(format!("{name}.patch")), patch);
+        candidates.push(format!(
+            r#"{{ "name": "{name}", "patch": "{name}.patch" }}"#
+        ));
+    }
+    write(&camp.join("workload.json"), workload);
+    write(&camp.join("holdouts.json"), HOLDOUTS);
+    evo::receipt::keys::write_new_pair(&camp.join("key")).unwrap();
+    let campaign = format!(
+        r#"{{ "name": "tiny", "repo": "../repo", "baseline": "main",
+  "workload": "workload.json", "holdouts": "holdouts.json", "candidates": [{}],
+  "search": {{ "pairs": 5 }},
+  "confirm": {{ "pairs": 9, "aa_pairs": 11, "top": {top}, "quiet_wait_s": 0 }},
+  "key": "key/{}", "output": "receipts" }}"#,
+        candidates.join(", "),
+        evo::receipt::keys::PRIVATE_KEY_FILE
+    );
+    write(&camp.join("campaign.json"), &campaign);
+}
+
+#[test]
+fn a_candidate_whose_hunk_does_not_fit_did_not_apply_as_the_apply_gate_says() {
+    // Screening's status comes from the gate a confirmation would fail (`GateStop::status`): a
+    // hunk whose context is not in the tree fails `apply`, which is `did not apply`, not a
+    // refusal, and its reason names the file and hunk as the confirmation's gate does.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    crate::util::tiny::repo(
+        &repo,
+        &[("bench/run.sh", "#!/bin/sh\nexec ./prog \"$@\"\n")],
+    );
+    let fast = patch_by_editing(&repo, &[("prog.sh", "echo slow", "echo fast")]);
+    let stale = fast.replace("-echo slow", "-echo gone");
+    assert_ne!(stale, fast);
+    let camp = dir.path().join("camp");
+    write_campaign(&camp, WORKLOAD, &[("stale", stale), ("fast", fast)], 2);
+    let done = run_unsandboxed(&camp.join("campaign.json"));
+    let s = serde_json::to_value(&done.summary).unwrap();
+    let stale = row(&s, "stale");
+    assert_eq!(stale["status"], "did_not_apply", "{s:#}");
+    let reason = stale["reason"].as_str().unwrap();
+    assert!(reason.contains("prog.sh"), "{reason}");
+    assert_eq!(row(&s, "fast")["status"], "confirmed", "{s:#}");
 }

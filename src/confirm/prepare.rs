@@ -1,0 +1,86 @@
+//! The first stage of a confirmation: the baseline's clean tree with the overlay, the patch's
+//! gates (patch safety, lane probes), the candidate's tree with the patch applied, and the
+//! configuration-only tree when that lane runs. It returns the [`Prepared`] trees the builds
+//! take, or stops at the first failed gate.
+
+use super::stages::{MainTrees, Prepared, Step};
+use super::{PipelineError, Run, change_name};
+use crate::evidence::result::{self, GateName, PatchFileChange, TreeLabel};
+use crate::pipeline::patch_gates;
+use crate::tree::{self, Tree};
+
+impl Run<'_> {
+    /// Trees, overlay, patch safety and apply: the two main trees, or the gate that stopped the
+    /// confirmation.
+    pub(super) fn prepare_trees(&mut self) -> Result<Step<Prepared>, PipelineError> {
+        self.stage("prepare trees");
+        let summary = match patch_gates::inspect(&self.plan.patch) {
+            Ok(s) => s,
+            Err(stop) => return Ok(self.stop(stop)),
+        };
+        self.result.patch.files = summary
+            .files
+            .iter()
+            .map(|f| PatchFileChange {
+                path: f.display_path().to_string(),
+                status: change_name(f.kind).to_string(),
+                added: f.added_lines,
+                removed: f.removed_lines,
+            })
+            .collect();
+        self.result.patch.added = summary.added_lines;
+        self.result.patch.removed = summary.removed_lines;
+        let baseline = self.materialize(TreeLabel::Baseline)?;
+        let protected = self.record_protected(&baseline)?;
+        let cap = self.plan.campaign.spec.confirm.max_applied_bytes;
+        let (patch, workload) = (&self.plan.patch[..], &self.plan.campaign.workload);
+        let judged = patch_gates::before_apply(&summary, patch, &baseline, workload, cap);
+        for (name, detail) in judged.passed {
+            self.pass_gate(name, detail);
+        }
+        if let Some(stop) = judged.stop {
+            return Ok(self.stop(stop));
+        }
+        let candidate = self.materialize(TreeLabel::Candidate)?;
+        match patch_gates::apply(&candidate, &self.plan.patch) {
+            Ok(name) => {
+                self.pass_gate(GateName::Apply, format!("applied with {name}"));
+                self.result.patch.applier = Some(name.to_string());
+            }
+            Err(stop) => return Ok(self.stop(stop)),
+        }
+        let config_only = self.prepare_config_lane()?;
+        Ok(Step::Go(Prepared {
+            main: MainTrees {
+                baseline,
+                candidate,
+            },
+            config_only,
+            protected,
+        }))
+    }
+
+    /// A fresh clean checkout of the baseline in the work directory, with the overlay copied in.
+    pub(super) fn materialize(&mut self, label: TreeLabel) -> Result<Tree, PipelineError> {
+        let dest = self.work.join(tree::dir_name(&label.to_string()));
+        let t = tree::materialize(&self.pinned, &dest).map_err(|e| {
+            PipelineError::internal_while(format!("cannot check out the {label} tree"), e)
+        })?;
+        let copied = tree::copy_overlay(
+            &self.plan.campaign.overlay,
+            &t,
+            &self.plan.campaign.overlay_base,
+        )
+        .map_err(|e| PipelineError::usage_while("cannot copy the overlay", e))?;
+        if self.result.overlay.is_empty() {
+            self.result.overlay = copied
+                .into_iter()
+                .map(|o| result::FileDigest {
+                    path: o.dest_rel.display().to_string(),
+                    sha256: o.sha256,
+                })
+                .collect();
+        }
+        Ok(t)
+    }
+}
