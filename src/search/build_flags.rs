@@ -321,10 +321,7 @@ fn present_steps(target: &Target, root: &Path) -> std::io::Result<Steps> {
             let text = std::fs::read_to_string(file)?;
             let l = text.lines().nth(*line).unwrap_or_default();
             let mut found = steps_in_line(l, &C_STEPS);
-            if text
-                .lines()
-                .any(|l| !steps_in_line(l, &[Step::Pgo]).is_empty())
-            {
+            if pgo::written(&text) {
                 found.insert(Step::Pgo);
             }
             Ok(found)
@@ -373,16 +370,12 @@ fn write_steps(target: &Target, root: &Path, wanted: &Steps) -> std::io::Result<
             // A script's compile command, once profile-guided, is written three times: each
             // copy takes the same flags, or the profile would not match the code it is used on.
             let assignment = lines.get(*line).is_some_and(|l| is_cflags_assignment(l));
-            let pgo_copy =
-                |l: &str| (l.split_whitespace()).any(|t| t == pgo::GENERATE || t == pgo::USE);
             for (i, l) in lines.iter_mut().enumerate() {
-                if i == *line || (!assignment && pgo_copy(l)) {
+                if i == *line || (!assignment && pgo::is_copy(l)) {
                     *l = rewrite_c_line(l, wanted);
                 }
             }
-            let has_pgo = text
-                .lines()
-                .any(|l| !steps_in_line(l, &[Step::Pgo]).is_empty());
+            let has_pgo = pgo::written(&text);
             if let (true, false, Some(plan)) = (wanted.contains(&Step::Pgo), has_pgo, pgo_plan) {
                 lines = plan.write(lines);
             }

@@ -13,7 +13,7 @@ use super::Brief;
 
 /// The flag that marks a profile-guided build (the step's marker).
 pub(super) const USE: &str = "-fprofile-use";
-pub(super) const GENERATE: &str = "-fprofile-generate";
+const GENERATE: &str = "-fprofile-generate";
 /// Tolerates counters a racy or partial training run left inconsistent.
 const CORRECTION: &str = "-fprofile-correction";
 
@@ -81,6 +81,16 @@ impl Plan {
         lines.splice(self.line..=self.line, written);
         lines
     }
+}
+
+/// Whether `text` already builds with a profile (a command with [`USE`]).
+pub(super) fn written(text: &str) -> bool {
+    text.lines().any(|l| l.split_whitespace().any(|t| t == USE))
+}
+
+/// Whether `line` is one of the compile commands a profile-guided build wrote.
+pub(super) fn is_copy(line: &str) -> bool {
+    (line.split_whitespace()).any(|t| t == GENERATE || t == USE)
 }
 
 /// Whether `line` compiles and links in one command: a compiler first (in a Makefile, on a
