@@ -86,16 +86,9 @@ fn bench_streams_every_run_against_the_stage_total_and_ends_with_its_verdict() {
 
 #[test]
 fn confirm_streams_its_stages_and_ends_with_the_receipt_it_wrote() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = util::cpairs::campaign("json", "");
     let repo = dir.path().join("repo");
-    fixture_repo("cpairs", &repo);
     let camp = dir.path().join("camp");
-    write(&camp.join("workload.json"), util::cpairs::WORKLOAD);
-    write(
-        &camp.join("campaign.json"),
-        r#"{ "name": "json", "repo": "../repo", "baseline": "main",
-             "workload": "workload.json", "output": "receipts" }"#,
-    );
     // A protected file: rejected by patch safety before anything builds, with a receipt.
     let diff = patch_by_editing(
         &repo,

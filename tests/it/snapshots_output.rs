@@ -11,7 +11,7 @@ use crate::util::hostile_result::hostile_result;
 use std::path::Path;
 
 use serde_json::Value;
-use util::{evo, fixture_repo, patch_by_editing, write};
+use util::{evo, patch_by_editing, write};
 
 /// `text` with `dir` named `[dir]`, and each run of 12 or more hexadecimal characters holding a
 /// digit (commits, digests, key ids) named `[hex]`.
@@ -134,24 +134,6 @@ fn the_terminal_summary_of_a_confirmation_plain_and_verbose() {
     );
 }
 
-/// The cpairs repository and a campaign folder `camp` beside it (`campaign.json` with `extra`
-/// fields), in a new temporary folder.
-fn cpairs_campaign(extra: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    fixture_repo("cpairs", &repo);
-    let camp = dir.path().join("camp");
-    write(&camp.join("workload.json"), util::cpairs::WORKLOAD);
-    write(
-        &camp.join("campaign.json"),
-        &format!(
-            r#"{{ "name": "snap", "repo": "../repo", "baseline": "main",
-                 "workload": "workload.json", "output": "receipts"{extra} }}"#
-        ),
-    );
-    dir
-}
-
 /// `evo ARGS` in `dir`, with its own key folder there and no colour.
 fn evo_in(dir: &Path, args: &[&std::ffi::OsStr]) -> std::process::Command {
     let mut c = evo();
@@ -194,7 +176,7 @@ fn json_stream(out: &std::process::Output, dir: &Path) -> String {
 /// time: what it prints on the terminal, and its `--json` stream.
 #[test]
 fn a_confirmation_stopped_by_patch_safety_on_the_terminal_and_as_json() {
-    let dir = cpairs_campaign("");
+    let dir = util::cpairs::campaign("snap", "");
     let repo = dir.path().join("repo");
     let diff = patch_by_editing(
         &repo,
@@ -221,7 +203,8 @@ fn a_confirmation_stopped_by_patch_safety_on_the_terminal_and_as_json() {
 /// only a comment — so its plan, progress, table and stream are the same every time.
 #[test]
 fn a_campaign_that_times_nothing_on_the_terminal_and_as_json() {
-    let dir = cpairs_campaign(
+    let dir = util::cpairs::campaign(
+        "snap",
         r#", "candidates": [{ "name": "harness", "patch": "harness.patch" },
                              { "name": "comment", "patch": "comment.patch" }]"#,
     );

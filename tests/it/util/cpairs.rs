@@ -73,3 +73,21 @@ pub const HOLDOUTS: &str = r#"{ "scenarios": [
   { "name": "sum-30k-sealed", "role": "holdout", "run": "./bench/run.sh 30000 {seed}",
     "check": "./bench/run.sh 300 {seed}", "compare": "exact", "deterministic_output": true }
 ] }"#;
+
+/// The cpairs repository (`repo`) and a campaign folder `camp` beside it, its `workload.json`
+/// [`WORKLOAD`] and its `campaign.json` named `name` with the `extra` fields, in a new temporary
+/// folder.
+pub fn campaign(name: &str, extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    super::fixture_repo("cpairs", &dir.path().join("repo"));
+    let camp = dir.path().join("camp");
+    super::write(&camp.join("workload.json"), WORKLOAD);
+    super::write(
+        &camp.join("campaign.json"),
+        &format!(
+            r#"{{ "name": "{name}", "repo": "../repo", "baseline": "main",
+                 "workload": "workload.json", "output": "receipts"{extra} }}"#
+        ),
+    );
+    dir
+}
