@@ -98,29 +98,14 @@ fn key_for(plan: &CampaignPlan, receipt: &Path) -> VerifyWith {
 mod tests {
     use super::*;
     use crate::evidence::result::Verdict;
-    use crate::evidence::summary::{Source, Status};
     use crate::stats::Tier;
 
     fn row(index: usize, confirmed: Option<(Verdict, Tier)>) -> Row {
         Row {
-            index,
-            name: format!("c{index}"),
-            source: Source::Patch,
-            patch_file: format!("candidate_{index}.patch"),
-            round: 1,
-            parent: None,
-            cost: None,
-            status: Status::Screened,
-            reason: String::new(),
-            screening_pairs: 5,
-            screening_median: Some(1.1),
-            screening_max_rss_kib: None,
-            instructions: None,
             confirmation_run_dir: confirmed.map(|_| format!("confirmations/{index}")),
             confirmation_verdict: confirmed.map(|c| c.0),
             confirmation_tier: confirmed.map(|c| c.1),
-            confirmation_median: None,
-            discarded_confirmations: Vec::new(),
+            ..Row::screened_for_test(index)
         }
     }
 

@@ -100,6 +100,34 @@ pub struct Row {
     pub discarded_confirmations: Vec<String>,
 }
 
+#[cfg(test)]
+impl Row {
+    /// A screened patch candidate `c<index>` (5 pairs, median 1.1×, not confirmed), for a test
+    /// to change what it is about.
+    pub(crate) fn screened_for_test(index: usize) -> Row {
+        Row {
+            index,
+            name: format!("c{index}"),
+            source: Source::Patch,
+            patch_file: format!("candidate_{index}.patch"),
+            round: 1,
+            parent: None,
+            cost: None,
+            status: Status::Screened,
+            reason: String::new(),
+            screening_pairs: 5,
+            screening_median: Some(1.1),
+            screening_max_rss_kib: None,
+            instructions: None,
+            confirmation_run_dir: None,
+            confirmation_verdict: None,
+            confirmation_tier: None,
+            confirmation_median: None,
+            discarded_confirmations: Vec::new(),
+        }
+    }
+}
+
 /// Instructions of one run of each arm under callgrind, as screening counted them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct InstructionCounts {

@@ -588,27 +588,15 @@ mod tests {
     #[test]
     fn an_inconclusive_confirmation_is_not_shown_beside_the_tier_rejected() {
         use crate::evidence::result::Verdict;
-        use crate::evidence::summary::{Row, Source, Status, Summary};
+        use crate::evidence::summary::{Row, Status, Summary};
         use crate::stats::Tier;
         let row = |index, status, verdict, tier| Row {
-            index,
-            name: format!("c{index}"),
-            source: Source::Patch,
-            patch_file: format!("candidate_{index}.patch"),
-            round: 1,
-            parent: None,
-            cost: None,
             status,
-            reason: String::new(),
-            screening_pairs: 5,
-            screening_median: Some(1.1),
-            screening_max_rss_kib: None,
-            instructions: None,
             confirmation_run_dir: Some(format!("confirmations/{index}")),
             confirmation_verdict: Some(verdict),
             confirmation_tier: Some(tier),
             confirmation_median: Some(0.998),
-            discarded_confirmations: Vec::new(),
+            ..Row::screened_for_test(index)
         };
         let summary = Summary {
             run_id: "r1".into(),
