@@ -594,6 +594,13 @@ fn an_ordinary_user_gets_the_same_boundary() {
         .status()
         .unwrap();
     assert!(mode.success());
+    // The copy stays root's, as the built binary was: `nobody` may run it, never rewrite it.
+    let own = std::process::Command::new("chown")
+        .args(["0:0"])
+        .arg(&evo)
+        .status()
+        .unwrap();
+    assert!(own.success());
     let before = snapshot(&f.repo);
     let out = std::process::Command::new("/usr/bin/setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
