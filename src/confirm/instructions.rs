@@ -6,8 +6,10 @@
 
 use super::stages::MainTrees;
 use crate::failure::with_causes;
-use crate::measure::callgrind;
-use crate::measure::runner::{RunSpec, Runner};
+use std::path::Path;
+
+use crate::measure::callgrind::{self, InstructionCount};
+use crate::measure::runner::{RunSpec, Runner, RunnerFactory};
 use crate::pipeline::checks::count_spec;
 use crate::spec::campaign::Counter;
 use crate::spec::workload::{Role, Scenario};
@@ -39,13 +41,7 @@ impl Run<'_> {
             let b = count_spec(bt, s, seed, &self.sandbox);
             let c = count_spec(ct, s, seed, &self.sandbox);
             let dir = self.work.join(format!("callgrind-{index}"));
-            let counted =
-                callgrind::count(&mut *runner, &b, &dir.join("baseline")).and_then(|base| {
-                    callgrind::count(&mut *runner, &c, &dir.join("candidate"))
-                        .map(|cand| (base, cand))
-                });
-            // What the result records of a count that failed is its message, causes and all.
-            let counted = counted.map_err(|e| with_causes(&e));
+            let counted = count_both(&*self.opts.runners, [&b, &c], &dir);
             let _ = std::fs::remove_dir_all(&dir);
             if self.opts.stop.requested() {
                 return Err(PipelineError::Interrupted(
@@ -85,6 +81,30 @@ impl Run<'_> {
         }
         Ok(())
     }
+}
+
+/// Both arms' counts, `[baseline, candidate]`, at the same time on a thread and a runner each:
+/// valgrind runs a program on one CPU, and an instruction count does not depend on what else
+/// runs, so on two CPUs the pair takes the time of one. A failed count is its message, causes and
+/// all (the baseline's when both failed).
+fn count_both(
+    runners: &dyn RunnerFactory,
+    [b, c]: [&RunSpec; 2],
+    dir: &Path,
+) -> Result<(InstructionCount, InstructionCount), String> {
+    let count = |spec: &RunSpec, arm: &str| {
+        let mut runner = runners.runner();
+        callgrind::count(&mut *runner, spec, &dir.join(arm)).map_err(|e| with_causes(&e))
+    };
+    let (base, cand) = std::thread::scope(|scope| {
+        let candidate = scope.spawn(|| count(c, "candidate"));
+        let base = count(b, "baseline");
+        let cand = candidate
+            .join()
+            .unwrap_or_else(|_| Err("the candidate's count panicked".to_string()));
+        (base, cand)
+    });
+    Ok((base?, cand?))
 }
 
 /// What each arm's counted command prints when run once outside valgrind (untimed), as sha256s.
