@@ -244,7 +244,12 @@ impl CampaignRun<'_> {
         let bytes = self.candidate_patch(index)?.bytes;
         let label = TreeLabel::Numbered(index);
         self.candidate_stage(&format!("check {label}"), index);
+        let started = Instant::now();
         let outcome = self.candidate_lane(label, &bytes, baseline)?;
+        if outcome == CheckOutcome::Passed {
+            let took = started.elapsed().as_secs_f64();
+            self.longest_check_s = self.longest_check_s.max(took);
+        }
         let reason = match &outcome {
             // The built tree stays for screening, which comes next.
             CheckOutcome::Passed => "builds, tests and check outputs match".to_string(),

@@ -4,14 +4,43 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::journal::Entry;
 use super::{CampaignEvent, CampaignRun, CandidatePatch, summary};
+use crate::confirm::COUNT_PAIRS;
 use crate::confirm::{self, ConfirmEvent, ConfirmOptions, ConfirmRequest};
 use crate::evidence;
 use crate::evidence::summary::Status;
 use crate::path::shown;
 use crate::pipeline::PipelineError;
+use crate::spec::campaign::Counter;
+use crate::spec::workload::Role;
+
+/// A confirmation's builds and checks take about this many times the longest candidate check
+/// of the search (one build, tests and the differential): the two arms' builds, the second
+/// baseline build, the sanitizer twins, and tests, differential and sanitizer checks on both.
+/// Seen on the bundled trainer (2026-12-03, quiet 2-core machine): a candidate's check 7 s;
+/// the confirmation's pinning (digests of the read-only inputs), builds and checks about 70 s
+/// with warm caches, plus about 3 min when the sanitizer build's cache is cold (once per
+/// machine), which no estimate made before it ran can know.
+const CHECKS_PER_CONFIRMATION: f64 = 10.0;
+
+/// The next confirmation would not end before the run's deadline.
+#[derive(Debug, Clone, Copy)]
+struct OutOfTime {
+    left_s: f64,
+    needs_s: f64,
+}
+
+/// `s` seconds as "under a minute" or "about N min".
+fn minutes_text(s: f64) -> String {
+    if s < 60.0 {
+        "under a minute".to_string()
+    } else {
+        format!("about {:.0} min", s / 60.0)
+    }
+}
 
 impl CampaignRun<'_> {
     /// Fresh confirmations of the best-screened candidates (only those faster in screening), until
@@ -35,6 +64,8 @@ impl CampaignRun<'_> {
         }
         let mut measured = 0;
         let mut longest_s: Option<f64> = None;
+        let deadline = self.deadline();
+        let mut out_of_time = None;
         for index in faster {
             if measured >= top {
                 break;
@@ -47,7 +78,17 @@ impl CampaignRun<'_> {
                 measured += usize::from(done.median.is_some());
                 continue;
             }
-            let started = std::time::Instant::now();
+            if let Some(deadline) = deadline {
+                let left_s = deadline
+                    .saturating_duration_since(Instant::now())
+                    .as_secs_f64();
+                let needs_s = longest_s.unwrap_or_else(|| self.estimate_s());
+                if needs_s > left_s {
+                    out_of_time = Some(OutOfTime { left_s, needs_s });
+                    break;
+                }
+            }
+            let started = Instant::now();
             self.discard_interrupted_confirmation(index)?;
             self.candidate_stage(&format!("confirm candidate {index}"), index);
             self.record(Entry::ConfirmationStarted { index })?;
@@ -60,6 +101,7 @@ impl CampaignRun<'_> {
                 hold: self.opts.hold.clone(),
                 sign_with: self.opts.sign_with.clone(),
                 hidden: Vec::new(),
+                deadline,
             };
             let on_event = &mut *self.on_event;
             let mut forward = |e: ConfirmEvent| on_event(CampaignEvent::Confirm(e));
@@ -107,25 +149,73 @@ impl CampaignRun<'_> {
                 }
             }
         }
-        self.note_unconfirmed(&ranking, longest_s)
+        self.note_unconfirmed(&ranking, longest_s, out_of_time)
+    }
+
+    /// When the run must end (the campaign's `max_minutes`): that long after this session
+    /// began, less the search time the sessions before it journaled.
+    fn deadline(&self) -> Option<Instant> {
+        let minutes = self.plan.spec.max_minutes?.get();
+        let before = Duration::from_secs_f64(self.search_s_before.max(0.0));
+        let total = Duration::from_secs_f64(60.0 * minutes).saturating_sub(before);
+        Some(self.session_started + total)
+    }
+
+    /// About how long one confirmation takes here, before one ran: its builds and checks at
+    /// [`CHECKS_PER_CONFIRMATION`] times the longest candidate check of the search, and its
+    /// timed runs at screening's pace: per training scenario the warmups, A/A pairs, first look
+    /// and instruction counts, per holdout the warmups and first look.
+    fn estimate_s(&self) -> f64 {
+        let c = &self.plan.spec.confirm;
+        let scenarios = &self.plan.workload.scenarios;
+        let training = scenarios
+            .iter()
+            .filter(|s| s.role == Role::Training)
+            .count() as f64;
+        let holdouts =
+            (self.plan.holdouts.as_ref()).map_or(0, |h| h.holdouts.scenarios.len()) as f64;
+        let (warmup, aa, pairs) = (
+            c.warmup.get() as f64,
+            c.aa_pairs.get() as f64,
+            c.pairs.get() as f64,
+        );
+        let counts = if c.counters.contains(&Counter::Callgrind) {
+            COUNT_PAIRS
+        } else {
+            0.0
+        };
+        let timed_pairs = training * (warmup + aa + pairs + counts) + holdouts * (warmup + pairs);
+        CHECKS_PER_CONFIRMATION * self.longest_check_s + timed_pairs * self.screening_pace_s()
+    }
+
+    /// The median seconds of one screening pair (both runs), over every screened pair.
+    fn screening_pace_s(&self) -> f64 {
+        let mut seconds: Vec<f64> = (self.state.candidates.iter())
+            .flat_map(|c| c.pairs.iter())
+            .map(|p| p.baseline.wall_s + p.candidate.wall_s)
+            .collect();
+        seconds.sort_by(f64::total_cmp);
+        seconds.get(seconds.len() / 2).copied().unwrap_or(0.0)
     }
 
     /// Gives every candidate still `screened` its last word: not confirmed, so undecided, with
     /// its place in the ranking and what a confirmation of it would take (`longest_s`: the
-    /// longest timed confirmation of this run, when one ran here).
+    /// longest timed confirmation of this run, when one ran here; else this run's estimate).
+    /// `out_of_time`: the run's deadline left too little for the next confirmation.
     fn note_unconfirmed(
         &mut self,
         ranking: &[(usize, f64)],
         longest_s: Option<f64>,
+        out_of_time: Option<OutOfTime>,
     ) -> Result<(), PipelineError> {
         let top = self.plan.spec.confirm.top.get();
-        let budget_min = self.plan.spec.confirm.max_minutes.map(|m| m.get());
-        let takes = match (longest_s, budget_min) {
-            (Some(s), _) if s < 60.0 => "under a minute, as this run's confirmation took".into(),
-            (Some(s), _) => format!("about {:.0} min, as this run's confirmation took", s / 60.0),
-            (None, Some(m)) => format!("its builds and checks plus up to {m} min of pairs"),
-            (None, None) => "its builds and checks plus its pairs".to_string(),
+        let estimated = "estimated from this run's checks and screening";
+        let (needs_s, how) = match (longest_s, out_of_time) {
+            (Some(s), _) => (s, "as this run's confirmation took"),
+            (None, Some(o)) => (o.needs_s, estimated),
+            (None, None) => (self.estimate_s(), estimated),
         };
+        let needs = minutes_text(needs_s);
         let shown = ranking.len();
         for (place, (index, median)) in ranking.iter().enumerate() {
             let Some(c) = self.state.candidates.iter().find(|c| c.index == *index) else {
@@ -135,18 +225,25 @@ impl CampaignRun<'_> {
                 continue;
             }
             let screened = super::screen::screened_reason(*median, c.pairs.len());
-            let why = if *median > 1.0 {
-                format!(
+            let why = match out_of_time {
+                _ if *median <= 1.0 => {
+                    "no faster than the baseline in screening, which ranks and never decides"
+                        .to_string()
+                }
+                Some(o) if place < top => format!(
+                    "ranked {} of {shown}, but the campaign's max_minutes left {} for its \
+                     confirmation",
+                    place + 1,
+                    minutes_text(o.left_s)
+                ),
+                _ => format!(
                     "ranked {} of {shown}, below the top {top} confirmed (confirm.top)",
                     place + 1
-                )
-            } else {
-                "no faster than the baseline in screening, which ranks and never decides"
-                    .to_string()
+                ),
             };
             let reason = format!(
-                "undecided, not confirmed: {screened}, {why}; a confirmation (`evo confirm` its \
-                 patch with this campaign) would take {takes}"
+                "undecided: would need {needs} more for a confirmation ({how}; `evo confirm` its \
+                 patch with this campaign); not confirmed: {screened}, {why}"
             );
             self.set_status(*index, Status::Screened, reason)?;
         }

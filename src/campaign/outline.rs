@@ -96,6 +96,7 @@ pub fn outline(plan: &CampaignPlan) -> Outline {
         agent,
         stages,
         unbounded,
+        max_minutes: spec.max_minutes.map(|m| m.get()),
     }
 }
 

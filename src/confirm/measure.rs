@@ -78,12 +78,13 @@ impl Run<'_> {
         self.measure_config_lane(&timed.main.baseline, timed.config_only.as_ref())
     }
 
-    /// What `confirm.max_minutes` is split from (docs/design.md §3.6), if there is a budget: the
-    /// training scenarios get it less a reserve for the holdouts, the holdouts what is left.
+    /// What the budget of timed pairs is split from (docs/design.md §3.6), if there is one
+    /// (`settle_budget` fixed it): the training scenarios get it less a reserve for the
+    /// holdouts, the holdouts what is left.
     fn budget_config(&self) -> Option<BudgetConfig> {
         let campaign = &self.plan.campaign;
         Some(BudgetConfig {
-            total_s: self.plan.settings().budget_s()?,
+            total_s: self.pairs_budget.flatten()?,
             training: (campaign.workload.scenarios.iter())
                 .filter(|s| s.role == Role::Training)
                 .count(),
@@ -326,6 +327,7 @@ impl Run<'_> {
             baseline: &b,
             candidate: &c,
         };
+        self.settle_budget(&warmups);
         let set = self.plan.settings();
         let share = self.budget_share(Role::Training, &warmups);
         let again = match timed.baseline_again.as_ref() {
@@ -403,6 +405,7 @@ impl Run<'_> {
             baseline: &b,
             candidate: &c,
         };
+        self.settle_budget(&warmups);
         let set = self.plan.settings();
         let share = self.budget_share(Role::Holdout, &warmups);
         let counts = HoldoutCounts {

@@ -7,6 +7,7 @@
 //! lives in its own file; this one sequences them and writes the run directory.
 
 mod config_lane;
+mod deadline;
 mod finish;
 mod instructions;
 mod lanes;
@@ -38,6 +39,7 @@ use crate::plan::settle::Key;
 use crate::receipt::keys::Signer;
 use crate::stats::Tier;
 use crate::tree::{self, Pinned};
+pub use deadline::COUNT_PAIRS;
 pub use finish::{write_evidence, write_result};
 pub use outcome::{Outcome, OutcomeError, load_outcome};
 pub use request::{ConfirmRequest, RequestError, read_request, write_request};
@@ -63,6 +65,9 @@ pub struct ConfirmOptions {
     /// Further files or folders no sandboxed run may see (the folder of the request file this
     /// confirmation came from: it holds the holdouts).
     pub hidden: Vec<PathBuf>,
+    /// When the whole run must end (a campaign's `max_minutes`): the timed pairs get no more
+    /// than the time left then allows, less what must follow them (docs/design.md §3.6).
+    pub deadline: Option<Instant>,
 }
 
 impl ConfirmOptions {
@@ -76,6 +81,7 @@ impl ConfirmOptions {
             hold,
             sign_with: SignWith::CampaignKey,
             hidden: Vec::new(),
+            deadline: None,
         }
     }
 }
@@ -126,6 +132,9 @@ pub(crate) struct Run<'a> {
     on_event: &'a mut dyn FnMut(ConfirmEvent),
     /// Isolation of every build, check and timed run of this confirmation.
     sandbox: crate::measure::sandbox::SandboxPolicy,
+    /// The budget of timed pairs in seconds (`None` inside: no budget), once the first
+    /// scenario's warmups fixed it (`deadline`); `None` before.
+    pairs_budget: Option<Option<f64>>,
 }
 
 /// A confirmation that reached a verdict: the result and where it was written.
@@ -446,6 +455,7 @@ fn pipeline<K: Keying>(
         result,
         on_event,
         sandbox,
+        pairs_budget: None,
     };
     let staged = run.stages(started);
     // A stop request makes whatever the stages returned meaningless: a build or run cut short

@@ -16,7 +16,8 @@ use super::result::{ScenarioResult, warmup_seconds_per_pair};
 /// before it took, and what was held back for the holdouts.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BudgetSplit {
-    /// Configured: the confirmation's budget, in seconds of pairs (`confirm.max_minutes` × 60).
+    /// Configured: the confirmation's budget, in seconds of pairs (`confirm.max_minutes` × 60,
+    /// or less when the run's deadline cut it before the first scenario's pairs).
     pub total_s: f64,
     /// Configured: the training scenarios the budget is for.
     pub training: usize,

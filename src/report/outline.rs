@@ -19,6 +19,10 @@ pub struct Outline {
     /// What the spec puts no bound in minutes on; with any entry here the campaign as a whole has
     /// no upper bound on its wall time.
     pub unbounded: Vec<String>,
+    /// The campaign's `max_minutes`: no confirmation starts that would not end within it, and
+    /// a started one's timed pairs are cut to the time left.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_minutes: Option<f64>,
 }
 
 /// The agent runs a campaign may make.
@@ -76,6 +80,15 @@ pub fn lines(o: &Outline) -> Vec<String> {
         };
         out.push(format!("plan: {}. {}: {}; {time}", i + 1, s.name, s.detail));
     }
+    if let Some(m) = o.max_minutes {
+        out.push(format!(
+            "plan: the run aims to end within {} min (max_minutes): a confirmation that would \
+             not end by then is not started (its candidate is told what deciding it would \
+             take), and a started one's timed pairs are cut to the time left; the search is not \
+             cut by it",
+            minutes(m)
+        ));
+    }
     if o.unbounded.is_empty() {
         out.push("plan: every stage is bounded in minutes".to_string());
     } else {
@@ -122,6 +135,7 @@ mod tests {
                 },
             ],
             unbounded: vec!["builds".into()],
+            max_minutes: None,
         };
         let text = lines(&o).join("\n");
         assert!(text.contains("1 listed patch(es) (fast)"), "{text}");

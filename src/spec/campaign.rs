@@ -38,6 +38,13 @@ pub struct Campaign {
     pub search: SearchSettings,
     #[serde(default)]
     pub confirm: ConfirmSettings,
+    /// A bound on the whole run in minutes of wall time, counted from its start (over every
+    /// session of a resumed run): a confirmation that would not end within it is not started
+    /// (its candidate stays undecided, told what deciding it would take), and one that starts
+    /// gets no more timed pairs than the time left allows. The search is not cut short: set
+    /// `search.max_minutes` for that. Absent: no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_minutes: Option<Minutes>,
     /// Signing key file; a per-user default key is used when absent.
     #[serde(default)]
     pub key: Option<String>,

@@ -357,7 +357,8 @@ fn a_confirmation_stopped_by_a_gate_gives_its_place_to_the_next_candidate() {
     // `faster` (0.9 s against 1.0) was faster in screening but below the top; `slower` was not.
     assert_eq!(status("faster"), "screened", "{s:#}");
     assert!(
-        reason("faster").starts_with("undecided, not confirmed: screening median ")
+        reason("faster").starts_with("undecided: would need ")
+            && reason("faster").contains("not confirmed: screening median ")
             && reason("faster").contains("ranked 3 of 4, below the top 1 confirmed"),
         "{s:#}"
     );
@@ -366,7 +367,7 @@ fn a_confirmation_stopped_by_a_gate_gives_its_place_to_the_next_candidate() {
         "{s:#}"
     );
     assert!(
-        reason("faster").contains(", as this run's confirmation took"),
+        reason("faster").contains("for a confirmation (as this run's confirmation took; "),
         "{s:#}"
     );
     assert!(row(&s, "faster")["confirmation_verdict"].is_null());
@@ -467,4 +468,37 @@ fn a_candidate_whose_hunk_does_not_fit_did_not_apply_as_the_apply_gate_says() {
     let reason = stale["reason"].as_str().unwrap();
     assert!(reason.contains("prog.sh"), "{reason}");
     assert_eq!(row(&s, "fast")["status"], "confirmed", "{s:#}");
+}
+
+/// The campaign's `max_minutes` bounds the whole run: a confirmation that would not end within
+/// it is not started, and its candidate is told what deciding it would take. Here the bound
+/// (6 ms) is over before the search ends, so nothing is confirmed and `fast`, first in the
+/// ranking, is undecided for want of time, not for its rank. Without the bound, `fast` is
+/// confirmed (the first test above).
+#[test]
+fn a_confirmation_that_cannot_end_within_the_campaigns_max_minutes_is_not_started() {
+    let fx = Fixture::new();
+    let file = fx.camp.join("campaign.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let bounded = text.replacen(
+        r#""name": "tiny","#,
+        r#""name": "tiny", "max_minutes": 0.0001,"#,
+        1,
+    );
+    assert_ne!(bounded, text);
+    write(&file, &bounded);
+    let done = run_unsandboxed(&file);
+    let s = serde_json::to_value(&done.summary).unwrap();
+    let fast = row(&s, "fast");
+    assert_eq!(fast["status"], "screened", "{s:#}");
+    assert!(fast["confirmation_verdict"].is_null(), "{fast:#}");
+    assert!(s["accepted"].is_null(), "{s:#}");
+    let reason = fast["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("undecided: would need ")
+            && reason.contains("more for a confirmation (estimated from this run's checks")
+            && reason.contains("ranked 1 of 2, but the campaign's max_minutes left under a minute"),
+        "{reason}"
+    );
+    assert!(!done.run_dir.join("confirmations").exists());
 }

@@ -153,3 +153,28 @@ fn a_confirmation_without_max_minutes_is_said_to_have_no_time_budget() {
         "{o:?}"
     );
 }
+
+#[test]
+fn a_campaigns_max_minutes_is_in_its_plan_with_what_it_bounds_and_what_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = campaign(dir.path(), "");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let bounded = text.replacen(
+        r#""name": "tiny","#,
+        r#""name": "tiny", "max_minutes": 13,"#,
+        1,
+    );
+    assert_ne!(bounded, text);
+    write(&file, &bounded);
+    let plan = evo::plan::campaign_plan(&file).unwrap();
+    let (outlines, _) = session(&plan, None);
+    let o = &outlines[0];
+    assert_eq!(o.max_minutes, Some(13.0));
+    let text = evo::report::outline::lines(o).join("\n");
+    assert!(
+        text.contains("the run aims to end within 13 min (max_minutes)")
+            && text.contains("a confirmation that would not end by then is not started")
+            && text.contains("the search is not cut by it"),
+        "{text}"
+    );
+}

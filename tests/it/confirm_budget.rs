@@ -101,3 +101,58 @@ fn a_training_scenario_that_decides_early_leaves_its_time_to_the_holdout_and_rec
     });
     assert!(found.contains(&"scenarios".to_string()), "{found:?}");
 }
+
+/// The run's deadline (a campaign's `max_minutes`) cuts the budget of timed pairs, once, before
+/// the first pair: to the time left less what follows at the warmups' pace (the A/A pairs and
+/// the holdout's warmup here), said as a warning, and the cut budget recomputes like a
+/// configured one. A deadline far ahead leaves `confirm.max_minutes` as it is.
+#[test]
+fn the_runs_deadline_cuts_the_budget_of_timed_pairs_and_the_cut_recomputes() {
+    use std::time::{Duration, Instant};
+    let settings =
+        r#"{ "pairs": 9, "max_pairs": 400, "aa_pairs": 11, "max_minutes": 10, "quiet_wait_s": 0 }"#;
+    let fx = || {
+        Fixture::configured(
+            WORKLOAD,
+            true,
+            &[("prog.sh", "echo slow", "echo fast")],
+            settings,
+        )
+    };
+    let total_of = |r: &Value| f(&r["scenarios"][0]["training"]["plan"]["budget_split"]["total_s"]);
+    let warned = |r: &Value| {
+        (r["warnings"].as_array().into_iter().flatten())
+            .any(|w| w.to_string().contains("the run's deadline"))
+    };
+
+    let near = fx();
+    let done = near.confirm_by(Vec::new(), Some(Instant::now() + Duration::from_secs(100)));
+    let r = &done.result;
+    let warmups = r["scenarios"][0]["warmups"].as_array().unwrap();
+    let pace = 2.0
+        * (warmups.iter())
+            .find(|w| w["arm"] == "baseline")
+            .map(|w| f(&w["run"]["wall_s"]))
+            .unwrap();
+    // 11 A/A pairs and the holdout's one warmup round follow at that pace.
+    let expected = 100.0 - 12.0 * pace;
+    let total = total_of(r);
+    // Less the real seconds the fake's trees took before the first pair (well under 10).
+    assert!(
+        total <= expected && total > expected - 10.0,
+        "{total} vs {expected}"
+    );
+    assert!(warned(r), "{:#}", r["warnings"]);
+    let holdout_split = &r["scenarios"][1]["holdout"]["plan"]["budget_split"];
+    assert_eq!(f(&holdout_split["total_s"]), total, "{holdout_split:#}");
+    assert_eq!(recompute(r), Vec::<String>::new());
+    let rr = recompute_receipt(&near, &done);
+    assert_eq!(rr.0, Some(0), "{}", rr.1);
+
+    let far = fx().confirm_by(
+        Vec::new(),
+        Some(Instant::now() + Duration::from_secs(86_400)),
+    );
+    assert_eq!(total_of(&far.result), 600.0);
+    assert!(!warned(&far.result), "{:#}", far.result["warnings"]);
+}

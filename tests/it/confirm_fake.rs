@@ -167,6 +167,15 @@ impl Fixture {
 
     /// Runs the whole confirmation on the fake.
     pub(crate) fn confirm(&self, rules: Vec<Rule>) -> Outcome {
+        self.confirm_by(rules, None)
+    }
+
+    /// [`Fixture::confirm`] for a run that must end at `deadline` (a campaign's `max_minutes`).
+    pub(crate) fn confirm_by(
+        &self,
+        rules: Vec<Rule>,
+        deadline: Option<std::time::Instant>,
+    ) -> Outcome {
         let fake = self.fake(rules);
         let cwd = std::env::current_dir().unwrap();
         let plan =
@@ -175,6 +184,7 @@ impl Fixture {
         let request = ConfirmRequest::new(plan, None, Some(SandboxMode::Off));
         let opts = ConfirmOptions {
             work_dir: Some(self.work.clone()),
+            deadline,
             ..ConfirmOptions::new(
                 Arc::new(fake.clone()),
                 Hold::External("a test's own".into()),
