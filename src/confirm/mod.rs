@@ -475,17 +475,6 @@ fn pipeline<K: Keying>(
     run.finish::<K>(started, signer)
 }
 
-fn change_name(kind: tree::ChangeKind) -> &'static str {
-    match kind {
-        tree::ChangeKind::Added => "added",
-        tree::ChangeKind::Deleted => "deleted",
-        tree::ChangeKind::Modified => "modified",
-        tree::ChangeKind::Renamed => "renamed",
-        tree::ChangeKind::Copied => "copied",
-        tree::ChangeKind::ModeChange => "mode change",
-    }
-}
-
 enum Scratch {
     Kept(PathBuf),
     Temp(tempfile::TempDir),

@@ -4,7 +4,7 @@
 //! take, or stops at the first failed gate.
 
 use super::stages::{MainTrees, Prepared, Step};
-use super::{PipelineError, Run, change_name};
+use super::{PipelineError, Run};
 use crate::evidence::result::{self, GateName, PatchFileChange, TreeLabel};
 use crate::pipeline::patch_gates;
 use crate::tree::{self, Tree};
@@ -82,5 +82,17 @@ impl Run<'_> {
                 .collect();
         }
         Ok(t)
+    }
+}
+
+/// How a changed file is named in the result.
+fn change_name(kind: tree::ChangeKind) -> &'static str {
+    match kind {
+        tree::ChangeKind::Added => "added",
+        tree::ChangeKind::Deleted => "deleted",
+        tree::ChangeKind::Modified => "modified",
+        tree::ChangeKind::Renamed => "renamed",
+        tree::ChangeKind::Copied => "copied",
+        tree::ChangeKind::ModeChange => "mode change",
     }
 }
