@@ -17,7 +17,7 @@ use crate::pipeline::PipelineError;
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Role;
 
-/// A confirmation's builds and checks take about this many times the longest candidate check
+/// A confirmation's builds and checks take about this many times the median candidate check
 /// of the search (one build, tests and the differential): the two arms' builds, the second
 /// baseline build, the sanitizer twins, and tests, differential and sanitizer checks on both.
 /// Seen on the bundled trainer (2026-12-03, quiet 2-core machine): a candidate's check 7 s;
@@ -31,6 +31,13 @@ const CHECKS_PER_CONFIRMATION: f64 = 10.0;
 struct OutOfTime {
     left_s: f64,
     needs_s: f64,
+}
+
+/// The upper median of `values` (0 when there are none): one slow check or pair, such as the
+/// first build in a new clone, does not set the pace.
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// `s` seconds as "under a minute" or "about N min".
@@ -162,7 +169,7 @@ impl CampaignRun<'_> {
     }
 
     /// About how long one confirmation takes here, before one ran: its builds and checks at
-    /// [`CHECKS_PER_CONFIRMATION`] times the longest candidate check of the search, and its
+    /// [`CHECKS_PER_CONFIRMATION`] times the median candidate check of the search, and its
     /// timed runs at screening's pace: per training scenario the warmups, A/A pairs, first look
     /// and instruction counts, per holdout the warmups and first look.
     fn estimate_s(&self) -> f64 {
@@ -185,17 +192,18 @@ impl CampaignRun<'_> {
             0.0
         };
         let timed_pairs = training * (warmup + aa + pairs + counts) + holdouts * (warmup + pairs);
-        CHECKS_PER_CONFIRMATION * self.longest_check_s + timed_pairs * self.screening_pace_s()
+        CHECKS_PER_CONFIRMATION * median(self.check_s.clone())
+            + timed_pairs * self.screening_pace_s()
     }
 
     /// The median seconds of one screening pair (both runs), over every screened pair.
     fn screening_pace_s(&self) -> f64 {
-        let mut seconds: Vec<f64> = (self.state.candidates.iter())
-            .flat_map(|c| c.pairs.iter())
-            .map(|p| p.baseline.wall_s + p.candidate.wall_s)
-            .collect();
-        seconds.sort_by(f64::total_cmp);
-        seconds.get(seconds.len() / 2).copied().unwrap_or(0.0)
+        median(
+            (self.state.candidates.iter())
+                .flat_map(|c| c.pairs.iter())
+                .map(|p| p.baseline.wall_s + p.candidate.wall_s)
+                .collect(),
+        )
     }
 
     /// Gives every candidate still `screened` its last word: not confirmed, so undecided, with
@@ -370,5 +378,18 @@ impl CampaignRun<'_> {
             explanation: c.and_then(|c| c.explanation.clone()),
             from_agent: c.is_some_and(|c| c.source == evidence::summary::Source::Agent),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_slow_check_does_not_set_the_pace_of_the_estimate() {
+        // A new clone's first candidate build compiles more than the others.
+        assert_eq!(median(vec![31.0, 8.0, 7.5, 8.5]), 8.5);
+        assert_eq!(median(vec![31.0, 8.0, 7.5]), 8.0);
+        assert_eq!(median(Vec::new()), 0.0);
     }
 }

@@ -153,10 +153,10 @@ pub(crate) struct CampaignRun<'a> {
     /// (`search.max_minutes` counts both).
     session_started: Instant,
     search_s_before: f64,
-    /// The longest check of a candidate that passed it (safety, apply, build, tests,
-    /// differential) in this session: the pace a confirmation's builds and checks are
-    /// estimated at before one ran (`confirmation::estimate_s`).
-    longest_check_s: f64,
+    /// The seconds of each candidate check that passed (safety, apply, build, tests,
+    /// differential) in this session: their median is the pace a confirmation's builds and
+    /// checks are estimated at before one ran (`confirmation::estimate_s`).
+    check_s: Vec<f64>,
 }
 
 /// A candidate's patch as the run directory keeps it.
@@ -389,7 +389,7 @@ impl<'a> CampaignRun<'a> {
             protected: None,
             session_started: Instant::now(),
             search_s_before,
-            longest_check_s: 0.0,
+            check_s: Vec::new(),
         })
     }
 }
