@@ -479,14 +479,7 @@ fn a_candidate_whose_hunk_does_not_fit_did_not_apply_as_the_apply_gate_says() {
 fn a_confirmation_that_cannot_end_within_the_campaigns_max_minutes_is_not_started() {
     let fx = Fixture::new();
     let file = fx.camp.join("campaign.json");
-    let text = std::fs::read_to_string(&file).unwrap();
-    let bounded = text.replacen(
-        r#""name": "tiny","#,
-        r#""name": "tiny", "max_minutes": 0.0001,"#,
-        1,
-    );
-    assert_ne!(bounded, text);
-    write(&file, &bounded);
+    crate::util::add_campaign_field(&file, r#""max_minutes": 0.0001"#);
     let done = run_unsandboxed(&file);
     let s = serde_json::to_value(&done.summary).unwrap();
     let fast = row(&s, "fast");

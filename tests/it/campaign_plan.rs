@@ -158,14 +158,7 @@ fn a_confirmation_without_max_minutes_is_said_to_have_no_time_budget() {
 fn a_campaigns_max_minutes_is_in_its_plan_with_what_it_bounds_and_what_not() {
     let dir = tempfile::tempdir().unwrap();
     let file = campaign(dir.path(), "");
-    let text = std::fs::read_to_string(&file).unwrap();
-    let bounded = text.replacen(
-        r#""name": "tiny","#,
-        r#""name": "tiny", "max_minutes": 13,"#,
-        1,
-    );
-    assert_ne!(bounded, text);
-    write(&file, &bounded);
+    crate::util::add_campaign_field(&file, r#""max_minutes": 13"#);
     let plan = evo::plan::campaign_plan(&file).unwrap();
     let (outlines, _) = session(&plan, None);
     let o = &outlines[0];

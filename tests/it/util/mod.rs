@@ -178,6 +178,24 @@ pub fn text(out: &Output) -> String {
     )
 }
 
+/// Adds `field` (such as `"max_minutes": 13`) at the top level of the campaign file `file`,
+/// whose `name` is `tiny`.
+pub fn add_campaign_field(file: &Path, field: &str) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let added = text.replacen(
+        r#""name": "tiny","#,
+        &format!(r#""name": "tiny", {field},"#),
+        1,
+    );
+    assert_ne!(
+        added,
+        text,
+        "no `\"name\": \"tiny\",` in {}",
+        file.display()
+    );
+    write(file, &added);
+}
+
 pub fn write(path: &Path, content: &str) {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).unwrap();
