@@ -2,7 +2,8 @@
 //! run each under callgrind with the confirmation's fresh seed (`confirm.counters:
 //! ["callgrind"]`). On a machine whose wall-time noise hides a few percent, this says what the
 //! candidate changed exactly ("instructions −3.1%") beside the wall-time verdict; instructions
-//! are not time, which the reports say wherever they show it.
+//! are not time, which the reports say wherever they show it. A candidate already rejected as
+//! significantly slower in wall time is not counted: no count could change that verdict.
 
 use super::stages::MainTrees;
 use crate::failure::with_causes;
@@ -30,6 +31,18 @@ impl Run<'_> {
             .filter(|s| s.role == Role::Training)
             .cloned()
             .collect();
+        // A significant slowdown is rejected whatever the counts say: the counts, minutes of
+        // valgrind on a real workload, are spared, and each scenario's lane says why.
+        if let Some(slower) = crate::evidence::verdict::decided_slower(&self.result.scenarios) {
+            let note = format!(
+                "not counted: the candidate is significantly slower in wall time on training \
+                 scenario `{slower}`, which rejects it whatever it executes"
+            );
+            for s in (self.result.scenarios.iter_mut()).filter(|s| s.training.is_some()) {
+                s.instructions = Some(InstructionFigures::missing(note.clone()));
+            }
+            return Ok(());
+        }
         let mut runner = self.opts.runners.runner();
         for s in &training {
             let Some(index) = self.result.scenarios.iter().position(|r| r.name == s.name) else {

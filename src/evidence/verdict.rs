@@ -243,6 +243,14 @@ pub fn holdouts_can_matter(metric: Metric, scenarios: &[ScenarioResult]) -> bool
     }
 }
 
+/// The first training scenario the candidate is significantly slower on in wall time, which
+/// rejects it under either metric: once one is, no instruction count can change the verdict.
+pub fn decided_slower(scenarios: &[ScenarioResult]) -> Option<&str> {
+    (scenarios.iter())
+        .find(|s| s.training.as_ref().is_some_and(slower))
+        .map(|s| s.name.as_str())
+}
+
 /// Whether the candidate executes at least `min_effect` fewer instructions (baseline /
 /// candidate ≥ 1 + min_effect); `None` without both counts.
 fn fewer_instructions(s: &ScenarioResult, min_effect: f64) -> Option<bool> {

@@ -27,6 +27,10 @@ const WORKLOAD: &str = r#"{
   "config_files": ["Makefile"]
 }"#;
 
+/// The hot line of a slowdown: the hash runs twice per value.
+const TWICE_THE_WORK: &str =
+    "        volatile unsigned long sink = slow_hash(v + 1);\n        (void)sink;\n        total += slow_hash(v);";
+
 /// A harness file that lives outside the repository and is copied into every tree.
 const HARNESS: &str =
     "#!/bin/sh\n# Check harness kept outside the repository.\nexec ./prog \"$1\" \"$2\"\n";
@@ -466,6 +470,11 @@ fn the_deterministic_lane_counts_instructions_of_both_arms_beside_the_wall_time_
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("instructions -"), "{stdout}");
     assert!(stdout.contains("not time"), "{stdout}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("count instructions"),
+        "{}",
+        text(&out)
+    );
     let (dir, _) = util::first_result(&fx.camp).unwrap();
     let pr = std::fs::read_to_string(dir.join("pr_body.md")).unwrap();
     assert!(pr.contains("Deterministic lane"), "{pr}");
@@ -498,6 +507,32 @@ fn the_deterministic_lane_counts_instructions_of_both_arms_beside_the_wall_time_
         .unwrap()
         .change_pct = Some(-90.0);
     assert!(fields(&parsed).iter().any(|f| f == field));
+}
+
+#[test]
+fn a_significant_slowdown_is_rejected_without_counting_its_instructions() {
+    let fx = Fixture::new();
+    write(
+        &fx.camp.join("campaign.json"),
+        &CAMPAIGN.replace(
+            r#""aa_pairs": 11 }"#,
+            r#""aa_pairs": 11, "counters": ["callgrind"] }"#,
+        ),
+    );
+    // Twice the work: rejected as slower in wall time, which no count can change, so none runs.
+    let patch = fx.patch("slow.patch", &[("prog.c", HOT_LINE, TWICE_THE_WORK)]);
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
+    assert_eq!(r["verdict"], "rejected", "{}", text(&out));
+    let lane = &r["scenarios"][0]["instructions"];
+    assert!(lane["baseline"].is_null() && lane["candidate"].is_null(), "{lane}");
+    let note = lane["note"].as_str().unwrap_or_else(|| panic!("{lane}"));
+    assert!(note.contains("significantly slower"), "{note}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("count instructions"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// The fixture with the deterministic lane on, counting `count_run` instead of the timed run.
@@ -586,7 +621,7 @@ fn a_campaign_may_decide_on_instructions_and_says_so() {
         &[(
             "prog.c",
             HOT_LINE,
-            "        volatile unsigned long sink = slow_hash(v + 1);\n        (void)sink;\n        total += slow_hash(v);",
+            TWICE_THE_WORK,
         )],
     );
     let (out, result) = fx.confirm(&patch);
