@@ -2,6 +2,7 @@
 //! confirm`'s pipeline as a request, read back from its run directory as a confirmation that ran
 //! elsewhere would be, and journaled with the status it gives the candidate.
 
+use crate::failure::with_causes;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -151,7 +152,11 @@ impl CampaignRun<'_> {
                         }
                         _ => Status::Inconclusive,
                     };
-                    self.set_status(index, status, format!("the confirmation stopped: {e}"))?;
+                    self.set_status(
+                        index,
+                        status,
+                        format!("the confirmation stopped: {}", with_causes(&e)),
+                    )?;
                     measured += 1;
                 }
             }

@@ -11,6 +11,7 @@
 //! reporter as it sees it. The loop drives the campaign's `fleet::scheduler::Scheduler`: the
 //! Slurm client, or in tests the in-process fake (`fleet::fake`).
 
+use crate::failure::with_causes;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::Arc;
@@ -439,7 +440,10 @@ impl CampaignRun<'_> {
             Err(e) => {
                 let state = info.state.described();
                 let job = a.named();
-                return Ok(JobResult::Missing(format!("{job} ended {state}: {e}")));
+                return Ok(JobResult::Missing(format!(
+                    "{job} ended {state}: {}",
+                    with_causes(&e)
+                )));
             }
         };
         let dest = self.run_dir.path.join("confirmations");
@@ -485,7 +489,10 @@ impl CampaignRun<'_> {
         let ids: Vec<JobId> = active.iter().map(|a| a.job).collect();
         let (cancelled, note) = match fleet.scheduler.cancel(&ids) {
             Ok(()) => (true, String::new()),
-            Err(e) => (false, format!(" (cancelling its Slurm jobs failed: {e})")),
+            Err(e) => (
+                false,
+                format!(" (cancelling its Slurm jobs failed: {})", with_causes(&e)),
+            ),
         };
         let reason = "cancelled: the campaign was stopped";
         for a in active.iter_mut() {

@@ -22,6 +22,7 @@ mod screen_job;
 pub mod state;
 pub mod summary;
 
+use crate::failure::with_causes;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -505,7 +506,10 @@ impl CampaignRun<'_> {
         });
         let journal_note = match noted {
             Ok(()) => String::new(),
-            Err(e) => format!(" (the stop itself could not be journaled: {e})"),
+            Err(e) => format!(
+                " (the stop itself could not be journaled: {})",
+                with_causes(&e)
+            ),
         };
         PipelineError::Interrupted(format!(
             "{}.\nEverything finished before the stop is in {}{journal_note}; continue with: evo \

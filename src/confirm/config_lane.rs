@@ -6,6 +6,7 @@
 use super::stages::{Step, step};
 use super::{ConfirmEvent, Run, io_err};
 use crate::evidence::result::TreeLabel;
+use crate::failure::with_causes;
 use crate::measure::record::Order;
 use crate::measure::schedule::{self, Arms, PairOrder, Phase};
 use crate::pipeline::PipelineError;
@@ -31,7 +32,10 @@ impl Run<'_> {
         let split = match tree::split_patch(&self.plan.patch, globs) {
             Ok(s) => s,
             Err(e) => {
-                self.skip_config_lane(format!("the patch could not be split by file: {e}"));
+                self.skip_config_lane(format!(
+                    "the patch could not be split by file: {}",
+                    with_causes(&e)
+                ));
                 return Ok(None);
             }
         };
@@ -51,7 +55,10 @@ impl Run<'_> {
             .map_err(io_err("cannot write the configuration-only patch"))?;
         let t = self.materialize(TreeLabel::ConfigOnly)?;
         if let Err(e) = tree::apply_patch(&t, &split.config) {
-            self.skip_config_lane(format!("the configuration part does not apply alone: {e}"));
+            self.skip_config_lane(format!(
+                "the configuration part does not apply alone: {}",
+                with_causes(&e)
+            ));
             return Ok(None);
         }
         self.result.config_lane.patch_file = Some(CONFIG_PATCH.to_string());
@@ -147,7 +154,10 @@ impl Run<'_> {
         let (warmups, pairs) = match measured {
             Ok(p) => p,
             Err(e) => {
-                self.skip_config_lane(format!("the configuration-only runs failed: {e}"));
+                self.skip_config_lane(format!(
+                    "the configuration-only runs failed: {}",
+                    with_causes(&e)
+                ));
                 return Ok(());
             }
         };

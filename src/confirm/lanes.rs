@@ -2,6 +2,7 @@
 //! lane. Baseline and candidate steps run side by side (two threads): nothing is being measured
 //! yet, and the two trees share nothing.
 
+use crate::failure::with_causes;
 use std::path::Path;
 use std::time::Duration;
 
@@ -277,13 +278,17 @@ impl Run<'_> {
                     }),
                     Err(e) if label == TreeLabel::Baseline => {
                         return Err(PipelineError::Baseline(format!(
-                            "the build did not produce the artifact `{artifact}`: {e}"
+                            "the build did not produce the artifact `{artifact}`: {}",
+                            with_causes(&e)
                         )));
                     }
                     Err(e) => {
                         return Ok(self.fail_gate(
                             GateName::Build,
-                            format!("the candidate's build did not produce `{artifact}`: {e}"),
+                            format!(
+                                "the candidate's build did not produce `{artifact}`: {}",
+                                with_causes(&e)
+                            ),
                         ));
                     }
                 }

@@ -157,7 +157,7 @@ impl Run<'_> {
                 Err(PipelineError::Baseline(format!("a timed run failed: {e}")))
             }
             e @ MeasureError::OutputsDiffer { .. } => self.outputs_failure(e),
-            MeasureError::Runner(r) => Err(PipelineError::Internal(r.to_string())),
+            MeasureError::Runner(r) => Err(PipelineError::internal(r)),
         }
     }
 
@@ -183,7 +183,7 @@ impl Run<'_> {
                      call): {e}"
                 ),
             )),
-            other => Err(PipelineError::Internal(other.to_string())),
+            other => Err(PipelineError::internal(other)),
         }
     }
 

@@ -28,8 +28,7 @@ const WORKLOAD: &str = r#"{
 }"#;
 
 /// The hot line of a slowdown: the hash runs twice per value.
-const TWICE_THE_WORK: &str =
-    "        volatile unsigned long sink = slow_hash(v + 1);\n        (void)sink;\n        total += slow_hash(v);";
+const TWICE_THE_WORK: &str = "        volatile unsigned long sink = slow_hash(v + 1);\n        (void)sink;\n        total += slow_hash(v);";
 
 /// A harness file that lives outside the repository and is copied into every tree.
 const HARNESS: &str =
@@ -525,7 +524,10 @@ fn a_significant_slowdown_is_rejected_without_counting_its_instructions() {
     let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
     assert_eq!(r["verdict"], "rejected", "{}", text(&out));
     let lane = &r["scenarios"][0]["instructions"];
-    assert!(lane["baseline"].is_null() && lane["candidate"].is_null(), "{lane}");
+    assert!(
+        lane["baseline"].is_null() && lane["candidate"].is_null(),
+        "{lane}"
+    );
     let note = lane["note"].as_str().unwrap_or_else(|| panic!("{lane}"));
     assert!(note.contains("significantly slower"), "{note}");
     assert!(
@@ -616,14 +618,7 @@ fn a_campaign_may_decide_on_instructions_and_says_so() {
         ),
     );
     // A slowdown in work: the hash runs twice per value. Fewer instructions it is not.
-    let patch = fx.patch(
-        "slow.patch",
-        &[(
-            "prog.c",
-            HOT_LINE,
-            TWICE_THE_WORK,
-        )],
-    );
+    let patch = fx.patch("slow.patch", &[("prog.c", HOT_LINE, TWICE_THE_WORK)]);
     let (out, result) = fx.confirm(&patch);
     let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
     assert_eq!(r["metric"], "instructions", "{}", text(&out));
