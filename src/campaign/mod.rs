@@ -228,6 +228,9 @@ pub fn run_campaign(
         ),
     )
     .map_err(PipelineError::usage)?;
+    for message in settled.warnings {
+        on_event(CampaignEvent::Warning { message });
+    }
     let sandbox = warn_unsandboxed(settled.sandbox, on_event);
     let run_dir = match &opts.resume {
         Some(which) => {

@@ -417,6 +417,12 @@ fn pipeline<K: Keying>(
         },
     )
     .map_err(PipelineError::usage)?;
+    // A campaign said these before its search; a confirmation on its own says them here.
+    if request.search.is_none() {
+        for warning in settled.warnings {
+            on_event(ConfirmEvent::Warning(warning));
+        }
+    }
     let (sandbox, signer) = (settled.sandbox, K::hold(settled.signer)?);
     let inputs = read_only_inputs(plan)?;
     let label = plan

@@ -11,6 +11,17 @@ use super::{Arm, Bind, SandboxError, SandboxPolicy};
 use crate::measure::caches::{self, CacheLock};
 
 impl SandboxPolicy {
+    /// Each declared writable folder as a candidate build copies it: the fleet's folder for this
+    /// machine's kind when caches are shared, else the declared folder.
+    pub fn cache_sources(&self) -> Vec<PathBuf> {
+        (self.writable.iter())
+            .map(|declared| match &self.shared {
+                Some(shared) => shared.source(declared),
+                None => declared.clone(),
+            })
+            .collect()
+    }
+
     /// The declared caches as `arm`'s build in `tree` sees them.
     pub(super) fn caches(&self, tree: &Path, arm: Arm) -> Result<Vec<Bind>, SandboxError> {
         let mut binds = Vec::new();

@@ -461,6 +461,46 @@ fn a_candidate_build_copies_the_cache_the_baseline_build_left() {
 }
 
 #[test]
+fn a_writable_cache_too_large_to_copy_for_each_candidate_is_named_before_anything_builds() {
+    // Every sandboxed candidate build copies each writable cache whole: a cache that grew large
+    // (evo's own 3.8 GB target folder once declared there) silently cost a minute per candidate.
+    if !bubblewrap_works() {
+        return;
+    }
+    let f = Fixture::new(&format!(r#", "sandbox": {{ "writable": ["{CACHE}"] }}"#));
+    // A refused patch: the warning comes before anything is built, nothing is copied.
+    let patch = f.camp.join("dotdot.patch");
+    write(
+        &patch,
+        "diff --git a/../outside.txt b/../outside.txt\nnew file mode 100644\n\
+         --- /dev/null\n+++ b/../outside.txt\n@@ -0,0 +1 @@\n+outside\n",
+    );
+    let warned = |out: &Output| {
+        String::from_utf8_lossy(&out.stderr).contains("every candidate build copies it")
+    };
+    let out = f.confirm(&patch);
+    assert!(!warned(&out), "a small cache is no warning\n{}", text(&out));
+    // Blocks allocated, none written: the size of a real cache at no cost of writing one.
+    let big = f.cache.join("big.bin");
+    let made = std::process::Command::new("fallocate")
+        .args(["-l", "2200M"])
+        .arg(&big)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = f.confirm(&patch);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(warned(&out), "{}", text(&out));
+    assert!(stderr.contains("holds 2.1 GiB"), "{stderr}");
+    assert!(
+        text(&out).contains("has a `..` component"),
+        "{}",
+        text(&out)
+    );
+    std::fs::remove_file(&big).unwrap();
+}
+
+#[test]
 fn an_agent_sees_no_key_holdouts_or_campaign_and_none_of_evos_environment() {
     if !bubblewrap_works() {
         return;
