@@ -129,19 +129,6 @@ pub(super) struct Checked {
     pub median: Option<f64>,
 }
 
-/// The statuses a candidate's checks end with when it is not screened (a failed check, or
-/// timed programs identical to the baseline's).
-const CHECK_FAILURES: &[Status] = &[
-    Status::Refused,
-    Status::DidNotApply,
-    Status::BuildFailed,
-    Status::TestsFailed,
-    Status::DifferentialMismatch,
-    Status::TimedOut,
-    // The timed programs are the baseline's: nothing to screen (`pipeline::unchanged`).
-    Status::NoChange,
-];
-
 /// Checks a screening job's journal `entries` against what was asked for.
 pub(super) fn check_screening(entries: &[Entry], want: &Wanted) -> Result<Checked, Refused> {
     let mut rest = entries.iter();
@@ -210,7 +197,7 @@ fn check_sequence(kept: &[Entry], want: &Wanted) -> Result<Option<f64>, Refused>
         return Err(Refused::NoChecks);
     };
     if kept.len() == 1 {
-        return match CHECK_FAILURES.contains(&first) {
+        return match first.ends_search_checks() {
             true => Ok(None),
             false => Err(Refused::EndsWith(first.as_str())),
         };

@@ -118,4 +118,33 @@ mod tests {
         assert_eq!(CheckOutcome::Passed.status(), Status::Checked);
         assert_eq!(CheckOutcome::Unchanged.status(), Status::NoChange);
     }
+
+    #[test]
+    fn every_way_the_search_checks_stop_a_candidate_is_an_end_a_screening_journal_may_show() {
+        // The gates of `campaign::checks`, however their step ended: a node's journal that ends
+        // a candidate so must be accepted (`Status::ends_search_checks`), and passing must not.
+        let search_gates = [
+            GateName::PatchSafety,
+            GateName::LaneProbes,
+            GateName::Apply,
+            GateName::Build,
+            GateName::Tests,
+            GateName::Differential,
+        ];
+        for gate in search_gates {
+            for failure in [Failure::Failed, Failure::TimedOut, Failure::Refused] {
+                let stop = GateStop {
+                    gate,
+                    failure,
+                    detail: String::new(),
+                };
+                assert!(stop.status().ends_search_checks(), "{gate} {failure:?}");
+            }
+        }
+        assert!(CheckOutcome::Unchanged.status().ends_search_checks());
+        assert!(!CheckOutcome::Passed.status().ends_search_checks());
+        // Gates only a confirmation has are no end of a screening job's checks.
+        let sanitizers = GateStop::failed(GateName::Sanitizers, "");
+        assert!(!sanitizers.status().ends_search_checks());
+    }
 }

@@ -46,6 +46,32 @@ pub enum Status {
 }
 
 impl Status {
+    /// Whether a candidate's search checks (`campaign::checks`: patch safety and lane probes,
+    /// apply, build, tests, differential) can end with this status and leave it unscreened: a gate
+    /// stopped it, or its timed programs are the baseline's (`NoChange`). A screening job's
+    /// journal that ends a candidate otherwise is refused (`campaign::fleet_screen`). Every
+    /// status is named here, so a new one must be placed.
+    pub fn ends_search_checks(self) -> bool {
+        match self {
+            Status::Refused
+            | Status::DidNotApply
+            | Status::BuildFailed
+            | Status::TestsFailed
+            | Status::DifferentialMismatch
+            | Status::TimedOut
+            | Status::NoChange => true,
+            // Sanitizers run in a confirmation only; the rest are not the end of a check.
+            Status::SanitizerFailure
+            | Status::Collected
+            | Status::AgentFailed
+            | Status::Checked
+            | Status::Screened
+            | Status::Confirmed
+            | Status::Rejected
+            | Status::Inconclusive => false,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Collected => "collected",
