@@ -5,7 +5,7 @@
 //! are not time, which the reports say wherever they show it. A candidate already rejected as
 //! significantly slower in wall time is not counted: no count could change that verdict.
 
-use super::stages::MainTrees;
+use super::stages::Measured;
 use crate::failure::with_causes;
 use std::path::Path;
 
@@ -22,11 +22,14 @@ use crate::pipeline::PipelineError;
 impl Run<'_> {
     /// Counts both arms of every training scenario that was measured; a count that cannot be had
     /// is recorded with its reason, never a failure of the confirmation.
-    pub(crate) fn count_instructions(&mut self, main: &MainTrees) -> Result<(), PipelineError> {
+    pub(crate) fn count_instructions(
+        &mut self,
+        measured: Measured<'_>,
+    ) -> Result<(), PipelineError> {
         if !self.plan.settings().counters.contains(&Counter::Callgrind) {
             return Ok(());
         }
-        let (bt, ct) = (&main.baseline, &main.candidate);
+        let (bt, ct) = (&measured.main.baseline, &measured.main.candidate);
         let training: Vec<Scenario> = (self.plan.campaign.workload.scenarios.iter())
             .filter(|s| s.role == Role::Training)
             .cloned()

@@ -5,7 +5,7 @@
 //! needs to show it, up to the same cap) — only after every build has finished. Comparison and
 //! holdout pairs run in a balanced random order whose seed is recorded with the scenario.
 
-use super::stages::{MainTrees, Step, TimedTrees, step};
+use super::stages::{MainTrees, Measured, Step, TimedTrees, step};
 use crate::bench::{self, BenchError, BenchPlan};
 use crate::evidence::budget::{self, BudgetConfig, Share};
 use crate::evidence::figures::BenchSettings;
@@ -31,7 +31,10 @@ use crate::pipeline::io_err;
 impl Run<'_> {
     /// Times the scenarios on `timed`'s trees; a gate that fails here ends the timed runs (what
     /// comes after them still runs: the counts, the protected files' check, the leftover gate).
-    pub(crate) fn measure_all(&mut self, timed: &TimedTrees) -> Result<(), PipelineError> {
+    pub(crate) fn measure_all<'t>(
+        &mut self,
+        timed: &'t TimedTrees,
+    ) -> Result<Measured<'t>, PipelineError> {
         self.stage("measure");
         // Pinned while it lives: dropped before the configuration lane, whose build must not
         // inherit evo's single CPU.
@@ -52,14 +55,14 @@ impl Run<'_> {
         (self.on_event)(ConfirmEvent::Expect { runs });
         for s in &training {
             if let Step::Stopped(_) = self.measure_training(&mut *runner, s, timed)? {
-                return Ok(());
+                return Ok(Measured { main: &timed.main });
             }
         }
         let metric = self.plan.campaign.spec.confirm.metric;
         if !crate::evidence::verdict::holdouts_can_matter(metric, &self.result.scenarios) {
             // The verdict is already "not accepted"; holdouts cannot change it, so spare their runs.
             self.finish_timed_output_gate();
-            return Ok(());
+            return Ok(Measured { main: &timed.main });
         }
         let holdouts = self
             .plan
@@ -70,12 +73,13 @@ impl Run<'_> {
             .unwrap_or_default();
         for s in &holdouts {
             if let Step::Stopped(_) = self.measure_holdout(&mut *runner, s, &timed.main)? {
-                return Ok(());
+                return Ok(Measured { main: &timed.main });
             }
         }
         drop(runner);
         self.finish_timed_output_gate();
-        self.measure_config_lane(&timed.main.baseline, timed.config_only.as_ref())
+        self.measure_config_lane(&timed.main.baseline, timed.config_only.as_ref())?;
+        Ok(Measured { main: &timed.main })
     }
 
     /// What the budget of timed pairs is split from (docs/design.md §3.6), if there is one

@@ -546,8 +546,8 @@ impl Run<'_> {
         // Before the first timed run and after the last: a change while timing fails the result.
         step!(self.measured_trees_unchanged(&timed, "a test or check"));
         let measure_started = Instant::now();
-        self.measure_all(&timed)?;
-        self.count_instructions(&timed.main)?;
+        let measured = self.measure_all(&timed)?;
+        self.count_instructions(measured)?;
         self.result.timings.measure_s = measure_started.elapsed().as_secs_f64();
         step!(self.measured_trees_unchanged(&timed, "a timed run"));
         Ok(self.leftover_gate(true))

@@ -100,3 +100,11 @@ impl TimedTrees {
             .collect()
     }
 }
+
+/// What the measuring stage hands the instruction counts: the main trees, once their timed runs
+/// are over (or a gate ended them). Only `measure_all` makes one, so nothing can be counted before
+/// the timed runs: a count never comes before a run whose result it could replay.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Measured<'t> {
+    pub(crate) main: &'t MainTrees,
+}
