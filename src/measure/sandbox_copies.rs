@@ -15,11 +15,17 @@ impl SandboxPolicy {
     /// machine's kind when caches are shared, else the declared folder.
     pub fn cache_sources(&self) -> Vec<PathBuf> {
         (self.writable.iter())
-            .map(|declared| match &self.shared {
-                Some(shared) => shared.source(declared),
-                None => declared.clone(),
-            })
+            .map(|declared| self.source_of(declared))
             .collect()
+    }
+
+    /// Where the cache declared at `declared` really is: the fleet's folder for this machine's
+    /// kind when caches are shared, else the declared folder itself.
+    fn source_of(&self, declared: &Path) -> PathBuf {
+        match &self.shared {
+            Some(shared) => shared.source(declared),
+            None => declared.to_path_buf(),
+        }
     }
 
     /// The declared caches as `arm`'s build in `tree` sees them.
@@ -40,13 +46,12 @@ impl SandboxPolicy {
         Ok(binds)
     }
 
-    /// Where the cache declared at `declared` really is: the fleet's folder for this machine's
-    /// kind when caches are shared (made when missing), else the declared folder itself.
+    /// [`SandboxPolicy::source_of`], made when it is the fleet's folder and missing.
     fn real_cache(&self, declared: &Path) -> Result<PathBuf, SandboxError> {
-        let Some(shared) = &self.shared else {
-            return Ok(declared.to_path_buf());
-        };
-        let source = shared.source(declared);
+        let source = self.source_of(declared);
+        if self.shared.is_none() {
+            return Ok(source);
+        }
         match std::fs::create_dir_all(&source) {
             Ok(()) => Ok(source),
             Err(e) => Err(SandboxError::CreateSharedCache {

@@ -102,14 +102,14 @@ pub const LARGE_CACHE_BYTES: u64 = 2 << 30;
 
 /// One warning per writable cache of `sandbox` over [`LARGE_CACHE_BYTES`], with its size and
 /// what to do; none when builds are not sandboxed (then nothing is copied).
-pub fn large_caches(sandbox: &SandboxPolicy, declared: &[String], limit: u64) -> Vec<String> {
+pub fn large_caches(sandbox: &SandboxPolicy, declared: &[String]) -> Vec<String> {
     if !sandbox.enabled() {
         return Vec::new();
     }
     (declared.iter().zip(sandbox.cache_sources()))
         .filter_map(|(raw, folder)| {
             let bytes = crate::tree::disk_usage(&folder);
-            (bytes > limit).then(|| {
+            (bytes > LARGE_CACHE_BYTES).then(|| {
                 format!(
                     "sandbox.writable `{raw}` holds {:.1} GiB: every candidate build copies it \
                      whole before it starts, which can cost minutes per candidate; declare only \
@@ -141,7 +141,7 @@ pub fn settle(plan: &CampaignPlan, ask: Ask<'_>) -> Result<Settled, SettleError>
     };
     check_output_dir(&plan.output_dir)?;
     let sandbox = sandbox_policy(plan, &ask)?;
-    let warnings = large_caches(&sandbox, &plan.spec.sandbox.writable, LARGE_CACHE_BYTES);
+    let warnings = large_caches(&sandbox, &plan.spec.sandbox.writable);
     Ok(Settled {
         sandbox,
         signer,
