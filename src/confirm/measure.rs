@@ -35,6 +35,13 @@ impl Run<'_> {
         &mut self,
         timed: &'t TimedTrees,
     ) -> Result<Measured<'t>, PipelineError> {
+        self.time_scenarios(timed)?;
+        Ok(Measured { main: &timed.main })
+    }
+
+    /// [`Run::measure_all`]'s timed runs: the training scenarios, then (when they can still
+    /// matter) the holdouts and the configuration lane.
+    fn time_scenarios(&mut self, timed: &TimedTrees) -> Result<(), PipelineError> {
         self.stage("measure");
         // Pinned while it lives: dropped before the configuration lane, whose build must not
         // inherit evo's single CPU.
@@ -55,14 +62,14 @@ impl Run<'_> {
         (self.on_event)(ConfirmEvent::Expect { runs });
         for s in &training {
             if let Step::Stopped(_) = self.measure_training(&mut *runner, s, timed)? {
-                return Ok(Measured { main: &timed.main });
+                return Ok(());
             }
         }
         let metric = self.plan.campaign.spec.confirm.metric;
         if !crate::evidence::verdict::holdouts_can_matter(metric, &self.result.scenarios) {
             // The verdict is already "not accepted"; holdouts cannot change it, so spare their runs.
             self.finish_timed_output_gate();
-            return Ok(Measured { main: &timed.main });
+            return Ok(());
         }
         let holdouts = self
             .plan
@@ -73,13 +80,12 @@ impl Run<'_> {
             .unwrap_or_default();
         for s in &holdouts {
             if let Step::Stopped(_) = self.measure_holdout(&mut *runner, s, &timed.main)? {
-                return Ok(Measured { main: &timed.main });
+                return Ok(());
             }
         }
         drop(runner);
         self.finish_timed_output_gate();
-        self.measure_config_lane(&timed.main.baseline, timed.config_only.as_ref())?;
-        Ok(Measured { main: &timed.main })
+        self.measure_config_lane(&timed.main.baseline, timed.config_only.as_ref())
     }
 
     /// What the budget of timed pairs is split from (docs/design.md §3.6), if there is one

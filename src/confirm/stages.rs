@@ -102,8 +102,10 @@ impl TimedTrees {
 }
 
 /// What the measuring stage hands the instruction counts: the main trees, once their timed runs
-/// are over (or a gate ended them). Only `measure_all` makes one, so nothing can be counted before
-/// the timed runs: a count never comes before a run whose result it could replay.
+/// are over (or a gate ended them). `measure_all` makes it and `count_instructions` takes it, so
+/// the counts cannot be called without the timed runs' value in hand: a count never comes before
+/// a run whose result it could replay. (Within `confirm` the struct can be built by hand; no code
+/// does, and none should.)
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Measured<'t> {
     pub(crate) main: &'t MainTrees,
