@@ -77,6 +77,17 @@ impl Fixture {
         }
     }
 
+    /// Writes the campaign with `fields` added to its `confirm` section (JSON members, e.g.
+    /// `"counters": ["callgrind"]`).
+    fn confirm_settings(&self, fields: &str) {
+        let campaign = CAMPAIGN.replace(
+            r#""aa_pairs": 11 }"#,
+            &format!(r#""aa_pairs": 11, {fields} }}"#),
+        );
+        assert_ne!(campaign, CAMPAIGN, "the confirm section moved");
+        write(&self.camp.join("campaign.json"), &campaign);
+    }
+
     fn patch(&self, name: &str, edits: &[(&str, &str, &str)]) -> PathBuf {
         let diff = patch_by_editing(&self.repo, edits);
         let path = self.camp.join(name);
@@ -447,13 +458,7 @@ fn a_baseline_that_fails_its_own_tests_stops_with_the_logs_kept() {
 #[test]
 fn the_deterministic_lane_counts_instructions_of_both_arms_beside_the_wall_time_verdict() {
     let fx = Fixture::new();
-    write(
-        &fx.camp.join("campaign.json"),
-        &CAMPAIGN.replace(
-            r#""aa_pairs": 11 }"#,
-            r#""aa_pairs": 11, "counters": ["callgrind"] }"#,
-        ),
-    );
+    fx.confirm_settings(r#""counters": ["callgrind"]"#);
     // A change that only removes work: the memo runs the slow hash once per distinct input.
     let patch = fx.memo_patch();
     let (out, result) = fx.confirm(&patch);
@@ -514,13 +519,7 @@ fn the_deterministic_lane_counts_instructions_of_both_arms_beside_the_wall_time_
 #[test]
 fn a_significant_slowdown_is_rejected_without_counting_its_instructions() {
     let fx = Fixture::new();
-    write(
-        &fx.camp.join("campaign.json"),
-        &CAMPAIGN.replace(
-            r#""aa_pairs": 11 }"#,
-            r#""aa_pairs": 11, "max_pairs": 60, "counters": ["callgrind"] }"#,
-        ),
-    );
+    fx.confirm_settings(r#""max_pairs": 60, "counters": ["callgrind"]"#);
     // Nine times the work: rejected as slower in wall time, which no count can change, so none
     // runs. On a loaded machine 9 pairs of a 2× slowdown have been seen undecided (0.46–1.14×),
     // and then the count is made; a 9× one, with looks up to 60 pairs, is decided.
@@ -549,13 +548,7 @@ fn a_significant_slowdown_is_rejected_without_counting_its_instructions() {
 
 /// The fixture with the deterministic lane on, counting `count_run` instead of the timed run.
 fn with_count_run(fx: &Fixture, count_run: &str) {
-    write(
-        &fx.camp.join("campaign.json"),
-        &CAMPAIGN.replace(
-            r#""aa_pairs": 11 }"#,
-            r#""aa_pairs": 11, "counters": ["callgrind"] }"#,
-        ),
-    );
+    fx.confirm_settings(r#""counters": ["callgrind"]"#);
     let count = serde_json::json!({ "run": count_run, "timeout_s": 120 });
     write(
         &fx.camp.join("workload.json"),
@@ -620,13 +613,7 @@ fn a_counted_run_that_prints_otherwise_under_valgrind_in_both_arms_is_still_coun
 #[test]
 fn a_campaign_may_decide_on_instructions_and_says_so() {
     let fx = Fixture::new();
-    write(
-        &fx.camp.join("campaign.json"),
-        &CAMPAIGN.replace(
-            r#""aa_pairs": 11 }"#,
-            r#""aa_pairs": 11, "counters": ["callgrind"], "metric": "instructions" }"#,
-        ),
-    );
+    fx.confirm_settings(r#""counters": ["callgrind"], "metric": "instructions""#);
     // A slowdown in work: the hash runs twice per value. Fewer instructions it is not.
     let patch = fx.patch("slow.patch", &[("prog.c", HOT_LINE, TWICE_THE_WORK)]);
     let (out, result) = fx.confirm(&patch);
@@ -639,13 +626,7 @@ fn a_campaign_may_decide_on_instructions_and_says_so() {
     let pr = std::fs::read_to_string(dir.join("pr_body.md")).unwrap();
     assert!(pr.contains("decides on instructions"), "{pr}");
     // Without the lane the setting is refused before anything runs.
-    write(
-        &fx.camp.join("campaign.json"),
-        &CAMPAIGN.replace(
-            r#""aa_pairs": 11 }"#,
-            r#""aa_pairs": 11, "metric": "instructions" }"#,
-        ),
-    );
+    fx.confirm_settings(r#""metric": "instructions""#);
     let out = evo()
         .arg("confirm")
         .arg(&patch)
