@@ -16,6 +16,7 @@ pub mod helper;
 pub mod init;
 pub mod limits;
 pub mod local;
+pub mod overlay;
 pub mod readonly;
 pub mod record;
 pub mod runner;

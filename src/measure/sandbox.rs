@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::caches::{MachineKind, SharedCaches};
 pub use super::error::SandboxError;
 use super::init::{self, INIT_ARG, INIT_PATH};
+use super::overlay::Overlay;
 use super::readonly::ReadOnlyPaths;
 use super::view::{Covered, Shown, View};
 use crate::spec::campaign::SandboxLimits;
@@ -67,6 +68,9 @@ pub struct Sandbox {
     pub network: bool,
     /// What the command may use at most.
     pub limits: SandboxLimits,
+    /// The copy-on-write caches of a candidate's build, mounted before `bwrap` starts; each is
+    /// bound like any folder from its mount point (see `overlay`).
+    pub overlays: Vec<Overlay>,
 }
 
 /// Accumulates `bwrap` arguments.
@@ -240,6 +244,9 @@ pub struct SandboxPolicy {
     writable: Vec<PathBuf>,
     read_only: Vec<PathBuf>,
     copies: PathBuf,
+    /// Whether a candidate's build sees the writable folders through copy-on-write overlays
+    /// rather than copies (see `overlay`).
+    overlay: bool,
     /// Where the writable folders really are when a fleet shares them (see `measure::caches`).
     shared: Option<SharedCaches>,
     environment: BTreeMap<String, String>,
@@ -344,6 +351,7 @@ impl SandboxPolicy {
             writable: Vec::new(),
             read_only: Vec::new(),
             copies: std::env::temp_dir(),
+            overlay: false,
             shared: None,
             environment: environment.clone(),
             protected: ReadOnlyPaths::default(),
@@ -373,6 +381,27 @@ impl SandboxPolicy {
                 let shared = request
                     .shared_caches
                     .filter(|_| !request.writable.is_empty());
+                // A fleet's shared caches change under other nodes' baseline builds, which an
+                // overlay's lower layer must not: those are always copied.
+                let overlay = match (&shared, request.writable.is_empty()) {
+                    (None, false) => super::overlay::probe(&request.copies),
+                    (Some(_), _) => Err("the caches are shared by a fleet".to_string()),
+                    (None, true) => Err("no writable caches".to_string()),
+                };
+                let caches = match &overlay {
+                    Ok(()) if !request.writable.is_empty() => {
+                        "; a candidate's build saw the declared caches through a copy-on-write \
+                         overlay of its own"
+                            .to_string()
+                    }
+                    Err(why) if !request.writable.is_empty() => {
+                        format!(
+                            "; a candidate's build got a private copy of the declared caches \
+                                 (no overlay: {why})"
+                        )
+                    }
+                    _ => String::new(),
+                };
                 let shared_caches = shared.as_ref().map(|s| SharedCacheRecord {
                     key: s.kind.key(),
                     kind: s.kind.clone(),
@@ -384,6 +413,7 @@ impl SandboxPolicy {
                     writable: request.writable,
                     read_only: request.read_only,
                     copies: request.copies,
+                    overlay: overlay.is_ok(),
                     shared,
                     environment: environment.clone(),
                     protected: ReadOnlyPaths::default(),
@@ -391,7 +421,7 @@ impl SandboxPolicy {
                     record: SandboxRecord {
                         enabled: true,
                         tool: Some(found.version),
-                        detail: format!("{PROMISE}; {}", limits_held(&request.limits)),
+                        detail: format!("{PROMISE}{caches}; {}", limits_held(&request.limits)),
                         environment,
                         shared_caches,
                     },
@@ -412,9 +442,16 @@ impl SandboxPolicy {
     }
 
     /// Whether a candidate's build gets private copies of declared build caches (sandboxed, with
-    /// `sandbox.writable` folders): a copy is only as warm as the real cache when it is taken.
+    /// `sandbox.writable` folders), as copies or as overlays: a copy is only as warm as the real
+    /// cache when it is taken, and an overlay's lower layer must not change under it, so such a
+    /// build runs after the baseline's, never beside it.
     pub fn copies_caches(&self) -> bool {
         self.bwrap.is_some() && !self.writable.is_empty()
+    }
+
+    /// Whether those private copies are copy-on-write overlays, which cost nothing to make.
+    pub fn overlays_caches(&self) -> bool {
+        self.copies_caches() && self.overlay
     }
 
     /// Keeps `paths` (relative to a tree's root) read-only in every build's tree from now on.
@@ -450,9 +487,10 @@ impl SandboxPolicy {
         let Some(bwrap) = self.bwrap.clone() else {
             return Ok(None);
         };
-        let caches = self.caches(tree, arm)?;
+        let (caches, overlays) = self.caches(tree, arm)?;
         let mut sandbox = self.sandbox(bwrap, caches, Bind::same(tree, true), cwd, false);
         sandbox.binds.extend(self.protected.binds(tree));
+        sandbox.overlays = overlays;
         Ok(Some(sandbox))
     }
 
@@ -492,6 +530,7 @@ impl SandboxPolicy {
             cwd: cwd.map(Path::to_path_buf),
             network,
             limits: self.limits,
+            overlays: Vec::new(),
         }
     }
 }

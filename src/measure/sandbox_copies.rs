@@ -2,13 +2,15 @@
 //! writes the real folder (with shared caches, the fleet's folder for this machine's kind, under
 //! its lock); a candidate build gets a private copy, made fresh before its build and removed
 //! after it, so nothing one candidate's build wrote reaches the baseline's or another
-//! candidate's (docs/design.md §1.4).
+//! candidate's (docs/design.md §1.4). The copy is a copy-on-write overlay where this machine can
+//! mount one (see `overlay`), else a `cp -a`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{Arm, Bind, SandboxError, SandboxPolicy};
 use crate::measure::caches::{self, CacheLock};
+use crate::measure::overlay::Overlay;
 
 impl SandboxPolicy {
     /// Each declared writable folder as a candidate build copies it: the fleet's folder for this
@@ -28,14 +30,27 @@ impl SandboxPolicy {
         }
     }
 
-    /// The declared caches as `arm`'s build in `tree` sees them.
-    pub(super) fn caches(&self, tree: &Path, arm: Arm) -> Result<Vec<Bind>, SandboxError> {
+    /// The declared caches as `arm`'s build in `tree` sees them, and the overlays to mount
+    /// for them before the build starts.
+    pub(super) fn caches(
+        &self,
+        tree: &Path,
+        arm: Arm,
+    ) -> Result<(Vec<Bind>, Vec<Overlay>), SandboxError> {
         let mut binds = Vec::new();
+        let mut overlays = Vec::new();
         for (index, cache) in self.writable.iter().enumerate() {
             let real = self.real_cache(cache)?;
             let source = match arm {
                 Arm::Baseline => real,
-                Arm::Candidate => self.private_copy(tree, index, &real)?,
+                Arm::Candidate => match self.private_overlay(tree, index, &real)? {
+                    Some(overlay) => {
+                        let merged = overlay.merged.clone();
+                        overlays.push(overlay);
+                        merged
+                    }
+                    None => self.private_copy(tree, index, &real)?,
+                },
             };
             binds.push(Bind {
                 source,
@@ -43,7 +58,32 @@ impl SandboxPolicy {
                 writable: true,
             });
         }
-        Ok(binds)
+        Ok((binds, overlays))
+    }
+
+    /// The copy-on-write overlay of cache number `index` for a build of the candidate `tree`,
+    /// when candidate caches are overlays and its paths can be mounted as they are; its empty
+    /// layers are made here and removed after the build (`release`), like a copy.
+    fn private_overlay(
+        &self,
+        tree: &Path,
+        index: usize,
+        cache: &Path,
+    ) -> Result<Option<Overlay>, SandboxError> {
+        if !self.overlay {
+            return Ok(None);
+        }
+        let overlay = Overlay::in_folder(cache, &self.copy_path(tree, index));
+        if !crate::measure::overlay::expressible(&overlay) {
+            return Ok(None);
+        }
+        overlay
+            .create()
+            .map_err(|source| SandboxError::CreateCopies {
+                path: self.copy_path(tree, index),
+                source,
+            })?;
+        Ok(Some(overlay))
     }
 
     /// [`SandboxPolicy::source_of`], made when it is the fleet's folder and missing.

@@ -36,6 +36,7 @@ fn a_sandbox_drops_privileges_and_binds_the_tree_after_the_view() {
             tmp_mib: std::num::NonZeroU32::new(3).unwrap(),
             ..SandboxLimits::default()
         },
+        overlays: Vec::new(),
     };
     let args = strings(sandbox.argv(Path::new("/opt/evo")));
     let at = |flag: &str| args.iter().position(|a| a == flag).unwrap();
@@ -82,6 +83,7 @@ fn an_agent_keeps_the_network_and_nothing_else_changes() {
         cwd: None,
         network: true,
         limits: SandboxLimits::default(),
+        overlays: Vec::new(),
     };
     let args = strings(sandbox.argv(Path::new("/opt/evo")));
     assert!(!args.contains(&"--unshare-net".to_string()));

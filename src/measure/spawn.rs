@@ -158,8 +158,17 @@ impl ProcessRunner {
             .stderr(Stdio::piped());
         let report_fd = report.as_raw_fd();
         let command_cpus = self.split.as_ref().map(|s| s.command.clone());
-        // SAFETY: only dup2, fcntl and sched_setaffinity run between fork and exec, all
-        // async-signal-safe system calls (the CPU list was allocated before the fork). dup2
+        // A candidate build's copy-on-write caches, mounted in the helper's own mount namespace
+        // (which `bwrap` then binds from); strings made here, before the fork.
+        let overlays = match &spec.sandbox {
+            Some(sandbox) if !sandbox.overlays.is_empty() => {
+                Some(super::overlay::Mounts::of(&sandbox.overlays)?)
+            }
+            _ => None,
+        };
+        // SAFETY: only dup2, fcntl, sched_setaffinity, unshare and mount run between fork and
+        // exec, all async-signal-safe system calls (the CPU list and the overlays' strings were
+        // allocated before the fork). dup2
         // leaves fd 3 without close-on-exec, so the helper gets the pipe's write end there; when
         // the pipe already is fd 3, dup2 does nothing and the flag is cleared by hand.
         // `report_fd` is the pipe's write end, which the caller keeps open until after the spawn.
@@ -176,6 +185,9 @@ impl ProcessRunner {
                 }
                 if let Some(cpus) = &command_cpus {
                     cpus::pin_current_thread(cpus)?;
+                }
+                if let Some(mounts) = &overlays {
+                    mounts.enter()?;
                 }
                 Ok(())
             });

@@ -94,16 +94,17 @@ pub struct Settled {
     pub warnings: Vec<String>,
 }
 
-/// A declared writable cache above this many bytes is named before anything is built: every
+/// A declared writable cache above this many bytes is named before anything is built when every
 /// sandboxed candidate build copies it whole (`cp -a`, sharing blocks only where the file system
-/// can). The trainer's own caches, 1.6 GB, copy in a few seconds; evo's 3.8 GB target folder
+/// can; no overlay, see `measure::overlay`). The trainer's own caches, 1.6 GB, copy in a few seconds; evo's 3.8 GB target folder
 /// once declared there made each candidate's checks take 63 s instead of 7 (2026-12-03).
 pub const LARGE_CACHE_BYTES: u64 = 2 << 30;
 
 /// One warning per writable cache of `sandbox` over [`LARGE_CACHE_BYTES`], with its size and
-/// what to do; none when builds are not sandboxed (then nothing is copied).
+/// what to do; none when builds are not sandboxed (then nothing is copied) or a candidate's
+/// build sees the caches through a copy-on-write overlay (then nothing is copied either).
 pub fn large_caches(sandbox: &SandboxPolicy, declared: &[String]) -> Vec<String> {
-    if !sandbox.enabled() {
+    if !sandbox.enabled() || sandbox.overlays_caches() {
         return Vec::new();
     }
     (declared.iter().zip(sandbox.cache_sources()))

@@ -381,40 +381,83 @@ fn a_candidate_build_cannot_poison_a_writable_cache_for_the_baseline() {
     if !bubblewrap_works() {
         return;
     }
-    let f = Fixture::new(&format!(r#", "sandbox": {{ "writable": ["{CACHE}"] }}"#));
-    let cache = f.cache.display();
-    let makefile = format!(
-        "prog: prog.c\n\
-         \t@grep -q \"baseline's library\" '{cache}/lib.txt' || {{ echo 'no cache copy' >&2; exit 1; }}\n\
-         \t@echo 'slowed library' > '{cache}/lib.txt'\n\
-         \t@echo poison > '{cache}/poison'\n\
-         \tcc -O2 -o prog prog.c\n"
-    );
-    let patch = f.patch(
-        "poison.patch",
-        &[],
-        &[(
-            "Makefile",
-            "prog: prog.c\n\tcc -O2 -o prog prog.c\n",
-            &makefile,
-        )],
-    );
-    let out = f.confirm(&patch);
-    let (_, result) = util::first_result(&f.camp).expect("a result");
-    let build = result["gates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["name"] == "build")
-        .cloned()
-        .unwrap();
-    // The candidate's build had its own copy of the cache, and wrote only that.
-    assert_eq!(build["status"], "passed", "{build}\n{}", text(&out));
-    assert_eq!(
-        std::fs::read_to_string(f.cache.join("lib.txt")).unwrap(),
-        "the baseline's library\n"
-    );
-    assert!(!f.cache.join("poison").exists());
+    // Both ways a candidate's build gets its private cache: a copy-on-write overlay where this
+    // machine can mount one (as root), and a plain copy (`EVO_CACHE_COPIES=copy`, or no
+    // privilege to mount).
+    let scratch = tempfile::tempdir().unwrap();
+    let overlays = evo::measure::overlay::probe(scratch.path()).is_ok();
+    if !overlays {
+        eprintln!("this machine cannot mount overlays: only the copy is tried");
+    }
+    for copy in [false, true] {
+        let f = Fixture::new(&format!(r#", "sandbox": {{ "writable": ["{CACHE}"] }}"#));
+        let cache = f.cache.display();
+        // The build says how its cache is mounted (`- overlay` in the candidate's when overlaid).
+        let makefile = format!(
+            "prog: prog.c\n\
+             \t@grep -F ' {cache} ' /proc/self/mountinfo >&2\n\
+             \t@grep -q \"baseline's library\" '{cache}/lib.txt' || {{ echo 'no cache copy' >&2; exit 1; }}\n\
+             \t@echo 'slowed library' > '{cache}/lib.txt'\n\
+             \t@echo poison > '{cache}/poison'\n\
+             \tcc -O2 -o prog prog.c\n"
+        );
+        let patch = f.patch(
+            "poison.patch",
+            &[],
+            &[(
+                "Makefile",
+                "prog: prog.c\n\tcc -O2 -o prog prog.c\n",
+                &makefile,
+            )],
+        );
+        let mut confirm = f.evo();
+        confirm
+            .arg("confirm")
+            .arg(&patch)
+            .arg("--campaign")
+            .arg(f.camp.join("campaign.json"));
+        if copy {
+            confirm.env(evo::measure::overlay::COPIES_ENV, "copy");
+        }
+        let out = confirm.output().unwrap();
+        let (dir, result) = util::first_result(&f.camp).expect("a result");
+        let build = result["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "build")
+            .cloned()
+            .unwrap();
+        // The candidate's build had its own cache, and wrote only that.
+        assert_eq!(build["status"], "passed", "{build}\n{}", text(&out));
+        assert_eq!(
+            std::fs::read_to_string(f.cache.join("lib.txt")).unwrap(),
+            "the baseline's library\n"
+        );
+        assert!(!f.cache.join("poison").exists());
+        // ... in the way the record says.
+        let overlaid = overlays && !copy;
+        let detail = result["sandbox"]["detail"].as_str().unwrap();
+        let said = if overlaid {
+            "through a copy-on-write overlay"
+        } else {
+            "got a private copy of the declared caches"
+        };
+        assert!(detail.contains(said), "{detail}");
+        let log = |tree: &str| {
+            let step = (result["steps"].as_array().unwrap().iter())
+                .find(|s| s["step"] == "build" && s["tree"] == tree)
+                .cloned()
+                .unwrap();
+            std::fs::read_to_string(dir.join(step["stderr_log"].as_str().unwrap())).unwrap()
+        };
+        assert_eq!(
+            log("candidate").contains(" - overlay "),
+            overlaid,
+            "{}",
+            log("candidate")
+        );
+    }
 }
 
 #[test]
@@ -462,8 +505,8 @@ fn a_candidate_build_copies_the_cache_the_baseline_build_left() {
 
 #[test]
 fn a_writable_cache_too_large_to_copy_for_each_candidate_is_named_before_anything_builds() {
-    // Every sandboxed candidate build copies each writable cache whole: a cache that grew large
-    // (evo's own 3.8 GB target folder once declared there) silently cost a minute per candidate.
+    // Where candidate builds copy each writable cache whole, a cache that grew large (evo's own
+    // 3.8 GB target folder once declared there) silently cost a minute per candidate.
     if !bubblewrap_works() {
         return;
     }
@@ -478,7 +521,19 @@ fn a_writable_cache_too_large_to_copy_for_each_candidate_is_named_before_anythin
     let warned = |out: &Output| {
         String::from_utf8_lossy(&out.stderr).contains("every candidate build copies it")
     };
-    let out = f.confirm(&patch);
+    // Copies, as where no overlay can be mounted (an overlay copies nothing: no warning then).
+    let confirm = |copies: bool| {
+        let mut c = f.evo();
+        c.arg("confirm")
+            .arg(&patch)
+            .arg("--campaign")
+            .arg(f.camp.join("campaign.json"));
+        if copies {
+            c.env(evo::measure::overlay::COPIES_ENV, "copy");
+        }
+        c.output().unwrap()
+    };
+    let out = confirm(true);
     assert!(!warned(&out), "a small cache is no warning\n{}", text(&out));
     // Blocks allocated, none written: the size of a real cache at no cost of writing one.
     let big = f.cache.join("big.bin");
@@ -488,7 +543,7 @@ fn a_writable_cache_too_large_to_copy_for_each_candidate_is_named_before_anythin
         .status()
         .unwrap();
     assert!(made.success());
-    let out = f.confirm(&patch);
+    let out = confirm(true);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(warned(&out), "{}", text(&out));
     assert!(stderr.contains("holds 2.1 GiB"), "{stderr}");
@@ -497,6 +552,11 @@ fn a_writable_cache_too_large_to_copy_for_each_candidate_is_named_before_anythin
         "{}",
         text(&out)
     );
+    let scratch = tempfile::tempdir().unwrap();
+    if evo::measure::overlay::probe(scratch.path()).is_ok() {
+        let out = confirm(false);
+        assert!(!warned(&out), "overlays copy nothing\n{}", text(&out));
+    }
     std::fs::remove_file(&big).unwrap();
 }
 
