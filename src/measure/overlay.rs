@@ -57,7 +57,10 @@ impl Overlay {
     }
 
     /// The mount's option string. `None` for a path the option syntax cannot carry as it is
-    /// (`,` and `:` separate options and layers): then the cache is copied instead.
+    /// (`,` and `:` separate options and layers): then the cache is copied instead. With
+    /// `redirect_dir=on` a build may rename a folder of the real cache in its view, as it could in
+    /// a copy (without it some kernels refuse with `EXDEV`, a failed build the baseline's would
+    /// not have had).
     fn options(&self) -> Option<String> {
         let mut data = String::new();
         for (key, path) in [
@@ -74,6 +77,7 @@ impl Overlay {
             }
             data.push_str(&format!("{key}={path}"));
         }
+        data.push_str(",redirect_dir=on");
         Some(data)
     }
 }
@@ -143,9 +147,9 @@ impl Mounts {
 }
 
 /// Whether candidate builds on this machine can see caches through overlays: turned off by
-/// [`COPIES_ENV`], else tried for real in `scratch` (made and removed here) — a file written
-/// through a mounted overlay must land in its upper layer and leave the lower one as it was.
-/// `Err` says why not.
+/// [`COPIES_ENV`], else tried for real in `scratch` (made and removed here) — a file written and
+/// a folder of the lower layer renamed through a mounted overlay must land in its upper layer and
+/// leave the lower one as it was. `Err` says why not.
 pub fn probe(scratch: &Path) -> Result<(), String> {
     if std::env::var_os(COPIES_ENV).is_some_and(|v| v == "copy") {
         return Err(format!("{COPIES_ENV}=copy"));
@@ -159,7 +163,7 @@ pub fn probe(scratch: &Path) -> Result<(), String> {
 fn try_overlay(folder: &Path) -> Result<(), String> {
     let lower = folder.join("lower");
     let overlay = Overlay::in_folder(&lower, folder);
-    let made = std::fs::create_dir_all(&lower).and_then(|()| overlay.create());
+    let made = std::fs::create_dir_all(lower.join("folder")).and_then(|()| overlay.create());
     made.map_err(|e| {
         format!(
             "cannot make the probe's folders in {}: {e}",
@@ -169,7 +173,10 @@ fn try_overlay(folder: &Path) -> Result<(), String> {
     let mounts = Mounts::of(std::slice::from_ref(&overlay)).map_err(|e| e.to_string())?;
     let mut command = Command::new("/bin/sh");
     command
-        .args(["-c", "echo probe > \"$0/written\""])
+        .args([
+            "-c",
+            "echo probe > \"$0/written\" && mv \"$0/folder\" \"$0/renamed\"",
+        ])
         .arg(&overlay.merged)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -187,7 +194,8 @@ fn try_overlay(folder: &Path) -> Result<(), String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    if lower.join("written").exists() || !overlay.upper.join("written").is_file() {
+    let lower_kept = lower.join("folder").is_dir() && !lower.join("written").exists();
+    if !lower_kept || !overlay.upper.join("written").is_file() {
         return Err("a write through an overlay did not land in its upper layer".to_string());
     }
     Ok(())
@@ -198,6 +206,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn as_root_the_probe_writes_and_renames_through_an_overlay_and_leaves_nothing() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("skipped: only root can mount an overlay here");
+            return;
+        }
+        let scratch = tempfile::tempdir().unwrap();
+        assert_eq!(probe(scratch.path()), Ok(()));
+        assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+        // The mount was the probe's alone: nothing of it is left in evo's own namespace.
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        assert!(!mounts.contains(scratch.path().to_str().unwrap()), "{mounts}");
+    }
+
+    #[test]
     fn a_path_the_options_cannot_carry_is_no_overlay() {
         let o = Overlay::in_folder(Path::new("/c/a,b"), Path::new("/w"));
         assert!(!expressible(&o));
@@ -206,7 +228,7 @@ mod tests {
         let o = Overlay::in_folder(Path::new("/c/cache"), Path::new("/w/copy"));
         assert_eq!(
             o.options().unwrap(),
-            "lowerdir=/c/cache,upperdir=/w/copy/upper,workdir=/w/copy/work"
+            "lowerdir=/c/cache,upperdir=/w/copy/upper,workdir=/w/copy/work,redirect_dir=on"
         );
     }
 }
