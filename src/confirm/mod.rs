@@ -16,6 +16,7 @@ pub mod outcome;
 mod prepare;
 mod protect;
 pub mod request;
+mod scratch;
 mod setup_error;
 mod stages;
 mod unchanged;
@@ -43,6 +44,7 @@ pub use deadline::COUNT_PAIRS;
 pub use finish::{write_evidence, write_result};
 pub use outcome::{Outcome, OutcomeError, load_outcome};
 pub use request::{ConfirmRequest, RequestError, read_request, write_request};
+use scratch::Scratch;
 use stages::{Step, step};
 use verdict::gate;
 
@@ -392,15 +394,8 @@ fn pipeline<K: Keying>(
     on_event(ConfirmEvent::Stage("pin baseline".into()));
     let pinned = tree::pin(&plan.campaign.repo, &plan.campaign.spec.baseline)
         .map_err(PipelineError::usage)?;
-    let scratch = match &opts.work_dir {
-        Some(dir) => Scratch::Kept(dir.clone()),
-        None => Scratch::Temp(
-            tempfile::Builder::new()
-                .prefix("evo-trees-")
-                .tempdir()
-                .map_err(io_err("cannot create a work directory for the trees"))?,
-        ),
-    };
+    let scratch = Scratch::new(opts.work_dir.as_deref())
+        .map_err(io_err("cannot create a work directory for the trees"))?;
     // The key is settled before anything runs, so a bad key costs no measurement. Within a
     // campaign the output folder is the run's `confirmations/`; the campaign's own output
     // folder (its search trees and logs) is hidden too (`CampaignPlan::hidden_from_runs`), and
@@ -479,20 +474,6 @@ fn pipeline<K: Keying>(
         return Err(e.with_logs(&run.run_dir.path, saved.err()));
     }
     run.finish::<K>(started, signer)
-}
-
-enum Scratch {
-    Kept(PathBuf),
-    Temp(tempfile::TempDir),
-}
-
-impl Scratch {
-    fn path(&self) -> &Path {
-        match self {
-            Scratch::Kept(p) => p,
-            Scratch::Temp(t) => t.path(),
-        }
-    }
 }
 
 impl Run<'_> {

@@ -216,7 +216,10 @@ mod tests {
         assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
         // The mount was the probe's alone: nothing of it is left in evo's own namespace.
         let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-        assert!(!mounts.contains(scratch.path().to_str().unwrap()), "{mounts}");
+        assert!(
+            !mounts.contains(scratch.path().to_str().unwrap()),
+            "{mounts}"
+        );
     }
 
     #[test]

@@ -439,6 +439,45 @@ fn ctrl_c_during_confirm_measurement_leaves_an_error_and_no_receipt() {
     assert_eq!(repo_before, snapshot(&fx.repo), "the repository changed");
 }
 
+#[test]
+fn the_trees_of_a_confirm_killed_outright_are_removed_by_the_next_confirm() {
+    // A SIGKILLed confirmation cannot remove its temporary trees folder; nothing else would.
+    let fx = Fixture::new("sigkill-confirm");
+    fx.campaign("campaign.json", &CANDIDATES, 5, "receipts");
+    // A temporary folder of this test's own, so other tests' confirmations are not in it.
+    let tmp = fx.root.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let trees = || -> Vec<PathBuf> {
+        (std::fs::read_dir(&tmp).unwrap().flatten())
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().contains("evo-trees-"))
+            .collect()
+    };
+    let args = ["confirm", "memo.patch", "--campaign", "campaign.json"];
+    let stderr = fx.root.join("killed.stderr");
+    let child = (fx.evo(&args).env("TMPDIR", &tmp))
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let mut evo_run = Running { child, stderr };
+    faults::wait_for("the measurement", Duration::from_secs(120), || {
+        evo_run.stderr().contains("evo: measure").then_some(())
+    });
+    evo_run.sigkill();
+    fx.no_process_left("the killed confirm's helpers to finish", ORPHANS);
+    let left = trees();
+    assert_eq!(left.len(), 1, "{left:?}");
+    // The next confirmation, even one refused at once, removes it (and keeps none of its own).
+    let out = (fx.evo(&["confirm", "broken.patch", "--campaign", "campaign.json"]))
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    assert_eq!(trees(), Vec::<PathBuf>::new(), "{}", text(&out));
+}
+
 /// The failed build gate of a rejected confirmation, after checking the common promises.
 fn rejected_build(fx: &Fixture, out: &Output, repo_before: &Snapshot) {
     assert_eq!(out.status.code(), Some(REJECTED), "{}", text(out));
