@@ -143,7 +143,7 @@ impl CampaignRun<'_> {
                         // Already the confirmation's whole account (and its logs): not wrapped
                         // again, which said "the baseline itself fails" twice.
                         PipelineError::Baseline(_) => return Err(e),
-                        PipelineError::Interrupted(_) => return Err(e),
+                        PipelineError::Interrupted { .. } => return Err(e),
                         PipelineError::KeyLeak(_) => {
                             let why = "its records carried the private signing key; nothing was \
                                        signed";

@@ -509,7 +509,7 @@ impl CampaignRun<'_> {
             let before = failed.get(&a.index).copied().unwrap_or(0);
             self.job_event(a.index, a.ended(before, JobOutcome::Cancelled, reason));
         }
-        PipelineError::Interrupted(format!("{}{note}", crate::interrupt::MESSAGE))
+        PipelineError::Interrupted { note }
     }
 }
 

@@ -427,9 +427,7 @@ impl CampaignRun<'_> {
     /// journaled: a status or pair drawn from a run cut short would be wrong.
     fn record(&mut self, entry: Entry) -> Result<(), PipelineError> {
         if self.opts.stop.requested() {
-            return Err(PipelineError::Interrupted(
-                crate::interrupt::MESSAGE.to_string(),
-            ));
+            return Err(PipelineError::interrupted());
         }
         self.journal
             .append(&entry)
@@ -514,14 +512,15 @@ impl CampaignRun<'_> {
                 with_causes(&e)
             ),
         };
-        PipelineError::Interrupted(format!(
-            "{}.\nEverything finished before the stop is in {}{journal_note}; continue with: evo \
-             campaign run {} --resume {}",
-            crate::interrupt::MESSAGE,
-            shown(&self.run_dir.path.join(journal::JOURNAL)),
-            shown(&self.plan.campaign_file),
-            self.run_dir.id
-        ))
+        PipelineError::Interrupted {
+            note: format!(
+                ".\nEverything finished before the stop is in {}{journal_note}; continue with: \
+                 evo campaign run {} --resume {}",
+                shown(&self.run_dir.path.join(journal::JOURNAL)),
+                shown(&self.plan.campaign_file),
+                self.run_dir.id
+            ),
+        }
     }
 
     fn finish(mut self, started: Instant) -> Result<CampaignOutcome, PipelineError> {

@@ -50,9 +50,7 @@ impl CampaignRun<'_> {
             None => self.run_profile(baseline)?,
         };
         if self.opts.stop.requested() {
-            return Err(PipelineError::Interrupted(
-                crate::interrupt::MESSAGE.to_string(),
-            ));
+            return Err(PipelineError::interrupted());
         }
         let text = serde_json::to_vec_pretty(&found).map_err(PipelineError::internal)?;
         self.run_dir

@@ -60,9 +60,7 @@ impl Run<'_> {
             let counted = count_both(&*self.opts.runners, [&b, &c], &dir);
             let _ = std::fs::remove_dir_all(&dir);
             if self.opts.stop.requested() {
-                return Err(PipelineError::Interrupted(
-                    crate::interrupt::MESSAGE.to_string(),
-                ));
+                return Err(PipelineError::interrupted());
             }
             // The counted runs must compute what the arm computes outside valgrind: a program
             // that behaves otherwise under it is not counted. The reference is a native run of

@@ -462,9 +462,7 @@ fn pipeline<K: Keying>(
     // A stop request makes whatever the stages returned meaningless: a build or run cut short
     // must not become a failed gate, nor a receipt.
     let staged = match staged {
-        _ if opts.stop.requested() => Err(PipelineError::Interrupted(
-            crate::interrupt::MESSAGE.to_string(),
-        )),
+        _ if opts.stop.requested() => Err(PipelineError::interrupted()),
         Err(PipelineError::Baseline(m)) => Err(PipelineError::Baseline(run.sandbox.explain(m))),
         other => other,
     };

@@ -44,8 +44,9 @@ pub enum PipelineError {
     },
     /// Stopped by Ctrl-C or a stop signal: no verdict, no receipt; a campaign's journal keeps
     /// everything finished before.
-    #[error("{0}")]
-    Interrupted(String),
+    /// `note` follows the one message ([`crate::interrupt::MESSAGE`]): what was kept, how to go on.
+    #[error("{}{note}", crate::interrupt::MESSAGE)]
+    Interrupted { note: String },
     /// The private signing key is in what evo would sign or write: nothing was signed.
     #[error("{0}")]
     KeyLeak(String),
@@ -99,6 +100,13 @@ impl PipelineError {
         })
     }
 
+    /// Stopped by Ctrl-C or a stop signal, with nothing more to say.
+    pub(crate) fn interrupted() -> PipelineError {
+        PipelineError::Interrupted {
+            note: String::new(),
+        }
+    }
+
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> PipelineError {
         PipelineError::Io {
             context: context.into(),
@@ -119,7 +127,9 @@ impl PipelineError {
             PipelineError::Usage(m) => PipelineError::Usage(m + &note),
             PipelineError::Baseline(m) => PipelineError::Baseline(m + &note),
             PipelineError::Internal(m) => PipelineError::Internal(m + &note),
-            PipelineError::Interrupted(m) => PipelineError::Interrupted(m + &note),
+            PipelineError::Interrupted { note: n } => {
+                PipelineError::Interrupted { note: n + &note }
+            }
             PipelineError::KeyLeak(m) => PipelineError::KeyLeak(m + &note),
             PipelineError::UsageFrom { source, note: n } => PipelineError::UsageFrom {
                 source,
@@ -139,7 +149,7 @@ impl PipelineError {
             PipelineError::Usage(_)
             | PipelineError::UsageFrom { .. }
             | PipelineError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
-            PipelineError::Interrupted(_) => crate::exit_codes::INTERRUPTED,
+            PipelineError::Interrupted { .. } => crate::exit_codes::INTERRUPTED,
             // A key found in the records is no verdict on the candidate's speed: nothing was
             // decided or signed, as for any failure of evo's own.
             PipelineError::Io { .. }

@@ -220,7 +220,7 @@ fn a_stop_of_the_callers_own_ends_the_campaign_resumably_and_the_resumed_run_fin
     })
     .unwrap_err();
     assert!(
-        matches!(err, evo::pipeline::PipelineError::Interrupted(_)),
+        matches!(err, evo::pipeline::PipelineError::Interrupted { .. }),
         "{err}"
     );
     assert_eq!(err.exit_code(), evo::exit_codes::INTERRUPTED);

@@ -78,7 +78,7 @@ fn session(plan: &evo::plan::CampaignPlan, resume: Option<String>) -> (Vec<Outli
     })
     .unwrap_err();
     assert!(
-        matches!(err, evo::pipeline::PipelineError::Interrupted(_)),
+        matches!(err, evo::pipeline::PipelineError::Interrupted { .. }),
         "{err}"
     );
     assert!(!stage_before, "a stage began before the plan was shown");

@@ -317,7 +317,7 @@ fn a_stop_of_the_callers_own_ends_a_confirmation_mid_measurement_without_a_recei
     })
     .unwrap_err();
     assert!(
-        matches!(err, evo::pipeline::PipelineError::Interrupted(_)),
+        matches!(err, evo::pipeline::PipelineError::Interrupted { .. }),
         "{err}"
     );
     assert_eq!(err.exit_code(), evo::exit_codes::INTERRUPTED);

@@ -441,7 +441,7 @@ fn stopped_at_the_confirmation(
     })
     .err()
     .unwrap();
-    assert!(matches!(err, PipelineError::Interrupted(_)), "{err}");
+    assert!(matches!(err, PipelineError::Interrupted { .. }), "{err}");
     let confirm = confirm_job(fake);
     assert_eq!(fake.cancelled(), [confirm]);
     assert_eq!(fake.state(confirm), Some(JobState::Cancelled));

@@ -408,7 +408,7 @@ fn a_round_cut_short_resumes_without_repeating_a_finished_agent_run() {
         .run_with(&first, &mut events, Some(stop), None)
         .unwrap_err();
     assert!(
-        matches!(err, evo::pipeline::PipelineError::Interrupted(_)),
+        matches!(err, evo::pipeline::PipelineError::Interrupted { .. }),
         "{err}"
     );
     // The fourth run was cut short; three are journaled, the third in round 2.
