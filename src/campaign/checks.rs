@@ -1,98 +1,112 @@
 //! The untimed lanes of the search: the baseline is built, tested and checked once; each candidate
 //! is checked for safety, applied, built, tested and compared against the baseline's check
-//! outputs. Only candidates that pass everything are screened. A candidate's checks end as a
-//! [`CheckOutcome`], the gate that stopped it as a confirmation names it; its status is computed
-//! from that (`evidence::outcome`).
+//! outputs by the one check engine (`pipeline::lane`), its baseline side the outputs the
+//! baseline's tree left ([`Alone`]). Only candidates that pass everything are screened. A
+//! candidate's checks end as a [`CheckOutcome`], the gate that stopped it as a confirmation names
+//! it; its status is computed from that (`evidence::outcome`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::CampaignRun;
 use super::journal::Entry;
-use crate::check::Comparison;
 use crate::evidence::outcome::{CheckOutcome, GateStop};
 use crate::evidence::result::{CheckLane, GateName, TreeLabel};
 use crate::pipeline::PipelineError;
-use crate::pipeline::checks::{
-    LaneStep, Shown, artifact_digest, compare_check_outputs, failure_text, mismatch_text,
-    over_limit, protected_stop, step_stop,
-};
+use crate::pipeline::checks::{LaneStep, Shown, artifact_digest, failure_text};
+use crate::pipeline::lane::{self, Lane, Ran, Sides};
 use crate::pipeline::patch_gates;
 use crate::pipeline::steps::StepOutput;
 use crate::pipeline::unchanged::TimedPrograms;
 use crate::spec::workload::{Role, Scenario};
-use crate::tree::{self, Tree};
-
-/// The outcome of one lane step for a candidate: go on, or the gate that stopped it.
-type Lane = Result<(), GateStop>;
-
-/// Moves a leftover tree of an interrupted run out of the way, then removes it as far as it can.
-/// A SIGKILLed evo leaves its build processes running, and one of them may still be writing into
-/// the tree when the resumed run starts: removing in place then fails with "Directory not empty".
-/// The rename is atomic and lets the writer finish in the moved folder; whatever it leaves goes
-/// with the run's work folder.
-fn clear_leftover(dest: &std::path::Path) -> std::io::Result<()> {
-    if std::fs::symlink_metadata(dest).is_err() {
-        return Ok(());
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let name = dest.file_name().unwrap_or_default().to_string_lossy();
-    let aside = dest.with_file_name(format!(".{name}.leftover-{nanos}"));
-    std::fs::rename(dest, &aside)?;
-    let _ = std::fs::remove_dir_all(&aside);
-    Ok(())
-}
+use crate::tree::{self, Protected, Tree};
 
 /// A fresh tree with the overlay copied in, and the protected files it and every later tree of
 /// the run must keep: what a build, test or check in it is checked against.
 pub(super) struct Overlaid {
     pub tree: Tree,
-    pub protected: crate::tree::Protected,
+    pub protected: Protected,
+}
+
+impl AsRef<Tree> for Overlaid {
+    fn as_ref(&self) -> &Tree {
+        &self.tree
+    }
+}
+
+/// Screening's side of a step: the candidate's tree alone. The baseline's check outputs are the
+/// ones its one tree left when the run began (`prepare_baseline`).
+struct Alone<'r, 'a> {
+    run: &'r CampaignRun<'a>,
+    tree: (TreeLabel, &'r Tree),
+}
+
+impl Sides for Alone<'_, '_> {
+    fn run(&mut self, step: &LaneStep<'_>, _: GateName) -> Result<Lane<Ran>, PipelineError> {
+        let candidate = self.run.step(self.tree, step)?;
+        Ok(Ok(Ran {
+            candidate,
+            baseline: None,
+        }))
+    }
+
+    fn trees(&self) -> Vec<(TreeLabel, &Tree)> {
+        vec![self.tree]
+    }
+
+    fn reference(&self, s: &Scenario, _: &Ran) -> Result<(PathBuf, String), PipelineError> {
+        let path = (self.run.run_dir.output_path(TreeLabel::Baseline, &s.name))
+            .map_err(|e| PipelineError::io("cannot find the baseline outputs", e))?;
+        let sha256 = lane::output_sha256(&path)?;
+        Ok((path, sha256))
+    }
 }
 
 impl CampaignRun<'_> {
     /// [`CampaignRun::fresh_tree`] with the overlay, and the protected files its builds must keep.
     pub(super) fn overlaid_tree(&mut self, label: TreeLabel) -> Result<Overlaid, PipelineError> {
-        let tree = self.fresh_tree(label, false)?;
-        let protected = self.overlay(&tree)?;
-        Ok(Overlaid { tree, protected })
+        let tree = self.fresh_tree(label, true)?;
+        let recorded = match self.protected.take() {
+            Some(recorded) => recorded,
+            None => {
+                let globs = &self.plan.workload.protected;
+                crate::pipeline::checks::record_protected(&tree, globs, &mut self.sandbox)?
+            }
+        };
+        self.protected = Some(recorded.clone());
+        Ok(Overlaid {
+            tree,
+            protected: recorded,
+        })
     }
 
     /// A fresh clean tree `work/<label>` (replacing a leftover of an interrupted run), with the
-    /// overlay copied in when `overlay` is set.
+    /// overlay copied in when `overlay` is set. The protected files every tree of this run must
+    /// keep are recorded from the first overlaid tree of this process (they all start with the
+    /// same ones: no patch may touch them) and read-only in every build from then on
+    /// (docs/design.md §2.2.3): [`CampaignRun::overlaid_tree`].
     pub(super) fn fresh_tree(
         &mut self,
         label: TreeLabel,
         overlay: bool,
     ) -> Result<Tree, PipelineError> {
         let dest = self.work.join(tree::dir_name(&label.to_string()));
-        clear_leftover(&dest).map_err(|e| PipelineError::io("cannot clear a leftover tree", e))?;
-        let t = tree::materialize(&self.pinned, &dest)
-            .map_err(|e| PipelineError::internal_while(format!("cannot check out {label}"), e))?;
-        if overlay {
-            self.overlay(&t)?;
-        }
-        Ok(t)
+        let overlay = overlay.then_some(lane::Overlay {
+            files: &self.plan.overlay,
+            base: &self.plan.overlay_base,
+        });
+        Ok(lane::fresh_tree(&self.pinned, &dest, label, overlay)?.0)
     }
 
-    /// Copies the overlay into the fresh tree `t`; the protected files every tree of this run
-    /// must keep, recorded from the first such tree of this process (they all start with the same
-    /// ones: no patch may touch them) and read-only in every build from then on (docs/design.md
-    /// §2.2.3).
-    fn overlay(&mut self, t: &Tree) -> Result<crate::tree::Protected, PipelineError> {
-        tree::copy_overlay(&self.plan.overlay, t, &self.plan.overlay_base)
-            .map_err(|e| PipelineError::usage_while("cannot copy the overlay", e))?;
-        let recorded = match self.protected.take() {
-            Some(recorded) => recorded,
-            None => {
-                let globs = &self.plan.workload.protected;
-                crate::pipeline::checks::record_protected(t, globs, &mut self.sandbox)?
-            }
-        };
-        self.protected = Some(recorded.clone());
-        Ok(recorded)
+    /// What every step of the search is held to: a changed protected file or a tree over the
+    /// disk limit is the candidate's (the baseline is built alone).
+    fn rules<'p>(&self, protected: &'p Protected) -> lane::Rules<'p> {
+        lane::Rules {
+            protected,
+            limit_mib: self.plan.spec.sandbox.limits.tree_mib.get(),
+            isolated: true,
+            shown: Shown::CANDIDATE,
+        }
     }
 
     /// Whether `t` still holds the `recorded` protected files after `who` ran in it: a
@@ -100,15 +114,12 @@ impl CampaignRun<'_> {
     /// is the workload's own fault.
     pub(super) fn protected_unchanged(
         &self,
-        recorded: &crate::tree::Protected,
+        recorded: &Protected,
         t: &Tree,
         label: TreeLabel,
         who: &str,
-    ) -> Result<Lane, PipelineError> {
-        match protected_stop(recorded, (label, t), who, true, Shown::CANDIDATE)? {
-            Some(stop) => Ok(Err(stop)),
-            None => Ok(Ok(())),
-        }
+    ) -> Result<Lane<()>, PipelineError> {
+        lane::protected_kept(self.rules(recorded), &[(label, t)], who)
     }
 
     pub(super) fn training(&self) -> Vec<Scenario> {
@@ -119,76 +130,39 @@ impl CampaignRun<'_> {
             .collect()
     }
 
+    /// Runs `step` in one tree.
     fn step(
         &self,
-        tree: &Tree,
-        label: TreeLabel,
-        step: LaneStep<'_>,
+        tree: (TreeLabel, &Tree),
+        step: &LaneStep<'_>,
     ) -> Result<StepOutput, PipelineError> {
-        step.run(
-            (label, tree),
-            &self.run_dir,
-            &self.sandbox,
-            &*self.opts.runners,
-        )
+        step.run(tree, &self.run_dir, &self.sandbox, &*self.opts.runners)
     }
 
     /// Build, artifacts and tests of one overlaid tree: `Err` carries the gate that stopped it.
-    fn build_and_test(&mut self, o: &Overlaid, label: TreeLabel) -> Result<Lane, PipelineError> {
-        let (t, protected) = (&o.tree, &o.protected);
-        let w = self.plan.workload.clone();
+    fn build_and_test(
+        &mut self,
+        o: &Overlaid,
+        label: TreeLabel,
+    ) -> Result<Lane<()>, PipelineError> {
+        let plan = self.plan;
+        let rules = self.rules(&o.protected);
         let started = Instant::now();
-        let out = self.step(t, label, LaneStep::build(&w))?;
+        let mut sides = Alone {
+            run: self,
+            tree: (label, &o.tree),
+        };
+        let step = LaneStep::build(&plan.workload);
+        let built = lane::build(&mut sides, rules, &step, (GateName::Build, "the build"));
+        let tested = match built? {
+            Ok(_) => match lane::artifacts(&sides, &plan.workload.build)? {
+                Ok(_) => lane::tests(&mut sides, rules, &plan.workload.test)?.map(|_| ()),
+                Err(stop) => Err(stop),
+            },
+            Err(stop) => Err(stop),
+        };
         self.build_s += started.elapsed().as_secs_f64();
-        if let Err(stop) = self.protected_unchanged(protected, t, label, "the build")? {
-            return Ok(Err(stop));
-        }
-        let limit_mib = self.plan.spec.sandbox.limits.tree_mib.get();
-        if let Some(over) = over_limit(t, limit_mib) {
-            if label == TreeLabel::Baseline {
-                return Err(PipelineError::Baseline(format!(
-                    "the baseline tree: {over}"
-                )));
-            }
-            return Ok(Err(GateStop::failed(GateName::Build, over)));
-        }
-        if !out.record.succeeded() {
-            let timeout = w.build.timeout_s.duration();
-            return Ok(Err(step_stop(
-                GateName::Build,
-                &out,
-                timeout,
-                Shown::CANDIDATE,
-            )));
-        }
-        let cwd = w.build.cwd.as_deref().unwrap_or(".");
-        if let Some(missing) = w
-            .build
-            .artifacts
-            .iter()
-            .find(|a| !t.root.join(cwd).join(a).is_file())
-        {
-            return Ok(Err(GateStop::failed(
-                GateName::Build,
-                format!("the build did not produce `{missing}`"),
-            )));
-        }
-        for (i, command) in w.test.command.as_slice().iter().enumerate() {
-            let out = self.step(t, label, LaneStep::test(&w.test, i, command))?;
-            if let Err(stop) = self.protected_unchanged(protected, t, label, "a test")? {
-                return Ok(Err(stop));
-            }
-            if !out.record.succeeded() {
-                let timeout = w.test.timeout_s.duration();
-                return Ok(Err(step_stop(
-                    GateName::Tests,
-                    &out,
-                    timeout,
-                    Shown::CANDIDATE,
-                )));
-            }
-        }
-        Ok(Ok(()))
+        Ok(tested)
     }
 
     fn run_check(
@@ -197,7 +171,7 @@ impl CampaignRun<'_> {
         label: TreeLabel,
         s: &Scenario,
     ) -> Result<StepOutput, PipelineError> {
-        self.step(t, label, LaneStep::check(s, &s.check, self.search_seed))
+        self.step((label, t), &LaneStep::check(s, &s.check, self.search_seed))
     }
 
     /// Builds, tests and checks the baseline once; its check outputs are the reference.
@@ -270,9 +244,9 @@ impl CampaignRun<'_> {
         self.set_status(index, stop.status(), stop.detail)
     }
 
-    /// The check lane of one candidate, up to the first gate that stops it: the gates before
-    /// the apply and the apply (`pipeline::patch_gates`, as a confirmation meets them), build,
-    /// artifacts and tests, then the check outputs against the baseline's.
+    /// The check lane of one candidate, up to the first gate that stops it, as the check engine
+    /// (`pipeline::lane`) runs it for a confirmation: the gates before the apply and the apply,
+    /// build, artifacts and tests, then the check outputs against the baseline's.
     fn candidate_lane(
         &mut self,
         label: TreeLabel,
@@ -283,51 +257,37 @@ impl CampaignRun<'_> {
             Ok(s) => s,
             Err(stop) => return Ok(stop.into()),
         };
-        let cap = self.plan.spec.confirm.max_applied_bytes;
-        let judged = patch_gates::before_apply(&summary, bytes, baseline, &self.plan.workload, cap);
-        if let Some(mut stop) = judged.stop {
-            // A screening reason names the lane-probes gate; a patch-safety one says itself.
-            if stop.gate == GateName::LaneProbes {
-                stop.detail = format!("lane probes: {}", stop.detail);
+        let plan = self.plan;
+        let cap = plan.spec.confirm.max_applied_bytes;
+        let applied =
+            lane::gates_and_apply(bytes, &summary, baseline, &plan.workload, cap, || {
+                self.overlaid_tree(label)
+            })?;
+        let overlaid = match applied.tree {
+            Ok((overlaid, _)) => overlaid,
+            Err(mut stop) => {
+                // A screening reason names the lane-probes gate; a patch-safety one says itself.
+                if stop.gate == GateName::LaneProbes {
+                    stop.detail = format!("lane probes: {}", stop.detail);
+                }
+                return Ok(stop.into());
             }
-            return Ok(stop.into());
-        }
-        let overlaid = self.overlaid_tree(label)?;
+        };
         let t = &overlaid.tree;
-        if let Err(stop) = patch_gates::apply(t, bytes) {
-            return Ok(stop.into());
-        }
-        seed_cargo_target(&baseline.root, &t.root, &self.plan.workload.build);
+        seed_cargo_target(&baseline.root, &t.root, &plan.workload.build);
         if let Err(stop) = self.build_and_test(&overlaid, label)? {
             return Ok(stop.into());
         }
-        for s in self.training() {
-            let cand = self.run_check(t, label, &s)?;
-            let protected = &overlaid.protected;
-            if let Err(stop) = self.protected_unchanged(protected, t, label, "a check")? {
+        let rules = self.rules(&overlaid.protected);
+        let mut sides = Alone {
+            run: self,
+            tree: (label, t),
+        };
+        for s in sides.run.training() {
+            let step = LaneStep::check(&s, &s.check, sides.run.search_seed);
+            let checked = lane::check(&mut sides, rules, &s, &step, CheckLane::Differential)?;
+            if let Some(stop) = checked.stop {
                 return Ok(stop.into());
-            }
-            if !cand.record.succeeded() {
-                return Ok(CheckOutcome::Stopped(GateStop::failed(
-                    GateName::Differential,
-                    format!(
-                        "check of `{}`: {}",
-                        s.name,
-                        failure_text(&cand, s.timeout_s.duration(), Shown::CANDIDATE)
-                    ),
-                )));
-            }
-            let reference = self
-                .run_dir
-                .output_path(TreeLabel::Baseline, &s.name)
-                .map_err(|e| PipelineError::io("cannot find the baseline outputs", e))?;
-            if let Comparison::Differs(m) =
-                compare_check_outputs(&s, &reference, &cand.stdout_path)?
-            {
-                return Ok(CheckOutcome::Stopped(GateStop::failed(
-                    GateName::Differential,
-                    mismatch_text(&s, CheckLane::Differential, &m),
-                )));
             }
         }
         if self.timed_programs_unchanged(baseline, t, bytes, &summary) {
@@ -411,45 +371,4 @@ pub(super) fn seed_cargo_target(
         .arg(&from)
         .arg(c.join(target_rel))
         .status();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::clear_leftover;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    #[test]
-    fn a_leftover_tree_still_being_written_is_cleared() {
-        // An orphaned build of a killed run keeps writing into the leftover tree; removing it in
-        // place races with the writer ("Directory not empty"). Clearing must succeed every time.
-        let dir = tempfile::tempdir().unwrap();
-        for round in 0..20 {
-            let dest = dir.path().join("baseline");
-            std::fs::create_dir_all(dest.join("target/deep")).unwrap();
-            let stop = Arc::new(AtomicBool::new(false));
-            // Writes through an open directory handle, as a process whose cwd is there. Opened
-            // here, not in the writer: a writer started late on a busy machine would otherwise
-            // find the tree already moved aside.
-            let deep = std::fs::File::open(dest.join("target/deep")).unwrap();
-            let writer = {
-                let stop = Arc::clone(&stop);
-                std::thread::spawn(move || {
-                    let mut i = 0u64;
-                    let at = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&deep));
-                    while !stop.load(Ordering::Relaxed) {
-                        let _ = std::fs::write(format!("{at}/f{i}"), b"x");
-                        i += 1;
-                    }
-                })
-            };
-            std::thread::sleep(std::time::Duration::from_millis(5));
-            let cleared = clear_leftover(&dest);
-            stop.store(true, Ordering::Relaxed);
-            writer.join().unwrap();
-            assert!(cleared.is_ok(), "round {round}: {cleared:?}");
-            assert!(!dest.exists(), "round {round}");
-        }
-        assert!(clear_leftover(&dir.path().join("never-there")).is_ok());
-    }
 }

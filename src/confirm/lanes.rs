@@ -1,26 +1,25 @@
 //! The untimed lanes of a confirmation: builds, tests, the differential check and the sanitizer
-//! lane. Baseline and candidate steps run side by side (two threads): nothing is being measured
-//! yet, and the two trees share nothing.
+//! lane, each step judged by the one check engine (`pipeline::lane`) with the baseline's step
+//! run beside the candidate's ([`Paired`]). Baseline and candidate steps run side by side (two
+//! threads): nothing is being measured yet, and the two trees share nothing.
 
-use crate::failure::with_causes;
-use std::path::Path;
 use std::time::Duration;
 
+use super::Run;
 use super::stages::{Built, MainTrees, Prepared, SanitizedTrees, Step, TimedTrees, step};
-use super::{Run, io_err};
-use crate::check::{self, Comparison};
+use crate::check;
+use crate::evidence::outcome::GateStop;
 use crate::evidence::result::{
-    ArtifactDigest, CheckLane, DifferentialRecord, GateName, GateStatus, HoldoutSeed, Role,
-    SanitizerFinding, StepKind, StepName, TreeLabel,
+    CheckLane, GateName, GateStatus, HoldoutSeed, Role, StepKind, StepName, TreeLabel,
 };
 use crate::evidence::verdict::gate;
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{
-    LaneStep, Shown, artifact_digest, compare_check_outputs, failure_text, hidden_path_hint,
-    mismatch_text, revealing_holdout_name, silent_check_warning, step_stop,
+    LaneStep, Shown, failure_text, hidden_path_hint, revealing_holdout_name,
 };
+use crate::pipeline::lane::{self, Lane, Ran, Sides};
 use crate::pipeline::steps::{self, StepOutput};
-use crate::spec::workload::{Compare, Scenario};
+use crate::spec::workload::Scenario;
 use crate::tree::{self, Protected, Tree};
 
 /// How the candidate's own step went, beside a baseline step that failed.
@@ -35,14 +34,80 @@ fn candidate_side(cand: &StepOutput, timeout: Duration) -> String {
     }
 }
 
-fn rule_name(rule: &Compare) -> String {
-    match rule {
-        Compare::Exact => "exact".to_string(),
-        Compare::Tolerance(t) => format!("tolerance abs {} rel {}", t.abs.get(), t.rel.get()),
+/// What failed, in the words of a baseline that fails alone too: "tests failed".
+fn failed_step(step: &LaneStep<'_>) -> String {
+    match &step.step.kind {
+        StepKind::Test(_) => "tests failed".to_string(),
+        StepKind::Check(name) => format!("check of scenario `{name}` failed"),
+        _ => format!("{} failed", step.step),
     }
 }
 
-impl Run<'_> {
+/// A confirmation's two sides of a step: the baseline's tree and the candidate's at once, and a
+/// baseline step that fails run again alone before the baseline is blamed.
+struct Paired<'r, 'a> {
+    run: &'r mut Run<'a>,
+    trees: [(TreeLabel, &'r Tree); 2],
+    /// Where a failed baseline build runs again: a fresh tree of this label, after the
+    /// candidate's tree is removed (a build writes its tree, and the candidate's may have filled
+    /// the disk). `None`: in the baseline's own tree (a test or a check leaves it as it was).
+    alone: Option<TreeLabel>,
+}
+
+impl Sides for Paired<'_, '_> {
+    fn run(&mut self, step: &LaneStep<'_>, gate: GateName) -> Result<Lane<Ran>, PipelineError> {
+        let [base, cand] = self.run.run_pair(step, self.trees)?;
+        if base.record.succeeded() {
+            return Ok(Ok(Ran {
+                candidate: cand,
+                baseline: Some(base),
+            }));
+        }
+        let what = failed_step(step);
+        let disturbed = match self.alone {
+            Some(label) => {
+                let _ = std::fs::remove_dir_all(&self.trees[1].1.root);
+                self.run.stage(&format!("{} alone", step.step));
+                let fresh = self.run.materialize(label)?;
+                let beside = (&base, &cand);
+                self.run
+                    .baseline_alone(step, beside, (label, &fresh), &what)?
+            }
+            None => (self.run).baseline_alone(step, (&base, &cand), self.trees[0], &what)?,
+        };
+        Ok(Err(GateStop::failed(gate, disturbed)))
+    }
+
+    fn trees(&self) -> Vec<(TreeLabel, &Tree)> {
+        self.trees.to_vec()
+    }
+
+    fn reference(
+        &self,
+        _: &Scenario,
+        ran: &Ran,
+    ) -> Result<(std::path::PathBuf, String), PipelineError> {
+        let base = (ran.baseline.as_ref())
+            .ok_or_else(|| PipelineError::Internal("a paired check lost its baseline".into()))?;
+        Ok((base.stdout_path.clone(), base.run.stdout_sha256.clone()))
+    }
+}
+
+impl<'a> Run<'a> {
+    /// The sides of a step in `trees` (baseline first), a failed baseline build run again in a
+    /// fresh tree labelled `alone`.
+    fn paired<'r>(
+        &'r mut self,
+        trees: [(TreeLabel, &'r Tree); 2],
+        alone: Option<TreeLabel>,
+    ) -> Paired<'r, 'a> {
+        Paired {
+            run: self,
+            trees,
+            alone,
+        }
+    }
+
     /// Runs `s` in both trees and records both steps: at once, except a build whose candidate
     /// gets private copies of the build caches, which runs after the baseline's build.
     pub(crate) fn run_pair(
@@ -140,6 +205,27 @@ impl Run<'_> {
         Ok(out)
     }
 
+    /// What every step of this confirmation is held to, with `protected` as the first tree had
+    /// them.
+    pub(crate) fn rules<'p>(&self, protected: &'p Protected) -> lane::Rules<'p> {
+        lane::Rules {
+            protected,
+            limit_mib: self.plan.campaign.spec.sandbox.limits.tree_mib.get(),
+            isolated: self.sandbox.enabled(),
+            shown: Shown::GATE,
+        }
+    }
+
+    /// A stage's value from the check engine's `lane`, or its stop recorded as the failed gate
+    /// (a changed protected file turns the passed `patch safety` gate into a failed one).
+    pub(crate) fn settle<T>(&mut self, lane: Lane<T>) -> Step<T> {
+        match lane {
+            Ok(value) => Step::Go(value),
+            Err(stop) if stop.gate == GateName::PatchSafety => self.fail_patch_safety(stop.detail),
+            Err(stop) => self.stop(stop),
+        }
+    }
+
     /// Builds baseline and candidate, digests the artifacts, then builds the second baseline, the
     /// configuration-only tree and the sanitizer twins: every tree the later stages use.
     pub(crate) fn build_all(&mut self, prepared: Prepared) -> Result<Step<Built>, PipelineError> {
@@ -149,23 +235,15 @@ impl Run<'_> {
             config_only,
             protected,
         } = prepared;
-        let [(bl, bt), (cl, ct)] = main.labelled();
-        let step = LaneStep::build(&self.plan.campaign.workload);
-        let [base, cand] = self.run_pair(&step, [(bl, bt), (cl, ct)])?;
-        if !base.record.succeeded() {
-            return self.baseline_build_failed_beside_candidate(
-                &step,
-                (&base, &cand),
-                ct,
-                (TreeLabel::BaselineAlone, GateName::Build),
-            );
-        }
-        if !cand.record.succeeded() {
-            return Ok(self.stop(step_stop(GateName::Build, &cand, step.timeout, Shown::GATE)));
-        }
-        step!(self.protected_unchanged(&protected, &[(bl, bt), (cl, ct)], "the build"));
-        step!(self.trees_within_limit(&[(bl, bt), (cl, ct)], GateName::Build));
-        step!(self.digest_artifacts(bt, ct));
+        let (plan, rules) = (self.plan, self.rules(&protected));
+        let step = LaneStep::build(&plan.campaign.workload);
+        let mut sides = self.paired(main.labelled(), Some(TreeLabel::BaselineAlone));
+        let digests = match lane::build(&mut sides, rules, &step, (GateName::Build, "the build"))? {
+            Ok(_) => lane::artifacts(&sides, &plan.campaign.workload.build)?,
+            Err(stop) => Err(stop),
+        };
+        let digests = step!(Ok::<_, PipelineError>(self.settle(digests)));
+        self.result.artifacts.extend(digests);
         self.pass_gate(
             GateName::Build,
             "baseline and candidate built from clean checkouts",
@@ -200,26 +278,6 @@ impl Run<'_> {
         let trees = [(TreeLabel::BaselineAgain, &t)];
         step!(self.protected_unchanged(protected, &trees, "the build"));
         Ok(Step::Go(out.record.succeeded().then_some(t)))
-    }
-
-    /// The baseline's build failed while the candidate's ran beside it. A candidate's build can
-    /// starve its neighbour (fill the disk, exhaust memory), so before blaming the baseline evo
-    /// removes the candidate's tree and builds the baseline again, alone, in a fresh tree
-    /// (`label`). If that succeeds, the candidate's `gate` fails; if not, the baseline itself
-    /// fails.
-    fn baseline_build_failed_beside_candidate<T>(
-        &mut self,
-        step: &LaneStep<'_>,
-        (base, cand): (&StepOutput, &StepOutput),
-        ct: &Tree,
-        (label, gate): (TreeLabel, GateName),
-    ) -> Result<Step<T>, PipelineError> {
-        let _ = std::fs::remove_dir_all(&ct.root);
-        self.stage(&format!("{} alone", step.step));
-        let alone = self.materialize(label)?;
-        let what = format!("{} failed", step.step);
-        let disturbed = self.baseline_alone(step, (base, cand), (label, &alone), &what)?;
-        Ok(self.fail_gate(gate, disturbed))
     }
 
     /// The baseline's step failed while the candidate's ran beside it: run it again alone, in
@@ -266,37 +324,6 @@ impl Run<'_> {
         )))
     }
 
-    fn digest_artifacts(&mut self, bt: &Tree, ct: &Tree) -> Result<Step<()>, PipelineError> {
-        let build = &self.plan.campaign.workload.build;
-        for artifact in &build.artifacts {
-            for (label, t) in [(TreeLabel::Baseline, bt), (TreeLabel::Candidate, ct)] {
-                match artifact_digest(t, build, artifact) {
-                    Ok(sha256) => self.result.artifacts.push(ArtifactDigest {
-                        tree: label,
-                        path: artifact.clone(),
-                        sha256,
-                    }),
-                    Err(e) if label == TreeLabel::Baseline => {
-                        return Err(PipelineError::Baseline(format!(
-                            "the build did not produce the artifact `{artifact}`: {}",
-                            with_causes(&e)
-                        )));
-                    }
-                    Err(e) => {
-                        return Ok(self.fail_gate(
-                            GateName::Build,
-                            format!(
-                                "the candidate's build did not produce `{artifact}`: {}",
-                                with_causes(&e)
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        Ok(Step::Go(()))
-    }
-
     /// Builds the sanitized twins of the main trees, when the workload has a `sanitize` section.
     fn build_sanitizer_trees(
         &mut self,
@@ -319,36 +346,15 @@ impl Run<'_> {
             timeout: san.timeout_s.duration(),
             output_of: None,
         };
-        let [base, cand] = self.run_pair(
-            &step,
-            [
-                (TreeLabel::BaselineSanitize, &bt),
-                (TreeLabel::CandidateSanitize, &ct),
-            ],
-        )?;
-        if !base.record.succeeded() {
-            return self.baseline_build_failed_beside_candidate(
-                &step,
-                (&base, &cand),
-                &ct,
-                (TreeLabel::BaselineSanitizeAlone, GateName::Sanitizers),
-            );
-        }
+        let rules = self.rules(protected);
         let pair = [
             (TreeLabel::BaselineSanitize, &bt),
             (TreeLabel::CandidateSanitize, &ct),
         ];
-        step!(self.protected_unchanged(protected, &pair, "the sanitizer build"));
-        step!(self.trees_within_limit(&pair, GateName::Sanitizers));
-        if !cand.record.succeeded() {
-            return Ok(self.fail_gate(
-                GateName::Sanitizers,
-                format!(
-                    "sanitizer build failed: {}",
-                    failure_text(&cand, step.timeout, Shown::GATE)
-                ),
-            ));
-        }
+        let mut sides = self.paired(pair, Some(TreeLabel::BaselineSanitizeAlone));
+        let gate = (GateName::Sanitizers, "the sanitizer build");
+        let built = lane::build(&mut sides, rules, &step, gate)?;
+        step!(Ok::<_, PipelineError>(self.settle(built)));
         Ok(Step::Go(Some(SanitizedTrees {
             baseline: bt,
             candidate: ct,
@@ -358,35 +364,26 @@ impl Run<'_> {
     /// The checks on the built trees: tests, the differential, the sanitizer lane; hands the
     /// measurement the trees it times.
     pub(crate) fn check_all(&mut self, built: Built) -> Result<Step<TimedTrees>, PipelineError> {
-        step!(self.run_tests(&built.timed.main));
-        step!(self.run_differential(&built.timed.main));
-        step!(self.run_sanitizer_checks(built.sanitized));
+        step!(self.run_tests(&built.timed.main, &built.timed.protected));
+        step!(self.run_differential(&built.timed.main, &built.timed.protected));
+        step!(self.run_sanitizer_checks(built.sanitized, &built.timed.protected));
         Ok(Step::Go(built.timed))
     }
 
     /// Every test command must exit 0 in both trees.
-    fn run_tests(&mut self, main: &MainTrees) -> Result<Step<()>, PipelineError> {
+    fn run_tests(
+        &mut self,
+        main: &MainTrees,
+        protected: &Protected,
+    ) -> Result<Step<()>, PipelineError> {
         self.stage("tests");
-        let [(bl, bt), (cl, ct)] = main.labelled();
-        let t = self.plan.campaign.workload.test.clone();
-        for (i, command) in t.command.as_slice().iter().enumerate() {
-            let step = LaneStep::test(&t, i, command);
-            let [base, cand] = self.run_pair(&step, [(bl, bt), (cl, ct)])?;
-            if !base.record.succeeded() {
-                let disturbed =
-                    self.baseline_alone(&step, (&base, &cand), (bl, bt), "tests failed")?;
-                return Ok(self.fail_gate(GateName::Tests, disturbed));
-            }
-            if !cand.record.succeeded() {
-                return Ok(self.stop(step_stop(GateName::Tests, &cand, step.timeout, Shown::GATE)));
-            }
-        }
+        let (plan, rules) = (self.plan, self.rules(protected));
+        let test = &plan.campaign.workload.test;
+        let ran = lane::tests(&mut self.paired(main.labelled(), None), rules, test)?;
+        let commands = step!(Ok::<_, PipelineError>(self.settle(ran)));
         self.pass_gate(
             GateName::Tests,
-            format!(
-                "{} test command(s) passed in both trees",
-                t.command.as_slice().len()
-            ),
+            format!("{commands} test command(s) passed in both trees"),
         );
         Ok(Step::Go(()))
     }
@@ -402,9 +399,14 @@ impl Run<'_> {
 
     /// Every scenario's check command on both trees, with a fresh seed (the holdouts with a
     /// second one, which the receipt seals); outputs must match.
-    fn run_differential(&mut self, main: &MainTrees) -> Result<Step<()>, PipelineError> {
+    fn run_differential(
+        &mut self,
+        main: &MainTrees,
+        protected: &Protected,
+    ) -> Result<Step<()>, PipelineError> {
         self.stage("differential");
-        self.result.seed = check::fresh_seed().map_err(io_err("cannot read a fresh seed"))?;
+        self.result.seed =
+            check::fresh_seed().map_err(super::io_err("cannot read a fresh seed"))?;
         let holdouts = self
             .all_scenarios()
             .into_iter()
@@ -416,113 +418,64 @@ impl Run<'_> {
             self.warn(warning);
         }
         if self.all_scenarios().iter().any(|s| s.role == Role::Holdout) {
-            let seed = check::fresh_seed().map_err(io_err("cannot read a fresh seed"))?;
+            let seed = check::fresh_seed().map_err(super::io_err("cannot read a fresh seed"))?;
             self.result.holdout_seed = Some(HoldoutSeed::Drawn(seed));
         }
-        let [(bl, bt), (cl, ct)] = main.labelled();
+        let checks = self.all_scenarios().into_iter().map(|s| {
+            let command = s.check.clone();
+            (s, command)
+        });
+        self.check_lane(
+            checks.collect(),
+            CheckLane::Differential,
+            main.labelled(),
+            protected,
+        )
+    }
+
+    /// Scenario `checks` (each with its command) on the two `trees`, every one of them even after
+    /// one failed, so the result compares every scenario; the lane's gate fails with the first
+    /// failure, or passes.
+    fn check_lane(
+        &mut self,
+        checks: Vec<(Scenario, String)>,
+        which: CheckLane,
+        trees: [(TreeLabel, &Tree); 2],
+        protected: &Protected,
+    ) -> Result<Step<()>, PipelineError> {
+        let rules = self.rules(protected);
         let mut first_failure = None;
-        for s in self.all_scenarios() {
-            let trees = [(bl, bt), (cl, ct)];
-            let failure =
-                self.check_scenario(&s, s.check.clone(), CheckLane::Differential, trees)?;
-            if first_failure.is_none() {
-                first_failure = failure;
+        for (s, command) in checks {
+            let step = LaneStep::check(&s, &command, self.result.seed_for(s.role));
+            let checked = lane::check(&mut self.paired(trees, None), rules, &s, &step, which)?;
+            self.result.differential.extend(checked.record);
+            self.result.sanitizer_findings.extend(checked.finding);
+            if let Some(warning) = checked.warning {
+                self.warn(warning);
+            }
+            match checked.stop {
+                Some(stop) if stop.gate == GateName::PatchSafety => {
+                    return Ok(self.settle(Err(stop)));
+                }
+                Some(stop) if first_failure.is_none() => first_failure = Some(stop),
+                _ => {}
             }
         }
         match first_failure {
-            Some(detail) => Ok(self.fail_gate(GateName::Differential, detail)),
+            Some(stop) => Ok(self.stop(stop)),
             None => {
-                self.pass_gate(
-                    GateName::Differential,
-                    "every check output matches the baseline's (fresh seed)",
-                );
+                let passed = match which {
+                    CheckLane::Differential => {
+                        "every check output matches the baseline's (fresh seed)"
+                    }
+                    CheckLane::Sanitizer => {
+                        "sanitized builds ran every check cleanly with matching outputs"
+                    }
+                };
+                self.pass_gate(lane::check_gate(which), passed);
                 Ok(Step::Go(()))
             }
         }
-    }
-
-    /// Runs one check on two trees and compares; returns the failure text, if any.
-    fn check_scenario(
-        &mut self,
-        s: &Scenario,
-        command: String,
-        lane: CheckLane,
-        trees: [(TreeLabel, &Tree); 2],
-    ) -> Result<Option<String>, PipelineError> {
-        let step = LaneStep::check(s, &command, self.result.seed_for(s.role));
-        let [base, cand] = self.run_pair(&step, trees)?;
-        if !base.record.succeeded() {
-            let what = format!("check of scenario `{}` failed", s.name);
-            return self
-                .baseline_alone(&step, (&base, &cand), trees[0], &what)
-                .map(Some);
-        }
-        if let Some(f) = self.sanitizer_finding(&base)? {
-            return Err(PipelineError::Baseline(format!(
-                "{} reported in the {} tree:\n{}",
-                f.kind, f.tree, f.excerpt
-            )));
-        }
-        if let Some(f) = self.sanitizer_finding(&cand)? {
-            let text = format!("{} in `{}`:\n{}", f.kind, s.name, f.excerpt);
-            self.result.sanitizer_findings.push(f);
-            return Ok(Some(text));
-        }
-        if !cand.record.succeeded() {
-            return Ok(Some(format!(
-                "check of scenario `{}` failed: {}",
-                s.name,
-                failure_text(&cand, step.timeout, Shown::GATE)
-            )));
-        }
-        if let Some(warning) = silent_check_warning(&s.name, &base, &cand) {
-            self.warn(warning);
-        }
-        // Equal digests are the same output: no need to read them again.
-        let comparison = if base.run.stdout_sha256 == cand.run.stdout_sha256 {
-            Comparison::Same
-        } else {
-            compare_check_outputs(s, &base.stdout_path, &cand.stdout_path)?
-        };
-        let failure = match &comparison {
-            Comparison::Same => None,
-            Comparison::Differs(m) => Some(mismatch_text(s, lane, m)),
-        };
-        let (same, summary, diff) = match comparison {
-            Comparison::Same => (true, None, None),
-            Comparison::Differs(m) => (false, Some(m.summary), Some(m.diff)),
-        };
-        self.result.differential.push(DifferentialRecord {
-            scenario: s.name.clone(),
-            role: s.role,
-            lane,
-            rule: rule_name(&s.compare),
-            baseline_sha256: base.run.stdout_sha256.clone(),
-            candidate_sha256: cand.run.stdout_sha256.clone(),
-            same,
-            summary,
-            diff,
-        });
-        Ok(failure)
-    }
-
-    /// Looks for a sanitizer report in a step's whole stderr log (only in sanitizer trees).
-    fn sanitizer_finding(
-        &self,
-        out: &StepOutput,
-    ) -> Result<Option<SanitizerFinding>, PipelineError> {
-        if !out.record.tree.is_sanitized() {
-            return Ok(None);
-        }
-        let stderr = read_capped(&out.stderr_path)?;
-        Ok(
-            check::find_sanitizer_report(&stderr).map(|r| SanitizerFinding {
-                tree: out.record.tree,
-                step: out.record.step.clone(),
-                kind: r.kind.to_string(),
-                excerpt: r.excerpt,
-            }),
-        )
     }
 
     /// The sanitizer lane: checks on the sanitized builds (`None`: the workload has none);
@@ -530,6 +483,7 @@ impl Run<'_> {
     fn run_sanitizer_checks(
         &mut self,
         sanitized: Option<SanitizedTrees>,
+        protected: &Protected,
     ) -> Result<Step<()>, PipelineError> {
         let Some(SanitizedTrees {
             baseline: bt,
@@ -545,48 +499,16 @@ impl Run<'_> {
         };
         self.stage("sanitizer checks");
         self.result.sanitizer_lane_ran = true;
-        let check_override = self
-            .plan
-            .campaign
-            .workload
-            .sanitize
-            .as_ref()
-            .and_then(|s| s.check.clone());
-        let mut first_failure = None;
-        for s in self.all_scenarios() {
+        let check_override =
+            (self.plan.campaign.workload.sanitize.as_ref()).and_then(|s| s.check.clone());
+        let checks = self.all_scenarios().into_iter().map(|s| {
             let command = check_override.clone().unwrap_or_else(|| s.check.clone());
-            let trees = [
-                (TreeLabel::BaselineSanitize, &bt),
-                (TreeLabel::CandidateSanitize, &ct),
-            ];
-            let failure = self.check_scenario(&s, command, CheckLane::Sanitizer, trees)?;
-            if first_failure.is_none() {
-                first_failure = failure;
-            }
-        }
-        match first_failure {
-            Some(detail) => Ok(self.fail_gate(GateName::Sanitizers, detail)),
-            None => {
-                self.pass_gate(
-                    GateName::Sanitizers,
-                    "sanitized builds ran every check cleanly with matching outputs",
-                );
-                Ok(Step::Go(()))
-            }
-        }
+            (s, command)
+        });
+        let trees = [
+            (TreeLabel::BaselineSanitize, &bt),
+            (TreeLabel::CandidateSanitize, &ct),
+        ];
+        self.check_lane(checks.collect(), CheckLane::Sanitizer, trees, protected)
     }
-}
-
-/// At most the log cap ([`crate::measure::runner::LOG_CAP_BYTES`]) of a file, lossily decoded
-/// (logs may hold any bytes). The runner writes no more than the cap; the read keeps to it too,
-/// whatever wrote the file.
-fn read_capped(path: &Path) -> Result<String, PipelineError> {
-    use std::io::Read;
-    let cannot = || io_err(format!("cannot read {}", path.display()));
-    let file = std::fs::File::open(path).map_err(cannot())?;
-    let mut bytes = Vec::new();
-    (file.take(crate::measure::runner::LOG_CAP_BYTES))
-        .read_to_end(&mut bytes)
-        .map_err(cannot())?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

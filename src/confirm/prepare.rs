@@ -5,8 +5,8 @@
 
 use super::stages::{MainTrees, Prepared, Step};
 use super::{PipelineError, Run};
-use crate::evidence::result::{self, GateName, PatchFileChange, TreeLabel};
-use crate::pipeline::patch_gates;
+use crate::evidence::result::{self, PatchFileChange, TreeLabel};
+use crate::pipeline::{lane, patch_gates};
 use crate::tree::{self, Tree};
 
 impl Run<'_> {
@@ -32,23 +32,20 @@ impl Run<'_> {
         self.result.patch.removed = summary.removed_lines;
         let baseline = self.materialize(TreeLabel::Baseline)?;
         let protected = self.record_protected(&baseline)?;
-        let cap = self.plan.campaign.spec.confirm.max_applied_bytes;
-        let (patch, workload) = (&self.plan.patch[..], &self.plan.campaign.workload);
-        let judged = patch_gates::before_apply(&summary, patch, &baseline, workload, cap);
-        for (name, detail) in judged.passed {
+        let plan = self.plan;
+        let cap = plan.campaign.spec.confirm.max_applied_bytes;
+        let (patch, workload) = (&plan.patch[..], &plan.campaign.workload);
+        let applied = lane::gates_and_apply(patch, &summary, &baseline, workload, cap, || {
+            self.materialize(TreeLabel::Candidate)
+        })?;
+        for (name, detail) in applied.passed {
             self.pass_gate(name, detail);
         }
-        if let Some(stop) = judged.stop {
-            return Ok(self.stop(stop));
-        }
-        let candidate = self.materialize(TreeLabel::Candidate)?;
-        match patch_gates::apply(&candidate, &self.plan.patch) {
-            Ok(name) => {
-                self.pass_gate(GateName::Apply, format!("applied with {name}"));
-                self.result.patch.applier = Some(name.to_string());
-            }
+        let (candidate, applier) = match applied.tree {
+            Ok(applied) => applied,
             Err(stop) => return Ok(self.stop(stop)),
-        }
+        };
+        self.result.patch.applier = Some(applier.to_string());
         let config_only = self.prepare_config_lane()?;
         Ok(Step::Go(Prepared {
             main: MainTrees {
@@ -63,15 +60,12 @@ impl Run<'_> {
     /// A fresh clean checkout of the baseline in the work directory, with the overlay copied in.
     pub(super) fn materialize(&mut self, label: TreeLabel) -> Result<Tree, PipelineError> {
         let dest = self.work.join(tree::dir_name(&label.to_string()));
-        let t = tree::materialize(&self.pinned, &dest).map_err(|e| {
-            PipelineError::internal_while(format!("cannot check out the {label} tree"), e)
-        })?;
-        let copied = tree::copy_overlay(
-            &self.plan.campaign.overlay,
-            &t,
-            &self.plan.campaign.overlay_base,
-        )
-        .map_err(|e| PipelineError::usage_while("cannot copy the overlay", e))?;
+        let campaign = &self.plan.campaign;
+        let overlay = lane::Overlay {
+            files: &campaign.overlay,
+            base: &campaign.overlay_base,
+        };
+        let (t, copied) = lane::fresh_tree(&self.pinned, &dest, label, Some(overlay))?;
         if self.result.overlay.is_empty() {
             self.result.overlay = copied
                 .into_iter()

@@ -9,7 +9,6 @@ use super::Run;
 use super::stages::{Step, TimedTrees};
 use crate::evidence::result::{GateName, GateStatus, TreeLabel};
 use crate::pipeline::PipelineError;
-use crate::pipeline::checks::{Shown, over_limit, protected_stop};
 use crate::tree::{Protected, Tree};
 
 impl Run<'_> {
@@ -21,43 +20,18 @@ impl Run<'_> {
     }
 
     /// Whether `trees` still hold the protected files as `recorded` after `who` ran ("the
-    /// build"). A tree that differs fails gate `patch safety`, naming the file and the tree, unless it is
-    /// a baseline's tree under the sandbox: no candidate can reach it there, so the baseline's
-    /// own steps write what the workload protects.
+    /// build"): a tree that differs fails gate `patch safety`, naming the file and the tree,
+    /// unless it is a baseline's tree under the sandbox: no candidate can reach it there, so the
+    /// baseline's own steps write what the workload protects (the check engine's
+    /// `lane::protected_kept`).
     pub(super) fn protected_unchanged(
         &mut self,
         recorded: &Protected,
         trees: &[(TreeLabel, &Tree)],
         who: &str,
     ) -> Result<Step<()>, PipelineError> {
-        for &tree in trees {
-            let isolated = self.sandbox.enabled();
-            if let Some(stop) = protected_stop(recorded, tree, who, isolated, Shown::GATE)? {
-                return Ok(self.fail_patch_safety(stop.detail));
-            }
-        }
-        Ok(Step::Go(()))
-    }
-
-    /// Whether the trees a build just ran in stay within `sandbox.limits.tree_mib`: a
-    /// candidate's tree over it fails `gate` (build, sanitizers) with its size named; a
-    /// baseline's is the baseline's own failure.
-    pub(super) fn trees_within_limit(
-        &mut self,
-        trees: &[(TreeLabel, &Tree)],
-        gate: GateName,
-    ) -> Result<Step<()>, PipelineError> {
-        let limit_mib = self.plan.campaign.spec.sandbox.limits.tree_mib.get();
-        for (label, t) in trees {
-            let Some(over) = over_limit(t, limit_mib) else {
-                continue;
-            };
-            if label.holds_baseline() && self.sandbox.enabled() {
-                return Err(PipelineError::Baseline(format!("the {label} tree: {over}")));
-            }
-            return Ok(self.fail_gate(gate, format!("the {label} tree: {over}")));
-        }
-        Ok(Step::Go(()))
+        let kept = crate::pipeline::lane::protected_kept(self.rules(recorded), trees, who)?;
+        Ok(self.settle(kept))
     }
 
     /// [`Run::protected_unchanged`] for the trees the timed runs use: the baseline, the candidate,
@@ -71,7 +45,7 @@ impl Run<'_> {
     }
 
     /// Turns the passed `patch safety` gate into a failed one with `detail` (one gate each).
-    fn fail_patch_safety(&mut self, detail: String) -> Step<()> {
+    pub(super) fn fail_patch_safety<T>(&mut self, detail: String) -> Step<T> {
         const GATE: GateName = GateName::PatchSafety;
         match self.result.gates.iter_mut().find(|g| g.name == GATE) {
             Some(g) => {

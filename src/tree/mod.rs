@@ -85,3 +85,10 @@ pub struct Tree {
     /// The tree's own single commit ("evo baseline <sha>"); diff against it to get a patch.
     pub commit: String,
 }
+
+/// So a caller can hand a tree, or a tree with what it keeps beside it, where a tree is read.
+impl AsRef<Tree> for Tree {
+    fn as_ref(&self) -> &Tree {
+        self
+    }
+}

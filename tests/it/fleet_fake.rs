@@ -104,15 +104,10 @@ impl Fixture {
     fn new(candidates: &[&str], fleet: &str) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
-        write(&repo.join("prog.sh"), "#!/bin/sh\necho slow\n");
-        write(&repo.join("Makefile"), "prog:\n\tcp prog.sh prog\n");
-        write(
-            &repo.join("bench/run.sh"),
-            "#!/bin/sh\nexec ./prog \"$@\"\n",
+        util::tiny::repo(
+            &repo,
+            &[("bench/run.sh", "#!/bin/sh\nexec ./prog \"$@\"\n")],
         );
-        util::git(&repo, &["init", "-q"]);
-        util::git(&repo, &["add", "-A"]);
-        util::git(&repo, &["commit", "-q", "-m", "baseline"]);
         let camp = dir.path().join("camp");
         let mut listed = Vec::new();
         for name in candidates {

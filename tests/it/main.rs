@@ -12,6 +12,7 @@ mod bench_fake;
 mod campaign_e2e;
 mod campaign_fake;
 mod campaign_plan;
+mod check_lane;
 mod check_outputs;
 mod ci_e2e;
 mod ci_workflow;
