@@ -173,7 +173,7 @@ fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {
     let claim = terminal::Claim {
         verdict: done.result.verdict,
         tier: done.result.tier,
-        patch: done.run_dir.join(&done.result.patch.file),
+        patch: done.run_dir.join(&done.result.evidence.patch.file),
     };
     live.say(&terminal::next_commands(&r.path, &key, Some(&claim)));
     let verdict = done.result.verdict.as_str();

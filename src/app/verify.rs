@@ -131,7 +131,7 @@ pub(super) fn verify_command(args: VerifyArgs) -> Result<i32, Failure> {
         println!("  subject {} {}", s.name, digests.join(" "));
     }
     let standing = crate::report::wording::standing(p.verdict, p.tier);
-    println!("  run {}: verdict {standing}", p.run_id);
+    println!("  run {}: verdict {standing}", p.evidence.run_id);
     if args.recompute {
         recompute(p)?;
     }
@@ -168,7 +168,9 @@ fn bound_to(
 ) -> Result<Vec<String>, Failure> {
     let mut unmet = Vec::new();
     // The copy of the patch the run directory keeps beside its receipt (`candidate.patch`).
-    let name = Path::new(&p.patch.file).file_name().map(PathBuf::from);
+    let name = Path::new(&p.evidence.patch.file)
+        .file_name()
+        .map(PathBuf::from);
     let beside = (args.file.parent().zip(name)).map(|(dir, name)| dir.join(name));
     let patch_file = match (&args.patch, &args.diff) {
         (Some(file), _) => Some(file.clone()),
@@ -227,12 +229,13 @@ fn recompute(p: &crate::evidence::result::ConfirmResult) -> Result<(), Failure> 
     if let Err(e) = crate::receipt::recompute::same_rules(p) {
         return Err(Failure::verification(e).hint(format!(
             "recompute it with the evo that made it (evo {}), or with an evo whose rules are {}",
-            p.evo_version, e.recorded
+            p.evidence.evo_version, e.recorded
         )));
     }
     let differences = crate::receipt::recompute::recompute(p);
     if differences.is_empty() {
         let runs: usize = p
+            .evidence
             .scenarios
             .iter()
             .map(|s| s.warmups.len() + 2 * (s.aa_pairs.len() + s.pairs.len()))

@@ -450,13 +450,13 @@ impl CampaignRun<'_> {
         std::fs::create_dir_all(&dest)
             .map_err(|e| PipelineError::io("cannot create confirmations/", e))?;
         let run_dir = RunDir {
-            id: collected.result.run_id.clone(),
-            path: dest.join(&collected.result.run_id),
+            id: collected.result.evidence.run_id.clone(),
+            path: dest.join(&collected.result.evidence.run_id),
         };
         move_folder(&collected.run_folder, &run_dir.path)
             .map_err(|e| PipelineError::io("cannot move the job's run folder", e))?;
         let mut result = collected.result;
-        result.environment.job = Some(FleetJob {
+        result.evidence.environment.job = Some(FleetJob {
             engine: "slurm".into(),
             job_id: a.job.0,
             node: a.node.clone(),

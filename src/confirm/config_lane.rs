@@ -19,8 +19,8 @@ const CONFIG_PATCH: &str = "config_only.patch";
 
 impl Run<'_> {
     fn skip_config_lane(&mut self, reason: impl Into<String>) {
-        self.result.config_lane.ran = false;
-        self.result.config_lane.reason = reason.into();
+        self.evidence.config_lane.ran = false;
+        self.evidence.config_lane.reason = reason.into();
     }
 
     /// Splits the patch; when it mixes configuration and code, prepares the configuration-only
@@ -39,7 +39,7 @@ impl Run<'_> {
                 return Ok(None);
             }
         };
-        self.result.config_lane.files = split.config_files.clone();
+        self.evidence.config_lane.files = split.config_files.clone();
         if split.config.is_empty() {
             self.skip_config_lane("the patch touches no build configuration file");
             return Ok(None);
@@ -61,7 +61,7 @@ impl Run<'_> {
             ));
             return Ok(None);
         }
-        self.result.config_lane.patch_file = Some(CONFIG_PATCH.to_string());
+        self.evidence.config_lane.patch_file = Some(CONFIG_PATCH.to_string());
         Ok(Some(t))
     }
 
@@ -111,7 +111,7 @@ impl Run<'_> {
             return Ok(());
         };
         let whole = self
-            .result
+            .evidence
             .scenarios
             .iter()
             .find(|r| r.name == s.name)
@@ -163,7 +163,7 @@ impl Run<'_> {
         };
         let figures = crate::evidence::result::holdout_figures(&pairs, None)
             .map_err(PipelineError::internal)?;
-        let lane = &mut self.result.config_lane;
+        let lane = &mut self.evidence.config_lane;
         lane.ran = true;
         lane.scenario = Some(s.name.clone());
         lane.median = Some(figures.median);

@@ -21,21 +21,19 @@ impl Run<'_> {
         started: Instant,
         signer: K::Held,
     ) -> Result<Decided<K::Held>, PipelineError> {
-        self.result.environment.load_1m_after = environment::load_1m();
-        let r = &self.result;
-        let d = verdict::decide_result(r, &r.scenarios);
-        self.result.tier = d.tier;
-        self.result.verdict = d.verdict;
-        self.result.reasons = d.reasons;
-        self.result.timings.total_s = started.elapsed().as_secs_f64();
+        self.evidence.environment.load_1m_after = environment::load_1m();
+        self.evidence.timings.total_s = started.elapsed().as_secs_f64();
+        let e = &self.evidence;
+        let decision = verdict::decide_result(e, &e.scenarios);
+        let result = ConfirmResult::decided(self.evidence, decision);
         if let Some(signer) = K::signer(&signer) {
             let scanner = receipt::KeyScanner::new(&signer.key);
-            (receipt::check_result(&self.result, &scanner))
+            (receipt::check_result(&result, &scanner))
                 .map_err(|leak| key_leak(&self.run_dir, leak))?;
         }
-        write_result(&self.run_dir, &self.result)?;
+        write_result(&self.run_dir, &result)?;
         Ok(Decided {
-            result: self.result,
+            result,
             run_dir: self.run_dir,
             signer,
         })

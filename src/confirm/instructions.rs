@@ -36,19 +36,24 @@ impl Run<'_> {
             .collect();
         // A significant slowdown is rejected whatever the counts say: the counts, minutes of
         // valgrind on a real workload, are spared, and each scenario's lane says why.
-        if let Some(slower) = crate::evidence::verdict::decided_slower(&self.result.scenarios) {
+        if let Some(slower) = crate::evidence::verdict::decided_slower(&self.evidence.scenarios) {
             let note = format!(
                 "not counted: the candidate is significantly slower in wall time on training \
                  scenario `{slower}`, which rejects it whatever it executes"
             );
-            for s in (self.result.scenarios.iter_mut()).filter(|s| s.training.is_some()) {
+            for s in (self.evidence.scenarios.iter_mut()).filter(|s| s.training.is_some()) {
                 s.instructions = Some(InstructionFigures::missing(note.clone()));
             }
             return Ok(());
         }
         let mut runner = self.opts.runners.runner();
         for s in &training {
-            let Some(index) = self.result.scenarios.iter().position(|r| r.name == s.name) else {
+            let Some(index) = self
+                .evidence
+                .scenarios
+                .iter()
+                .position(|r| r.name == s.name)
+            else {
                 continue;
             };
             self.stage(&format!("count instructions: {}", s.name));
@@ -91,7 +96,7 @@ impl Run<'_> {
             if s.count.is_some() {
                 figures.command = Some(b.command.clone());
             }
-            self.result.scenarios[index].instructions = Some(figures);
+            self.evidence.scenarios[index].instructions = Some(figures);
         }
         Ok(())
     }

@@ -137,7 +137,7 @@ impl<'a> Run<'a> {
         let mut done = Vec::with_capacity(2);
         for o in outputs {
             let o = o.map_err(PipelineError::internal)?;
-            self.result.steps.push(o.record.clone());
+            self.evidence.steps.push(o.record.clone());
             done.push(o);
         }
         done.try_into()
@@ -201,7 +201,7 @@ impl<'a> Run<'a> {
         tree: (TreeLabel, &Tree),
     ) -> Result<StepOutput, PipelineError> {
         let out = s.run(tree, &self.run_dir, &self.sandbox, &*self.opts.runners)?;
-        self.result.steps.push(out.record.clone());
+        self.evidence.steps.push(out.record.clone());
         Ok(out)
     }
 
@@ -243,7 +243,7 @@ impl<'a> Run<'a> {
             Err(stop) => Err(stop),
         };
         let digests = step!(Ok::<_, PipelineError>(self.settle(digests)));
-        self.result.artifacts.extend(digests);
+        self.evidence.artifacts.extend(digests);
         self.pass_gate(
             GateName::Build,
             "baseline and candidate built from clean checkouts",
@@ -405,7 +405,7 @@ impl<'a> Run<'a> {
         protected: &Protected,
     ) -> Result<Step<()>, PipelineError> {
         self.stage("differential");
-        self.result.seed =
+        self.evidence.seed =
             check::fresh_seed().map_err(super::io_err("cannot read a fresh seed"))?;
         let holdouts = self
             .all_scenarios()
@@ -419,7 +419,7 @@ impl<'a> Run<'a> {
         }
         if self.all_scenarios().iter().any(|s| s.role == Role::Holdout) {
             let seed = check::fresh_seed().map_err(super::io_err("cannot read a fresh seed"))?;
-            self.result.holdout_seed = Some(HoldoutSeed::Drawn(seed));
+            self.evidence.holdout_seed = Some(HoldoutSeed::Drawn(seed));
         }
         let checks = self.all_scenarios().into_iter().map(|s| {
             let command = s.check.clone();
@@ -446,10 +446,10 @@ impl<'a> Run<'a> {
         let rules = self.rules(protected);
         let mut first_failure = None;
         for (s, command) in checks {
-            let step = LaneStep::check(&s, &command, self.result.seed_for(s.role));
+            let step = LaneStep::check(&s, &command, self.evidence.seed_for(s.role));
             let checked = lane::check(&mut self.paired(trees, None), rules, &s, &step, which)?;
-            self.result.differential.extend(checked.record);
-            self.result.sanitizer_findings.extend(checked.finding);
+            self.evidence.differential.extend(checked.record);
+            self.evidence.sanitizer_findings.extend(checked.finding);
             if let Some(warning) = checked.warning {
                 self.warn(warning);
             }
@@ -490,7 +490,7 @@ impl<'a> Run<'a> {
             candidate: ct,
         }) = sanitized
         else {
-            self.result.gates.push(gate(
+            self.evidence.gates.push(gate(
                 GateName::Sanitizers,
                 GateStatus::Skipped,
                 "the workload has no sanitize section: the sanitizer lane did not run",
@@ -498,7 +498,7 @@ impl<'a> Run<'a> {
             return Ok(Step::Go(()));
         };
         self.stage("sanitizer checks");
-        self.result.sanitizer_lane_ran = true;
+        self.evidence.sanitizer_lane_ran = true;
         let check_override =
             (self.plan.campaign.workload.sanitize.as_ref()).and_then(|s| s.check.clone());
         let checks = self.all_scenarios().into_iter().map(|s| {

@@ -46,7 +46,7 @@ impl Run<'_> {
         // Pinned while it lives: dropped before the configuration lane, whose build must not
         // inherit evo's single CPU.
         let mut runner = self.opts.runners.timed_runner();
-        self.result.environment.cpus = runner.cpu_split().cloned();
+        self.evidence.environment.cpus = runner.cpu_split().cloned();
         let training: Vec<Scenario> = self
             .plan
             .campaign
@@ -66,7 +66,7 @@ impl Run<'_> {
             }
         }
         let metric = self.plan.campaign.spec.confirm.metric;
-        if !crate::evidence::verdict::holdouts_can_matter(metric, &self.result.scenarios) {
+        if !crate::evidence::verdict::holdouts_can_matter(metric, &self.evidence.scenarios) {
             // The verdict is already "not accepted"; holdouts cannot change it, so spare their runs.
             self.finish_timed_output_gate();
             return Ok(());
@@ -108,7 +108,7 @@ impl Run<'_> {
         let config = self.budget_config()?;
         Some(budget::share(
             &config,
-            &self.result.scenarios,
+            &self.evidence.scenarios,
             role,
             warmups,
         ))
@@ -125,12 +125,12 @@ impl Run<'_> {
 
     fn finish_timed_output_gate(&mut self) {
         if !self
-            .result
+            .evidence
             .gates
             .iter()
             .any(|g| g.name == GateName::TimedOutput)
         {
-            let detail = timed_output_detail(&self.result.scenarios);
+            let detail = timed_output_detail(&self.evidence.scenarios);
             self.pass_gate(GateName::TimedOutput, detail);
         }
     }
@@ -253,7 +253,7 @@ impl Run<'_> {
     }
 
     fn gate_failed(&self, name: GateName) -> bool {
-        (self.result.gates.iter()).any(|g| g.name == name && g.status == GateStatus::Failed)
+        (self.evidence.gates.iter()).any(|g| g.name == name && g.status == GateStatus::Failed)
     }
 
     /// The timed runs of `s` in both main trees, then the warmups of both arms, each round on a
@@ -315,7 +315,7 @@ impl Run<'_> {
         // The gate has already failed above: this records the replay check alone.
         let _ = self.check_timed_output(s, &mut result);
         result.timed_output_consistent = Some(false);
-        self.result.scenarios.push(result);
+        self.evidence.scenarios.push(result);
         Ok(stopped)
     }
 
@@ -361,7 +361,7 @@ impl Run<'_> {
                 target_effect: set.target_effect(),
                 first: Order::CandidateFirst,
                 order_seed: Some(schedule::fresh_order_seed()),
-                mde_seed: self.result.seed,
+                mde_seed: self.evidence.seed,
                 timeout_s: s.timeout_s.get(),
             },
         };
@@ -394,7 +394,7 @@ impl Run<'_> {
         }
         result.training = Some(figures);
         let checked = self.check_timed_output(s, &mut result);
-        self.result.scenarios.push(result);
+        self.evidence.scenarios.push(result);
         Ok(checked)
     }
 
@@ -425,7 +425,7 @@ impl Run<'_> {
             budget_s: share.map(|s| s.budget_s),
             budget_split: share.map(|s| s.split),
         };
-        let Some(plan) = holdout_plan(&self.result.scenarios, counts, &warmups) else {
+        let Some(plan) = holdout_plan(&self.evidence.scenarios, counts, &warmups) else {
             return Err(PipelineError::Internal(
                 "no training scenario's A/A runs to plan the holdout's pairs from".to_string(),
             ));
@@ -456,7 +456,7 @@ impl Run<'_> {
         result.pairs = pairs;
         result.order_seed = Some(order_seed);
         let checked = self.check_timed_output(s, &mut result);
-        self.result.scenarios.push(result);
+        self.evidence.scenarios.push(result);
         Ok(checked)
     }
 }

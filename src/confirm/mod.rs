@@ -27,7 +27,7 @@ use std::time::{Instant, SystemTime};
 
 use crate::environment::{self, Environment};
 use crate::evidence::outcome::GateStop;
-use crate::evidence::result::{ConfirmResult, GateName, GateStatus, PatchInfo, Timings, Verdict};
+use crate::evidence::result::{ConfirmResult, Evidence, GateName, GateStatus, PatchInfo, Timings};
 use crate::evidence::{result, verdict};
 use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
@@ -38,7 +38,6 @@ use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::ConfirmPlan;
 use crate::plan::settle::Key;
 use crate::receipt::keys::Signer;
-use crate::stats::Tier;
 use crate::tree::{self, Pinned};
 pub use deadline::COUNT_PAIRS;
 pub use finish::{write_evidence, write_result};
@@ -130,7 +129,8 @@ pub(crate) struct Run<'a> {
     run_dir: RunDir,
     work: PathBuf,
     pinned: Pinned,
-    result: ConfirmResult,
+    /// What the stages found so far; the verdict is decided from it once they have ended.
+    evidence: Evidence,
     on_event: &'a mut dyn FnMut(ConfirmEvent),
     /// Isolation of every build, check and timed run of this confirmation.
     sandbox: crate::measure::sandbox::SandboxPolicy,
@@ -160,8 +160,9 @@ pub struct SignedReceipt {
     pub verifying_key: ed25519_dalek::VerifyingKey,
 }
 
-fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult {
-    ConfirmResult {
+/// The evidence of a confirmation before its first stage: what it is of, and nothing found yet.
+fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> Evidence {
+    Evidence {
         evo_version: env!("CARGO_PKG_VERSION").to_string(),
         rules: verdict::RULES,
         run_id: run_id.to_string(),
@@ -210,9 +211,6 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> ConfirmResult 
         sanitizer_findings: Vec::new(),
         scenarios: Vec::new(),
         gates: Vec::new(),
-        tier: Tier::Rejected,
-        verdict: Verdict::Rejected,
-        reasons: Vec::new(),
         timings: Timings::default(),
         candidates_tried: 1,
         search: None,
@@ -436,24 +434,24 @@ fn pipeline<K: Keying>(
         run_id: run_dir.id.clone(),
         run_dir: run_dir.path.clone(),
     });
-    let mut result = skeleton(plan, &pinned, &run_dir.id);
-    result.sandbox = sandbox.record.clone();
+    let mut evidence = skeleton(plan, &pinned, &run_dir.id);
+    evidence.sandbox = sandbox.record.clone();
     if let Some(search) = &request.search {
-        result.candidates_tried = search.candidates_tried;
-        result.search = Some(search.figures.clone());
+        evidence.candidates_tried = search.candidates_tried;
+        evidence.search = Some(search.figures.clone());
         if search.explanation.is_some() {
-            result.explanation = search.explanation.clone();
+            evidence.explanation = search.explanation.clone();
         }
-        result.from_agent = search.from_agent;
+        evidence.from_agent = search.from_agent;
     }
-    result.read_only_inputs = inputs;
+    evidence.read_only_inputs = inputs;
     let mut run = Run {
         plan,
         opts,
         run_dir,
         work: scratch.path().to_path_buf(),
         pinned,
-        result,
+        evidence,
         on_event,
         sandbox,
         pairs_budget: None,
@@ -482,12 +480,12 @@ impl Run<'_> {
     /// Warns on the terminal and in the result.
     fn warn(&mut self, message: String) {
         (self.on_event)(ConfirmEvent::Warning(message.clone()));
-        self.result.warnings.push(message);
+        self.evidence.warnings.push(message);
     }
 
     /// Records gate `name` as failed: the confirmation stops there.
     fn fail_gate<T>(&mut self, name: GateName, detail: impl Into<String>) -> Step<T> {
-        self.result
+        self.evidence
             .gates
             .push(gate(name, GateStatus::Failed, detail));
         Step::Stopped(name)
@@ -499,7 +497,7 @@ impl Run<'_> {
     }
 
     fn pass_gate(&mut self, name: GateName, detail: impl Into<String>) {
-        self.result
+        self.evidence
             .gates
             .push(gate(name, GateStatus::Passed, detail));
     }
@@ -508,17 +506,17 @@ impl Run<'_> {
     /// the confirmation, if one does.
     fn stages(&mut self, started: Instant) -> Result<Step<()>, PipelineError> {
         let prepared = step!(self.prepare_trees());
-        self.result.timings.prepare_s = started.elapsed().as_secs_f64();
+        self.evidence.timings.prepare_s = started.elapsed().as_secs_f64();
         let build_started = Instant::now();
         let built = self.build_all(prepared);
-        self.result.timings.build_s = build_started.elapsed().as_secs_f64();
+        self.evidence.timings.build_s = build_started.elapsed().as_secs_f64();
         let checks_started = Instant::now();
         let checked = self.check_all(step!(built));
-        self.result.timings.checks_s = checks_started.elapsed().as_secs_f64();
+        self.evidence.timings.checks_s = checks_started.elapsed().as_secs_f64();
         let timed = step!(checked);
         step!(Ok::<_, PipelineError>(self.leftover_gate(false)));
         if self.timed_programs_unchanged() {
-            self.result.timed_programs_unchanged = true;
+            self.evidence.timed_programs_unchanged = true;
             return Ok(Step::Go(()));
         }
         self.wait_for_quiet();
@@ -527,7 +525,7 @@ impl Run<'_> {
         let measure_started = Instant::now();
         let measured = self.measure_all(&timed)?;
         self.count_instructions(measured)?;
-        self.result.timings.measure_s = measure_started.elapsed().as_secs_f64();
+        self.evidence.timings.measure_s = measure_started.elapsed().as_secs_f64();
         step!(self.measured_trees_unchanged(&timed, "a timed run"));
         Ok(self.leftover_gate(true))
     }
@@ -545,7 +543,7 @@ impl Run<'_> {
         }
         self.stage("wait for a quiet machine");
         let limit = std::time::Duration::from_secs(u64::from(limit));
-        self.result.environment.quiet =
+        self.evidence.environment.quiet =
             crate::environment::wait_for_quiet(limit, crate::environment::QUIET_SAMPLE, &|| {
                 self.opts.stop.requested()
             });
@@ -556,10 +554,10 @@ impl Run<'_> {
     /// with `last`, after it (timed runs), where a clean candidate passes the gate.
     fn leftover_gate(&mut self, last: bool) -> Step<()> {
         const GATE: GateName = GateName::LeftoverProcesses;
-        if self.result.gates.iter().any(|g| g.name == GATE) {
+        if self.evidence.gates.iter().any(|g| g.name == GATE) {
             return Step::Go(());
         }
-        let places = self.result.candidate_leftovers();
+        let places = self.evidence.candidate_leftovers();
         if !places.is_empty() {
             return self.fail_gate(
                 GATE,

@@ -117,19 +117,20 @@ pub fn load_outcome(run_dir: &Path, key: &VerifyingKey) -> Result<Outcome, Outco
             at: if at.is_empty() { "/".to_string() } else { at },
         });
     }
-    if run_dir.file_name() != Some(std::ffi::OsStr::new(&result.run_id)) {
+    if run_dir.file_name() != Some(std::ffi::OsStr::new(&result.evidence.run_id)) {
         return Err(OutcomeError::OtherRun {
             run_dir: run_dir.to_path_buf(),
-            run_id: result.run_id,
+            run_id: result.evidence.run_id,
         });
     }
     Ok(Outcome {
         run_dir: run_dir.to_path_buf(),
         verdict: result.verdict,
         tier: result.tier,
-        median: (result.scenarios.iter()).find_map(|s| s.training.as_ref().map(|f| f.median)),
+        median: (result.evidence.scenarios.iter())
+            .find_map(|s| s.training.as_ref().map(|f| f.median)),
         reasons: result.reasons,
-        patch_sha256: result.patch.sha256,
+        patch_sha256: result.evidence.patch.sha256,
         receipt_sha256: verified.sha256,
         key_id: verified.key_id,
     })

@@ -18,7 +18,7 @@ impl Run<'_> {
             Ok(s) => s,
             Err(stop) => return Ok(self.stop(stop)),
         };
-        self.result.patch.files = summary
+        self.evidence.patch.files = summary
             .files
             .iter()
             .map(|f| PatchFileChange {
@@ -28,8 +28,8 @@ impl Run<'_> {
                 removed: f.removed_lines,
             })
             .collect();
-        self.result.patch.added = summary.added_lines;
-        self.result.patch.removed = summary.removed_lines;
+        self.evidence.patch.added = summary.added_lines;
+        self.evidence.patch.removed = summary.removed_lines;
         let baseline = self.materialize(TreeLabel::Baseline)?;
         let protected = self.record_protected(&baseline)?;
         let plan = self.plan;
@@ -45,7 +45,7 @@ impl Run<'_> {
             Ok(applied) => applied,
             Err(stop) => return Ok(self.stop(stop)),
         };
-        self.result.patch.applier = Some(applier.to_string());
+        self.evidence.patch.applier = Some(applier.to_string());
         let config_only = self.prepare_config_lane()?;
         Ok(Step::Go(Prepared {
             main: MainTrees {
@@ -66,8 +66,8 @@ impl Run<'_> {
             base: &campaign.overlay_base,
         };
         let (t, copied) = lane::fresh_tree(&self.pinned, &dest, label, Some(overlay))?;
-        if self.result.overlay.is_empty() {
-            self.result.overlay = copied
+        if self.evidence.overlay.is_empty() {
+            self.evidence.overlay = copied
                 .into_iter()
                 .map(|o| result::FileDigest {
                     path: o.dest_rel.display().to_string(),

@@ -47,7 +47,7 @@ impl Run<'_> {
     /// Turns the passed `patch safety` gate into a failed one with `detail` (one gate each).
     pub(super) fn fail_patch_safety<T>(&mut self, detail: String) -> Step<T> {
         const GATE: GateName = GateName::PatchSafety;
-        match self.result.gates.iter_mut().find(|g| g.name == GATE) {
+        match self.evidence.gates.iter_mut().find(|g| g.name == GATE) {
             Some(g) => {
                 g.status = GateStatus::Failed;
                 g.detail = detail;

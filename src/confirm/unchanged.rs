@@ -16,7 +16,7 @@ impl Run<'_> {
             return false;
         };
         let of = |tree: TreeLabel| -> Vec<(&str, &str)> {
-            (self.result.artifacts.iter())
+            (self.evidence.artifacts.iter())
                 .filter(|a| a.tree == tree)
                 .map(|a| (a.path.as_str(), a.sha256.as_str()))
                 .collect()
@@ -26,7 +26,7 @@ impl Run<'_> {
         timed_programs_unchanged(&TimedPrograms {
             baseline: of(TreeLabel::Baseline),
             candidate: of(TreeLabel::Candidate),
-            config_changed: !self.result.config_lane.files.is_empty(),
+            config_changed: !self.evidence.config_lane.files.is_empty(),
             patch_paths: patch_paths(&summary),
             scenarios: workload.scenarios.iter().chain(holdouts).collect(),
         })

@@ -89,7 +89,7 @@ impl StepRecord {
     }
 }
 
-impl ConfirmResult {
+impl Evidence {
     /// Where the candidate's runs left processes behind once they exited: its tests, checks and
     /// timed runs (builds may leave a legitimate server, such as a compiler cache, running).
     pub fn candidate_leftovers(&self) -> Vec<String> {
@@ -460,9 +460,36 @@ fn dot() -> String {
     ".".to_string()
 }
 
-/// The whole confirmation.
+/// The whole confirmation, `result.json`: what it found ([`Evidence`]), and the verdict decided
+/// from that once every stage has ended (`evidence::verdict::decide_result`). The two are one
+/// flat JSON object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConfirmResult {
+    #[serde(flatten)]
+    pub evidence: Evidence,
+    pub tier: Tier,
+    pub verdict: Verdict,
+    /// One sentence per failed gate or caveat, most important first.
+    pub reasons: Vec<String>,
+}
+
+impl ConfirmResult {
+    /// The result of `evidence`, with the verdict `decision` decided from it.
+    pub fn decided(evidence: Evidence, decision: crate::evidence::verdict::Decision) -> Self {
+        ConfirmResult {
+            evidence,
+            tier: decision.tier,
+            verdict: decision.verdict,
+            reasons: decision.reasons,
+        }
+    }
+}
+
+/// What a confirmation found, stage by stage: what ran, on what, with which outputs and figures,
+/// and each gate. A confirmation gathers it while its stages run; it holds no verdict (that is
+/// decided from it at the end, [`ConfirmResult`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Evidence {
     pub evo_version: String,
     /// The verdict rules this result was decided under (`verdict::RULES`); 0 in results from
     /// before the number was recorded. `--recompute` re-derives only results of its own rules.
@@ -507,10 +534,6 @@ pub struct ConfirmResult {
     pub sanitizer_findings: Vec<SanitizerFinding>,
     pub scenarios: Vec<ScenarioResult>,
     pub gates: Vec<Gate>,
-    pub tier: Tier,
-    pub verdict: Verdict,
-    /// One sentence per failed gate or caveat, most important first.
-    pub reasons: Vec<String>,
     /// What the user should look at that decides nothing: a check that may have failed
     /// silently, a holdout whose name repeats its command's arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -554,7 +577,7 @@ pub enum HoldoutSeed {
     Sealed(String),
 }
 
-impl ConfirmResult {
+impl Evidence {
     /// The `{seed}` the checks and timed runs of a scenario in `role` get.
     pub fn seed_for(&self, role: Role) -> u64 {
         match (role, &self.holdout_seed) {

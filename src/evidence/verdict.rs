@@ -193,7 +193,7 @@ pub fn decide_by(
 
 /// [`decide_by`] for a whole result: a confirmation that timed nothing because its timed
 /// programs were the baseline's is no real gain, and says so first.
-pub fn decide_result(r: &super::result::ConfirmResult, scenarios: &[ScenarioResult]) -> Decision {
+pub fn decide_result(r: &super::result::Evidence, scenarios: &[ScenarioResult]) -> Decision {
     let mut d = decide_by(&r.gates, scenarios, r.metric, r.min_effect);
     if r.timed_programs_unchanged {
         d.reasons.insert(0, UNCHANGED_REASON.to_string());

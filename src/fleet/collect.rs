@@ -157,8 +157,8 @@ pub fn collect(out: &Path, expected: &Expected) -> Result<Collected, CollectErro
 
 /// One run folder, named after its run, holding the patch that was sent and nothing signed.
 fn check_layout(folder: &Path, r: &ConfirmResult, expected: &Expected) -> Result<(), Refusal> {
-    if folder.file_name() != Some(std::ffi::OsStr::new(&r.run_id)) {
-        return Err(Refusal::Misnamed(r.run_id.clone()));
+    if folder.file_name() != Some(std::ffi::OsStr::new(&r.evidence.run_id)) {
+        return Err(Refusal::Misnamed(r.evidence.run_id.clone()));
     }
     for signed in [receipt::RECEIPT_FILE, "pr_body.md"] {
         if folder.join(signed).exists() {
@@ -168,7 +168,7 @@ fn check_layout(folder: &Path, r: &ConfirmResult, expected: &Expected) -> Result
     let patch = std::fs::read(folder.join("candidate.patch")).map_err(Refusal::NoPatch)?;
     let sent = &expected.request.plan.patch;
     let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(sent));
-    if patch != *sent || r.patch.sha256 != sha {
+    if patch != *sent || r.evidence.patch.sha256 != sha {
         return Err(Refusal::OtherPatch);
     }
     Ok(())
@@ -186,46 +186,63 @@ fn check_identity(r: &ConfirmResult, expected: &Expected) -> Result<(), Refusal>
             want: format!("{want:?}"),
         })
     };
-    if r.evo_version != env!("CARGO_PKG_VERSION") {
-        return differ("evo_version", &r.evo_version, &env!("CARGO_PKG_VERSION"));
+    if r.evidence.evo_version != env!("CARGO_PKG_VERSION") {
+        return differ(
+            "evo_version",
+            &r.evidence.evo_version,
+            &env!("CARGO_PKG_VERSION"),
+        );
     }
     receipt::recompute::same_rules(r)?;
-    if r.baseline_sha != expected.baseline_sha {
-        return differ("baseline_sha", &r.baseline_sha, &expected.baseline_sha);
+    if r.evidence.baseline_sha != expected.baseline_sha {
+        return differ(
+            "baseline_sha",
+            &r.evidence.baseline_sha,
+            &expected.baseline_sha,
+        );
     }
-    if r.campaign_name != campaign.spec.name {
-        return differ("campaign_name", &r.campaign_name, &campaign.spec.name);
+    if r.evidence.campaign_name != campaign.spec.name {
+        return differ(
+            "campaign_name",
+            &r.evidence.campaign_name,
+            &campaign.spec.name,
+        );
     }
-    if r.workload_digest != campaign.workload_digest {
+    if r.evidence.workload_digest != campaign.workload_digest {
         return differ(
             "workload_digest",
-            &r.workload_digest,
+            &r.evidence.workload_digest,
             &campaign.workload_digest,
         );
     }
     let holdouts = campaign.holdouts.as_ref();
     let portfolio = holdouts.map(|h| h.portfolio_digest.clone());
-    if r.holdout_portfolio_digest != portfolio {
+    if r.evidence.holdout_portfolio_digest != portfolio {
         return differ(
             "holdout_portfolio_digest",
-            &r.holdout_portfolio_digest,
+            &r.evidence.holdout_portfolio_digest,
             &portfolio,
         );
     }
     let holdout_names: Vec<String> = (holdouts.iter())
         .flat_map(|h| h.holdouts.scenarios.iter().map(|s| s.name.clone()))
         .collect();
-    if r.holdout_names != holdout_names {
-        return differ("holdout_names", &r.holdout_names, &holdout_names);
+    if r.evidence.holdout_names != holdout_names {
+        return differ("holdout_names", &r.evidence.holdout_names, &holdout_names);
     }
-    if r.min_effect != settings.min_effect.get() {
-        return differ("min_effect", &r.min_effect, &settings.min_effect.get());
+    if r.evidence.min_effect != settings.min_effect.get() {
+        return differ(
+            "min_effect",
+            &r.evidence.min_effect,
+            &settings.min_effect.get(),
+        );
     }
-    if r.metric != settings.metric {
-        return differ("metric", &r.metric, &settings.metric);
+    if r.evidence.metric != settings.metric {
+        return differ("metric", &r.evidence.metric, &settings.metric);
     }
     if let Some(search) = &expected.request.search {
-        if r.candidates_tried != search.candidates_tried || r.search != Some(search.figures.clone())
+        if r.evidence.candidates_tried != search.candidates_tried
+            || r.evidence.search != Some(search.figures.clone())
         {
             return Err(Refusal::OtherSearch);
         }
@@ -237,7 +254,12 @@ fn check_identity(r: &ConfirmResult, expected: &Expected) -> Result<(), Refusal>
             .map(|s| s.name.as_str())
             .chain(holdout_names.iter().map(String::as_str))
             .collect();
-        let mut got: Vec<&str> = r.scenarios.iter().map(|s| s.name.as_str()).collect();
+        let mut got: Vec<&str> = r
+            .evidence
+            .scenarios
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
         want.sort_unstable();
         got.sort_unstable();
         if got != want {
@@ -256,7 +278,7 @@ fn check_counts(r: &ConfirmResult, expected: &Expected) -> Result<(), Refusal> {
         settings.aa_pairs.get(),
         settings.warmup.get(),
     );
-    for s in &r.scenarios {
+    for s in &r.evidence.scenarios {
         let plan = s.training.as_ref().and_then(|f| f.plan.as_ref());
         if let Some(p) = plan {
             let got = (p.pairs, p.max_pairs, p.aa_pairs, p.warmups);

@@ -142,12 +142,12 @@ pub enum BindingError {
 /// Refuses `bytes` (the file `shown`) unless they are the receipt's patch, byte for byte.
 pub fn check_patch(p: &ConfirmResult, bytes: &[u8], shown: &str) -> Result<(), BindingError> {
     let actual = hex::encode(Sha256::digest(bytes));
-    if actual == p.patch.sha256 {
+    if actual == p.evidence.patch.sha256 {
         return Ok(());
     }
     Err(BindingError::Patch {
-        recorded: p.patch.file.clone(),
-        recorded_sha: p.patch.sha256.clone(),
+        recorded: p.evidence.patch.file.clone(),
+        recorded_sha: p.evidence.patch.sha256.clone(),
         file: shown.to_string(),
         actual_sha: actual,
     })
@@ -212,9 +212,9 @@ pub fn check_range(
     range: &Range,
     patch: &[u8],
 ) -> Result<(), BindingError> {
-    if p.baseline_sha != range.base {
+    if p.evidence.baseline_sha != range.base {
         return Err(BindingError::Baseline {
-            recorded: p.baseline_sha.clone(),
+            recorded: p.evidence.baseline_sha.clone(),
             base: range.base_name.clone(),
             actual: range.base.clone(),
         });

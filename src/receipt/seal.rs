@@ -55,9 +55,17 @@ struct Holdouts {
 
 impl Holdouts {
     fn of(r: &ConfirmResult) -> Holdouts {
-        let scenarios = r.scenarios.iter().filter(|s| s.role == Role::Holdout);
-        let checks = r.differential.iter().filter(|d| d.role == Role::Holdout);
-        let mut names: Vec<String> = (r.holdout_names.iter().cloned())
+        let scenarios = r
+            .evidence
+            .scenarios
+            .iter()
+            .filter(|s| s.role == Role::Holdout);
+        let checks = r
+            .evidence
+            .differential
+            .iter()
+            .filter(|d| d.role == Role::Holdout);
+        let mut names: Vec<String> = (r.evidence.holdout_names.iter().cloned())
             .chain(scenarios.map(|s| s.name.clone()))
             .chain(checks.map(|d| d.scenario.clone()))
             .collect();
@@ -188,19 +196,23 @@ impl Sealer<'_> {
 /// (only its command and stderr), so it must be taken for a holdout's.
 fn holdouts_may_have_run(r: &ConfirmResult, holdouts: &Holdouts) -> bool {
     let passed = |name: &str| {
-        r.scenarios.iter().any(|s| {
+        r.evidence.scenarios.iter().any(|s| {
             s.name == name && (s.training.as_ref()).is_some_and(|f| f.training_gate.passed)
         })
     };
     !holdouts.names.is_empty()
-        && (r.differential.iter())
+        && (r.evidence.differential.iter())
             .filter(|d| d.role == Role::Training)
             .all(|d| passed(&d.scenario))
 }
 
 /// A failed timed-output gate that names no training scenario (see [`holdouts_may_have_run`]).
 fn unattributed_timed_failure(g: &Gate, r: &ConfirmResult) -> bool {
-    let training = r.scenarios.iter().filter(|s| s.role == Role::Training);
+    let training = r
+        .evidence
+        .scenarios
+        .iter()
+        .filter(|s| s.role == Role::Training);
     g.name == GateName::TimedOutput
         && g.status == GateStatus::Failed
         && !training
@@ -224,20 +236,25 @@ pub fn seal_holdouts(r: &ConfirmResult, key: &SealKey) -> ConfirmResult {
     let seal = Sealer { key };
     let mut out = r.clone();
     let mut quotes = Quotes::default();
-    if let Some(HoldoutSeed::Drawn(seed)) = out.holdout_seed {
-        out.holdout_seed = Some(HoldoutSeed::Sealed(seal_text(&seed.to_string(), key)));
+    if let Some(HoldoutSeed::Drawn(seed)) = out.evidence.holdout_seed {
+        out.evidence.holdout_seed = Some(HoldoutSeed::Sealed(seal_text(&seed.to_string(), key)));
     }
-    let scenarios = out.scenarios.iter_mut();
+    let scenarios = out.evidence.scenarios.iter_mut();
     for s in scenarios.filter(|s| s.role == Role::Holdout || holdouts.contains(&s.name)) {
         seal.scenario(s, &mut quotes);
     }
-    for step in out.steps.iter_mut().filter(|s| holdouts.own_step(&s.step)) {
+    for step in out
+        .evidence
+        .steps
+        .iter_mut()
+        .filter(|s| holdouts.own_step(&s.step))
+    {
         quotes.command(&step.command);
         step.command = SEALED.to_string();
         seal.cwd(&mut step.cwd);
         seal.digest(&mut step.stdout_sha256, &mut quotes);
     }
-    let checks = out.differential.iter_mut();
+    let checks = out.evidence.differential.iter_mut();
     for d in checks.filter(|d| d.role == Role::Holdout || holdouts.contains(&d.scenario)) {
         seal.digest(&mut d.baseline_sha256, &mut quotes);
         seal.digest(&mut d.candidate_sha256, &mut quotes);
@@ -246,13 +263,13 @@ pub fn seal_holdouts(r: &ConfirmResult, key: &SealKey) -> ConfirmResult {
             seal.text(text);
         }
     }
-    for f in &mut out.sanitizer_findings {
+    for f in &mut out.evidence.sanitizer_findings {
         if holdouts.own_step(&f.step) {
             quotes.output(&f.excerpt);
             seal.text(&mut f.excerpt);
         }
     }
-    for f in &mut out.sanitizer_findings {
+    for f in &mut out.evidence.sanitizer_findings {
         if !is_sealed(&f.excerpt) && quotes.in_text(&f.excerpt) {
             seal.text(&mut f.excerpt);
         }
@@ -272,7 +289,7 @@ fn seal_quoting_texts(
 ) {
     let timed_runs_may_be_holdouts = holdouts_may_have_run(r, holdouts);
     let mut resealed = Vec::new();
-    for g in &mut out.gates {
+    for g in &mut out.evidence.gates {
         let quotes_holdout = quotes.in_text(&g.detail)
             || holdouts.named_in(&g.detail)
             || (timed_runs_may_be_holdouts && unattributed_timed_failure(g, r));
@@ -289,7 +306,7 @@ fn seal_quoting_texts(
         }
         g.detail = sealed;
     }
-    for w in &mut out.warnings {
+    for w in &mut out.evidence.warnings {
         if holdouts.named_in(w) || quotes.in_text(w) {
             *w = seal_text(w, key);
         }

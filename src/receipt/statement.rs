@@ -47,11 +47,12 @@ pub struct Statement {
 /// The subjects a result attests: the patch, the baseline commit, every built artifact.
 pub fn subjects(r: &ConfirmResult) -> Vec<Subject> {
     let mut out = vec![
-        subject(&r.patch.file, "sha256", &r.patch.sha256),
-        subject("baseline", "gitCommit", &r.baseline_sha),
+        subject(&r.evidence.patch.file, "sha256", &r.evidence.patch.sha256),
+        subject("baseline", "gitCommit", &r.evidence.baseline_sha),
     ];
     out.extend(
-        r.artifacts
+        r.evidence
+            .artifacts
             .iter()
             .map(|a| subject(format!("{}/{}", a.tree, a.path), "sha256", &a.sha256)),
     );

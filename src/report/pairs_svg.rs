@@ -32,7 +32,8 @@ struct Panel<'a> {
 }
 
 fn panels(r: &ConfirmResult) -> Vec<Panel<'_>> {
-    r.scenarios
+    r.evidence
+        .scenarios
         .iter()
         .filter(|s| !s.pairs.is_empty())
         .filter_map(|s| match (&s.training, &s.holdout) {
@@ -303,7 +304,7 @@ pub fn render(r: &ConfirmResult) -> String {
             r##"<text x="{:.1}" y="{:.1}" font-size="15" text-anchor="middle">nothing was measured in run {}</text>"##,
             WIDTH / 2.0,
             height / 2.0,
-            escape(&r.run_id)
+            escape(&r.evidence.run_id)
         );
     }
     for (i, p) in panels.iter().enumerate() {

@@ -84,6 +84,7 @@ fn differential_rows(records: &[DifferentialRecord]) -> Vec<DifferentialRow> {
 
 pub(super) fn checks(r: &ConfirmResult) -> Checks {
     let gates = r
+        .evidence
         .gates
         .iter()
         .map(|g| CheckLine {
@@ -97,16 +98,17 @@ pub(super) fn checks(r: &ConfirmResult) -> Checks {
             detail: Markdown::assembled(prose(&first_line(&g.detail))),
         })
         .collect();
-    let sanitizers = Markdown::assembled(if !r.sanitizer_lane_ran {
+    let sanitizers = Markdown::assembled(if !r.evidence.sanitizer_lane_ran {
         "The sanitizer lane did not run (the workload declares no `sanitize` build, or an \
          earlier gate failed)."
             .to_string()
-    } else if r.sanitizer_findings.is_empty() {
+    } else if r.evidence.sanitizer_findings.is_empty() {
         "The sanitizer lane ran: sanitized builds of both trees ran every check; no sanitizer \
          reported anything."
             .to_string()
     } else {
         let kinds: Vec<String> = r
+            .evidence
             .sanitizer_findings
             .iter()
             .map(|f| {
@@ -122,7 +124,7 @@ pub(super) fn checks(r: &ConfirmResult) -> Checks {
     });
     Checks {
         gates,
-        differential: differential_rows(&r.differential),
+        differential: differential_rows(&r.evidence.differential),
         sanitizers,
     }
 }

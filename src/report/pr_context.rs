@@ -170,7 +170,8 @@ fn cov_text(cov: ArmCov) -> String {
 }
 
 pub(super) fn training(r: &ConfirmResult) -> impl Iterator<Item = (&ScenarioResult, &Figures)> {
-    r.scenarios
+    r.evidence
+        .scenarios
         .iter()
         .filter_map(|s| s.training.as_ref().map(|f| (s, f)))
 }
@@ -183,6 +184,7 @@ pub fn headline(s: &ScenarioResult, f: &Figures) -> String {
 fn summary(r: &ConfirmResult) -> Summary {
     Summary {
         files: r
+            .evidence
             .patch
             .files
             .iter()
@@ -193,12 +195,12 @@ fn summary(r: &ConfirmResult) -> Summary {
                 removed: f.removed,
             })
             .collect(),
-        files_changed: r.patch.files.len(),
-        added: r.patch.added,
-        removed: r.patch.removed,
-        patch_sha256: r.patch.sha256.clone(),
-        baseline: r.baseline_commitish.clone(),
-        baseline_sha: r.baseline_sha.clone(),
+        files_changed: r.evidence.patch.files.len(),
+        added: r.evidence.patch.added,
+        removed: r.evidence.patch.removed,
+        patch_sha256: r.evidence.patch.sha256.clone(),
+        baseline: r.evidence.baseline_commitish.clone(),
+        baseline_sha: r.evidence.baseline_sha.clone(),
         verdict: r.verdict.as_str().to_string(),
         tier: r.tier.as_str().to_string(),
         standing: Markdown::assembled(match r.verdict {
@@ -206,16 +208,20 @@ fn summary(r: &ConfirmResult) -> Summary {
             Verdict::Rejected => "**rejected**".to_string(),
             Verdict::Inconclusive => "**inconclusive** (no tier reached)".to_string(),
         }),
-        baseline_name: super::wording::baseline_named(&r.baseline_commitish, &r.baseline_sha)
-            .map(str::to_string),
+        baseline_name: super::wording::baseline_named(
+            &r.evidence.baseline_commitish,
+            &r.evidence.baseline_sha,
+        )
+        .map(str::to_string),
     }
 }
 
 fn workload(r: &ConfirmResult) -> WorkloadInfo {
     WorkloadInfo {
-        name: r.workload_name.clone(),
-        digest: r.workload_digest.clone(),
+        name: r.evidence.workload_name.clone(),
+        digest: r.evidence.workload_digest.clone(),
         training: r
+            .evidence
             .scenarios
             .iter()
             .filter(|s| s.role == Role::Training)
@@ -223,20 +229,22 @@ fn workload(r: &ConfirmResult) -> WorkloadInfo {
                 name: s.name.clone(),
                 command: s.candidate_command.clone(),
                 rule: r
+                    .evidence
                     .differential
                     .iter()
                     .find(|d| d.scenario == s.name)
                     .map(|d| d.rule.clone()),
             })
             .collect(),
-        seed: r.seed,
-        holdout_seed_sealed: r.holdout_seed.is_some(),
-        min_effect_pct: format!("{}%", 100.0 * r.min_effect),
+        seed: r.evidence.seed,
+        holdout_seed_sealed: r.evidence.holdout_seed.is_some(),
+        min_effect_pct: format!("{}%", 100.0 * r.evidence.min_effect),
     }
 }
 
 fn evidence(r: &ConfirmResult) -> Vec<EvidenceRow> {
-    r.scenarios
+    r.evidence
+        .scenarios
         .iter()
         .map(|s| {
             let (median, ci, interval, cov, verdict) = match (&s.training, &s.holdout) {
@@ -280,15 +288,19 @@ fn evidence(r: &ConfirmResult) -> Vec<EvidenceRow> {
 /// Who could have seen the holdouts: the candidate's code, and the agent only when an agent
 /// command produced the candidate.
 fn who(r: &ConfirmResult, joined: &str) -> String {
-    match r.from_agent {
+    match r.evidence.from_agent {
         true => format!("the agent that wrote the candidate {joined} the candidate's code"),
         false => "the candidate's code".to_string(),
     }
 }
 
 fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
-    let measured: Vec<&ScenarioResult> =
-        r.scenarios.iter().filter(|s| s.holdout.is_some()).collect();
+    let measured: Vec<&ScenarioResult> = r
+        .evidence
+        .scenarios
+        .iter()
+        .filter(|s| s.holdout.is_some())
+        .collect();
     let lines: Vec<Markdown> = measured
         .iter()
         .filter_map(|s| {
@@ -313,7 +325,7 @@ fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
             })
         })
         .collect();
-    let statement = match &r.holdout_portfolio_digest {
+    let statement = match &r.evidence.holdout_portfolio_digest {
         None => "No holdout was declared, so generalization beyond the training workload is \
                  untested."
             .to_string(),
@@ -332,7 +344,7 @@ fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
                     "{n} sealed holdout(s) measured: at least one is significantly slower, which \
                      rejects the candidate."
                 )
-            } else if verdicts.iter().all(|v| *v == NoRegression) && r.sandbox.enabled {
+            } else if verdicts.iter().all(|v| *v == NoRegression) && r.evidence.sandbox.enabled {
                 format!(
                     "{n} sealed holdout(s) measured, none of which {} could see (sandboxed): no \
                      regression on any of them.",
@@ -353,8 +365,8 @@ fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
         }
     };
     HoldoutInfo {
-        declared: r.holdout_portfolio_digest.is_some(),
-        portfolio_digest: r.holdout_portfolio_digest.clone(),
+        declared: r.evidence.holdout_portfolio_digest.is_some(),
+        portfolio_digest: r.evidence.holdout_portfolio_digest.clone(),
         statement,
         lines,
     }
@@ -388,7 +400,7 @@ fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
 }
 
 fn noise(r: &ConfirmResult) -> NoiseInfo {
-    let m = &r.environment.machine;
+    let m = &r.evidence.environment.machine;
     let load = |l: Option<f64>| l.map_or_else(|| "unknown".to_string(), |v| format!("{v:.2}"));
     let environment = format!(
         "{}, {} logical cores, {:.1} GiB memory, kernel {}, {}; 1-minute load {} before and {} \
@@ -398,10 +410,10 @@ fn noise(r: &ConfirmResult) -> NoiseInfo {
         m.mem_total_kib as f64 / (1024.0 * 1024.0),
         m.kernel,
         m.virtualization,
-        load(r.environment.load_1m_before),
-        load(r.environment.load_1m_after)
+        load(r.evidence.environment.load_1m_before),
+        load(r.evidence.environment.load_1m_after)
     );
-    let mut warnings: Vec<String> = r.environment.load_warning().into_iter().collect();
+    let mut warnings: Vec<String> = r.evidence.environment.load_warning().into_iter().collect();
     for (s, f) in training(r) {
         warnings.extend(figures::figure_warnings(f, s.pairs.len()));
     }
@@ -417,7 +429,8 @@ pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
     let first = training(r).next();
     let noise = noise(r);
     let not_measured = first.is_none().then(|| {
-        r.gates
+        r.evidence
+            .gates
             .iter()
             .find(|g| g.status == GateStatus::Failed)
             .map_or_else(
@@ -441,6 +454,7 @@ pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
         why: why(r),
         not_measured,
         reason: r
+            .evidence
             .explanation
             .as_ref()
             .map(|e| e.trim().to_string())
@@ -452,7 +466,7 @@ pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
         config_lane: config_lane(r),
         reproduce: reproduce(r, receipt),
         limitations: limitations(r, &noise),
-        sandbox: sandbox_text(&r.sandbox),
+        sandbox: sandbox_text(&r.evidence.sandbox),
         noise,
         receipt: receipt.clone(),
         result: r.clone(),

@@ -20,7 +20,7 @@ pub(super) fn search(r: &ConfirmResult) -> Markdown {
             )
         })
         .unwrap_or_else(|| "not measured".to_string());
-    Markdown::assembled(match &r.search {
+    Markdown::assembled(match &r.evidence.search {
         None => "There was no search: this patch was confirmed directly, so there are no \
                  search-time figures to compare."
             .to_string(),
@@ -36,7 +36,7 @@ pub(super) fn search(r: &ConfirmResult) -> Markdown {
 }
 
 pub(super) fn config_lane(r: &ConfirmResult) -> Markdown {
-    let lane = &r.config_lane;
+    let lane = &r.evidence.config_lane;
     if !lane.ran {
         let why = if lane.reason.is_empty() {
             "no reason was recorded".to_string()
@@ -74,7 +74,7 @@ pub(super) fn step_lines(r: &ConfirmResult) -> Vec<String> {
     let public = |s: &&crate::evidence::result::StepRecord| {
         s.tree == TreeLabel::Candidate && s.command != crate::receipt::SEALED
     };
-    for step in r.steps.iter().filter(public) {
+    for step in r.evidence.steps.iter().filter(public) {
         let line = if step.cwd == "." || step.cwd.is_empty() {
             format!("{}   # {}", step.command, step.step)
         } else {
@@ -94,8 +94,8 @@ const RUN: &str = "\"$RUN/";
 /// inside the repository, else by its file name with a note (never a path of the author's
 /// machine).
 fn campaign_arg(r: &ConfirmResult) -> String {
-    let file = Path::new(&r.campaign_file);
-    match relative_to(file, Path::new(&r.repo)) {
+    let file = Path::new(&r.evidence.campaign_file);
+    match relative_to(file, Path::new(&r.evidence.repo)) {
         Some(inside) => shell_word(&inside),
         None => {
             let name = file.file_name().map_or_else(
@@ -109,14 +109,19 @@ fn campaign_arg(r: &ConfirmResult) -> String {
 }
 
 pub(super) fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
-    let patch = format!("{RUN}{}\"", r.patch.file);
+    let patch = format!("{RUN}{}\"", r.evidence.patch.file);
     let mut manual = vec![
         "# from the top folder of a clean clone of the repository".to_string(),
-        format!("git checkout --detach {}", r.baseline_sha),
-        format!("git apply {patch}   # sha256 {}", r.patch.sha256),
+        format!("git checkout --detach {}", r.evidence.baseline_sha),
+        format!("git apply {patch}   # sha256 {}", r.evidence.patch.sha256),
     ];
     manual.extend(step_lines(r));
-    for s in r.scenarios.iter().filter(|s| s.role == Role::Training) {
+    for s in r
+        .evidence
+        .scenarios
+        .iter()
+        .filter(|s| s.role == Role::Training)
+    {
         let line = if s.cwd == "." || s.cwd.is_empty() {
             s.candidate_command.clone()
         } else {
@@ -124,8 +129,9 @@ pub(super) fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
         };
         manual.push(format!("{line}   # timed run of `{}`", s.name));
     }
-    let harness_warning = (!r.overlay.is_empty()).then(|| {
+    let harness_warning = (!r.evidence.overlay.is_empty()).then(|| {
         let files: Vec<String> = r
+            .evidence
             .overlay
             .iter()
             .map(|o| format!("{} (sha256 {})", code(&o.path), inline(&o.sha256)))
@@ -139,7 +145,7 @@ pub(super) fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
     let mut evo = vec![
         format!(
             "RUN=path/to/{}   # the run directory: this file, {}, {}",
-            r.run_id, receipt.file, r.patch.file
+            r.evidence.run_id, receipt.file, r.evidence.patch.file
         ),
         "# --patch: the patch under review; the receipt must be about exactly these bytes"
             .to_string(),
@@ -162,12 +168,12 @@ pub(super) fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
 /// The `sandbox.read_only` inputs the runs read, each with its digest, so a reviewer can tell
 /// whether theirs is the one that was timed.
 fn input_lines(r: &ConfirmResult) -> Vec<String> {
-    if r.read_only_inputs.is_empty() {
+    if r.evidence.read_only_inputs.is_empty() {
         return Vec::new();
     }
     let mut lines =
         vec!["# the runs read these sandbox.read_only folders; yours must digest the same:".into()];
-    for i in &r.read_only_inputs {
+    for i in &r.evidence.read_only_inputs {
         lines.push(format!(
             "#   {}  {} ({} files, {} bytes)",
             visible(&i.path),
@@ -180,8 +186,8 @@ fn input_lines(r: &ConfirmResult) -> Vec<String> {
 }
 
 pub(super) fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<Markdown> {
-    let n = r.candidates_tried;
-    let lineage = (r.search.as_ref())
+    let n = r.evidence.candidates_tried;
+    let lineage = (r.evidence.search.as_ref())
         .and_then(|s| s.lineage.as_ref())
         .filter(|l| l.agent_runs > 0 || l.rounds > 1);
     let over = lineage.map_or_else(String::new, |l| {
@@ -202,14 +208,14 @@ pub(super) fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<Markdown>
         out.extend(r.reasons.iter().map(|reason| first_line(reason)));
     }
     out.extend(noise.warnings.iter().cloned());
-    if !r.sandbox.enabled {
+    if !r.evidence.sandbox.enabled {
         out.push(
             "The runs were not sandboxed: nothing kept a candidate off the network or away from \
              the other arm's tree and outputs, or from the signing key and the holdouts."
                 .to_string(),
         );
     }
-    if !r.metric.is_wall_time() {
+    if !r.evidence.metric.is_wall_time() {
         out.push(
             "The campaign decides on instructions (the deterministic lane), not wall time: \
              instructions are not time, and a change in memory traffic, cache behaviour or \

@@ -60,7 +60,7 @@ fn arm_pair(base: String, cand: String) -> Markdown {
 pub(super) fn overview(r: &ConfirmResult, receipt: &ReceiptRef) -> Overview {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    for s in &r.scenarios {
+    for s in &r.evidence.scenarios {
         let Some(decided) = Decided::of(s) else {
             continue;
         };

@@ -70,7 +70,7 @@ fn in_run_order<'a>(p: &'a Pair, labels: [&'a str; 2]) -> [(&'a str, &'a RunReco
 pub fn render(r: &ConfirmResult) -> String {
     let mut out = String::from(HEADER);
     out.push('\n');
-    for s in &r.scenarios {
+    for s in &r.evidence.scenarios {
         for w in &s.warmups {
             let arm = match w.arm {
                 Arm::Baseline => "baseline",

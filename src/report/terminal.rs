@@ -217,17 +217,17 @@ pub fn render_confirm(
     use crate::evidence::result::GateStatus;
     let mut out = String::new();
     let _ = writeln!(out, "baseline:  {}", super::wording::baseline_line(r));
-    let _ = writeln!(out, "candidate: {}", visible(&r.patch.source));
-    let sandbox = match (&r.sandbox.tool, r.sandbox.enabled) {
+    let _ = writeln!(out, "candidate: {}", visible(&r.evidence.patch.source));
+    let sandbox = match (&r.evidence.sandbox.tool, r.evidence.sandbox.enabled) {
         (Some(tool), true) => format!(
             "on ({tool}: unprivileged, no network, own PID namespace, only the system, \
              toolchains and its tree visible)"
         ),
-        _ => r.sandbox.detail.clone(),
+        _ => r.evidence.sandbox.detail.clone(),
     };
     let _ = writeln!(out, "sandbox:   {sandbox}");
     let _ = writeln!(out);
-    for g in &r.gates {
+    for g in &r.evidence.gates {
         let mark = match g.status {
             GateStatus::Passed => "ok  ",
             GateStatus::Failed => "FAIL",
@@ -246,7 +246,7 @@ pub fn render_confirm(
             }
         }
     }
-    for s in &r.scenarios {
+    for s in &r.evidence.scenarios {
         out.push_str(&super::scenario_summary::render_scenario(
             s, r.verdict, verbose,
         ));
@@ -256,7 +256,7 @@ pub fn render_confirm(
         "\nverdict: {}",
         super::wording::standing(r.verdict, r.tier)
     );
-    if !r.metric.is_wall_time() {
+    if !r.evidence.metric.is_wall_time() {
         let _ = writeln!(
             out,
             "  decided on instructions (confirm.metric): instructions are not time; a change in \
@@ -272,19 +272,19 @@ pub fn render_confirm(
             let _ = writeln!(out, "    {}", visible(l));
         }
     }
-    if !r.sandbox.enabled {
+    if !r.evidence.sandbox.enabled {
         let _ = writeln!(
             out,
             "warning: the runs were NOT sandboxed; this verdict does not hold against a hostile \
              candidate"
         );
     }
-    if let Some(warning) = r.environment.load_warning() {
+    if let Some(warning) = r.evidence.environment.load_warning() {
         let _ = writeln!(out, "warning: {warning}");
     }
     // The same warnings `evo bench` prints (biased A/A, too few pairs, underpowered), derived
     // from each training scenario's figures as the PR text does.
-    for s in &r.scenarios {
+    for s in &r.evidence.scenarios {
         if let Some(f) = &s.training {
             for warning in crate::evidence::figures::figure_warnings(f, s.pairs.len()) {
                 let _ = writeln!(out, "warning ({}): {warning}", visible(&s.name));

@@ -57,9 +57,9 @@ pub fn baseline_named<'a>(commitish: &'a str, sha: &str) -> Option<&'a str> {
 
 /// The baseline line of the terminal summary.
 pub fn baseline_line(r: &ConfirmResult) -> String {
-    match baseline_named(&r.baseline_commitish, &r.baseline_sha) {
-        Some(name) => format!("{name} ({})", r.baseline_sha),
-        None => r.baseline_sha.clone(),
+    match baseline_named(&r.evidence.baseline_commitish, &r.evidence.baseline_sha) {
+        Some(name) => format!("{name} ({})", r.evidence.baseline_sha),
+        None => r.evidence.baseline_sha.clone(),
     }
 }
 

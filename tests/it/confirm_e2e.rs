@@ -508,7 +508,7 @@ fn the_deterministic_lane_counts_instructions_of_both_arms_beside_the_wall_time_
             .collect()
     };
     assert!(!fields(&parsed).iter().any(|f| f == field));
-    parsed.scenarios[0]
+    parsed.evidence.scenarios[0]
         .instructions
         .as_mut()
         .unwrap()

@@ -122,8 +122,13 @@ fn the_read_only_folders_are_digested_into_the_result_the_receipt_and_the_pr_tex
     let f = fixture("Print less");
     let (r, pr) = confirm(&f, None);
     let expected = evo::tree::digest_folder(&f.camp.join("data")).unwrap();
-    assert_eq!(r.read_only_inputs.len(), 1, "{:?}", r.read_only_inputs);
-    let input = &r.read_only_inputs[0];
+    assert_eq!(
+        r.evidence.read_only_inputs.len(),
+        1,
+        "{:?}",
+        r.evidence.read_only_inputs
+    );
+    let input = &r.evidence.read_only_inputs[0];
     assert_eq!(
         input.path, "data",
         "the campaign's own words, no path of this machine"
@@ -153,8 +158,8 @@ fn the_read_only_folders_are_digested_into_the_result_the_receipt_and_the_pr_tex
     .unwrap();
     let verified = evo::receipt::verify(&bytes, &public).unwrap();
     assert_eq!(
-        verified.statement.predicate.read_only_inputs,
-        r.read_only_inputs
+        verified.statement.predicate.evidence.read_only_inputs,
+        r.evidence.read_only_inputs
     );
     assert_eq!(
         evo::receipt::recompute::recompute(&verified.statement.predicate),
@@ -167,7 +172,7 @@ fn a_format_patch_commit_message_is_the_stated_reason_unless_one_is_given() {
     let f = fixture("Print less\n\nThe old loop printed every line twice.");
     let (r, pr) = confirm(&f, None);
     assert_eq!(
-        r.explanation.as_deref(),
+        r.evidence.explanation.as_deref(),
         Some("Print less\n\nThe old loop printed every line twice.")
     );
     assert!(
@@ -176,7 +181,7 @@ fn a_format_patch_commit_message_is_the_stated_reason_unless_one_is_given() {
     );
     let f = fixture("Print less");
     let (r, pr) = confirm(&f, Some(HOSTILE_REASON));
-    assert_eq!(r.explanation.as_deref(), Some(HOSTILE_REASON));
+    assert_eq!(r.evidence.explanation.as_deref(), Some(HOSTILE_REASON));
     // Quoted and escaped like any candidate-written text: no heading, no link.
     assert!(!pr.lines().any(|l| l.starts_with("## Verdict")), "{pr}");
     assert!(!pr.contains("[click](https"), "{pr}");

@@ -236,7 +236,11 @@ fn an_outcome_is_loaded_back_from_its_run_folder_and_refused_once_result_json_is
     assert_eq!(outcome.verdict, done.result.verdict);
     assert_eq!(outcome.tier, done.result.tier);
     assert_eq!(outcome.reasons, done.result.reasons);
-    let median = done.result.scenarios[0].training.as_ref().unwrap().median;
+    let median = done.result.evidence.scenarios[0]
+        .training
+        .as_ref()
+        .unwrap()
+        .median;
     assert_eq!(outcome.median, Some(median));
     assert_eq!(outcome.receipt_sha256, done.receipt.sha256);
     let patch = std::fs::read(fx.camp.join("fast.patch")).unwrap();

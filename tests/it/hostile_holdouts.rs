@@ -24,8 +24,8 @@ const OUTPUT: &[u8] = b"pairs 30000: 1234\n";
 /// A measured result whose holdout ran `./run 30000` from `c`, with its own seed.
 fn result() -> ConfirmResult {
     let mut r = hostile_result::hostile_result("plain", false);
-    r.holdout_seed = Some(HoldoutSeed::Drawn(424242));
-    let h = (r.scenarios.iter_mut())
+    r.evidence.holdout_seed = Some(HoldoutSeed::Drawn(424242));
+    let h = (r.evidence.scenarios.iter_mut())
         .find(|s| s.role == Role::Holdout)
         .unwrap();
     h.baseline_command = "./run 30000".into();
@@ -39,7 +39,7 @@ fn result() -> ConfirmResult {
         run.stdout_sha256 = sha256(OUTPUT);
         run.stdout_bytes = OUTPUT.len() as u64;
     }
-    let d = (r.differential.iter_mut())
+    let d = (r.evidence.differential.iter_mut())
         .find(|d| d.role == Role::Holdout)
         .unwrap();
     d.baseline_sha256 = sha256(OUTPUT);
@@ -75,7 +75,7 @@ fn a_guessed_holdout_cannot_be_checked_against_the_receipt() {
         !json.contains("424242"),
         "the holdouts' seed is in the receipt"
     );
-    let h = (p.scenarios.iter())
+    let h = (p.evidence.scenarios.iter())
         .find(|s| s.role == Role::Holdout)
         .unwrap();
     for run in h.pairs.iter().flat_map(|p| [&p.baseline, &p.candidate]) {
@@ -105,7 +105,8 @@ fn the_seal_is_keyed_per_run_and_re_derivable_by_the_key_holder() {
     );
     let other = seal::seal_holdouts(&r, &two);
     let cwd = |x: &ConfirmResult| {
-        x.scenarios
+        x.evidence
+            .scenarios
             .iter()
             .find(|s| s.role == Role::Holdout)
             .unwrap()
@@ -118,25 +119,32 @@ fn the_seal_is_keyed_per_run_and_re_derivable_by_the_key_holder() {
         "another run's key gives other digests"
     );
     assert_eq!(
-        p.holdout_seed,
+        p.evidence.holdout_seed,
         Some(HoldoutSeed::Sealed(seal::seal_text("424242", &one)))
     );
     // The public seed stays: the training scenarios' checks and runs are reproducible.
-    assert_eq!((p.seed, r.seed_for(Role::Training)), (r.seed, r.seed));
-    assert_eq!(r.seed_for(Role::Holdout), 424242);
+    assert_eq!(
+        (p.evidence.seed, r.evidence.seed_for(Role::Training)),
+        (r.evidence.seed, r.evidence.seed)
+    );
+    assert_eq!(r.evidence.seed_for(Role::Holdout), 424242);
 }
 
 #[test]
 fn a_warning_about_a_holdout_is_sealed_whole() {
     let mut r = result();
-    r.warnings = vec![
+    r.evidence.warnings = vec![
         "holdout `held`: its name repeats `30000`, an argument of its command".into(),
         "the check of scenario `plain` wrote to stderr".into(),
     ];
     let p = predicate(&r, &SealKey::from_bytes([1; 32]));
-    assert!(seal::is_sealed(&p.warnings[0]), "{}", p.warnings[0]);
+    assert!(
+        seal::is_sealed(&p.evidence.warnings[0]),
+        "{}",
+        p.evidence.warnings[0]
+    );
     assert_eq!(
-        p.warnings[1], r.warnings[1],
+        p.evidence.warnings[1], r.evidence.warnings[1],
         "a training warning stays readable"
     );
 }

@@ -70,8 +70,8 @@ impl Checkout {
     /// verdict and tier given, and its `candidate.patch`.
     fn receipt(&self, name: &str, key: &SigningKey, r: Receipt) -> PathBuf {
         let mut result: ConfirmResult = hostile_result::hostile_result("plain", false);
-        result.baseline_sha = r.baseline.to_string();
-        result.patch.sha256 = hex::encode(Sha256::digest(r.patch));
+        result.evidence.baseline_sha = r.baseline.to_string();
+        result.evidence.patch.sha256 = hex::encode(Sha256::digest(r.patch));
         result.verdict = r.verdict;
         result.tier = r.tier;
         let run = self.dir.path().join(name);

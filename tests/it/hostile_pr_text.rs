@@ -291,11 +291,15 @@ fn default_expected(r: &ConfirmResult) -> Expected {
     if r.verdict == Verdict::Rejected {
         headings[2] = "Why it was rejected".into();
     }
-    let measured = 1 + r.scenarios.len();
+    let measured = 1 + r.evidence.scenarios.len();
     Expected {
         headings: Some(headings),
         // The summary, the statistics and the differential tables.
-        tables: vec![(measured, 8), (measured, 8), (1 + r.differential.len(), 5)],
+        tables: vec![
+            (measured, 8),
+            (measured, 8),
+            (1 + r.evidence.differential.len(), 5),
+        ],
         // The statistics.
         details: 1,
         plot_links: 1,

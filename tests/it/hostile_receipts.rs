@@ -238,7 +238,9 @@ fn every_byte_of_a_measured_receipt_changed_by_one_bit_is_refused() {
     let key = keys::load_verifying_key(&fx.signer_public()).unwrap();
     let verified = receipt::verify(&file, &key).expect("the receipt as written verifies");
     assert!(
-        !verified.statement.predicate.scenarios[0].pairs.is_empty(),
+        !verified.statement.predicate.evidence.scenarios[0]
+            .pairs
+            .is_empty(),
         "the receipt holds no paired runs"
     );
     // Every byte of the file, payload included, one bit each (the bit cycles through all eight

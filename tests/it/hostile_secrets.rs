@@ -175,7 +175,7 @@ fn clean_result() -> ConfirmResult {
         &[],
     );
     scenarios[1].holdout = Some(holdout_figures(&scenarios[1].pairs, plan.as_ref()).unwrap());
-    let mut r = ConfirmResult {
+    let evidence = Evidence {
         evo_version: "0.0.0-test".into(),
         rules: evo::evidence::verdict::RULES,
         run_id: "20261201T120000Z-memo-0123456".into(),
@@ -227,9 +227,6 @@ fn clean_result() -> ConfirmResult {
         sanitizer_findings: Vec::new(),
         scenarios,
         gates,
-        tier: evo::stats::Tier::Rejected,
-        verdict: Verdict::Rejected,
-        reasons: Vec::new(),
         timings: Timings::default(),
         candidates_tried: 1,
         search: None,
@@ -240,12 +237,12 @@ fn clean_result() -> ConfirmResult {
         from_agent: false,
         read_only_inputs: Vec::new(),
     };
-    decide(&mut r);
-    r
+    let d = verdict::decide(&evidence.gates, &evidence.scenarios);
+    ConfirmResult::decided(evidence, d)
 }
 
 fn decide(r: &mut ConfirmResult) {
-    let d = verdict::decide(&r.gates, &r.scenarios);
+    let d = verdict::decide(&r.evidence.gates, &r.evidence.scenarios);
     (r.tier, r.verdict, r.reasons) = (d.tier, d.verdict, d.reasons);
 }
 
@@ -288,7 +285,8 @@ fn the_key_in_a_stderr_tail_is_refused_signing_in_every_encoding() {
     let key = key();
     for (name, text) in encodings(&key) {
         let mut r = clean_result();
-        r.scenarios[0].pairs[2].candidate.stderr_tail = format!("starting\n{text}\ndone\n");
+        r.evidence.scenarios[0].pairs[2].candidate.stderr_tail =
+            format!("starting\n{text}\ndone\n");
         let leak = receipt::sign(&r, &key).expect_err(name);
         assert_eq!(
             leak.field, "scenarios[0].pairs[2].candidate.stderr_tail",
@@ -310,15 +308,21 @@ fn the_key_anywhere_in_the_result_is_refused_even_where_the_receipt_seals_it() {
     let hex = hex::encode(key.to_bytes());
     type Plant = fn(&mut ConfirmResult, &str);
     let places: [(&str, Plant); 5] = [
-        ("explanation", |r, k| r.explanation = Some(k.into())),
+        ("explanation", |r, k| {
+            r.evidence.explanation = Some(k.into())
+        }),
         ("scenarios[1].warmups[0].run.stderr_tail", |r, k| {
-            r.scenarios[1].warmups[0].run.stderr_tail = k.into()
+            r.evidence.scenarios[1].warmups[0].run.stderr_tail = k.into()
         }),
         ("differential[0].diff", |r, k| {
-            r.differential[0].diff = Some(k.into())
+            r.evidence.differential[0].diff = Some(k.into())
         }),
-        ("gates[3].detail", |r, k| r.gates[3].detail = k.into()),
-        ("steps[0].command", |r, k| r.steps[0].command = k.into()),
+        ("gates[3].detail", |r, k| {
+            r.evidence.gates[3].detail = k.into()
+        }),
+        ("steps[0].command", |r, k| {
+            r.evidence.steps[0].command = k.into()
+        }),
     ];
     for (field, plant) in places {
         let mut r = clean_result();
@@ -333,32 +337,38 @@ fn the_key_anywhere_in_the_result_is_refused_even_where_the_receipt_seals_it() {
 /// gates that repeat them, and a baseline re-run alone.
 fn result_quoting_the_holdout() -> ConfirmResult {
     let mut r = clean_result();
-    let plan = r.scenarios[1].holdout.as_ref().unwrap().plan;
-    r.scenarios[1] = scenario(HOLDOUT, Role::Holdout, HOLDOUT_RUN, HOLDOUT_STDERR);
-    r.scenarios[1].holdout = Some(holdout_figures(&r.scenarios[1].pairs, plan.as_ref()).unwrap());
+    let plan = r.evidence.scenarios[1].holdout.as_ref().unwrap().plan;
+    r.evidence.scenarios[1] = scenario(HOLDOUT, Role::Holdout, HOLDOUT_RUN, HOLDOUT_STDERR);
+    r.evidence.scenarios[1].holdout =
+        Some(holdout_figures(&r.evidence.scenarios[1].pairs, plan.as_ref()).unwrap());
     let summary = format!("line 1: text differs: baseline \"{HOLDOUT_OUTPUT}\" vs candidate \"x\"");
     let diff = format!("--- baseline\n+++ candidate\n@@ -1 +1 @@\n-{HOLDOUT_OUTPUT}\n+x\n");
-    r.differential[1].same = false;
-    r.differential[1].summary = Some(summary.clone());
-    r.differential[1].diff = Some(diff.clone());
-    r.differential.push(DifferentialRecord {
+    r.evidence.differential[1].same = false;
+    r.evidence.differential[1].summary = Some(summary.clone());
+    r.evidence.differential[1].diff = Some(diff.clone());
+    r.evidence.differential.push(DifferentialRecord {
         lane: CheckLane::Sanitizer,
-        ..r.differential[1].clone()
+        ..r.evidence.differential[1].clone()
     });
-    r.sanitizer_lane_ran = true;
-    r.sanitizer_findings.push(SanitizerFinding {
+    r.evidence.sanitizer_lane_ran = true;
+    r.evidence.sanitizer_findings.push(SanitizerFinding {
         tree: TreeLabel::CandidateSanitize,
         step: StepName::check(HOLDOUT),
         kind: "AddressSanitizer".into(),
         excerpt: format!("{HOLDOUT_SANITIZER}\n    #0 0x1 in main prog.c:3\n"),
     });
-    r.steps.push(step(
+    r.evidence.steps.push(step(
         &format!("check-{HOLDOUT}-alone"),
         "baseline-alone",
         HOLDOUT_CHECK,
     ));
     let set = |r: &mut ConfirmResult, name: GateName, detail: String| {
-        let g = r.gates.iter_mut().find(|g| g.name == name).unwrap();
+        let g = r
+            .evidence
+            .gates
+            .iter_mut()
+            .find(|g| g.name == name)
+            .unwrap();
         (g.status, g.detail) = (GateStatus::Failed, detail);
     };
     set(
@@ -406,13 +416,14 @@ fn holdout_output_is_sealed_everywhere_in_the_signed_payload_and_keyed() {
     for secret in SECRETS {
         assert!(!payload.contains(secret), "{secret:?} is in the receipt");
     }
-    let holdout = &r.scenarios[1];
+    let holdout = &r.evidence.scenarios[1];
     let originals = [
         holdout.pairs[0].candidate.stderr_tail.clone(),
-        r.differential[1].summary.clone().unwrap(),
-        r.differential[1].diff.clone().unwrap(),
-        r.sanitizer_findings[0].excerpt.clone(),
-        r.gates
+        r.evidence.differential[1].summary.clone().unwrap(),
+        r.evidence.differential[1].diff.clone().unwrap(),
+        r.evidence.sanitizer_findings[0].excerpt.clone(),
+        r.evidence
+            .gates
             .iter()
             .find(|g| g.name == GateName::Differential)
             .unwrap()
@@ -435,11 +446,11 @@ fn holdout_output_is_sealed_everywhere_in_the_signed_payload_and_keyed() {
     let p = &v.statement.predicate;
     let sealed = |text: &str| seal::seal_text(text, &seal_key());
     assert_eq!(
-        p.scenarios[1].warmups[0].run.stderr_tail,
+        p.evidence.scenarios[1].warmups[0].run.stderr_tail,
         sealed(HOLDOUT_STDERR)
     );
-    assert_eq!(p.scenarios[1].pairs, {
-        let mut pairs = r.scenarios[1].pairs.clone();
+    assert_eq!(p.evidence.scenarios[1].pairs, {
+        let mut pairs = r.evidence.scenarios[1].pairs.clone();
         for run in pairs
             .iter_mut()
             .flat_map(|p| [&mut p.baseline, &mut p.candidate])
@@ -450,7 +461,7 @@ fn holdout_output_is_sealed_everywhere_in_the_signed_payload_and_keyed() {
         }
         pairs
     });
-    for (sealed_gate, original) in p.gates.iter().zip(&r.gates) {
+    for (sealed_gate, original) in p.evidence.gates.iter().zip(&r.evidence.gates) {
         let sealed = (sealed_gate.detail == original.detail)
             .then_some(sealed_gate)
             .map_or_else(|| sealed(&original.detail), |g| g.detail.clone());
@@ -461,15 +472,16 @@ fn holdout_output_is_sealed_everywhere_in_the_signed_payload_and_keyed() {
             sealed_gate.detail
         );
     }
-    assert_eq!(p.steps.last().unwrap().command, receipt::SEALED);
+    assert_eq!(p.evidence.steps.last().unwrap().command, receipt::SEALED);
     assert_eq!(receipt::recompute::recompute(p), vec![]);
 }
 
 #[test]
 fn a_failed_holdout_timed_run_is_sealed_though_its_message_names_no_scenario() {
     let mut r = clean_result();
-    r.scenarios.truncate(1);
+    r.evidence.scenarios.truncate(1);
     let g = r
+        .evidence
         .gates
         .iter_mut()
         .find(|g| g.name == GateName::TimedOutput)
@@ -495,9 +507,10 @@ fn a_failed_holdout_timed_run_is_sealed_though_its_message_names_no_scenario() {
 #[test]
 fn a_failed_training_check_stays_readable() {
     let mut r = clean_result();
-    r.differential[0].same = false;
-    r.differential[0].summary = Some("line 1: public training difference".into());
+    r.evidence.differential[0].same = false;
+    r.evidence.differential[0].summary = Some("line 1: public training difference".into());
     let g = r
+        .evidence
         .gates
         .iter_mut()
         .find(|g| g.name == GateName::Differential)

@@ -104,7 +104,7 @@ fn a_speedup_bought_with_more_cpu_time_says_so() {
     assert!(!quiet.contains("CPU time (user + sys)"), "{quiet}");
     let mut r = plain();
     // Threads: the candidate's CPU time is twice the baseline's wall time.
-    for p in &mut r.scenarios[0].pairs {
+    for p in &mut r.evidence.scenarios[0].pairs {
         p.candidate.rusage.user_s = 2.0 * p.baseline.wall_s;
     }
     let text = body(&r);
@@ -128,7 +128,7 @@ fn the_pairs_plot_is_linked_beside_the_receipt() {
         "{summary}"
     );
     let mut r = plain();
-    for s in &mut r.scenarios {
+    for s in &mut r.evidence.scenarios {
         (s.training, s.holdout) = (None, None);
     }
     let unmeasured = body(&r);
@@ -182,9 +182,9 @@ fn an_accepted_patch_keeps_its_caveats_among_the_limitations() {
 fn how_to_reproduce_names_no_path_of_the_authors_machine() {
     let mut r = plain();
     let home = "/tmp/.tmpXYZ123";
-    r.repo = format!("{home}/campaigns/../repo");
-    r.campaign_file = format!("{home}/repo/campaigns/c.json");
-    r.patch.source = format!("{home}/camp/memo.patch");
+    r.evidence.repo = format!("{home}/campaigns/../repo");
+    r.evidence.campaign_file = format!("{home}/repo/campaigns/c.json");
+    r.evidence.patch.source = format!("{home}/camp/memo.patch");
     let text = body(&r);
     assert!(!text.contains(home), "a path of this machine:\n{text}");
     let how = section(&text, "## How to reproduce");
@@ -199,7 +199,7 @@ fn how_to_reproduce_names_no_path_of_the_authors_machine() {
         assert!(how.contains(needle), "missing {needle:?} in\n{how}");
     }
     // A campaign file outside the repository is named by its file name, with a note.
-    r.campaign_file = format!("{home}/camp/my campaign.json");
+    r.evidence.campaign_file = format!("{home}/camp/my campaign.json");
     let how = body(&r);
     let how = section(&how, "## How to reproduce");
     assert!(!how.contains(home), "{how}");
@@ -228,7 +228,7 @@ fn lane(scenario: &str, role: &str, lane: &str, same: bool) -> DifferentialRecor
 #[test]
 fn the_differential_lanes_of_a_scenario_are_one_table_row() {
     let mut r = plain();
-    r.differential = vec![
+    r.evidence.differential = vec![
         lane("memo", "training", "differential", true),
         lane("held", "holdout", "differential", true),
         lane("memo", "training", "sanitizer", false),

@@ -198,119 +198,123 @@ fn tested_result() -> ConfirmResult {
     scenarios[1].holdout =
         Some(receipt::recompute::holdout_figures(&scenarios[1].pairs, plan.as_ref()).unwrap());
     let d = verdict::decide(&gates, &scenarios);
-    ConfirmResult {
-        evo_version: "0.0.0-test".into(),
-        rules: evo::evidence::verdict::RULES,
-        run_id: "20261201T120000Z-memo-0123456".into(),
-        campaign_file: "/home/alice/camp/campaign.json".into(),
-        campaign_name: "cpairs-speedups".into(),
-        repo: "/home/alice/repo".into(),
-        baseline_commitish: "main".into(),
-        baseline_sha: "0123456789abcdef0123456789abcdef01234567".into(),
-        workload_name: "cpairs".into(),
-        workload_digest: "1".repeat(64),
-        holdout_portfolio_digest: Some("2".repeat(64)),
-        holdout_names: vec!["sum-30k".into()],
-        patch: PatchInfo {
-            source: "/home/alice/camp/memo.patch".into(),
-            file: "candidate.patch".into(),
-            sha256: "3".repeat(64),
-            files: vec![PatchFileChange {
-                path: "prog.c".into(),
-                status: "modified".into(),
+    ConfirmResult::decided(
+        Evidence {
+            evo_version: "0.0.0-test".into(),
+            rules: evo::evidence::verdict::RULES,
+            run_id: "20261201T120000Z-memo-0123456".into(),
+            campaign_file: "/home/alice/camp/campaign.json".into(),
+            campaign_name: "cpairs-speedups".into(),
+            repo: "/home/alice/repo".into(),
+            baseline_commitish: "main".into(),
+            baseline_sha: "0123456789abcdef0123456789abcdef01234567".into(),
+            workload_name: "cpairs".into(),
+            workload_digest: "1".repeat(64),
+            holdout_portfolio_digest: Some("2".repeat(64)),
+            holdout_names: vec!["sum-30k".into()],
+            patch: PatchInfo {
+                source: "/home/alice/camp/memo.patch".into(),
+                file: "candidate.patch".into(),
+                sha256: "3".repeat(64),
+                files: vec![PatchFileChange {
+                    path: "prog.c".into(),
+                    status: "modified".into(),
+                    added: 11,
+                    removed: 1,
+                }],
                 added: 11,
                 removed: 1,
+                applier: Some("libgit2".into()),
+            },
+            overlay: vec![FileDigest {
+                path: "bench/harness.c".into(),
+                sha256: "4".repeat(64),
             }],
-            added: 11,
-            removed: 1,
-            applier: Some("libgit2".into()),
-        },
-        overlay: vec![FileDigest {
-            path: "bench/harness.c".into(),
-            sha256: "4".repeat(64),
-        }],
-        seed: 7,
-        holdout_seed: None,
-        warnings: Vec::new(),
-        min_effect: 0.01,
-        metric: Default::default(),
-        environment: Environment {
-            machine: Machine {
-                cpu_model: "Example CPU @ 2.0GHz".into(),
-                logical_cores: 4,
-                mem_total_kib: 16 * 1024 * 1024,
-                kernel: "6.1.0".into(),
-                virtualization: "container".into(),
+            seed: 7,
+            holdout_seed: None,
+            warnings: Vec::new(),
+            min_effect: 0.01,
+            metric: Default::default(),
+            environment: Environment {
+                machine: Machine {
+                    cpu_model: "Example CPU @ 2.0GHz".into(),
+                    logical_cores: 4,
+                    mem_total_kib: 16 * 1024 * 1024,
+                    kernel: "6.1.0".into(),
+                    virtualization: "container".into(),
+                },
+                load_1m_before: Some(0.5),
+                load_1m_after: Some(0.75),
+                quiet: None,
+                cpus: None,
+                job: None,
             },
-            load_1m_before: Some(0.5),
-            load_1m_after: Some(0.75),
-            quiet: None,
-            cpus: None,
-            job: None,
-        },
-        steps,
-        artifacts: vec![
-            ArtifactDigest {
-                tree: TreeLabel::Baseline,
-                path: "prog".into(),
-                sha256: "8".repeat(64),
+            steps,
+            artifacts: vec![
+                ArtifactDigest {
+                    tree: TreeLabel::Baseline,
+                    path: "prog".into(),
+                    sha256: "8".repeat(64),
+                },
+                ArtifactDigest {
+                    tree: TreeLabel::Candidate,
+                    path: "prog".into(),
+                    sha256: "9".repeat(64),
+                },
+            ],
+            differential: vec![
+                differential("sum-100k", Role::Training),
+                differential("sum-30k", Role::Holdout),
+            ],
+            sanitizer_lane_ran: true,
+            sanitizer_findings: Vec::new(),
+            scenarios,
+            gates,
+            timings: Timings::default(),
+            candidates_tried: 1,
+            search: None,
+            explanation: Some(
+                "Memoizes slow_hash: the loop sees only 1000 distinct inputs.".into(),
+            ),
+            config_lane: evo::evidence::result::ConfigLane {
+                reason: "the patch touches no build configuration file".into(),
+                ..Default::default()
             },
-            ArtifactDigest {
-                tree: TreeLabel::Candidate,
-                path: "prog".into(),
-                sha256: "9".repeat(64),
+            sandbox: evo::measure::sandbox::SandboxRecord {
+                enabled: true,
+                tool: Some("bubblewrap 0.8.0".into()),
+                detail: "no network, read-only outside the tree".into(),
+                ..Default::default()
             },
-        ],
-        differential: vec![
-            differential("sum-100k", Role::Training),
-            differential("sum-30k", Role::Holdout),
-        ],
-        sanitizer_lane_ran: true,
-        sanitizer_findings: Vec::new(),
-        scenarios,
-        gates,
-        tier: d.tier,
-        verdict: d.verdict,
-        reasons: d.reasons,
-        timings: Timings::default(),
-        candidates_tried: 1,
-        search: None,
-        explanation: Some("Memoizes slow_hash: the loop sees only 1000 distinct inputs.".into()),
-        config_lane: evo::evidence::result::ConfigLane {
-            reason: "the patch touches no build configuration file".into(),
-            ..Default::default()
+            timed_programs_unchanged: false,
+            from_agent: false,
+            read_only_inputs: Vec::new(),
         },
-        sandbox: evo::measure::sandbox::SandboxRecord {
-            enabled: true,
-            tool: Some("bubblewrap 0.8.0".into()),
-            detail: "no network, read-only outside the tree".into(),
-            ..Default::default()
-        },
-        timed_programs_unchanged: false,
-        from_agent: false,
-        read_only_inputs: Vec::new(),
-    }
+        d,
+    )
 }
 
 /// No holdout, no harness overlay, no explanation, found by a search over three candidates in
 /// three rounds, each built on the one before.
 fn measured_result() -> ConfirmResult {
     let mut r = tested_result();
-    r.scenarios.truncate(1);
-    r.holdout_portfolio_digest = None;
-    r.holdout_names.clear();
-    r.differential.truncate(1);
-    r.steps.retain(|s| s.step != StepName::check("sum-30k"));
-    r.overlay.clear();
-    r.explanation = None;
-    r.sandbox = evo::measure::sandbox::SandboxRecord {
+    r.evidence.scenarios.truncate(1);
+    r.evidence.holdout_portfolio_digest = None;
+    r.evidence.holdout_names.clear();
+    r.evidence.differential.truncate(1);
+    r.evidence
+        .steps
+        .retain(|s| s.step != StepName::check("sum-30k"));
+    r.evidence.overlay.clear();
+    r.evidence.explanation = None;
+    r.evidence.sandbox = evo::measure::sandbox::SandboxRecord {
         enabled: false,
         tool: None,
         detail: "off: bubblewrap (`bwrap`) is not installed (sandbox.mode \"auto\")".into(),
         ..Default::default()
     };
-    r.candidates_tried = 3;
-    r.search = Some(SearchFigures {
+    r.evidence.candidates_tried = 3;
+    r.evidence.search = Some(SearchFigures {
         scenario: "sum-100k".into(),
         pairs: 5,
         median: 1.081,
@@ -332,7 +336,7 @@ fn measured_result() -> ConfirmResult {
             ],
         }),
     });
-    let d = verdict::decide(&r.gates, &r.scenarios);
+    let d = verdict::decide(&r.evidence.gates, &r.evidence.scenarios);
     (r.tier, r.verdict, r.reasons) = (d.tier, d.verdict, d.reasons);
     r
 }
@@ -413,7 +417,10 @@ fn a_receipt_is_a_dsse_envelope_around_an_in_toto_statement() {
                 "candidate.patch".into(),
                 format!("sha256:{}", "3".repeat(64))
             ),
-            ("baseline".into(), format!("gitCommit:{}", r.baseline_sha)),
+            (
+                "baseline".into(),
+                format!("gitCommit:{}", r.evidence.baseline_sha)
+            ),
             ("baseline/prog".into(), format!("sha256:{}", "8".repeat(64))),
             (
                 "candidate/prog".into(),
@@ -444,7 +451,7 @@ fn a_receipt_is_a_dsse_envelope_around_an_in_toto_statement() {
 fn the_predicate_seals_holdout_commands_and_still_recomputes() {
     let mut r = tested_result();
     // A failing holdout check quotes its command in a gate detail and a reason.
-    r.gates.push(gate(
+    r.evidence.gates.push(gate(
         GateName::Differential,
         GateStatus::Passed,
         format!("`{HOLDOUT_CHECK}` in the candidate tree: fine"),
@@ -463,11 +470,17 @@ fn the_predicate_seals_holdout_commands_and_still_recomputes() {
     );
     let v = receipt::verify(&signed.bytes, &key().verifying_key()).unwrap();
     let p = &v.statement.predicate;
-    assert_eq!(p.scenarios[1].baseline_command, receipt::SEALED);
+    assert_eq!(p.evidence.scenarios[1].baseline_command, receipt::SEALED);
     // A detail quoting a holdout may quote its output too: it is sealed whole, hashed.
-    assert!(receipt::seal::is_sealed(&p.gates.last().unwrap().detail));
+    assert!(receipt::seal::is_sealed(
+        &p.evidence.gates.last().unwrap().detail
+    ));
     // Its runs keep their wall times; what they printed is keyed, its size withheld.
-    for (sealed, original) in p.scenarios[1].pairs.iter().zip(&r.scenarios[1].pairs) {
+    for (sealed, original) in p.evidence.scenarios[1]
+        .pairs
+        .iter()
+        .zip(&r.evidence.scenarios[1].pairs)
+    {
         assert_eq!(
             (sealed.ratio, sealed.baseline.wall_s),
             (original.ratio, original.baseline.wall_s)
@@ -663,7 +676,7 @@ fn recompute_rederives_the_disagreement_of_counts_and_wall_time() {
     let mut r = tested_result();
     assert_eq!(r.verdict, Verdict::Accepted);
     let counts = evo::evidence::result::InstructionFigures::of(1_000_000, 1_000_000);
-    r.scenarios[0].instructions = Some(counts);
+    r.evidence.scenarios[0].instructions = Some(counts);
     let fields: Vec<String> = receipt::recompute::recompute(&r)
         .into_iter()
         .map(|d| d.field)
@@ -677,7 +690,7 @@ fn recompute_rederives_the_disagreement_of_counts_and_wall_time() {
 #[test]
 fn a_result_that_recorded_no_cap_as_max_pairs_0_still_recomputes() {
     let mut r = tested_result();
-    for s in &mut r.scenarios {
+    for s in &mut r.evidence.scenarios {
         if let Some(plan) = s.training.as_mut().and_then(|f| f.plan.as_mut()) {
             assert_eq!(plan.max_pairs, plan.pairs);
             plan.max_pairs = 0;
@@ -693,7 +706,7 @@ fn a_result_that_recorded_no_cap_as_max_pairs_0_still_recomputes() {
 #[test]
 fn recompute_checks_the_balanced_random_order_against_its_recorded_seed() {
     let mut r = tested_result();
-    for s in &mut r.scenarios {
+    for s in &mut r.evidence.scenarios {
         s.order_seed = Some(0x5eed);
         let scheme = s.comparison_order();
         for (i, p) in s.pairs.iter_mut().enumerate() {
@@ -706,7 +719,7 @@ fn recompute_checks_the_balanced_random_order_against_its_recorded_seed() {
         "a faithful record recomputes"
     );
     // A record whose seed does not give its orders (edited, or not the seed that ran) is named.
-    let s = &mut r.scenarios[0];
+    let s = &mut r.evidence.scenarios[0];
     s.order_seed = Some(0x5eed + 1);
     let differs: Vec<usize> = (0..s.pairs.len())
         .filter(|&i| s.comparison_order().order_of(i) != s.pairs[i].order)
@@ -777,14 +790,14 @@ fn the_pr_body_says_what_the_design_requires() {
 #[test]
 fn a_candidate_rejected_before_measurement_says_so() {
     let mut r = measured_result();
-    r.scenarios.clear();
-    r.gates[5] = gate(
+    r.evidence.scenarios.clear();
+    r.evidence.gates[5] = gate(
         GateName::Differential,
         GateStatus::Failed,
         "scenario `sum-100k` (differential): line 1 differs",
     );
-    r.gates.truncate(6);
-    let d = verdict::decide(&r.gates, &r.scenarios);
+    r.evidence.gates.truncate(6);
+    let d = verdict::decide(&r.evidence.gates, &r.evidence.scenarios);
     (r.tier, r.verdict, r.reasons) = (d.tier, d.verdict, d.reasons);
     let text = body(&r);
     assert!(
@@ -841,7 +854,11 @@ fn pairs_svg_draws_a_panel_per_measured_scenario() {
     let r = tested_result();
     let svg = evo::report::pairs_svg::render(&r);
     // The band is the A/A noise floor, named as such with its pair count.
-    let floor = r.scenarios[0].training.as_ref().unwrap().noise_floor_pct;
+    let floor = r.evidence.scenarios[0]
+        .training
+        .as_ref()
+        .unwrap()
+        .noise_floor_pct;
     let band = format!("A/A noise floor ±{floor:.2}% (11 A/A pairs)");
     assert!(svg.contains(&band), "missing {band:?}");
     assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
@@ -1039,7 +1056,7 @@ fn recompute_refuses_a_receipt_recorded_under_other_rules() {
         assert_eq!(plain.status.code(), Some(0), "{}", output_text(&plain));
     }
     let mut older = tested_result();
-    older.rules = 0;
+    older.evidence.rules = 0;
     let found = receipt::recompute::recompute(&older);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].field, "rules");

@@ -114,7 +114,7 @@ fn a_wall_time_speedup_that_uses_more_cpu_time_says_so() {
     let mut r = result();
     assert!(!summary(&r, false).contains("CPU time"));
     // Four threads where there was one: 1.05× faster in wall time, 1.8× the CPU time.
-    for p in &mut r.scenarios[0].pairs {
+    for p in &mut r.evidence.scenarios[0].pairs {
         p.candidate.rusage.user_s = 1.8 * p.baseline.rusage.user_s;
         p.candidate.rusage.sys_s = 1.8 * p.baseline.rusage.sys_s;
     }
@@ -132,7 +132,7 @@ fn a_wall_time_speedup_that_uses_more_cpu_time_says_so() {
 #[test]
 fn a_slower_candidate_with_more_cpu_time_gets_no_threads_note() {
     let mut r = result();
-    for p in &mut r.scenarios[0].pairs {
+    for p in &mut r.evidence.scenarios[0].pairs {
         p.candidate.wall_s = 1.2 * p.baseline.wall_s;
         p.candidate.rusage.user_s = 2.0 * p.baseline.rusage.user_s;
     }
@@ -143,7 +143,7 @@ fn a_slower_candidate_with_more_cpu_time_gets_no_threads_note() {
 #[test]
 fn seconds_from_one_second_and_memory_in_mib() {
     let mut r = result();
-    for p in &mut r.scenarios[0].pairs {
+    for p in &mut r.evidence.scenarios[0].pairs {
         for run in [&mut p.baseline, &mut p.candidate] {
             run.wall_s *= 4.0;
             run.rusage.user_s *= 4.0;

@@ -77,17 +77,22 @@ fn decided_on(aa: &[f64], measured: &[f64], failed: &[GateName]) -> ConfirmResul
         mde_seed: 7,
         timeout_s: 20.0,
     };
-    let s: &mut ScenarioResult = (r.scenarios.iter_mut())
+    let s: &mut ScenarioResult = (r.evidence.scenarios.iter_mut())
         .find(|s| s.role == Role::Training)
         .unwrap();
     s.aa_pairs = pairs(aa);
     s.pairs = pairs(measured);
     s.training = Some(figures::figures(&settings, &s.aa_pairs, &s.pairs).unwrap());
     for name in failed {
-        let g = r.gates.iter_mut().find(|g| g.name == *name).unwrap();
+        let g = r
+            .evidence
+            .gates
+            .iter_mut()
+            .find(|g| g.name == *name)
+            .unwrap();
         *g = gate(*name, GateStatus::Failed, "it broke");
     }
-    let d = verdict::decide(&r.gates, &r.scenarios);
+    let d = verdict::decide(&r.evidence.gates, &r.evidence.scenarios);
     (r.tier, r.verdict, r.reasons) = (d.tier, d.verdict, d.reasons);
     r
 }
@@ -100,7 +105,11 @@ fn inconclusive() -> ConfirmResult {
 }
 
 fn training(r: &ConfirmResult) -> &figures::Figures {
-    (r.scenarios.iter().find_map(|s| s.training.as_ref())).unwrap()
+    (r.evidence
+        .scenarios
+        .iter()
+        .find_map(|s| s.training.as_ref()))
+    .unwrap()
 }
 
 #[test]
@@ -218,14 +227,14 @@ fn a_null_whose_interval_spans_1_is_no_measurable_change_not_slower() {
 fn no_agent_is_named_where_no_agent_wrote_the_candidate() {
     let mut r = hostile_result::hostile_result("memo", false);
     for sandboxed in [false, true] {
-        r.sandbox.enabled = sandboxed;
-        r.sandbox.tool = sandboxed.then(|| "bwrap".to_string());
-        r.from_agent = false;
+        r.evidence.sandbox.enabled = sandboxed;
+        r.evidence.sandbox.tool = sandboxed.then(|| "bwrap".to_string());
+        r.evidence.from_agent = false;
         let holdouts = body(&r);
         let holdouts = holdouts.split("### Holdouts").nth(1).unwrap();
         let holdouts = holdouts.split("###").next().unwrap();
         assert!(!holdouts.contains("agent"), "{holdouts}");
-        r.from_agent = true;
+        r.evidence.from_agent = true;
         let agent = body(&r);
         assert!(
             agent.contains("the agent that wrote the candidate"),
@@ -237,8 +246,8 @@ fn no_agent_is_named_where_no_agent_wrote_the_candidate() {
 #[test]
 fn a_baseline_given_by_its_commit_is_printed_once() {
     let mut r = hostile_result::hostile_result("memo", false);
-    r.baseline_commitish = r.baseline_sha.clone();
-    let sha = r.baseline_sha.clone();
+    r.evidence.baseline_commitish = r.evidence.baseline_sha.clone();
+    let sha = r.evidence.baseline_sha.clone();
     let text = summary(&r);
     assert!(text.starts_with(&format!("baseline:  {sha}\n")), "{text}");
     let pr = body(&r);
@@ -256,7 +265,7 @@ fn a_baseline_given_by_its_commit_is_printed_once() {
 fn the_read_only_inputs_are_named_with_their_digests_and_the_receipt_still_recomputes() {
     let mut r = hostile_result::hostile_result("memo", false);
     let digest = format!("sha256:{}", "a".repeat(64));
-    r.read_only_inputs = vec![InputDigest {
+    r.evidence.read_only_inputs = vec![InputDigest {
         path: "~/.cache/evo/torch".into(),
         sha256: digest.clone(),
         files: 3,
@@ -281,15 +290,15 @@ fn the_read_only_inputs_are_named_with_their_digests_and_the_receipt_still_recom
     let signed = receipt::sign_sealed(&r, &key, &receipt::SealKey::from_bytes([3; 32])).unwrap();
     let verified = receipt::verify(&signed.bytes, &key.verifying_key()).unwrap();
     assert_eq!(
-        verified.statement.predicate.read_only_inputs,
-        r.read_only_inputs
+        verified.statement.predicate.evidence.read_only_inputs,
+        r.evidence.read_only_inputs
     );
     // A result from before the field existed still reads, without it.
     let mut old = serde_json::to_value(hostile_result::hostile_result("memo", false)).unwrap();
     assert!(old.get("read_only_inputs").is_none() && old.get("from_agent").is_none());
     old.as_object_mut().unwrap().remove("read_only_inputs");
     let back: ConfirmResult = serde_json::from_value(old).unwrap();
-    assert!(back.read_only_inputs.is_empty() && !back.from_agent);
+    assert!(back.evidence.read_only_inputs.is_empty() && !back.evidence.from_agent);
 }
 
 #[test]

@@ -375,7 +375,7 @@ fn recompute_scenario(
 /// stopped at an earlier check gate before deciding it (then the verdict is rejected anyway).
 fn check_leftover_gate(r: &ConfirmResult, out: &mut Vec<Difference>) {
     const GATE: GateName = GateName::LeftoverProcesses;
-    let places = r.candidate_leftovers();
+    let places = r.evidence.candidate_leftovers();
     if places.is_empty() {
         return;
     }
@@ -383,10 +383,15 @@ fn check_leftover_gate(r: &ConfirmResult, out: &mut Vec<Difference>) {
     let before_leftovers = GateName::ALL
         .iter()
         .take_while(|name| **name != GateName::TimedOutput);
-    let stopped_earlier = before_leftovers
-        .into_iter()
-        .any(|name| (r.gates.iter()).any(|g| g.name == *name && g.status == GateStatus::Failed));
-    let status = r.gates.iter().find(|g| g.name == GATE).map(|g| g.status);
+    let stopped_earlier = before_leftovers.into_iter().any(|name| {
+        (r.evidence.gates.iter()).any(|g| g.name == *name && g.status == GateStatus::Failed)
+    });
+    let status = r
+        .evidence
+        .gates
+        .iter()
+        .find(|g| g.name == GATE)
+        .map(|g| g.status);
     let follows = match status {
         Some(GateStatus::Failed) => true,
         Some(_) => false,
@@ -406,7 +411,7 @@ fn check_leftover_gate(r: &ConfirmResult, out: &mut Vec<Difference>) {
 
 /// The build-configuration lane's median and interval, from its own pairs.
 fn recompute_config_lane(r: &ConfirmResult, out: &mut Vec<Difference>) {
-    let lane = &r.config_lane;
+    let lane = &r.evidence.config_lane;
     if !lane.ran {
         return;
     }
@@ -444,11 +449,11 @@ pub struct RulesMismatch {
 
 /// `Err` unless `r` was decided under the rules this evo applies (`verdict::RULES`).
 pub fn same_rules(r: &ConfirmResult) -> Result<(), RulesMismatch> {
-    if r.rules == verdict::RULES {
+    if r.evidence.rules == verdict::RULES {
         Ok(())
     } else {
         Err(RulesMismatch {
-            recorded: r.rules,
+            recorded: r.evidence.rules,
             applied: verdict::RULES,
         })
     }
@@ -466,6 +471,7 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
     }
     let mut out = Vec::new();
     let scenarios: Vec<ScenarioResult> = r
+        .evidence
         .scenarios
         .iter()
         .enumerate()
@@ -477,6 +483,7 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
         .iter()
         .any(|s| s.timed_output_consistent == Some(false));
     let timed_gate_failed = r
+        .evidence
         .gates
         .iter()
         .any(|g| g.name == GateName::TimedOutput && g.status == GateStatus::Failed);
@@ -489,7 +496,7 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
     }
     check_leftover_gate(r, &mut out);
     recompute_config_lane(r, &mut out);
-    let d = verdict::decide_result(r, &scenarios);
+    let d = verdict::decide_result(&r.evidence, &scenarios);
     out.extend(diff_serialized("tier", &r.tier, &d.tier));
     out.extend(diff_serialized("verdict", &r.verdict, &d.verdict));
     out.extend(diff_serialized("reasons", &r.reasons, &d.reasons));

@@ -24,7 +24,7 @@ pub(super) fn training_settings(
     let plan = s.training.as_ref().and_then(|f| f.plan);
     let pairs = plan.map_or(s.pairs.len(), |p| p.pairs);
     let share = (plan.and_then(|p| p.budget_split)).map(|split| {
-        let done = &r.scenarios[..i.min(r.scenarios.len())];
+        let done = &r.evidence.scenarios[..i.min(r.evidence.scenarios.len())];
         budget::share(&split.config(pairs), done, Role::Training, &s.warmups)
     });
     let settings = BenchSettings {
@@ -36,11 +36,11 @@ pub(super) fn training_settings(
         },
         aa_pairs: plan.map_or(s.aa_pairs.len(), |p| p.aa_pairs),
         warmup: plan.map_or(s.warmups.len() / 2, |p| p.warmups),
-        min_effect: r.min_effect,
+        min_effect: r.evidence.min_effect,
         target_effect: plan.map_or(0.0, |p| p.target_effect),
         first: Order::CandidateFirst,
         order_seed: s.order_seed,
-        mde_seed: r.seed,
+        mde_seed: r.evidence.seed,
         timeout_s: 0.0,
     };
     (settings, share.map(|s| s.split))

@@ -126,108 +126,108 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
     scenarios[1].holdout =
         Some(receipt::recompute::holdout_figures(&scenarios[1].pairs, plan.as_ref()).unwrap());
     let d = verdict::decide(&gates, &scenarios);
-    ConfirmResult {
-        evo_version: "0.0.0-test".into(),
-        rules: evo::evidence::verdict::RULES,
-        run_id: "20261201T120000Z-x-0123456".into(),
-        campaign_file: "/c/campaign.json".into(),
-        campaign_name: "c".into(),
-        repo: "/c/repo".into(),
-        baseline_commitish: "main".into(),
-        baseline_sha: "0123456789abcdef0123456789abcdef01234567".into(),
-        workload_name: "w".into(),
-        workload_digest: "1".repeat(64),
-        holdout_portfolio_digest: Some("2".repeat(64)),
-        holdout_names: vec!["held".into()],
-        patch: PatchInfo {
-            source: h.into(),
-            file: "candidate.patch".into(),
-            sha256: "3".repeat(64),
-            files: vec![PatchFileChange {
-                path: h.into(),
-                status: "modified".into(),
+    ConfirmResult::decided(
+        Evidence {
+            evo_version: "0.0.0-test".into(),
+            rules: evo::evidence::verdict::RULES,
+            run_id: "20261201T120000Z-x-0123456".into(),
+            campaign_file: "/c/campaign.json".into(),
+            campaign_name: "c".into(),
+            repo: "/c/repo".into(),
+            baseline_commitish: "main".into(),
+            baseline_sha: "0123456789abcdef0123456789abcdef01234567".into(),
+            workload_name: "w".into(),
+            workload_digest: "1".repeat(64),
+            holdout_portfolio_digest: Some("2".repeat(64)),
+            holdout_names: vec!["held".into()],
+            patch: PatchInfo {
+                source: h.into(),
+                file: "candidate.patch".into(),
+                sha256: "3".repeat(64),
+                files: vec![PatchFileChange {
+                    path: h.into(),
+                    status: "modified".into(),
+                    added: 1,
+                    removed: 1,
+                }],
                 added: 1,
                 removed: 1,
-            }],
-            added: 1,
-            removed: 1,
-            applier: Some("libgit2".into()),
-        },
-        overlay: vec![FileDigest {
-            path: "bench/harness.c".into(),
-            sha256: "4".repeat(64),
-        }],
-        seed: 7,
-        holdout_seed: None,
-        warnings: Vec::new(),
-        min_effect: 0.01,
-        metric: Default::default(),
-        environment: Environment {
-            machine: Machine {
-                cpu_model: "CPU".into(),
-                logical_cores: 4,
-                mem_total_kib: 1 << 24,
-                kernel: "6.1".into(),
-                virtualization: "none".into(),
+                applier: Some("libgit2".into()),
             },
-            load_1m_before: Some(0.1),
-            load_1m_after: Some(0.1),
-            quiet: None,
-            cpus: None,
-            job: None,
-        },
-        steps: vec![],
-        artifacts: vec![],
-        differential: vec![
-            differential(h, Role::Training, h),
-            differential("held", Role::Holdout, "no output"),
-        ],
-        sanitizer_lane_ran: true,
-        sanitizer_findings: vec![SanitizerFinding {
-            tree: TreeLabel::Candidate,
-            // The step names the scenario, whose name is the workload's (here, hostile).
-            step: StepName::check(h),
-            kind: h.into(),
-            excerpt: h.into(),
-        }],
-        scenarios,
-        gates,
-        tier: d.tier,
-        verdict: d.verdict,
-        reasons: d.reasons,
-        timings: Timings::default(),
-        candidates_tried: 2,
-        // The candidate names of the search: the campaign's.
-        search: Some(SearchFigures {
-            scenario: "sum-100k".into(),
-            pairs: 5,
-            median: 1.04,
-            ci95: None,
-            lineage: Some(Lineage {
-                name: h.into(),
-                round: 2,
-                rounds: 2,
-                agent_runs: 1,
-                ancestors: vec![Ancestor {
+            overlay: vec![FileDigest {
+                path: "bench/harness.c".into(),
+                sha256: "4".repeat(64),
+            }],
+            seed: 7,
+            holdout_seed: None,
+            warnings: Vec::new(),
+            min_effect: 0.01,
+            metric: Default::default(),
+            environment: Environment {
+                machine: Machine {
+                    cpu_model: "CPU".into(),
+                    logical_cores: 4,
+                    mem_total_kib: 1 << 24,
+                    kernel: "6.1".into(),
+                    virtualization: "none".into(),
+                },
+                load_1m_before: Some(0.1),
+                load_1m_after: Some(0.1),
+                quiet: None,
+                cpus: None,
+                job: None,
+            },
+            steps: vec![],
+            artifacts: vec![],
+            differential: vec![
+                differential(h, Role::Training, h),
+                differential("held", Role::Holdout, "no output"),
+            ],
+            sanitizer_lane_ran: true,
+            sanitizer_findings: vec![SanitizerFinding {
+                tree: TreeLabel::Candidate,
+                // The step names the scenario, whose name is the workload's (here, hostile).
+                step: StepName::check(h),
+                kind: h.into(),
+                excerpt: h.into(),
+            }],
+            scenarios,
+            gates,
+            timings: Timings::default(),
+            candidates_tried: 2,
+            // The candidate names of the search: the campaign's.
+            search: Some(SearchFigures {
+                scenario: "sum-100k".into(),
+                pairs: 5,
+                median: 1.04,
+                ci95: None,
+                lineage: Some(Lineage {
                     name: h.into(),
-                    round: 1,
-                }],
+                    round: 2,
+                    rounds: 2,
+                    agent_runs: 1,
+                    ancestors: vec![Ancestor {
+                        name: h.into(),
+                        round: 1,
+                    }],
+                }),
             }),
-        }),
-        explanation: Some(h.into()),
-        config_lane: ConfigLane {
-            reason: h.into(),
-            files: vec![h.into()],
-            ..Default::default()
+            explanation: Some(h.into()),
+            config_lane: ConfigLane {
+                reason: h.into(),
+                files: vec![h.into()],
+                ..Default::default()
+            },
+            sandbox: SandboxRecord {
+                enabled: false,
+                tool: None,
+                detail: "off: the campaign sets sandbox.mode to \"off\"".into(),
+                ..Default::default()
+            },
+            timed_programs_unchanged: false,
+            from_agent: false,
+            read_only_inputs: Vec::new(),
         },
-        sandbox: SandboxRecord {
-            enabled: false,
-            tool: None,
-            detail: "off: the campaign sets sandbox.mode to \"off\"".into(),
-            ..Default::default()
-        },
-        timed_programs_unchanged: false,
-        from_agent: false,
-        read_only_inputs: Vec::new(),
-    }
+        d,
+    )
 }
