@@ -122,7 +122,7 @@ impl CampaignRun<'_> {
                     let sent =
                         hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&request.plan.patch));
                     if outcome.patch_sha256 != sent {
-                        return Err(PipelineError::Internal(format!(
+                        return Err(PipelineError::internal(format!(
                             "{} confirmed another patch than candidate {index}'s",
                             shown(&outcome.run_dir)
                         )));
@@ -144,7 +144,7 @@ impl CampaignRun<'_> {
                         // again, which said "the baseline itself fails" twice.
                         PipelineError::Baseline(_) => return Err(e),
                         PipelineError::Interrupted { .. } => return Err(e),
-                        PipelineError::KeyLeak(_) => {
+                        PipelineError::KeyLeak { .. } => {
                             let why = "its records carried the private signing key; nothing was \
                                        signed";
                             self.set_status(index, Status::Rejected, why.to_string())?;

@@ -463,8 +463,10 @@ impl CampaignRun<'_> {
             attempt: a.attempt,
         });
         let scanner = receipt::KeyScanner::new(&signer.key);
-        receipt::check_result(&result, &scanner)
-            .map_err(|leak| PipelineError::KeyLeak(leak.to_string()))?;
+        receipt::check_result(&result, &scanner).map_err(|leak| PipelineError::KeyLeak {
+            leak,
+            note: String::new(),
+        })?;
         confirm::write_result(&run_dir, &result)?;
         let signed = confirm::write_evidence(&run_dir, &result, signer)?;
         let outcome = confirm::load_outcome(&run_dir.path, &signed.verifying_key)

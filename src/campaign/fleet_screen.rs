@@ -406,7 +406,7 @@ impl CampaignRun<'_> {
         let index = a.index;
         for entry in checked.entries {
             let Some(c) = self.state.candidate_mut(index) else {
-                return Err(PipelineError::Internal(format!(
+                return Err(PipelineError::internal(format!(
                     "candidate {index} is unknown"
                 )));
             };

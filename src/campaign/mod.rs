@@ -180,7 +180,7 @@ fn resume_dir(output: &Path, which: &str) -> Result<PathBuf, PipelineError> {
         return if dir.join(journal::JOURNAL).is_file() {
             Ok(dir)
         } else {
-            Err(PipelineError::Usage(format!(
+            Err(PipelineError::usage(format!(
                 "no campaign run `{which}` in {} to resume",
                 output.display()
             )))
@@ -194,7 +194,7 @@ fn resume_dir(output: &Path, which: &str) -> Result<PathBuf, PipelineError> {
         .collect();
     runs.sort();
     runs.pop().ok_or_else(|| {
-        PipelineError::Usage(format!("no campaign run in {} to resume", output.display()))
+        PipelineError::usage(format!("no campaign run in {} to resume", output.display()))
     })
 }
 
@@ -211,7 +211,7 @@ pub fn run_campaign(
         ..opts.clone()
     };
     if plan.patches.is_empty() && plan.spec.agent.is_none() {
-        return Err(PipelineError::Usage(format!(
+        return Err(PipelineError::usage(format!(
             "{}: the campaign has no candidates: give `candidates` (patch files) or `agent`",
             plan.campaign_file.display()
         )));
@@ -363,7 +363,7 @@ impl<'a> CampaignRun<'a> {
         let state = State::from_entries(&entries);
         if let Some(sha) = &state.baseline_sha {
             if *sha != pinned.sha {
-                return Err(PipelineError::Usage(format!(
+                return Err(PipelineError::usage(format!(
                     "run {} pinned {sha}, but the campaign's baseline now resolves to {}: start a \
                      new run",
                     run_dir.id, pinned.sha
@@ -494,7 +494,7 @@ impl CampaignRun<'_> {
     /// Candidate `index`'s patch file in the run directory, and its bytes.
     fn candidate_patch(&self, index: usize) -> Result<CandidatePatch, PipelineError> {
         let file = (self.state.patch_path(&self.run_dir.path, index))
-            .ok_or_else(|| PipelineError::Internal(format!("candidate {index} is unknown")))?;
+            .ok_or_else(|| PipelineError::internal(format!("candidate {index} is unknown")))?;
         let bytes = std::fs::read(&file)
             .map_err(|e| PipelineError::io("cannot read a candidate patch", e))?;
         Ok(CandidatePatch { file, bytes })

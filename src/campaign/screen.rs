@@ -30,7 +30,7 @@ impl CampaignRun<'_> {
     /// Screens candidate `index` on the first training scenario; resumes after its last pair.
     pub(super) fn screen(&mut self, index: usize, baseline: &Tree) -> Result<(), PipelineError> {
         let Some(s) = self.training().into_iter().next() else {
-            return Err(PipelineError::Internal("no training scenario".into()));
+            return Err(PipelineError::internal("no training scenario"));
         };
         let label = TreeLabel::Numbered(index);
         let bytes = self.candidate_patch(index)?.bytes;
@@ -138,7 +138,7 @@ impl CampaignRun<'_> {
             };
             let mut pair = match measured {
                 Ok(mut p) if !p.is_empty() => p.remove(0),
-                Ok(_) => return Err(PipelineError::Internal("a pair went missing".into())),
+                Ok(_) => return Err(PipelineError::internal("a pair went missing")),
                 Err(e) => return self.screening_failure(index, e),
             };
             pair.index = i;

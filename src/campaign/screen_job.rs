@@ -34,9 +34,8 @@ pub fn run_screening_job(
     on_event: &mut dyn FnMut(CampaignEvent),
 ) -> Result<PathBuf, PipelineError> {
     let Some(order) = &request.screening else {
-        return Err(PipelineError::Usage(
-            "the request is a confirmation, not a screening: run it with `evo confirm --request`"
-                .into(),
+        return Err(PipelineError::usage(
+            "the request is a confirmation, not a screening: run it with `evo confirm --request`",
         ));
     };
     let opts = &CampaignOptions {
@@ -47,7 +46,7 @@ pub fn run_screening_job(
     let plan = &request.plan.campaign;
     let pinned = tree::pin(&plan.repo, &plan.spec.baseline).map_err(PipelineError::usage)?;
     if pinned.sha != order.baseline_sha {
-        return Err(PipelineError::Usage(format!(
+        return Err(PipelineError::usage(format!(
             "the baseline `{}` resolves to {} on this node, the campaign pinned {}",
             plan.spec.baseline, pinned.sha, order.baseline_sha
         )));

@@ -53,10 +53,12 @@ pub fn write_result(run_dir: &RunDir, result: &ConfirmResult) -> Result<(), Pipe
 /// Refuses to go on when the private key is in what would be signed or written: says so in
 /// `error.txt`, and writes nothing else.
 fn key_leak(run_dir: &RunDir, leak: receipt::KeyLeak) -> PipelineError {
-    let e = PipelineError::KeyLeak(format!(
-        "{leak}. No receipt, result.json or pr_body.md was written; this run's logs hold the \
-         key: delete them"
-    ));
+    let e = PipelineError::KeyLeak {
+        leak,
+        note: ". No receipt, result.json or pr_body.md was written; this run's logs hold the key: \
+               delete them"
+            .into(),
+    };
     let saved = run_dir.write("error.txt", format!("{e}\n").as_bytes());
     e.with_logs(&run_dir.path, saved.err())
 }

@@ -88,7 +88,7 @@ impl Sides for Paired<'_, '_> {
         ran: &Ran,
     ) -> Result<(std::path::PathBuf, String), PipelineError> {
         let base = (ran.baseline.as_ref())
-            .ok_or_else(|| PipelineError::Internal("a paired check lost its baseline".into()))?;
+            .ok_or_else(|| PipelineError::internal("a paired check lost its baseline"))?;
         Ok((base.stdout_path.clone(), base.run.stdout_sha256.clone()))
     }
 }
@@ -141,7 +141,7 @@ impl<'a> Run<'a> {
             done.push(o);
         }
         done.try_into()
-            .map_err(|_| PipelineError::Internal("a step pair lost a result".to_string()))
+            .map_err(|_| PipelineError::internal("a step pair lost a result"))
     }
 
     /// Runs `s` in both trees at the same time, on a thread each.

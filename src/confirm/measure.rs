@@ -426,8 +426,8 @@ impl Run<'_> {
             budget_split: share.map(|s| s.split),
         };
         let Some(plan) = holdout_plan(&self.evidence.scenarios, counts, &warmups) else {
-            return Err(PipelineError::Internal(
-                "no training scenario's A/A runs to plan the holdout's pairs from".to_string(),
+            return Err(PipelineError::internal(
+                "no training scenario's A/A runs to plan the holdout's pairs from",
             ));
         };
         let order_seed = schedule::fresh_order_seed();

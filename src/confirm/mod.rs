@@ -348,7 +348,7 @@ impl Keying for SignedBy<'_> {
     }
 
     fn hold(signer: Option<Signer>) -> Result<Signer, PipelineError> {
-        signer.ok_or_else(|| PipelineError::Internal("the key was settled, not its signer".into()))
+        signer.ok_or_else(|| PipelineError::internal("the key was settled, not its signer"))
     }
 
     fn signer(held: &Signer) -> Option<&Signer> {

@@ -146,13 +146,38 @@ impl Mounts {
     }
 }
 
+/// Why candidate builds copy the caches instead of seeing them through overlays.
+#[derive(Debug, thiserror::Error)]
+pub enum NoOverlay {
+    #[error("{COPIES_ENV}=copy")]
+    TurnedOff,
+    #[error("no writable caches")]
+    NoCaches,
+    /// Other nodes' baseline builds change a fleet's shared caches, which an overlay's lower
+    /// layer must not.
+    #[error("the caches are shared by a fleet")]
+    SharedByFleet,
+    #[error("cannot make the probe's folders in {}", folder.display())]
+    Folders {
+        folder: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot mount an overlay")]
+    Mount(#[source] io::Error),
+    #[error("a write through an overlay failed: {stderr}")]
+    WriteFailed { stderr: String },
+    #[error("a write through an overlay did not land in its upper layer")]
+    WriteMisplaced,
+}
+
 /// Whether candidate builds on this machine can see caches through overlays: turned off by
 /// [`COPIES_ENV`], else tried for real in `scratch` (made and removed here) — a file written and
 /// a folder of the lower layer renamed through a mounted overlay must land in its upper layer and
 /// leave the lower one as it was. `Err` says why not.
-pub fn probe(scratch: &Path) -> Result<(), String> {
+pub fn probe(scratch: &Path) -> Result<(), NoOverlay> {
     if std::env::var_os(COPIES_ENV).is_some_and(|v| v == "copy") {
-        return Err(format!("{COPIES_ENV}=copy"));
+        return Err(NoOverlay::TurnedOff);
     }
     let folder = scratch.join(format!("overlay-probe-{}", std::process::id()));
     let outcome = try_overlay(&folder);
@@ -160,17 +185,15 @@ pub fn probe(scratch: &Path) -> Result<(), String> {
     outcome
 }
 
-fn try_overlay(folder: &Path) -> Result<(), String> {
+fn try_overlay(folder: &Path) -> Result<(), NoOverlay> {
     let lower = folder.join("lower");
     let overlay = Overlay::in_folder(&lower, folder);
     let made = std::fs::create_dir_all(lower.join("folder")).and_then(|()| overlay.create());
-    made.map_err(|e| {
-        format!(
-            "cannot make the probe's folders in {}: {e}",
-            folder.display()
-        )
+    made.map_err(|source| NoOverlay::Folders {
+        folder: folder.to_path_buf(),
+        source,
     })?;
-    let mounts = Mounts::of(std::slice::from_ref(&overlay)).map_err(|e| e.to_string())?;
+    let mounts = Mounts::of(std::slice::from_ref(&overlay)).map_err(NoOverlay::Mount)?;
     let mut command = Command::new("/bin/sh");
     command
         .args([
@@ -185,18 +208,14 @@ fn try_overlay(folder: &Path) -> Result<(), String> {
     unsafe {
         command.pre_exec(move || mounts.enter());
     }
-    let out = command
-        .output()
-        .map_err(|e| format!("cannot mount an overlay: {e}"))?;
+    let out = command.output().map_err(NoOverlay::Mount)?;
     if !out.status.success() {
-        return Err(format!(
-            "a write through an overlay failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(NoOverlay::WriteFailed { stderr });
     }
     let lower_kept = lower.join("folder").is_dir() && !lower.join("written").exists();
     if !lower_kept || !overlay.upper.join("written").is_file() {
-        return Err("a write through an overlay did not land in its upper layer".to_string());
+        return Err(NoOverlay::WriteMisplaced);
     }
     Ok(())
 }
@@ -212,7 +231,8 @@ mod tests {
             return;
         }
         let scratch = tempfile::tempdir().unwrap();
-        assert_eq!(probe(scratch.path()), Ok(()));
+        let probed = probe(scratch.path());
+        assert!(probed.is_ok(), "{probed:?}");
         assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
         // The mount was the probe's alone: nothing of it is left in evo's own namespace.
         let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();

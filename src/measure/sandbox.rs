@@ -385,8 +385,8 @@ impl SandboxPolicy {
                 // overlay's lower layer must not: those are always copied.
                 let overlay = match (&shared, request.writable.is_empty()) {
                     (None, false) => super::overlay::probe(&request.copies),
-                    (Some(_), _) => Err("the caches are shared by a fleet".to_string()),
-                    (None, true) => Err("no writable caches".to_string()),
+                    (Some(_), _) => Err(super::overlay::NoOverlay::SharedByFleet),
+                    (None, true) => Err(super::overlay::NoOverlay::NoCaches),
                 };
                 let caches = match &overlay {
                     Ok(()) if !request.writable.is_empty() => {
@@ -397,7 +397,8 @@ impl SandboxPolicy {
                     Err(why) if !request.writable.is_empty() => {
                         format!(
                             "; a candidate's build got a private copy of the declared caches \
-                                 (no overlay: {why})"
+                                 (no overlay: {})",
+                            crate::failure::with_causes(why)
                         )
                     }
                     _ => String::new(),

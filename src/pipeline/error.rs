@@ -2,9 +2,10 @@
 //! verdict on the candidate. Each variant picks its exit code; `failure::Failure` prints it with
 //! its chain of causes.
 //!
-//! A message is a variant's `String`; an error of a stage below (a tree that cannot be pinned, a
-//! sandbox that cannot be had) goes in whole ([`PipelineError::usage`],
-//! [`PipelineError::internal`]), so what caused it is still there to print.
+//! An error of a stage below (a tree that cannot be pinned, a sandbox that cannot be had, a key
+//! found in the records) goes in whole ([`PipelineError::usage`], [`PipelineError::internal`],
+//! `KeyLeak`), so what caused it is still there to print; a message of evo's own goes in the
+//! same way. Only the baseline's failure is a text alone: what its steps printed.
 
 use std::path::Path;
 
@@ -14,12 +15,10 @@ use crate::path::shown;
 /// Something that stops a confirmation or a campaign without a verdict on the candidate.
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
-    /// The inputs are wrong (baseline does not resolve, repository missing, ...).
-    #[error("{0}")]
-    Usage(String),
-    /// The inputs are wrong, as `source` says with its own causes; `note` follows its message.
+    /// The inputs are wrong (baseline does not resolve, repository missing, ...), as `source`
+    /// says with its own causes (or a message alone); `note` follows its message.
     #[error("{source}{note}")]
-    UsageFrom {
+    Usage {
         #[source]
         source: Cause,
         note: String,
@@ -33,11 +32,10 @@ pub enum PipelineError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{0}")]
-    Internal(String),
-    /// evo's own failure, as `source` says with its own causes; `note` follows its message.
+    /// evo's own failure, as `source` says with its own causes (or a message alone); `note`
+    /// follows its message.
     #[error("{source}{note}")]
-    InternalFrom {
+    Internal {
         #[source]
         source: Cause,
         note: String,
@@ -47,9 +45,14 @@ pub enum PipelineError {
     /// `note` follows the one message ([`crate::interrupt::MESSAGE`]): what was kept, how to go on.
     #[error("{}{note}", crate::interrupt::MESSAGE)]
     Interrupted { note: String },
-    /// The private signing key is in what evo would sign or write: nothing was signed.
-    #[error("{0}")]
-    KeyLeak(String),
+    /// The private signing key is in what evo would sign or write (`leak` says where): nothing
+    /// was signed; `note` follows its message.
+    #[error("{leak}{note}")]
+    KeyLeak {
+        #[source]
+        leak: crate::receipt::KeyLeak,
+        note: String,
+    },
     /// A candidate of a campaign got the private signing key into its records (the confirmation's
     /// `KeyLeak`): it is rejected, and the campaign stops, since anything signed with a key a
     /// candidate holds proves nothing.
@@ -63,7 +66,7 @@ pub enum PipelineError {
 impl PipelineError {
     /// The inputs are wrong, as `error` says: kept whole, its causes with it.
     pub(crate) fn usage(error: impl Into<Cause>) -> PipelineError {
-        PipelineError::UsageFrom {
+        PipelineError::Usage {
             source: error.into(),
             note: String::new(),
         }
@@ -71,7 +74,7 @@ impl PipelineError {
 
     /// evo's own failure, as `error` says: kept whole, its causes with it.
     pub(crate) fn internal(error: impl Into<Cause>) -> PipelineError {
-        PipelineError::InternalFrom {
+        PipelineError::Internal {
             source: error.into(),
             note: String::new(),
         }
@@ -124,18 +127,19 @@ impl PipelineError {
             ),
         };
         match self {
-            PipelineError::Usage(m) => PipelineError::Usage(m + &note),
             PipelineError::Baseline(m) => PipelineError::Baseline(m + &note),
-            PipelineError::Internal(m) => PipelineError::Internal(m + &note),
             PipelineError::Interrupted { note: n } => {
                 PipelineError::Interrupted { note: n + &note }
             }
-            PipelineError::KeyLeak(m) => PipelineError::KeyLeak(m + &note),
-            PipelineError::UsageFrom { source, note: n } => PipelineError::UsageFrom {
+            PipelineError::KeyLeak { leak, note: n } => PipelineError::KeyLeak {
+                leak,
+                note: n + &note,
+            },
+            PipelineError::Usage { source, note: n } => PipelineError::Usage {
                 source,
                 note: n + &note,
             },
-            PipelineError::InternalFrom { source, note: n } => PipelineError::InternalFrom {
+            PipelineError::Internal { source, note: n } => PipelineError::Internal {
                 source,
                 note: n + &note,
             },
@@ -146,16 +150,15 @@ impl PipelineError {
 
     pub fn exit_code(&self) -> i32 {
         match self {
-            PipelineError::Usage(_)
-            | PipelineError::UsageFrom { .. }
-            | PipelineError::Baseline(_) => crate::exit_codes::USAGE_ERROR,
+            PipelineError::Usage { .. } | PipelineError::Baseline(_) => {
+                crate::exit_codes::USAGE_ERROR
+            }
             PipelineError::Interrupted { .. } => crate::exit_codes::INTERRUPTED,
             // A key found in the records is no verdict on the candidate's speed: nothing was
             // decided or signed, as for any failure of evo's own.
             PipelineError::Io { .. }
-            | PipelineError::Internal(_)
-            | PipelineError::InternalFrom { .. }
-            | PipelineError::KeyLeak(_)
+            | PipelineError::Internal { .. }
+            | PipelineError::KeyLeak { .. }
             | PipelineError::CampaignKeyLeak(_) => crate::exit_codes::INTERNAL_ERROR,
         }
     }
@@ -180,12 +183,22 @@ mod tests {
 
     #[test]
     fn a_campaign_key_leak_says_the_leak_once_and_what_to_do() {
-        let leak = PipelineError::KeyLeak("the key is in logs/x.stderr".into());
+        let found = crate::receipt::KeyLeak {
+            field: "logs/x.stderr".into(),
+            encoding: crate::receipt::keyscan::Encoding::Hex,
+        };
+        let said = found.to_string();
+        let leak = PipelineError::KeyLeak {
+            leak: found,
+            note: "\n(logs are in /r)".into(),
+        };
         let f = Failure::from(PipelineError::CampaignKeyLeak(Box::new(leak)));
         assert_eq!(
             f.render(),
-            "error: the key is in logs/x.stderr\nthe campaign stopped: treat the signing key as \
-             compromised, make a new one (evo keygen) and confirm again\n"
+            format!(
+                "error: {said}\n(logs are in /r)\nthe campaign stopped: treat the signing key as \
+                 compromised, make a new one (evo keygen) and confirm again\n"
+            )
         );
         assert_eq!(f.code, crate::exit_codes::INTERNAL_ERROR);
     }
