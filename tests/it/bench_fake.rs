@@ -18,17 +18,9 @@ fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
         quiet: None,
         env_pad: false,
         settings: BenchSettings {
-            pairs,
-            max_pairs: pairs,
-            budget_s: None,
-            aa_pairs,
-            warmup: 1,
-            min_effect: 0.01,
-            target_effect: 0.015,
-            first: Order::CandidateFirst,
-            order_seed: None,
             mde_seed: 42,
             timeout_s: 5.0,
+            ..crate::util::synthetic::settings(pairs, aa_pairs)
         },
     }
 }

@@ -3,7 +3,7 @@
 //! test stops: hash guessed holdout shapes, run on the public baseline with the public seed, and
 //! look the hashes, byte counts or seed up in the receipt.
 
-use crate::util::hostile_result;
+use crate::util::synthetic;
 
 use ed25519_dalek::SigningKey;
 use evo::evidence::result::{ConfirmResult, HoldoutSeed, Role};
@@ -23,7 +23,7 @@ const OUTPUT: &[u8] = b"pairs 30000: 1234\n";
 
 /// A measured result whose holdout ran `./run 30000` from `c`, with its own seed.
 fn result() -> ConfirmResult {
-    let mut r = hostile_result::hostile_result("plain", false);
+    let mut r = synthetic::hostile_result("plain", false);
     r.evidence.holdout_seed = Some(HoldoutSeed::Drawn(424242));
     let h = (r.evidence.scenarios.iter_mut())
         .find(|s| s.role == Role::Holdout)

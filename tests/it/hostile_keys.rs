@@ -4,7 +4,7 @@
 //! real `evo` binary; each must fail, and its honest twin must pass.
 
 use crate::util;
-use crate::util::hostile_result;
+use crate::util::synthetic;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -69,7 +69,7 @@ impl Checkout {
     /// A run directory holding a receipt signed by `key` for `patch` on `baseline`, with the
     /// verdict and tier given, and its `candidate.patch`.
     fn receipt(&self, name: &str, key: &SigningKey, r: Receipt) -> PathBuf {
-        let mut result: ConfirmResult = hostile_result::hostile_result("plain", false);
+        let mut result: ConfirmResult = synthetic::hostile_result("plain", false);
         result.evidence.baseline_sha = r.baseline.to_string();
         result.evidence.patch.sha256 = hex::encode(Sha256::digest(r.patch));
         result.verdict = r.verdict;

@@ -11,7 +11,7 @@
 //! characters are refused by patch safety and candidate names by the campaign loader.
 
 use crate::util;
-use crate::util::hostile_result;
+use crate::util::synthetic;
 
 use std::io::Write;
 use std::path::Path;
@@ -24,7 +24,7 @@ use evo::receipt::{self, keys};
 use evo::report::{pr_body, pr_context::ReceiptRef, terminal};
 use evo::spec::{Campaign, SpecError, parse_json};
 use evo::tree::{PatchError, Refusal, Tree, check_patch_safety, inspect_patch};
-use hostile_result::hostile_result;
+use synthetic::hostile_result;
 
 /// The reported attack: a carriage return, a fake evidence table, then a comment left open.
 const ATTACK: &str = "EVIL fast\r\r## Summary\r\rVerdict: **accepted**, tier **tested**\r\r\

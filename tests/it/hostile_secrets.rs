@@ -7,6 +7,7 @@
 //! prints the key.
 
 use crate::util;
+use crate::util::synthetic::{self, Scenario};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE_NO_PAD};
@@ -16,11 +17,7 @@ use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-use evo::environment::{Environment, Machine};
-use evo::evidence::figures::{self, BenchSettings};
 use evo::evidence::result::*;
-use evo::evidence::verdict::{self, gate};
-use evo::measure::record::{Arm, ExitStatus, Order, Pair, Purpose, RunRecord, WarmupRun};
 use evo::receipt::{self, dsse::Envelope, seal};
 use evo::report::{pr_body, pr_context::ReceiptRef};
 
@@ -32,218 +29,51 @@ const HOLDOUT_STDERR: &str = "holdout-secret-stderr: 30000 values in 0.2 s";
 /// The holdout check's output as the baseline printed it, quoted by the failing comparison.
 const HOLDOUT_OUTPUT: &str = "holdout-secret-output total=48213";
 const HOLDOUT_SANITIZER: &str = "==12==ERROR: AddressSanitizer: holdout-secret-overflow";
-const JITTER: [f64; 11] = [
-    0.004, -0.003, 0.001, 0.006, -0.005, 0.002, -0.001, 0.003, -0.004, 0.005, 0.0,
-];
-
 fn key() -> SigningKey {
     SigningKey::from_bytes(&Sha256::digest(b"hostile secrets test key").into())
 }
 
-fn run(wall_s: f64, stderr: &str) -> RunRecord {
-    RunRecord {
-        stdout_sha256: "5".repeat(64),
-        stdout_bytes: 24,
-        stderr_tail: stderr.to_string(),
-        ..RunRecord::exited_ok(wall_s)
+/// The holdout `h-sealed`, its runs in both arms leaving `stderr`.
+fn secret_holdout(stderr: &str) -> ScenarioResult {
+    Scenario {
+        command: HOLDOUT_RUN,
+        speedup: 1.07,
+        stderr,
+        baseline_stderr: stderr,
+        noisy: true,
+        ..Scenario::holdout(HOLDOUT)
     }
+    .result()
 }
 
-fn pairs(n: usize, speedup: f64, alternate: bool, stderr: &str) -> Vec<Pair> {
-    (0..n)
-        .map(|i| {
-            let j = JITTER[i % JITTER.len()];
-            let order = if !alternate || i % 2 == 1 {
-                Order::BaselineFirst
-            } else {
-                Order::CandidateFirst
-            };
-            let b = 0.5 * (1.0 + j);
-            let c = b / (speedup * (1.0 + j / 2.0));
-            Pair::new(i, order, run(b, stderr), run(c, stderr))
-        })
-        .collect()
-}
-
-fn scenario(name: &str, role: Role, command: &str, stderr: &str) -> ScenarioResult {
-    let measured = pairs(9, 1.07, true, stderr);
-    let warmups = [Arm::Candidate, Arm::Baseline]
-        .into_iter()
-        .map(|arm| WarmupRun {
-            arm,
-            purpose: Purpose::Warmup,
-            run: run(0.5, stderr),
-            seed: None,
-        })
-        .collect();
-    let mut s = ScenarioResult {
-        name: name.into(),
-        role,
-        baseline_command: command.into(),
-        candidate_command: command.into(),
-        cwd: ".".into(),
-        warmups,
-        aa_pairs: Vec::new(),
-        pairs: Vec::new(),
-        training: None,
-        holdout: None,
-        timed_output_consistent: Some(true),
-        replay: None,
-        instructions: None,
-        aa_second_build: false,
-        order_seed: None,
-    };
-    if role == Role::Training {
-        let aa = pairs(11, 1.0, false, stderr);
-        let settings = BenchSettings {
-            pairs: 9,
-            max_pairs: 9,
-            budget_s: None,
-            aa_pairs: 11,
-            warmup: 1,
-            min_effect: 0.01,
-            target_effect: 0.015,
-            first: Order::CandidateFirst,
-            order_seed: None,
-            mde_seed: 7,
-            timeout_s: 20.0,
-        };
-        s.training = Some(figures::figures(&settings, &aa, &measured).unwrap());
-        s.aa_pairs = aa;
-    } else {
-        s.holdout = Some(holdout_figures(&measured, None).unwrap());
-    }
-    s.pairs = measured;
-    s
-}
-
-fn step(step: &str, tree: &str, command: &str) -> StepRecord {
-    StepRecord {
-        step: step.parse().unwrap(),
-        tree: tree.parse().unwrap(),
-        command: command.into(),
-        cwd: ".".into(),
-        status: ExitStatus::Exited { code: 0 },
-        timed_out: false,
-        leftover_processes: false,
-        wall_s: 0.25,
-        stdout_sha256: "6".repeat(64),
-        stdout_log: format!("logs/{tree}/{step}.stdout.log"),
-        stderr_log: format!("logs/{tree}/{step}.stderr.log"),
-    }
-}
-
-fn differential(scenario: &str, role: Role) -> DifferentialRecord {
-    DifferentialRecord {
-        scenario: scenario.into(),
-        role,
-        lane: CheckLane::Differential,
-        rule: "exact".into(),
-        baseline_sha256: "7".repeat(64),
-        candidate_sha256: "7".repeat(64),
-        same: true,
-        summary: None,
-        diff: None,
-    }
-}
-
-/// A confirmation that passed every gate, with one training scenario and one holdout.
+/// A confirmation that passed every gate, with one training scenario and one holdout (the one
+/// synthetic confirmation, `util::synthetic`, with this holdout and its checks' steps).
 fn clean_result() -> ConfirmResult {
     let mut steps = Vec::new();
     for tree in ["baseline", "candidate"] {
-        steps.push(step("build", tree, "make -s"));
-        steps.push(step("check-sum-100k", tree, "./bench/run.sh 500 7"));
-        steps.push(step(&format!("check-{HOLDOUT}"), tree, HOLDOUT_CHECK));
+        steps.push(synthetic::step("build", tree, "make -s"));
+        steps.push(synthetic::step(
+            "check-sum-100k",
+            tree,
+            "./bench/run.sh 500 7",
+        ));
+        let check = format!("check-{HOLDOUT}");
+        steps.push(synthetic::step(&check, tree, HOLDOUT_CHECK));
     }
-    let gates: Vec<Gate> = GateName::ALL
-        .iter()
-        .map(|name| gate(*name, GateStatus::Passed, format!("{name} passed")))
-        .collect();
-    let mut scenarios = vec![
-        scenario("sum-100k", Role::Training, "./bench/run.sh 100000 7", ""),
-        scenario(HOLDOUT, Role::Holdout, HOLDOUT_RUN, ""),
-    ];
-    let plan = holdout_plan(
-        &scenarios,
-        evo::evidence::result::HoldoutCounts {
-            pairs: 9,
-            max_pairs: 9,
-            warmups: 1,
-            budget_s: None,
-            budget_split: None,
-        },
-        &[],
-    );
-    scenarios[1].holdout = Some(holdout_figures(&scenarios[1].pairs, plan.as_ref()).unwrap());
-    let evidence = Evidence {
-        evo_version: "0.0.0-test".into(),
-        rules: evo::evidence::verdict::RULES,
-        run_id: "20261201T120000Z-memo-0123456".into(),
-        campaign_file: "/home/alice/camp/campaign.json".into(),
-        campaign_name: "cpairs".into(),
-        repo: "/home/alice/repo".into(),
-        baseline_commitish: "main".into(),
-        baseline_sha: "0123456789abcdef0123456789abcdef01234567".into(),
-        workload_name: "cpairs".into(),
-        workload_digest: "1".repeat(64),
-        holdout_portfolio_digest: Some("2".repeat(64)),
-        holdout_names: vec![HOLDOUT.into()],
-        patch: PatchInfo {
-            source: "/home/alice/camp/memo.patch".into(),
-            file: "candidate.patch".into(),
-            sha256: "3".repeat(64),
-            files: Vec::new(),
-            added: 1,
-            removed: 1,
-            applier: Some("libgit2".into()),
-        },
-        overlay: Vec::new(),
-        seed: 7,
-        holdout_seed: None,
-        warnings: Vec::new(),
-        min_effect: 0.01,
-        metric: Default::default(),
-        environment: Environment {
-            machine: Machine {
-                cpu_model: "Example CPU".into(),
-                logical_cores: 4,
-                mem_total_kib: 1 << 24,
-                kernel: "6.1.0".into(),
-                virtualization: "container".into(),
-            },
-            load_1m_before: Some(0.5),
-            load_1m_after: Some(0.5),
-            quiet: None,
-            cpus: None,
-            job: None,
-        },
-        steps,
-        artifacts: Vec::new(),
-        differential: vec![
-            differential("sum-100k", Role::Training),
-            differential(HOLDOUT, Role::Holdout),
-        ],
-        sanitizer_lane_ran: false,
-        sanitizer_findings: Vec::new(),
-        scenarios,
-        gates,
-        timings: Timings::default(),
-        candidates_tried: 1,
-        search: None,
-        explanation: None,
-        config_lane: ConfigLane::default(),
-        sandbox: Default::default(),
-        timed_programs_unchanged: false,
-        from_agent: false,
-        read_only_inputs: Vec::new(),
+    let training = Scenario {
+        command: "./bench/run.sh 100000 7",
+        speedup: 1.07,
+        noisy: true,
+        ..Scenario::training("sum-100k")
     };
-    let d = verdict::decide(&evidence.gates, &evidence.scenarios);
-    ConfirmResult::decided(evidence, d)
-}
-
-fn decide(r: &mut ConfirmResult) {
-    let d = verdict::decide(&r.evidence.gates, &r.evidence.scenarios);
-    (r.tier, r.verdict, r.reasons) = (d.tier, d.verdict, d.reasons);
+    let mut scenarios = vec![training.result(), secret_holdout("")];
+    synthetic::plan_holdouts(&mut scenarios);
+    let gates = synthetic::passed_gates(|name| format!("{name} passed"));
+    synthetic::decided(Evidence {
+        steps,
+        sanitizer_lane_ran: false,
+        ..synthetic::evidence(scenarios, gates)
+    })
 }
 
 fn payload_of(file: &[u8]) -> String {
@@ -338,7 +168,7 @@ fn the_key_anywhere_in_the_result_is_refused_even_where_the_receipt_seals_it() {
 fn result_quoting_the_holdout() -> ConfirmResult {
     let mut r = clean_result();
     let plan = r.evidence.scenarios[1].holdout.as_ref().unwrap().plan;
-    r.evidence.scenarios[1] = scenario(HOLDOUT, Role::Holdout, HOLDOUT_RUN, HOLDOUT_STDERR);
+    r.evidence.scenarios[1] = secret_holdout(HOLDOUT_STDERR);
     r.evidence.scenarios[1].holdout =
         Some(holdout_figures(&r.evidence.scenarios[1].pairs, plan.as_ref()).unwrap());
     let summary = format!("line 1: text differs: baseline \"{HOLDOUT_OUTPUT}\" vs candidate \"x\"");
@@ -357,7 +187,7 @@ fn result_quoting_the_holdout() -> ConfirmResult {
         kind: "AddressSanitizer".into(),
         excerpt: format!("{HOLDOUT_SANITIZER}\n    #0 0x1 in main prog.c:3\n"),
     });
-    r.evidence.steps.push(step(
+    r.evidence.steps.push(synthetic::step(
         &format!("check-{HOLDOUT}-alone"),
         "baseline-alone",
         HOLDOUT_CHECK,
@@ -386,7 +216,7 @@ fn result_quoting_the_holdout() -> ConfirmResult {
         GateName::Tests,
         format!("`{HOLDOUT_CHECK}` in the candidate tree: exit code 1\n  | {HOLDOUT_STDERR}"),
     );
-    decide(&mut r);
+    synthetic::decide_again(&mut r);
     r
 }
 
@@ -491,7 +321,7 @@ fn a_failed_holdout_timed_run_is_sealed_though_its_message_names_no_scenario() {
         "a timed run of the candidate failed: the candidate command failed (exit code 1): \
          `{HOLDOUT_RUN}`\nlast lines of its stderr:\n  | {HOLDOUT_STDERR}"
     );
-    decide(&mut r);
+    synthetic::decide_again(&mut r);
     let signed = receipt::sign(&r, &key()).unwrap();
     let payload = payload_of(&signed.bytes);
     for secret in [HOLDOUT_RUN, HOLDOUT_STDERR] {
@@ -517,7 +347,7 @@ fn a_failed_training_check_stays_readable() {
         .unwrap();
     g.status = GateStatus::Failed;
     g.detail = "scenario `sum-100k` (differential): line 1: public training difference".into();
-    decide(&mut r);
+    synthetic::decide_again(&mut r);
     let payload = payload_of(&receipt::sign(&r, &key()).unwrap().bytes);
     assert!(payload.contains("differential failed: scenario `sum-100k` (differential)"));
     assert!(payload.contains("\"line 1: public training difference\""));

@@ -6,7 +6,7 @@
 //! Slurm cluster.
 
 use crate::util;
-use crate::util::hostile_result;
+use crate::util::synthetic;
 
 use std::path::Path;
 use std::process::Output;
@@ -159,7 +159,7 @@ fn a_confirm_that_cannot_start_still_ends_the_stream_with_its_error() {
 #[test]
 fn a_rich_result_matches_the_published_schema() {
     // Every section filled: scenarios with pairs and figures, holdouts, gates, a search.
-    let r = hostile_result::hostile_result("plain", false);
+    let r = synthetic::hostile_result("plain", false);
     check(
         &validator("result"),
         &serde_json::to_value(&r).unwrap(),

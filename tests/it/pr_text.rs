@@ -6,14 +6,14 @@
 //! Rendered from a signed and verified receipt of a synthetic result, as `evo pr render` does.
 //! The markdown's structure as GitHub renders it is checked in `hostile_pr_text`.
 
-use crate::util::hostile_result;
+use crate::util::synthetic;
 
 use ed25519_dalek::SigningKey;
 
 use evo::evidence::result::{ConfirmResult, DifferentialRecord, Verdict};
 use evo::receipt;
 use evo::report::{pr_body, pr_context::ReceiptRef};
-use hostile_result::hostile_result;
+use synthetic::hostile_result;
 
 /// A plain result: every candidate-controlled field says `memo`; tier tested, accepted.
 fn plain() -> ConfirmResult {

@@ -1,7 +1,7 @@
 //! Which key `evo receipt verify` and `evo pr render` use when none is named: the receipt is read
 //! first, then the key directories evo knows are searched for the key id the receipt names.
 
-use crate::util::hostile_result;
+use crate::util::synthetic;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -50,7 +50,7 @@ impl Homes {
     /// A receipt signed by a fresh key pair in `dir`; returns its path and the key id.
     fn receipt_signed_in(&self, dir: &Path) -> (PathBuf, String) {
         let (key, _) = keys::write_new_pair(dir).unwrap();
-        let result = hostile_result::hostile_result("plain text", false);
+        let result = synthetic::hostile_result("plain text", false);
         let file = self.dir.path().join(receipt::RECEIPT_FILE);
         std::fs::write(&file, receipt::sign(&result, &key).unwrap().bytes).unwrap();
         (file, keys::key_id(&key.verifying_key()))

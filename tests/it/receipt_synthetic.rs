@@ -12,11 +12,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use ed25519_dalek::SigningKey;
 
+use crate::util::synthetic::{self, Scenario};
 use evo::environment::{Environment, Machine};
-use evo::evidence::figures::{self, BenchSettings};
 use evo::evidence::result::*;
 use evo::evidence::verdict::{self, gate};
-use evo::measure::record::{Arm, ExitStatus, Order, Pair, Purpose, RunRecord, Rusage, WarmupRun};
 use evo::receipt::{self, EnvelopeError, VerifyError, dsse::Envelope, keys};
 use evo::report::{pr_body, pr_context::ReceiptRef};
 use evo::stats::Tier;
@@ -24,274 +23,90 @@ use evo::stats::Tier;
 const TRAINING_CMD: &str = "./bench/run.sh 100000 7";
 const HOLDOUT_CMD: &str = "./bench/run.sh 30000 7 --secret-holdout-input";
 const HOLDOUT_CHECK: &str = "./bench/run.sh 300 7 --secret-holdout-check";
-/// Relative jitter of the runs, symmetric so the A/A interval contains 1.
-const JITTER: [f64; 11] = [
-    0.004, -0.003, 0.001, 0.006, -0.005, 0.002, -0.001, 0.003, -0.004, 0.005, 0.0,
-];
-
 fn key() -> SigningKey {
     SigningKey::from_bytes(&[42u8; 32])
 }
 
-fn run(wall_s: f64) -> RunRecord {
-    RunRecord {
-        wall_s,
-        rusage: Rusage {
-            user_s: wall_s * 0.98,
-            sys_s: 0.002,
-            max_rss_kib: 1664,
-            voluntary_cs: 1,
-            involuntary_cs: 4,
-        },
-        status: ExitStatus::Exited { code: 0 },
-        timed_out: false,
-        leftover_processes: false,
-        stdout_sha256: "5".repeat(64),
-        stdout_bytes: 24,
-        stderr_tail: String::new(),
-        steal_s: None,
-    }
-}
-
-/// `n` pairs whose ratio is `speedup × (1 + jitter)`; A/A pairs keep baseline first.
-fn pairs(n: usize, base_s: f64, speedup: f64, alternate: bool) -> Vec<Pair> {
-    (0..n)
-        .map(|i| {
-            let j = JITTER[i % JITTER.len()];
-            let order = if !alternate || i % 2 == 1 {
-                Order::BaselineFirst
-            } else {
-                Order::CandidateFirst
-            };
-            let b = base_s * (1.0 + j);
-            Pair::new(i, order, run(b), run(b / (speedup * (1.0 + j / 2.0))))
-        })
-        .collect()
-}
-
-fn warmups(base_s: f64, speedup: f64) -> Vec<WarmupRun> {
-    [(Arm::Candidate, base_s / speedup), (Arm::Baseline, base_s)]
-        .into_iter()
-        .map(|(arm, t)| WarmupRun {
-            arm,
-            purpose: Purpose::Warmup,
-            run: run(t),
-            seed: None,
-        })
-        .collect()
-}
-
-fn training_scenario(speedup: f64) -> ScenarioResult {
-    let aa = pairs(11, 0.5, 1.0, false);
-    let measured = pairs(9, 0.5, speedup, true);
-    let settings = BenchSettings {
-        pairs: 9,
-        max_pairs: 9,
-        budget_s: None,
-        aa_pairs: 11,
-        warmup: 1,
-        min_effect: 0.01,
-        target_effect: 0.015,
-        first: Order::CandidateFirst,
-        order_seed: None,
-        mde_seed: 7,
-        timeout_s: 20.0,
-    };
-    ScenarioResult {
-        name: "sum-100k".into(),
-        role: Role::Training,
-        baseline_command: TRAINING_CMD.into(),
-        candidate_command: TRAINING_CMD.into(),
-        cwd: ".".into(),
-        warmups: warmups(0.5, speedup),
-        training: Some(figures::figures(&settings, &aa, &measured).unwrap()),
-        aa_pairs: aa,
-        pairs: measured,
-        holdout: None,
-        timed_output_consistent: Some(true),
-        replay: None,
-        instructions: None,
-        aa_second_build: false,
-        order_seed: None,
-    }
-}
-
-fn holdout_scenario() -> ScenarioResult {
-    let measured = pairs(9, 0.2, 1.02, true);
-    ScenarioResult {
-        name: "sum-30k".into(),
-        role: Role::Holdout,
-        baseline_command: HOLDOUT_CMD.into(),
-        candidate_command: HOLDOUT_CMD.into(),
-        cwd: ".".into(),
-        warmups: warmups(0.2, 1.02),
-        holdout: Some(receipt::recompute::holdout_figures(&measured, None).unwrap()),
-        aa_pairs: Vec::new(),
-        pairs: measured,
-        training: None,
-        timed_output_consistent: Some(true),
-        replay: None,
-        instructions: None,
-        aa_second_build: false,
-        order_seed: None,
-    }
-}
-
-fn step(step: &str, tree: &str, command: &str) -> StepRecord {
-    StepRecord {
-        step: step.parse().unwrap(),
-        tree: tree.parse().unwrap(),
-        command: command.into(),
-        cwd: ".".into(),
-        status: ExitStatus::Exited { code: 0 },
-        timed_out: false,
-        leftover_processes: false,
-        wall_s: 0.25,
-        stdout_sha256: "6".repeat(64),
-        stdout_log: format!("logs/{tree}/{step}.stdout.log"),
-        stderr_log: format!("logs/{tree}/{step}.stderr.log"),
-    }
-}
-
-fn differential(scenario: &str, role: Role) -> DifferentialRecord {
-    DifferentialRecord {
-        scenario: scenario.into(),
-        role,
-        lane: CheckLane::Differential,
-        rule: "exact".into(),
-        baseline_sha256: "7".repeat(64),
-        candidate_sha256: "7".repeat(64),
-        same: true,
-        summary: None,
-        diff: None,
-    }
-}
-
 /// A confirmation that passed every gate: tested tier with one holdout, a harness overlay and
-/// the author's explanation.
+/// the author's explanation (the one synthetic confirmation, `util::synthetic`, with this
+/// campaign's scenarios, steps and records).
 fn tested_result() -> ConfirmResult {
     let mut steps = Vec::new();
     for tree in ["baseline", "candidate"] {
-        steps.push(step("build", tree, "make -s"));
-        steps.push(step("test-1", tree, "./prog --selftest"));
-        steps.push(step("check-sum-100k", tree, "./bench/run.sh 500 7"));
-        steps.push(step("check-sum-30k", tree, HOLDOUT_CHECK));
+        steps.push(synthetic::step("build", tree, "make -s"));
+        steps.push(synthetic::step("test-1", tree, "./prog --selftest"));
+        steps.push(synthetic::step(
+            "check-sum-100k",
+            tree,
+            "./bench/run.sh 500 7",
+        ));
+        steps.push(synthetic::step("check-sum-30k", tree, HOLDOUT_CHECK));
     }
-    let gates: Vec<Gate> = GateName::ALL
-        .iter()
-        .map(|name| gate(*name, GateStatus::Passed, format!("{name} passed")))
-        .collect();
-    let mut scenarios = vec![training_scenario(1.072), holdout_scenario()];
-    // Configured as the training plan: 9 pairs, no extension, one warmup per arm.
-    let plan = evo::evidence::result::holdout_plan(
-        &scenarios,
-        evo::evidence::result::HoldoutCounts {
-            pairs: 9,
-            max_pairs: 9,
-            warmups: 1,
-            budget_s: None,
-            budget_split: None,
-        },
-        &[],
-    );
-    // The holdout's figures follow its plan's looks.
-    scenarios[1].holdout =
-        Some(receipt::recompute::holdout_figures(&scenarios[1].pairs, plan.as_ref()).unwrap());
-    let d = verdict::decide(&gates, &scenarios);
-    ConfirmResult::decided(
-        Evidence {
-            evo_version: "0.0.0-test".into(),
-            rules: evo::evidence::verdict::RULES,
-            run_id: "20261201T120000Z-memo-0123456".into(),
-            campaign_file: "/home/alice/camp/campaign.json".into(),
-            campaign_name: "cpairs-speedups".into(),
-            repo: "/home/alice/repo".into(),
-            baseline_commitish: "main".into(),
-            baseline_sha: "0123456789abcdef0123456789abcdef01234567".into(),
-            workload_name: "cpairs".into(),
-            workload_digest: "1".repeat(64),
-            holdout_portfolio_digest: Some("2".repeat(64)),
-            holdout_names: vec!["sum-30k".into()],
-            patch: PatchInfo {
-                source: "/home/alice/camp/memo.patch".into(),
-                file: "candidate.patch".into(),
-                sha256: "3".repeat(64),
-                files: vec![PatchFileChange {
-                    path: "prog.c".into(),
-                    status: "modified".into(),
-                    added: 11,
-                    removed: 1,
-                }],
+    let training = Scenario {
+        command: TRAINING_CMD,
+        speedup: 1.072,
+        noisy: true,
+        ..Scenario::training("sum-100k")
+    };
+    let holdout = Scenario {
+        command: HOLDOUT_CMD,
+        speedup: 1.02,
+        noisy: true,
+        ..Scenario::holdout("sum-30k")
+    };
+    let mut scenarios = vec![training.result(), holdout.result()];
+    synthetic::plan_holdouts(&mut scenarios);
+    let gates = synthetic::passed_gates(|name| format!("{name} passed"));
+    let plain = synthetic::evidence(scenarios, gates);
+    synthetic::decided(Evidence {
+        run_id: "20261201T120000Z-memo-0123456".into(),
+        campaign_file: "/home/alice/camp/campaign.json".into(),
+        campaign_name: "cpairs-speedups".into(),
+        repo: "/home/alice/repo".into(),
+        workload_name: "cpairs".into(),
+        patch: PatchInfo {
+            source: "/home/alice/camp/memo.patch".into(),
+            files: vec![PatchFileChange {
                 added: 11,
-                removed: 1,
-                applier: Some("libgit2".into()),
-            },
-            overlay: vec![FileDigest {
-                path: "bench/harness.c".into(),
-                sha256: "4".repeat(64),
+                ..plain.patch.files[0].clone()
             }],
-            seed: 7,
-            holdout_seed: None,
-            warnings: Vec::new(),
-            min_effect: 0.01,
-            metric: Default::default(),
-            environment: Environment {
-                machine: Machine {
-                    cpu_model: "Example CPU @ 2.0GHz".into(),
-                    logical_cores: 4,
-                    mem_total_kib: 16 * 1024 * 1024,
-                    kernel: "6.1.0".into(),
-                    virtualization: "container".into(),
-                },
-                load_1m_before: Some(0.5),
-                load_1m_after: Some(0.75),
-                quiet: None,
-                cpus: None,
-                job: None,
-            },
-            steps,
-            artifacts: vec![
-                ArtifactDigest {
-                    tree: TreeLabel::Baseline,
-                    path: "prog".into(),
-                    sha256: "8".repeat(64),
-                },
-                ArtifactDigest {
-                    tree: TreeLabel::Candidate,
-                    path: "prog".into(),
-                    sha256: "9".repeat(64),
-                },
-            ],
-            differential: vec![
-                differential("sum-100k", Role::Training),
-                differential("sum-30k", Role::Holdout),
-            ],
-            sanitizer_lane_ran: true,
-            sanitizer_findings: Vec::new(),
-            scenarios,
-            gates,
-            timings: Timings::default(),
-            candidates_tried: 1,
-            search: None,
-            explanation: Some(
-                "Memoizes slow_hash: the loop sees only 1000 distinct inputs.".into(),
-            ),
-            config_lane: evo::evidence::result::ConfigLane {
-                reason: "the patch touches no build configuration file".into(),
-                ..Default::default()
-            },
-            sandbox: evo::measure::sandbox::SandboxRecord {
-                enabled: true,
-                tool: Some("bubblewrap 0.8.0".into()),
-                detail: "no network, read-only outside the tree".into(),
-                ..Default::default()
-            },
-            timed_programs_unchanged: false,
-            from_agent: false,
-            read_only_inputs: Vec::new(),
+            added: 11,
+            ..plain.patch.clone()
         },
-        d,
-    )
+        environment: Environment {
+            machine: Machine {
+                cpu_model: "Example CPU @ 2.0GHz".into(),
+                logical_cores: 4,
+                mem_total_kib: 16 * 1024 * 1024,
+                kernel: "6.1.0".into(),
+                virtualization: "container".into(),
+            },
+            load_1m_before: Some(0.5),
+            load_1m_after: Some(0.75),
+            ..plain.environment.clone()
+        },
+        steps,
+        artifacts: vec![
+            ArtifactDigest {
+                tree: TreeLabel::Baseline,
+                path: "prog".into(),
+                sha256: "8".repeat(64),
+            },
+            ArtifactDigest {
+                tree: TreeLabel::Candidate,
+                path: "prog".into(),
+                sha256: "9".repeat(64),
+            },
+        ],
+        explanation: Some("Memoizes slow_hash: the loop sees only 1000 distinct inputs.".into()),
+        sandbox: evo::measure::sandbox::SandboxRecord {
+            enabled: true,
+            tool: Some("bubblewrap 0.8.0".into()),
+            detail: "no network, read-only outside the tree".into(),
+            ..Default::default()
+        },
+        ..plain
+    })
 }
 
 /// No holdout, no harness overlay, no explanation, found by a search over three candidates in
@@ -336,8 +151,7 @@ fn measured_result() -> ConfirmResult {
             ],
         }),
     });
-    let d = verdict::decide(&r.evidence.gates, &r.evidence.scenarios);
-    (r.tier, r.verdict, r.reasons) = (d.tier, d.verdict, d.reasons);
+    synthetic::decide_again(&mut r);
     r
 }
 
@@ -383,6 +197,22 @@ fn the_synthetic_result_is_tested_and_measured_without_holdout() {
     assert_eq!(tested_result().tier, Tier::Tested);
     assert_eq!(measured_result().tier, Tier::Measured);
     assert_eq!(tested_result().verdict, Verdict::Accepted);
+}
+
+/// Every result the tests build (`util::synthetic`) is one evo could have written: its figures,
+/// orders and verdict follow from its runs, so a test on it tests what a real receipt holds.
+#[test]
+fn every_synthetic_result_recomputes_to_itself() {
+    let results = [
+        ("plain", synthetic::plain()),
+        ("hostile", synthetic::hostile_result("<b>x</b>", false)),
+        ("hostile, rejected", synthetic::hostile_result("x", true)),
+        ("tested", tested_result()),
+        ("measured", measured_result()),
+    ];
+    for (name, r) in results {
+        assert_eq!(receipt::recompute::recompute(&r), vec![], "{name}");
+    }
 }
 
 #[test]

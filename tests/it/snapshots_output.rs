@@ -6,7 +6,7 @@
 //! review, where a `contains` check would let it through.
 
 use crate::util;
-use crate::util::hostile_result::hostile_result;
+use crate::util::synthetic::hostile_result;
 
 use std::path::Path;
 

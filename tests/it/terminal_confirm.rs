@@ -1,18 +1,17 @@
 //! The summary `evo confirm` prints, from a synthetic confirmation: what each arm took comes
 //! first, the statistics only with `--verbose`, and a speedup bought with CPU time says so.
 
-use crate::util::hostile_result;
+use crate::util::synthetic;
 
 use std::path::Path;
 
 use evo::evidence::result::ConfirmResult;
 use evo::report::terminal;
-use hostile_result::hostile_result;
 
 /// A confirmation that passed every gate: a training scenario `plain` at 1.05× and a holdout
 /// `held`, both over 9 pairs of about 0.5 s per baseline run.
 fn result() -> ConfirmResult {
-    hostile_result("plain", false)
+    synthetic::plain()
 }
 
 fn summary(r: &ConfirmResult, verbose: bool) -> String {

@@ -5,13 +5,13 @@
 //! Synthetic results from evo's own statistics, rendered as `evo confirm` and `evo pr render`
 //! render them; each test is named after the contradiction it pins.
 
-use crate::util::hostile_result;
+use crate::util::synthetic;
 
 use std::path::Path;
 
 use ed25519_dalek::SigningKey;
 
-use evo::evidence::figures::{self, BenchSettings};
+use evo::evidence::figures;
 use evo::evidence::result::{
     ConfirmResult, GateName, GateStatus, InputDigest, Role, ScenarioResult, Verdict,
 };
@@ -63,20 +63,8 @@ fn around(center: f64, spread: f64, n: usize) -> Vec<f64> {
 /// The plain tested result with its training scenario measured on these A/A and comparison
 /// ratios, and `failed` gates, decided again.
 fn decided_on(aa: &[f64], measured: &[f64], failed: &[GateName]) -> ConfirmResult {
-    let mut r = hostile_result::hostile_result("memo", false);
-    let settings = BenchSettings {
-        pairs: measured.len(),
-        max_pairs: measured.len(),
-        budget_s: None,
-        aa_pairs: aa.len(),
-        warmup: 1,
-        min_effect: 0.01,
-        target_effect: 0.015,
-        first: Order::CandidateFirst,
-        order_seed: None,
-        mde_seed: 7,
-        timeout_s: 20.0,
-    };
+    let mut r = synthetic::hostile_result("memo", false);
+    let settings = synthetic::settings(measured.len(), aa.len());
     let s: &mut ScenarioResult = (r.evidence.scenarios.iter_mut())
         .find(|s| s.role == Role::Training)
         .unwrap();
@@ -225,7 +213,7 @@ fn a_null_whose_interval_spans_1_is_no_measurable_change_not_slower() {
 
 #[test]
 fn no_agent_is_named_where_no_agent_wrote_the_candidate() {
-    let mut r = hostile_result::hostile_result("memo", false);
+    let mut r = synthetic::hostile_result("memo", false);
     for sandboxed in [false, true] {
         r.evidence.sandbox.enabled = sandboxed;
         r.evidence.sandbox.tool = sandboxed.then(|| "bwrap".to_string());
@@ -245,7 +233,7 @@ fn no_agent_is_named_where_no_agent_wrote_the_candidate() {
 
 #[test]
 fn a_baseline_given_by_its_commit_is_printed_once() {
-    let mut r = hostile_result::hostile_result("memo", false);
+    let mut r = synthetic::hostile_result("memo", false);
     r.evidence.baseline_commitish = r.evidence.baseline_sha.clone();
     let sha = r.evidence.baseline_sha.clone();
     let text = summary(&r);
@@ -254,7 +242,7 @@ fn a_baseline_given_by_its_commit_is_printed_once() {
     let line = pr.lines().find(|l| l.contains("against baseline")).unwrap();
     assert_eq!(line.matches(&sha).count(), 1, "{line}");
     // A name is still shown with its commit.
-    let named = body(&hostile_result::hostile_result("memo", false));
+    let named = body(&synthetic::hostile_result("memo", false));
     assert!(
         named.contains(&format!("against baseline `main` (`{sha}`)")),
         "{named}"
@@ -263,7 +251,7 @@ fn a_baseline_given_by_its_commit_is_printed_once() {
 
 #[test]
 fn the_read_only_inputs_are_named_with_their_digests_and_the_receipt_still_recomputes() {
-    let mut r = hostile_result::hostile_result("memo", false);
+    let mut r = synthetic::hostile_result("memo", false);
     let digest = format!("sha256:{}", "a".repeat(64));
     r.evidence.read_only_inputs = vec![InputDigest {
         path: "~/.cache/evo/torch".into(),
@@ -280,7 +268,7 @@ fn the_read_only_inputs_are_named_with_their_digests_and_the_receipt_still_recom
         "{reproduce}"
     );
     // The digests are records, not figures: they change nothing `--recompute` re-derives.
-    let without = hostile_result::hostile_result("memo", false);
+    let without = synthetic::hostile_result("memo", false);
     assert_eq!(
         receipt::recompute::recompute(&r),
         receipt::recompute::recompute(&without)
@@ -294,7 +282,7 @@ fn the_read_only_inputs_are_named_with_their_digests_and_the_receipt_still_recom
         r.evidence.read_only_inputs
     );
     // A result from before the field existed still reads, without it.
-    let mut old = serde_json::to_value(hostile_result::hostile_result("memo", false)).unwrap();
+    let mut old = serde_json::to_value(synthetic::hostile_result("memo", false)).unwrap();
     assert!(old.get("read_only_inputs").is_none() && old.get("from_agent").is_none());
     old.as_object_mut().unwrap().remove("read_only_inputs");
     let back: ConfirmResult = serde_json::from_value(old).unwrap();
@@ -303,7 +291,7 @@ fn the_read_only_inputs_are_named_with_their_digests_and_the_receipt_still_recom
 
 #[test]
 fn the_verify_command_requires_the_verdict_and_names_the_patch() {
-    let tested = body(&hostile_result::hostile_result("memo", false));
+    let tested = body(&synthetic::hostile_result("memo", false));
     let wanted = "evo receipt verify \"$RUN/validation_receipt.json\" --require accepted \
                   --require tier=tested --patch \"$RUN/candidate.patch\" --recompute";
     assert!(tested.contains(wanted), "{tested}");

@@ -3,9 +3,9 @@
 
 pub mod cpairs;
 pub mod faults;
-pub mod hostile_result;
 pub mod schema;
 pub mod slurm;
+pub mod synthetic;
 pub mod tiny;
 pub mod tree_common;
 
