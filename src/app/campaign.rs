@@ -74,7 +74,8 @@ pub(super) fn screen_job_command(args: ScreenJobArgs) -> Result<i32, Failure> {
 
 /// One candidate's checks and screening as a fleet job on its node (docs/design.md §2.8).
 fn screen_job_with(args: &ScreenJobArgs, live: &mut Live) -> Result<Final, Failure> {
-    let request = crate::confirm::read_request(&args.request).map_err(Failure::usage)?;
+    let request: campaign::ScreenRequest =
+        crate::confirm::read_request(&args.request).map_err(Failure::usage)?;
     let hidden = crate::confirm::request::hidden_folder(&args.request).map_err(Failure::usage)?;
     let plan = &request.plan.campaign;
     let what = format!(

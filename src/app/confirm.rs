@@ -35,13 +35,8 @@ fn confirm_request(
 ) -> Result<(crate::confirm::ConfirmRequest, Option<std::path::PathBuf>), Failure> {
     use crate::confirm::ConfirmRequest;
     let mut request = if args.request {
-        let request = crate::confirm::read_request(&args.patch).map_err(Failure::usage)?;
-        if request.screening.is_some() {
-            return Err(Failure::usage(anyhow::anyhow!(
-                "{} is a screening request: a fleet job runs it with `evo campaign screen-job`",
-                args.patch.display()
-            )));
-        }
+        let request: ConfirmRequest =
+            crate::confirm::read_request(&args.patch).map_err(Failure::usage)?;
         live.set_candidate(&patch_label(&request.plan.patch_file));
         request
     } else {

@@ -11,14 +11,12 @@ mod checks;
 mod collect;
 mod confirmation;
 mod fleet;
-mod fleet_screen;
 pub mod journal;
 pub mod outline;
 mod profile;
 pub mod review;
 mod rounds;
 mod screen;
-mod screen_job;
 pub mod state;
 pub mod summary;
 
@@ -40,8 +38,8 @@ use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::{CampaignPlan, RUN_MANIFEST, RunManifest};
 use crate::report::jobs::JobObservation;
 use crate::tree::{self, Pinned};
+pub use fleet::screen_job::{ScreenRequest, ScreeningOrder, run_screening_job};
 use journal::{Entry, Journal};
-pub use screen_job::run_screening_job;
 use state::State;
 
 /// How to run a campaign.

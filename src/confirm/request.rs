@@ -4,6 +4,10 @@
 //! (`evo confirm --request FILE`) and a campaign can read the outcome back (`outcome`).
 //! docs/design.md §2.7.
 //!
+//! Each kind of job has a request type of its own, [`JobRequest`]: this one, and a campaign
+//! candidate's screening (`campaign::ScreenRequest`, `evo campaign screen-job --request FILE`).
+//! A request file names its kind, and reading it as another kind is refused by name.
+//!
 //! Who may read a request file: the key holder, and the process that runs it. It holds the
 //! holdout scenarios (their commands and inputs), which a candidate must never see, so it is
 //! written readable by its owner only, and `evo confirm --request` hides the folder it lies in
@@ -29,7 +33,45 @@ use crate::spec::SpecError;
 use crate::spec::modes::SandboxMode;
 
 /// The request layout this evo writes and reads; another version is refused, never guessed at.
-pub const REQUEST_VERSION: u32 = 1;
+/// (2: each job kind its own request, named by `kind`.)
+pub const REQUEST_VERSION: u32 = 2;
+
+/// Which job a request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    Confirmation,
+    Screening,
+}
+
+impl RequestKind {
+    /// The command that runs a request of this kind.
+    pub fn command(self) -> &'static str {
+        match self {
+            RequestKind::Confirmation => "evo confirm --request",
+            RequestKind::Screening => "evo campaign screen-job --request",
+        }
+    }
+}
+
+impl std::fmt::Display for RequestKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RequestKind::Confirmation => "confirmation",
+            RequestKind::Screening => "screening",
+        })
+    }
+}
+
+/// One job's request, as a file holds it: its layout `version`, its `kind`, and the plan it runs,
+/// whose paths the file holds relative to its own folder where they lie inside it.
+pub trait JobRequest: Serialize + serde::de::DeserializeOwned + Clone {
+    /// The kind every request of this type names.
+    const KIND: RequestKind;
+
+    /// The plan the job runs.
+    fn plan_mut(&mut self) -> &mut ConfirmPlan;
+}
 
 /// One confirmation, as a campaign would run it here.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,34 +79,19 @@ pub const REQUEST_VERSION: u32 = 1;
 pub struct ConfirmRequest {
     /// [`REQUEST_VERSION`].
     pub version: u32,
+    /// [`RequestKind::Confirmation`].
+    pub kind: RequestKind,
     /// The campaign, workload, holdouts, patch bytes and output folder.
     pub plan: ConfirmPlan,
     /// What the campaign's search knew of the candidate; `None` for a lone confirmation.
     pub search: Option<SearchContext>,
     /// Overrides the campaign's `sandbox.mode` (`--sandbox`).
     pub sandbox: Option<SandboxMode>,
-    /// Set when the request is not a confirmation but a campaign candidate's checks and
-    /// screening pairs, as one fleet job runs them (`evo campaign screen-job`, docs/design.md
-    /// §2.8); the plan's patch is then the candidate's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screening: Option<ScreeningOrder>,
     /// A fleet's folder of build caches (`<shared_dir>/caches`, absolute, the same on every
     /// node): the run binds the campaign's `sandbox.writable` folders from its folder for the
     /// node's machine kind (`measure::caches`, docs/design.md §2.8). `None`: the machine's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_caches: Option<PathBuf>,
-}
-
-/// What a screening job needs besides the plan: which candidate it is, the search's seed (a
-/// resumed campaign keeps the one it started with) and the baseline the campaign pinned, which
-/// the node must resolve the same.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScreeningOrder {
-    pub index: usize,
-    pub name: String,
-    pub search_seed: u64,
-    pub baseline_sha: String,
 }
 
 /// A request that cannot be written or read.
@@ -78,6 +105,17 @@ pub enum RequestError {
         path.display()
     )]
     Version { path: PathBuf, found: u32 },
+    #[error(
+        "{} is a {found} request, not a {wanted} one: run it with `{} {}`",
+        path.display(),
+        found.command(),
+        path.display()
+    )]
+    Kind {
+        path: PathBuf,
+        found: RequestKind,
+        wanted: RequestKind,
+    },
     #[error("cannot write the confirmation request {}: {source}", path.display())]
     Write {
         path: PathBuf,
@@ -108,60 +146,78 @@ impl ConfirmRequest {
     ) -> ConfirmRequest {
         ConfirmRequest {
             version: REQUEST_VERSION,
+            kind: RequestKind::Confirmation,
             plan,
             search,
             sandbox,
-            screening: None,
             shared_caches: None,
         }
     }
+}
 
-    /// The request as the JSON bytes of a file in `dir` (absolute): paths inside `dir` relative.
-    pub fn to_bytes(&self, dir: &Path) -> Result<Vec<u8>, RequestError> {
-        let mut shown = self.clone();
-        for path in shown.plan.paths_mut() {
-            if !path.is_absolute() {
-                return Err(RequestError::RelativePath(path.clone()));
-            }
-            if let Ok(inside) = path.strip_prefix(dir) {
-                *path = match inside.as_os_str().is_empty() {
-                    true => PathBuf::from("."),
-                    false => inside.to_path_buf(),
-                };
-            }
-        }
-        let mut bytes = serde_json::to_vec_pretty(&shown).map_err(RequestError::Serialize)?;
-        bytes.push(b'\n');
-        Ok(bytes)
-    }
+impl JobRequest for ConfirmRequest {
+    const KIND: RequestKind = RequestKind::Confirmation;
 
-    /// The request in `bytes`, read from `file`: relative paths resolved against its folder.
-    pub fn from_bytes(file: &Path, bytes: &[u8]) -> Result<ConfirmRequest, RequestError> {
-        let text = String::from_utf8_lossy(bytes);
-        /// Only the version, so another layout is named as such instead of as a bad field.
-        #[derive(Deserialize)]
-        struct Version {
-            version: u32,
-        }
-        let Version { version } = crate::spec::parse_json(file, &text)?;
-        if version != REQUEST_VERSION {
-            return Err(RequestError::Version {
-                path: file.to_path_buf(),
-                found: version,
-            });
-        }
-        let mut request: ConfirmRequest = crate::spec::parse_json(file, &text)?;
-        let dir = folder_of(file);
-        for path in request.plan.paths_mut() {
-            if path.is_relative() {
-                *path = match path.components().collect::<Vec<_>>()[..] {
-                    [Component::CurDir] => dir.clone(),
-                    _ => dir.join(&*path),
-                };
-            }
-        }
-        Ok(request)
+    fn plan_mut(&mut self) -> &mut ConfirmPlan {
+        &mut self.plan
     }
+}
+
+/// The request as the JSON bytes of a file in `dir` (absolute): paths inside `dir` relative.
+pub fn to_bytes<R: JobRequest>(request: &R, dir: &Path) -> Result<Vec<u8>, RequestError> {
+    let mut shown = request.clone();
+    for path in shown.plan_mut().paths_mut() {
+        if !path.is_absolute() {
+            return Err(RequestError::RelativePath(path.clone()));
+        }
+        if let Ok(inside) = path.strip_prefix(dir) {
+            *path = match inside.as_os_str().is_empty() {
+                true => PathBuf::from("."),
+                false => inside.to_path_buf(),
+            };
+        }
+    }
+    let mut bytes = serde_json::to_vec_pretty(&shown).map_err(RequestError::Serialize)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// The request in `bytes`, read from `file`: relative paths resolved against its folder. A file
+/// of another layout version or another kind is refused by name.
+pub fn from_bytes<R: JobRequest>(file: &Path, bytes: &[u8]) -> Result<R, RequestError> {
+    let text = String::from_utf8_lossy(bytes);
+    /// Only the version and the kind, so another layout or kind is named as such instead of as
+    /// a bad field.
+    #[derive(Deserialize)]
+    struct Header {
+        version: u32,
+        kind: Option<RequestKind>,
+    }
+    let Header { version, kind } = crate::spec::parse_json(file, &text)?;
+    if version != REQUEST_VERSION {
+        return Err(RequestError::Version {
+            path: file.to_path_buf(),
+            found: version,
+        });
+    }
+    if let Some(found) = kind.filter(|k| *k != R::KIND) {
+        return Err(RequestError::Kind {
+            path: file.to_path_buf(),
+            found,
+            wanted: R::KIND,
+        });
+    }
+    let mut request: R = crate::spec::parse_json(file, &text)?;
+    let dir = folder_of(file);
+    for path in request.plan_mut().paths_mut() {
+        if path.is_relative() {
+            *path = match path.components().collect::<Vec<_>>()[..] {
+                [Component::CurDir] => dir.clone(),
+                _ => dir.join(&*path),
+            };
+        }
+    }
+    Ok(request)
 }
 
 /// The absolute folder a request file lies in: what its relative paths are relative to.
@@ -186,9 +242,9 @@ pub fn hidden_folder(file: &Path) -> Result<PathBuf, RequestError> {
 
 /// Writes `request` to `file`, readable by its owner only (it holds the holdouts), whole or not
 /// at all.
-pub fn write_request(file: &Path, request: &ConfirmRequest) -> Result<(), RequestError> {
+pub fn write_request<R: JobRequest>(file: &Path, request: &R) -> Result<(), RequestError> {
     let dir = folder_of(file);
-    let bytes = request.to_bytes(&dir)?;
+    let bytes = to_bytes(request, &dir)?;
     let failed = |source| RequestError::Write {
         path: file.to_path_buf(),
         source,
@@ -202,13 +258,13 @@ pub fn write_request(file: &Path, request: &ConfirmRequest) -> Result<(), Reques
     Ok(())
 }
 
-/// Reads the request in `file`.
-pub fn read_request(file: &Path) -> Result<ConfirmRequest, RequestError> {
+/// Reads the request of kind `R` in `file`.
+pub fn read_request<R: JobRequest>(file: &Path) -> Result<R, RequestError> {
     let bytes = std::fs::read(file).map_err(|source| SpecError::Read {
         path: file.to_path_buf(),
         source,
     })?;
-    ConfirmRequest::from_bytes(file, &bytes)
+    from_bytes(file, &bytes)
 }
 
 #[cfg(test)]
@@ -218,17 +274,18 @@ mod tests {
     #[test]
     fn another_version_is_refused_by_name() {
         let file = Path::new("/x/request.json");
-        let err = ConfirmRequest::from_bytes(file, br#"{"version": 2, "plan": {}}"#).unwrap_err();
+        let bytes = br#"{"version": 1, "plan": {}}"#;
+        let err = from_bytes::<ConfirmRequest>(file, bytes).unwrap_err();
         assert!(
-            matches!(err, RequestError::Version { found: 2, .. }),
+            matches!(err, RequestError::Version { found: 1, .. }),
             "{err}"
         );
-        assert!(err.to_string().contains("version 2"), "{err}");
+        assert!(err.to_string().contains("version 1"), "{err}");
     }
 
     #[test]
     fn a_request_without_a_version_is_refused_at_its_line() {
-        let err = ConfirmRequest::from_bytes(Path::new("/x/r.json"), b"{}").unwrap_err();
+        let err = from_bytes::<ConfirmRequest>(Path::new("/x/r.json"), b"{}").unwrap_err();
         assert!(err.to_string().starts_with("/x/r.json:1:"), "{err}");
         assert!(err.to_string().contains("version"), "{err}");
     }

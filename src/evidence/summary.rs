@@ -49,7 +49,7 @@ impl Status {
     /// Whether a candidate's search checks (`campaign::checks`: patch safety and lane probes,
     /// apply, build, tests, differential) can end with this status and leave it unscreened: a gate
     /// stopped it, or its timed programs are the baseline's (`NoChange`). A screening job's
-    /// journal that ends a candidate otherwise is refused (`campaign::fleet_screen`). Every
+    /// journal that ends a candidate otherwise is refused (`campaign::fleet::screen`). Every
     /// status is named here, so a new one must be placed.
     pub fn ends_search_checks(self) -> bool {
         match self {

@@ -9,7 +9,7 @@
 //! `job` builds a confirmation's job (its script and environment),
 //! `collect` checks a node's unsigned result. (The build caches the nodes of one machine kind share
 //! are `measure::caches`, beside the sandbox that binds them.) The campaign's side (journal, waiting, resubmitting)
-//! is `campaign::fleet`.
+//! is `campaign::fleet` (its folder).
 
 pub mod collect;
 pub mod fake;

@@ -154,7 +154,7 @@ fn a_request_read_back_from_its_file_runs_the_same_confirmation_as_in_process() 
     let file = fx.dir.path().join("jobs").join("request.json");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     confirm::write_request(&file, &fx.request()).unwrap();
-    let read = confirm::read_request(&file).unwrap();
+    let read: ConfirmRequest = confirm::read_request(&file).unwrap();
     assert_eq!(read, fx.request());
     let work = fx.dir.path().join("work-from-file");
     let remote = confirm::run_confirm(&read, &options(&fake(&work), &work), &mut |_| {}).unwrap();
@@ -183,14 +183,18 @@ fn a_request_survives_its_json_byte_for_byte_with_paths_relative_to_its_folder()
     let file = fx.dir.path().join("request.json");
     confirm::write_request(&file, &fx.request()).unwrap();
     let bytes = std::fs::read(&file).unwrap();
-    let read = confirm::read_request(&file).unwrap();
+    let read: ConfirmRequest = confirm::read_request(&file).unwrap();
     assert_eq!(read, fx.request());
-    assert_eq!(read.to_bytes(fx.dir.path()).unwrap(), bytes);
+    assert_eq!(
+        confirm::request::to_bytes(&read, fx.dir.path()).unwrap(),
+        bytes
+    );
     let text = String::from_utf8(bytes.clone()).unwrap();
     let top = fx.dir.path().display().to_string();
     assert!(!text.contains(&top), "an absolute path in\n{text}");
     let json: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(json["version"], 1);
+    assert_eq!(json["version"], 2);
+    assert_eq!(json["kind"], "confirmation");
     // As the plan resolved it: relative to the campaign file, not tidied.
     assert_eq!(json["plan"]["campaign"]["repo"], "camp/../repo");
     assert_eq!(json["plan"]["campaign"]["output_dir"], "camp/receipts");
@@ -207,7 +211,7 @@ fn a_request_survives_its_json_byte_for_byte_with_paths_relative_to_its_folder()
     let elsewhere = tempfile::tempdir().unwrap();
     let moved = elsewhere.path().join("request.json");
     std::fs::write(&moved, &bytes).unwrap();
-    let there = confirm::read_request(&moved).unwrap();
+    let there: ConfirmRequest = confirm::read_request(&moved).unwrap();
     assert_eq!(
         there.plan.campaign.repo,
         elsewhere.path().join("camp/../repo")
@@ -216,14 +220,18 @@ fn a_request_survives_its_json_byte_for_byte_with_paths_relative_to_its_folder()
         there.plan.campaign.output_dir,
         elsewhere.path().join("camp/receipts")
     );
-    assert_eq!(there.to_bytes(elsewhere.path()).unwrap(), bytes);
+    assert_eq!(
+        confirm::request::to_bytes(&there, elsewhere.path()).unwrap(),
+        bytes
+    );
 
     // Written from a folder outside the fixture, the paths stay absolute and read back the same.
     let outside = elsewhere.path().join("request-abs.json");
     confirm::write_request(&outside, &fx.request()).unwrap();
     let text = std::fs::read_to_string(&outside).unwrap();
     assert!(text.contains(&top), "{text}");
-    assert_eq!(confirm::read_request(&outside).unwrap(), fx.request());
+    let read: ConfirmRequest = confirm::read_request(&outside).unwrap();
+    assert_eq!(read, fx.request());
 }
 
 #[test]
@@ -368,22 +376,22 @@ fn a_screening_request_is_refused_by_evo_confirm_and_a_confirmation_by_screen_jo
     let fx = Fixture::new();
     let folder = fx.dir.path().join("requests");
     std::fs::create_dir_all(&folder).unwrap();
-    let mut screening = fx.request();
-    screening.screening = Some(evo::confirm::request::ScreeningOrder {
+    let order = evo::campaign::ScreeningOrder {
         index: 1,
         name: "fast".into(),
         search_seed: 1,
         baseline_sha: "0".repeat(40),
-    });
-    let cases = [
-        (screening, "confirm", "is a screening request"),
-        (fx.request(), "campaign screen-job", "is a confirmation"),
-    ];
-    for (request, command, says) in cases {
-        let file = folder.join("request.json");
-        evo::confirm::write_request(&file, &request).unwrap();
-        refused_request(command, &file, says);
-    }
+    };
+    let screening = evo::campaign::ScreenRequest::new(fx.request().plan, None, order);
+    let file = folder.join("request.json");
+    evo::confirm::write_request(&file, &screening).unwrap();
+    refused_request(
+        "confirm",
+        &file,
+        "is a screening request, not a confirmation one",
+    );
+    evo::confirm::write_request(&file, &fx.request()).unwrap();
+    refused_request("campaign screen-job", &file, "is a confirmation request");
 }
 
 #[test]

@@ -72,7 +72,6 @@ pub(crate) struct Node(pub(crate) fn() -> FakeRunner);
 impl JobWork for Node {
     fn run(&self, job: &Job) -> Result<(), WorkError> {
         let file = job.folder.request();
-        let request = evo::confirm::read_request(&file)?;
         let hidden = evo::confirm::request::hidden_folder(&file)?;
         let hold = || Hold::External("a fake node's exclusive allocation".into());
         let runners = Arc::new((self.0)());
@@ -82,11 +81,13 @@ impl JobWork for Node {
                     hidden: vec![hidden],
                     ..evo::confirm::ConfirmOptions::new(runners, hold())
                 };
+                let request: evo::confirm::ConfirmRequest = evo::confirm::read_request(&file)?;
                 let done = evo::confirm::run_confirm_unsigned(&request, &opts, &mut |_| {});
                 Ok(done.map(|_| ())?)
             }
             JobKind::Screening => {
                 let opts = CampaignOptions::new(runners, hold());
+                let request: campaign::ScreenRequest = evo::confirm::read_request(&file)?;
                 let done = campaign::run_screening_job(&request, &opts, &[hidden], &mut |_| {});
                 Ok(done.map(|_| ())?)
             }

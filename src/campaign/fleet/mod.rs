@@ -6,10 +6,18 @@
 //! submitted again, at most `max_requeues` times, then the candidate ends `inconclusive` with the
 //! reason. A confirmation that passes (`fleet::collect`) is moved into the run's
 //! `confirmations/`, signed here and recorded as a local confirmation is; a screening that passes
-//! (`fleet_screen`) is journaled as a local screening is. A stop cancels the campaign's jobs.
+//! (`screen`) is journaled as a local screening is. A stop cancels the campaign's jobs.
 //! What the coordinator sees of each job (submitted, running on a node, ended) goes to the
 //! reporter as it sees it. The loop drives the campaign's `fleet::scheduler::Scheduler`: the
 //! Slurm client, or in tests the in-process fake (`fleet::fake`).
+//!
+//! The campaign's side of the fleet is this folder: the loop (here), a screening job's request
+//! and the check of what it left (`screen`), and what a node runs for a screening job
+//! (`screen_job`, `evo campaign screen-job`). The scheduler's side (the trait, the Slurm client,
+//! the fake, a job's script, the check of a node's confirmation) is `crate::fleet`.
+
+mod screen;
+pub(super) mod screen_job;
 
 use crate::failure::with_causes;
 use std::collections::{BTreeMap, VecDeque};
@@ -348,12 +356,20 @@ impl CampaignRun<'_> {
             folder,
         } = job::next_attempt(&root, index)
             .map_err(|e| PipelineError::io("cannot make the job's folder", e))?;
-        let mut request = match stage {
-            JobStage::Confirm => self.fleet_request(index, &folder)?,
-            JobStage::Screening => self.screening_request(index, &folder)?,
+        let (file, caches) = (folder.request(), fleet.caches_root());
+        let written = match stage {
+            JobStage::Confirm => {
+                let mut request = self.fleet_request(index, &folder)?;
+                request.shared_caches = caches;
+                confirm::write_request(&file, &request)
+            }
+            JobStage::Screening => {
+                let mut request = self.screening_request(index, &folder)?;
+                request.shared_caches = caches;
+                confirm::write_request(&file, &request)
+            }
         };
-        request.shared_caches = fleet.caches_root();
-        confirm::write_request(&folder.request(), &request).map_err(PipelineError::internal)?;
+        written.map_err(PipelineError::internal)?;
         let env = job::job_environment(&self.plan.spec.sandbox.pass_env, &|name| {
             std::env::var(name).ok()
         });

@@ -12,12 +12,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::fleet::{Active, JobResult, move_folder};
-use super::journal::{self, Entry};
-use super::screen::screened_reason;
-use super::{CampaignRun, CandidatePatch};
-use crate::confirm::ConfirmRequest;
-use crate::confirm::request::ScreeningOrder;
+use super::screen_job::{ScreenRequest, ScreeningOrder};
+use super::{Active, JobResult, move_folder};
+use crate::campaign::journal::{self, Entry};
+use crate::campaign::screen::screened_reason;
+use crate::campaign::{CampaignRun, CandidatePatch};
 use crate::evidence::summary::Status;
 use crate::failure::with_causes;
 use crate::fleet::job::JobFolder;
@@ -309,19 +308,18 @@ impl CampaignRun<'_> {
         &self,
         index: usize,
         folder: &JobFolder,
-    ) -> Result<ConfirmRequest, PipelineError> {
+    ) -> Result<ScreenRequest, PipelineError> {
         let CandidatePatch { file, bytes } = self.candidate_patch(index)?;
         let mut plan = self.plan.confirm_plan(file, bytes);
         plan.campaign.output_dir = folder.out();
         let name = (self.candidate_ref(index)).map_or_else(String::new, |c| c.name);
-        let mut request = ConfirmRequest::new(plan, None, self.opts.sandbox);
-        request.screening = Some(ScreeningOrder {
+        let order = ScreeningOrder {
             index,
             name,
             search_seed: self.search_seed,
             baseline_sha: self.pinned.sha.clone(),
-        });
-        Ok(request)
+        };
+        Ok(ScreenRequest::new(plan, self.opts.sandbox, order))
     }
 
     /// Collects a screening job that ended: checks its journal and journals its entries here.
@@ -438,5 +436,5 @@ impl CampaignRun<'_> {
 }
 
 #[cfg(test)]
-#[path = "fleet_screen_tests.rs"]
+#[path = "screen_tests.rs"]
 mod tests;

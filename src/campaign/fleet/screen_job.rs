@@ -6,38 +6,90 @@
 //! What the job leaves is that run folder: its journal (the run's start, the candidate, its
 //! statuses, warmups, pairs and counts), the candidate's patch, the step logs, and the node's
 //! machine (`environment.json`). Nothing is signed; the coordinator checks the journal as
-//! untrusted input (`fleet_screen`) and uses it only to rank.
+//! untrusted input (`fleet::screen`) and uses it only to rank.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::journal::Entry;
-use super::{CampaignEvent, CampaignOptions, CampaignRun};
-use crate::confirm::ConfirmRequest;
-use crate::confirm::request::ScreeningOrder;
+use serde::{Deserialize, Serialize};
+
+use crate::campaign::journal::Entry;
+use crate::campaign::{CampaignEvent, CampaignOptions, CampaignRun};
+use crate::confirm::request::{JobRequest, REQUEST_VERSION, RequestKind};
 use crate::evidence::summary::{Source, Status};
 use crate::pipeline::PipelineError;
 use crate::pipeline::rundir::{self, RunDir};
+use crate::plan::ConfirmPlan;
+use crate::spec::modes::SandboxMode;
 use crate::tree;
 
 /// The file of a screening job's run folder that holds the node's machine.
 pub const MACHINE_FILE: &str = "environment.json";
 
+/// One campaign candidate's checks and screening pairs, as one fleet job runs them
+/// (`evo campaign screen-job --request FILE`, docs/design.md §2.8): a request file as a
+/// confirmation's is (`confirm::request`), of its own kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenRequest {
+    /// [`REQUEST_VERSION`].
+    pub version: u32,
+    /// [`RequestKind::Screening`].
+    pub kind: RequestKind,
+    /// The campaign, workload and output folder, the patch the candidate's.
+    pub plan: ConfirmPlan,
+    /// Overrides the campaign's `sandbox.mode` (`--sandbox`).
+    pub sandbox: Option<SandboxMode>,
+    /// A fleet's folder of build caches, as a confirmation request's (`measure::caches`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_caches: Option<PathBuf>,
+    pub order: ScreeningOrder,
+}
+
+/// What a screening job needs besides the plan: which candidate it is, the search's seed (a
+/// resumed campaign keeps the one it started with) and the baseline the campaign pinned, which
+/// the node must resolve the same.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScreeningOrder {
+    pub index: usize,
+    pub name: String,
+    pub search_seed: u64,
+    pub baseline_sha: String,
+}
+
+impl ScreenRequest {
+    pub fn new(plan: ConfirmPlan, sandbox: Option<SandboxMode>, order: ScreeningOrder) -> Self {
+        ScreenRequest {
+            version: REQUEST_VERSION,
+            kind: RequestKind::Screening,
+            plan,
+            sandbox,
+            shared_caches: None,
+            order,
+        }
+    }
+}
+
+impl JobRequest for ScreenRequest {
+    const KIND: RequestKind = RequestKind::Screening;
+
+    fn plan_mut(&mut self) -> &mut ConfirmPlan {
+        &mut self.plan
+    }
+}
+
 /// Runs the screening `request` here, hiding `hidden` (the request's folder) from every run as
 /// well; returns the run folder it wrote. A failure that is not the candidate's (the baseline
 /// fails, the run is stopped) is also written to the run folder's `error.txt`.
 pub fn run_screening_job(
-    request: &ConfirmRequest,
+    request: &ScreenRequest,
     opts: &CampaignOptions,
     hidden: &[PathBuf],
     on_event: &mut dyn FnMut(CampaignEvent),
 ) -> Result<PathBuf, PipelineError> {
-    let Some(order) = &request.screening else {
-        return Err(PipelineError::usage(
-            "the request is a confirmation, not a screening: run it with `evo confirm --request`",
-        ));
-    };
+    let order = &request.order;
     let opts = &CampaignOptions {
         runners: crate::host::stoppable(Arc::clone(&opts.runners), opts.stop.clone()),
         sandbox: request.sandbox,
@@ -56,12 +108,12 @@ pub fn run_screening_job(
     let id = rundir::run_id(SystemTime::now(), &plan.spec.name, &pinned.sha);
     let run_dir = RunDir::create(&plan.output_dir, &id)
         .map_err(|e| PipelineError::io("cannot create the run directory", e))?;
-    let job = super::JobSandbox {
+    let job = crate::campaign::JobSandbox {
         hidden: &hidden,
         shared_caches: request.shared_caches.as_deref(),
-        copies: super::work_folder(&run_dir).join("cache-copies"),
+        copies: crate::campaign::work_folder(&run_dir).join("cache-copies"),
     };
-    let sandbox = super::job_sandbox(plan, opts, job, on_event)?;
+    let sandbox = crate::campaign::job_sandbox(plan, opts, job, on_event)?;
     let seed = Some(order.search_seed);
     let mut run = CampaignRun::open(plan, opts, run_dir, pinned, sandbox, seed, on_event)?;
     (run.on_event)(CampaignEvent::Started {
@@ -92,7 +144,7 @@ impl CampaignRun<'_> {
             .write(MACHINE_FILE, &machine)
             .map_err(|e| PipelineError::io("cannot write the node's machine", e))?;
         let index = order.index;
-        let new = super::collect::NewCandidate {
+        let new = crate::campaign::collect::NewCandidate {
             name: &order.name,
             source: Source::Patch,
             explanation: None,
