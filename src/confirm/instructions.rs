@@ -2,8 +2,10 @@
 //! run each under callgrind with the confirmation's fresh seed (`confirm.counters:
 //! ["callgrind"]`). On a machine whose wall-time noise hides a few percent, this says what the
 //! candidate changed exactly ("instructions −3.1%") beside the wall-time verdict; instructions
-//! are not time, which the reports say wherever they show it. A candidate already rejected as
-//! significantly slower in wall time is not counted: no count could change that verdict.
+//! are not time, which the reports say wherever they show it. A candidate the timed runs already
+//! rejected (significantly slower, or, under the wall-time metric, no real gain on every training
+//! scenario) is not counted: no count could change that verdict. An undecided one is: its count
+//! says what changed where the wall time could not.
 
 use super::stages::Measured;
 use crate::failure::with_causes;
@@ -34,13 +36,13 @@ impl Run<'_> {
             .filter(|s| s.role == Role::Training)
             .cloned()
             .collect();
-        // A significant slowdown is rejected whatever the counts say: the counts, minutes of
-        // valgrind on a real workload, are spared, and each scenario's lane says why.
-        if let Some(slower) = crate::evidence::verdict::decided_slower(&self.evidence.scenarios) {
-            let note = format!(
-                "not counted: the candidate is significantly slower in wall time on training \
-                 scenario `{slower}`, which rejects it whatever it executes"
-            );
+        // A verdict the counts cannot change (significantly slower, or no real gain in wall time)
+        // is not counted: the counts, minutes of valgrind on a real workload, are spared, and
+        // each scenario's lane says why.
+        let metric = self.plan.settings().metric;
+        let scenarios = &self.evidence.scenarios;
+        if let Some(why) = crate::evidence::verdict::counts_cannot_matter(metric, scenarios) {
+            let note = format!("not counted: {why}");
             for s in (self.evidence.scenarios.iter_mut()).filter(|s| s.training.is_some()) {
                 s.instructions = Some(InstructionFigures::missing(note.clone()));
             }

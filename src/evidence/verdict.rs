@@ -243,12 +243,37 @@ pub fn holdouts_can_matter(metric: Metric, scenarios: &[ScenarioResult]) -> bool
     }
 }
 
-/// The first training scenario the candidate is significantly slower on in wall time, which
-/// rejects it under either metric: once one is, no instruction count can change the verdict.
-pub fn decided_slower(scenarios: &[ScenarioResult]) -> Option<&str> {
-    (scenarios.iter())
-        .find(|s| s.training.as_ref().is_some_and(slower))
-        .map(|s| s.name.as_str())
+/// Why no instruction count could change the verdict once the timed runs are in, if none can: a
+/// training scenario significantly slower in wall time rejects the candidate under either metric;
+/// under wall time, every training scenario decided without the minimum gain ("no real gain")
+/// rejects it too, since counts only back a wall-time gain there. `None`: a count may still
+/// decide (under instructions), back a gain, or say what changed where the wall time could not
+/// decide.
+pub fn counts_cannot_matter(metric: Metric, scenarios: &[ScenarioResult]) -> Option<String> {
+    let training: Vec<(&ScenarioResult, &super::figures::Figures)> = (scenarios.iter())
+        .filter_map(|s| s.training.as_ref().map(|f| (s, f)))
+        .collect();
+    if let Some((s, _)) = training.iter().find(|(_, f)| slower(f)) {
+        return Some(format!(
+            "the candidate is significantly slower in wall time on training scenario `{}`, which \
+             rejects it whatever it executes",
+            s.name
+        ));
+    }
+    let no_gain =
+        |(_, f): &(&ScenarioResult, &super::figures::Figures)| f.training_gate.no_real_gain;
+    if metric != Metric::WallTime || training.is_empty() || !training.iter().all(no_gain) {
+        return None;
+    }
+    let names: Vec<String> = training
+        .iter()
+        .map(|(s, _)| format!("`{}`", s.name))
+        .collect();
+    Some(format!(
+        "the wall time decided no real gain on training scenario(s) {}, which no count can change \
+         (under the wall-time metric counts only back a gain)",
+        names.join(", ")
+    ))
 }
 
 /// Whether the candidate executes at least `min_effect` fewer instructions (baseline /
@@ -362,6 +387,40 @@ mod tests {
             .iter()
             .map(|n| gate(*n, GateStatus::Passed, ""))
             .collect()
+    }
+
+    #[test]
+    fn counts_are_spared_only_where_the_wall_time_decided_a_rejection_they_cannot_change() {
+        let (wall, counts) = (Metric::WallTime, Metric::Instructions);
+        // No real gain: the interval rules out the 1% minimum effect.
+        let null = [training(1.0, 1.0)];
+        assert!(
+            null[0]
+                .training
+                .as_ref()
+                .unwrap()
+                .training_gate
+                .no_real_gain
+        );
+        let why = counts_cannot_matter(wall, &null).unwrap();
+        assert!(
+            why.contains("no real gain on training scenario(s) `t`"),
+            "{why}"
+        );
+        // Under the instructions metric the counts decide: they are made.
+        assert_eq!(counts_cannot_matter(counts, &null), None);
+        // Slower rejects under either metric.
+        for metric in [wall, counts] {
+            let why = counts_cannot_matter(metric, &[training(1.0, 0.8)]).unwrap();
+            assert!(why.contains("significantly slower"), "{why}");
+        }
+        // A gain is backed by its counts.
+        assert_eq!(counts_cannot_matter(wall, &[training(1.0, 1.2)]), None);
+        // One scenario without the gain and one with it: the counts still back the other.
+        assert_eq!(
+            counts_cannot_matter(wall, &[training(1.0, 1.0), training(1.0, 1.2)]),
+            None
+        );
     }
 
     #[test]

@@ -546,6 +546,33 @@ fn a_significant_slowdown_is_rejected_without_counting_its_instructions() {
     );
 }
 
+#[test]
+fn no_real_gain_in_wall_time_is_rejected_without_counting_its_instructions() {
+    let fx = Fixture::new();
+    // A 20% minimum effect: a change that does not touch the timed work is ruled out at the first
+    // look, and under the wall-time metric no count can turn that into a gain.
+    fx.confirm_settings(r#""min_effect": 0.2, "max_pairs": 60, "counters": ["callgrind"]"#);
+    let usage = "usage: prog N SEED | prog --selftest";
+    let patch = fx.patch(
+        "usage.patch",
+        &[("prog.c", usage, "usage: prog N SEED, or prog --selftest")],
+    );
+    let (out, result) = fx.confirm(&patch);
+    let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
+    let gate = &r["scenarios"][0]["training"]["training_gate"];
+    assert_eq!(gate["no_real_gain"], true, "{gate}\n{}", text(&out));
+    assert_eq!(r["verdict"], "rejected", "{}", text(&out));
+    let lane = &r["scenarios"][0]["instructions"];
+    assert!(lane["baseline"].is_null(), "{lane}\n{}", text(&out));
+    let note = (lane["note"].as_str()).unwrap_or_else(|| panic!("{lane}\n{}", text(&out)));
+    assert!(note.contains("no real gain"), "{note}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("count instructions"),
+        "{}",
+        text(&out)
+    );
+}
+
 /// The fixture with the deterministic lane on, counting `count_run` instead of the timed run.
 fn with_count_run(fx: &Fixture, count_run: &str) {
     fx.confirm_settings(r#""counters": ["callgrind"]"#);
