@@ -14,7 +14,7 @@ use crate::evidence::outcome::{CheckOutcome, GateStop};
 use crate::evidence::result::{CheckLane, GateName, TreeLabel};
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{LaneStep, Shown, artifact_digest, failure_text};
-use crate::pipeline::lane::{self, Lane, Ran, Sides};
+use crate::pipeline::lane::{self, Lane, Ran, Sides, or_stop};
 use crate::pipeline::patch_gates;
 use crate::pipeline::steps::StepOutput;
 use crate::pipeline::unchanged::TimedPrograms;
@@ -62,7 +62,7 @@ impl Sides for Alone<'_, '_> {
     }
 }
 
-impl CampaignRun<'_> {
+impl<'a> CampaignRun<'a> {
     /// [`CampaignRun::fresh_tree`] with the overlay, and the protected files its builds must keep.
     pub(super) fn overlaid_tree(&mut self, label: TreeLabel) -> Result<Overlaid, PipelineError> {
         let tree = self.fresh_tree(label, true)?;
@@ -139,30 +139,35 @@ impl CampaignRun<'_> {
         step.run(tree, &self.run_dir, &self.sandbox, &*self.opts.runners)
     }
 
+    /// Screening's sides of a step in the tree `t` labelled `label`.
+    fn alone<'r>(&'r self, label: TreeLabel, t: &'r Tree) -> Alone<'r, 'a> {
+        Alone {
+            run: self,
+            tree: (label, t),
+        }
+    }
+
     /// Build, artifacts and tests of one overlaid tree: `Err` carries the gate that stopped it.
+    /// `build_s` counts the build step (and the checks of the tree it left).
     fn build_and_test(
         &mut self,
         o: &Overlaid,
         label: TreeLabel,
     ) -> Result<Lane<()>, PipelineError> {
-        let plan = self.plan;
-        let rules = self.rules(&o.protected);
-        let started = Instant::now();
-        let mut sides = Alone {
-            run: self,
-            tree: (label, &o.tree),
-        };
+        let (plan, rules) = (self.plan, self.rules(&o.protected));
         let step = LaneStep::build(&plan.workload);
-        let built = lane::build(&mut sides, rules, &step, (GateName::Build, "the build"));
-        let tested = match built? {
-            Ok(_) => match lane::artifacts(&sides, &plan.workload.build)? {
-                Ok(_) => lane::tests(&mut sides, rules, &plan.workload.test)?.map(|_| ()),
-                Err(stop) => Err(stop),
-            },
-            Err(stop) => Err(stop),
-        };
+        let started = Instant::now();
+        let built = lane::build(
+            &mut self.alone(label, &o.tree),
+            rules,
+            &step,
+            (GateName::Build, "the build"),
+        );
         self.build_s += started.elapsed().as_secs_f64();
-        Ok(tested)
+        or_stop!(built);
+        let mut sides = self.alone(label, &o.tree);
+        or_stop!(lane::artifacts(&sides, &plan.workload.build));
+        Ok(lane::tests(&mut sides, rules, &plan.workload.test)?.map(|_| ()))
     }
 
     fn run_check(
@@ -279,10 +284,7 @@ impl CampaignRun<'_> {
             return Ok(stop.into());
         }
         let rules = self.rules(&overlaid.protected);
-        let mut sides = Alone {
-            run: self,
-            tree: (label, t),
-        };
+        let mut sides = self.alone(label, t);
         for s in sides.run.training() {
             let step = LaneStep::check(&s, &s.check, sides.run.search_seed);
             let checked = lane::check(&mut sides, rules, &s, &step, CheckLane::Differential)?;

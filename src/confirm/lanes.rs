@@ -216,14 +216,17 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// A stage's value from the check engine's `lane`, or its stop recorded as the failed gate
-    /// (a changed protected file turns the passed `patch safety` gate into a failed one).
-    pub(crate) fn settle<T>(&mut self, lane: Lane<T>) -> Step<T> {
-        match lane {
+    /// A stage's value from what the check engine returned, or its stop recorded as the failed
+    /// gate (a changed protected file turns the passed `patch safety` gate into a failed one).
+    pub(crate) fn settle<T>(
+        &mut self,
+        lane: Result<Lane<T>, PipelineError>,
+    ) -> Result<Step<T>, PipelineError> {
+        Ok(match lane? {
             Ok(value) => Step::Go(value),
             Err(stop) if stop.gate == GateName::PatchSafety => self.fail_patch_safety(stop.detail),
             Err(stop) => self.stop(stop),
-        }
+        })
     }
 
     /// Builds baseline and candidate, digests the artifacts, then builds the second baseline, the
@@ -238,11 +241,12 @@ impl<'a> Run<'a> {
         let (plan, rules) = (self.plan, self.rules(&protected));
         let step = LaneStep::build(&plan.campaign.workload);
         let mut sides = self.paired(main.labelled(), Some(TreeLabel::BaselineAlone));
-        let digests = match lane::build(&mut sides, rules, &step, (GateName::Build, "the build"))? {
-            Ok(_) => lane::artifacts(&sides, &plan.campaign.workload.build)?,
-            Err(stop) => Err(stop),
-        };
-        let digests = step!(Ok::<_, PipelineError>(self.settle(digests)));
+        let built = lane::build(&mut sides, rules, &step, (GateName::Build, "the build"));
+        let digests = built.and_then(|b| match b {
+            Ok(_) => lane::artifacts(&sides, &plan.campaign.workload.build),
+            Err(stop) => Ok(Err(stop)),
+        });
+        let digests = step!(self.settle(digests));
         self.evidence.artifacts.extend(digests);
         self.pass_gate(
             GateName::Build,
@@ -353,8 +357,8 @@ impl<'a> Run<'a> {
         ];
         let mut sides = self.paired(pair, Some(TreeLabel::BaselineSanitizeAlone));
         let gate = (GateName::Sanitizers, "the sanitizer build");
-        let built = lane::build(&mut sides, rules, &step, gate)?;
-        step!(Ok::<_, PipelineError>(self.settle(built)));
+        let built = lane::build(&mut sides, rules, &step, gate);
+        step!(self.settle(built));
         Ok(Step::Go(Some(SanitizedTrees {
             baseline: bt,
             candidate: ct,
@@ -379,8 +383,8 @@ impl<'a> Run<'a> {
         self.stage("tests");
         let (plan, rules) = (self.plan, self.rules(protected));
         let test = &plan.campaign.workload.test;
-        let ran = lane::tests(&mut self.paired(main.labelled(), None), rules, test)?;
-        let commands = step!(Ok::<_, PipelineError>(self.settle(ran)));
+        let ran = lane::tests(&mut self.paired(main.labelled(), None), rules, test);
+        let commands = step!(self.settle(ran));
         self.pass_gate(
             GateName::Tests,
             format!("{commands} test command(s) passed in both trees"),
@@ -455,7 +459,7 @@ impl<'a> Run<'a> {
             }
             match checked.stop {
                 Some(stop) if stop.gate == GateName::PatchSafety => {
-                    return Ok(self.settle(Err(stop)));
+                    return self.settle(Ok(Err(stop)));
                 }
                 Some(stop) if first_failure.is_none() => first_failure = Some(stop),
                 _ => {}

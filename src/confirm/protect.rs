@@ -30,8 +30,8 @@ impl Run<'_> {
         trees: &[(TreeLabel, &Tree)],
         who: &str,
     ) -> Result<Step<()>, PipelineError> {
-        let kept = crate::pipeline::lane::protected_kept(self.rules(recorded), trees, who)?;
-        Ok(self.settle(kept))
+        let kept = crate::pipeline::lane::protected_kept(self.rules(recorded), trees, who);
+        self.settle(kept)
     }
 
     /// [`Run::protected_unchanged`] for the trees the timed runs use: the baseline, the candidate,

@@ -70,13 +70,13 @@ pub(crate) struct Rules<'a> {
 /// A SIGKILLed evo leaves its build processes running, and one of them may still be writing into
 /// the tree when the resumed run starts: removing in place then fails with "Directory not empty".
 /// The rename is atomic and lets the writer finish in the moved folder; whatever it leaves goes
-/// with the run's work folder. An empty folder is left where it is (it may be a mount point the
-/// caller made for the tree, which cannot be moved).
+/// with the run's work folder. An empty folder (not a link to one) is left where it is: it may
+/// be a mount point the caller made for the tree, which cannot be moved.
 pub(crate) fn clear_leftover(dest: &Path) -> std::io::Result<()> {
-    if std::fs::symlink_metadata(dest).is_err() {
+    let Ok(meta) = std::fs::symlink_metadata(dest) else {
         return Ok(());
-    }
-    if std::fs::read_dir(dest).is_ok_and(|mut entries| entries.next().is_none()) {
+    };
+    if meta.is_dir() && std::fs::read_dir(dest).is_ok_and(|mut e| e.next().is_none()) {
         return Ok(());
     }
     let nanos = std::time::SystemTime::now()
@@ -204,6 +204,7 @@ macro_rules! or_stop {
         }
     };
 }
+pub(crate) use or_stop;
 
 /// A build `step` (the workload's, or the sanitizer build) in every tree of `sides`; then the
 /// protected files after it (`who`: "the build"), the trees' size, and its exit. Stops at `gate`
@@ -473,5 +474,10 @@ mod tests {
         std::fs::create_dir(&empty).unwrap();
         assert!(clear_leftover(&empty).is_ok());
         assert!(empty.is_dir());
+        // A link to an empty folder is not that folder: it is moved aside, never checked out into.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&empty, &link).unwrap();
+        assert!(clear_leftover(&link).is_ok());
+        assert!(std::fs::symlink_metadata(&link).is_err() && empty.is_dir());
     }
 }

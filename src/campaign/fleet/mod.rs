@@ -358,16 +358,20 @@ impl CampaignRun<'_> {
             .map_err(|e| PipelineError::io("cannot make the job's folder", e))?;
         let (file, caches) = (folder.request(), fleet.caches_root());
         let written = match stage {
-            JobStage::Confirm => {
-                let mut request = self.fleet_request(index, &folder)?;
-                request.shared_caches = caches;
-                confirm::write_request(&file, &request)
-            }
-            JobStage::Screening => {
-                let mut request = self.screening_request(index, &folder)?;
-                request.shared_caches = caches;
-                confirm::write_request(&file, &request)
-            }
+            JobStage::Confirm => confirm::write_request(
+                &file,
+                &ConfirmRequest {
+                    shared_caches: caches,
+                    ..self.fleet_request(index, &folder)?
+                },
+            ),
+            JobStage::Screening => confirm::write_request(
+                &file,
+                &screen_job::ScreenRequest {
+                    shared_caches: caches,
+                    ..self.screening_request(index, &folder)?
+                },
+            ),
         };
         written.map_err(PipelineError::internal)?;
         let env = job::job_environment(&self.plan.spec.sandbox.pass_env, &|name| {
