@@ -287,7 +287,13 @@ impl<'a> CampaignRun<'a> {
         let mut sides = self.alone(label, t);
         for s in sides.run.training() {
             let step = LaneStep::check(&s, &s.check, sides.run.search_seed);
-            let checked = lane::check(&mut sides, rules, &s, &step, CheckLane::Differential)?;
+            let checked = lane::check(
+                &mut sides,
+                rules,
+                &s,
+                &step,
+                (CheckLane::Differential, true),
+            )?;
             if let Some(stop) = checked.stop {
                 return Ok(stop.into());
             }

@@ -10,6 +10,7 @@ mod excerpt;
 pub mod sanitizer;
 pub mod seed;
 mod tokens;
+pub mod words;
 
 pub use compare::{Comparison, Mismatch, compare_outputs};
 pub use sanitizer::{SanitizerKind, SanitizerReport, find_sanitizer_report};

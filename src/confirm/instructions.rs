@@ -11,11 +11,12 @@ use super::stages::Measured;
 use crate::failure::with_causes;
 use std::path::Path;
 
+use crate::check::words::same_argv;
 use crate::measure::callgrind::{self, InstructionCount};
 use crate::measure::runner::{RunSpec, Runner, RunnerFactory};
 use crate::pipeline::checks::count_spec;
 use crate::spec::campaign::Counter;
-use crate::spec::workload::{Role, Scenario};
+use crate::spec::workload::{Role, Scenario, TimedOutputRule};
 
 use super::Run;
 use crate::evidence::result::InstructionFigures;
@@ -49,6 +50,9 @@ impl Run<'_> {
             return Ok(());
         }
         let mut runner = self.opts.runners.runner();
+        // The commands the timed runs execute: a count of one of them is a count of what is
+        // timed (a candidate cannot tell the two apart by their arguments).
+        let timed: Vec<&str> = training.iter().map(|s| s.run.as_str()).collect();
         for s in &training {
             let Some(index) = self
                 .evidence
@@ -61,8 +65,15 @@ impl Run<'_> {
             self.stage(&format!("count instructions: {}", s.name));
             // A seed no timed run used: a result stored by an earlier run answers another seed.
             let seed = crate::measure::schedule::fresh_order_seed();
-            let b = count_spec(bt, s, seed, &self.sandbox);
-            let c = count_spec(ct, s, seed, &self.sandbox);
+            let outputs = self.work.join(format!("count-outputs-{index}"));
+            std::fs::create_dir_all(&outputs)
+                .map_err(super::io_err("cannot create the count's outputs folder"))?;
+            let keep = |mut spec: RunSpec, name: &str| {
+                spec.stdout_file = Some(outputs.join(name));
+                spec
+            };
+            let b = keep(count_spec(bt, s, seed, &self.sandbox), "baseline.counted");
+            let c = keep(count_spec(ct, s, seed, &self.sandbox), "candidate.counted");
             let dir = self.work.join(format!("callgrind-{index}"));
             let counted = count_both(&*self.opts.runners, [&b, &c], &dir);
             let _ = std::fs::remove_dir_all(&dir);
@@ -70,33 +81,40 @@ impl Run<'_> {
                 return Err(PipelineError::interrupted());
             }
             // The counted runs must compute what the arm computes outside valgrind: a program
-            // that behaves otherwise under it is not counted. The reference is a native run of
-            // the counted command on the same seed, after the counts (so a count never follows a
-            // run it could replay). Under `deterministic_output` both arms must also print the
-            // same for that seed.
+            // that behaves otherwise under it is caught. The reference is a native run of the
+            // counted command on the same seed, after the counts (so a count never follows a
+            // run it could replay).
             let mut figures = counted
                 .and_then(|(base, cand)| {
-                    let (ref_b, ref_c) = native_outputs(&mut *runner, &b, &c)?;
-                    // A baseline that prints otherwise under valgrind too (a library choosing
-                    // other kernels for the CPU valgrind reports) says nothing against the
-                    // candidate: then only the two arms' counted outputs must agree.
-                    let baseline_same = ref_b.is_none_or(|h| h == base.stdout_sha256);
-                    let candidate_same = ref_c.is_none_or(|h| h == cand.stdout_sha256);
-                    if s.deterministic_output && baseline_same && !candidate_same {
-                        return Err("a run under callgrind printed other output than the same \
-                                    arm outside it: its count is not used"
-                            .to_string());
-                    }
-                    if s.deterministic_output && base.stdout_sha256 != cand.stdout_sha256 {
-                        return Err("under callgrind the candidate printed other output than \
-                                    the baseline for the same seed: its count is not used"
-                            .to_string());
-                    }
-                    Ok(InstructionFigures::of(base.instructions, cand.instructions))
+                    let natives = [
+                        keep(b.clone(), "baseline.native"),
+                        keep(c.clone(), "candidate.native"),
+                    ];
+                    native_outputs(&mut *runner, &natives)?;
+                    let mut figures = InstructionFigures::of(base.instructions, cand.instructions);
+                    figures.mismatch = counted_outputs_differ(s, &outputs);
+                    Ok(figures)
                 })
                 .unwrap_or_else(InstructionFigures::missing);
-            if s.count.is_some() {
+            let _ = std::fs::remove_dir_all(&outputs);
+            if let Some(count) = &s.count {
                 figures.command = Some(b.command.clone());
+                if !timed.iter().any(|run| same_argv(run, &count.run)) {
+                    figures.unverified = Some(format!(
+                        "the counted command (`count.run`) is none of the timed commands, so a \
+                         candidate can tell the count from a timed run by its arguments: the \
+                         count can stop a gain it does not back, never vouch for one"
+                    ));
+                }
+            }
+            if s.timed_output_rule().is_none() && figures.unverified.is_none() {
+                figures.unverified = Some(
+                    "the scenario declares no rule for its timed output (`deterministic_output` \
+                     or `compare_timed_output`), so what the counted runs printed cannot be \
+                     compared with the timed runs: the count can stop a gain it does not back, \
+                     never vouch for one"
+                        .to_string(),
+                );
             }
             self.evidence.scenarios[index].instructions = Some(figures);
         }
@@ -128,13 +146,10 @@ fn count_both(
     Ok((base?, cand?))
 }
 
-/// What each arm's counted command prints when run once outside valgrind (untimed), as sha256s.
-fn native_outputs(
-    runner: &mut dyn Runner,
-    b: &RunSpec,
-    c: &RunSpec,
-) -> Result<(Option<String>, Option<String>), String> {
-    let mut output = |spec: &RunSpec| {
+/// Runs each arm's counted command once outside valgrind (untimed), its output kept where its
+/// spec says.
+fn native_outputs(runner: &mut dyn Runner, natives: &[RunSpec; 2]) -> Result<(), String> {
+    for spec in natives {
         let run = runner.run(spec).map_err(|e| with_causes(&e))?;
         if !run.succeeded() {
             return Err(format!(
@@ -142,7 +157,59 @@ fn native_outputs(
                 run.stderr_tail.trim()
             ));
         }
-        Ok(Some(run.stdout_sha256))
+    }
+    Ok(())
+}
+
+/// Whether the counted runs computed what the timed ones do, from the four outputs in
+/// `outputs` (each arm counted and native, on one seed), under the scenario's timed-output rule:
+/// the candidate's counted output must agree with its own native one and with the baseline's
+/// counted one. A baseline that prints otherwise under valgrind too (a library choosing other
+/// kernels for the CPU valgrind reports) says nothing against the candidate: then only the two
+/// arms' counted outputs must agree. `None`: they agree, or the scenario has no rule to compare
+/// by (which leaves the count unverified instead).
+fn counted_outputs_differ(s: &Scenario, outputs: &Path) -> Option<String> {
+    let rule = s.timed_output_rule()?;
+    let read = |name: &str| std::fs::read(outputs.join(name)).unwrap_or_default();
+    let [bc, bn, cc, cn] = [
+        "baseline.counted",
+        "baseline.native",
+        "candidate.counted",
+        "candidate.native",
+    ]
+    .map(read);
+    let agree = |a: &[u8], b: &[u8]| match rule {
+        TimedOutputRule::Exact => a == b,
+        TimedOutputRule::Compare => {
+            matches!(
+                crate::check::compare_outputs(&s.compare, a, b),
+                crate::check::Comparison::Same
+            )
+        }
     };
-    Ok((output(b)?, output(c)?))
+    let digest = |b: &[u8]| {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(b))
+    };
+    if agree(&bc, &bn) && !agree(&cc, &cn) {
+        return Some(format!(
+            "training scenario `{}`: the candidate computed otherwise when counted: under \
+             callgrind it printed sha256 {}, outside it on the same seed sha256 {} (the \
+             baseline printed the same in both): its count is not what is timed",
+            s.name,
+            digest(&cc),
+            digest(&cn)
+        ));
+    }
+    if !agree(&bc, &cc) {
+        return Some(format!(
+            "training scenario `{}`: under callgrind the candidate printed other output than the \
+             baseline for the same seed (baseline sha256 {}, candidate sha256 {}): its count is \
+             not what is timed",
+            s.name,
+            digest(&bc),
+            digest(&cc)
+        ));
+    }
+    None
 }

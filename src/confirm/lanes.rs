@@ -427,7 +427,7 @@ impl<'a> Run<'a> {
         }
         let checks = self.all_scenarios().into_iter().map(|s| {
             let command = s.check.clone();
-            (s, command)
+            (s, command, true)
         });
         self.check_lane(
             checks.collect(),
@@ -442,16 +442,17 @@ impl<'a> Run<'a> {
     /// failure, or passes.
     fn check_lane(
         &mut self,
-        checks: Vec<(Scenario, String)>,
+        checks: Vec<(Scenario, String, bool)>,
         which: CheckLane,
         trees: [(TreeLabel, &Tree); 2],
         protected: &Protected,
     ) -> Result<Step<()>, PipelineError> {
         let rules = self.rules(protected);
         let mut first_failure = None;
-        for (s, command) in checks {
+        for (s, command, compared) in checks {
             let step = LaneStep::check(&s, &command, self.evidence.seed_for(s.role));
-            let checked = lane::check(&mut self.paired(trees, None), rules, &s, &step, which)?;
+            let sides = &mut self.paired(trees, None);
+            let checked = lane::check(sides, rules, &s, &step, (which, compared))?;
             self.evidence.differential.extend(checked.record);
             self.evidence.sanitizer_findings.extend(checked.finding);
             if let Some(warning) = checked.warning {
@@ -473,7 +474,8 @@ impl<'a> Run<'a> {
                         "every check output matches the baseline's (fresh seed)"
                     }
                     CheckLane::Sanitizer => {
-                        "sanitized builds ran every check cleanly with matching outputs"
+                        "sanitized builds ran every check and every training scenario's timed \
+                         command cleanly with matching outputs"
                     }
                 };
                 self.pass_gate(lane::check_gate(which), passed);
@@ -505,14 +507,45 @@ impl<'a> Run<'a> {
         self.evidence.sanitizer_lane_ran = true;
         let check_override =
             (self.plan.campaign.workload.sanitize.as_ref()).and_then(|s| s.check.clone());
-        let checks = self.all_scenarios().into_iter().map(|s| {
-            let command = check_override.clone().unwrap_or_else(|| s.check.clone());
-            (s, command)
-        });
+        let mut checks: Vec<(Scenario, String, bool)> = (self.all_scenarios().into_iter())
+            .map(|s| {
+                let command = check_override.clone().unwrap_or_else(|| s.check.clone());
+                (s, command, true)
+            })
+            .collect();
+        // What is timed runs sanitized too (docs/design.md §2.2.4): a path only the timed
+        // inputs take (another size, another branch) is where undefined behaviour can hide
+        // from every check.
+        checks.extend(timed_under_sanitizers(
+            &self.plan.campaign.workload.scenarios,
+        ));
         let trees = [
             (TreeLabel::BaselineSanitize, &bt),
             (TreeLabel::CandidateSanitize, &ct),
         ];
-        self.check_lane(checks.collect(), CheckLane::Sanitizer, trees, protected)
+        self.check_lane(checks, CheckLane::Sanitizer, trees, protected)
     }
+}
+
+/// Each training scenario's timed command as a step of the sanitizer lane, on the check's fresh
+/// seed: named `<scenario>.timed`, its output compared under the scenario's timed-output rule
+/// (identical bytes, or its `compare` rule), or not compared when it declares none (a timed
+/// output that prints its own timings); its exit and any sanitizer report count either way.
+fn timed_under_sanitizers(scenarios: &[Scenario]) -> Vec<(Scenario, String, bool)> {
+    use crate::spec::workload::{Compare, TimedOutputRule};
+    (scenarios.iter())
+        .filter(|s| s.role == Role::Training)
+        .map(|s| {
+            let rule = s.timed_output_rule();
+            let timed = Scenario {
+                name: format!("{}.timed", s.name),
+                compare: match rule {
+                    Some(TimedOutputRule::Exact) => Compare::Exact,
+                    _ => s.compare.clone(),
+                },
+                ..s.clone()
+            };
+            (timed, s.run.clone(), rule.is_some())
+        })
+        .collect()
 }

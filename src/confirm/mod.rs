@@ -220,6 +220,8 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> Evidence {
         config_lane: result::ConfigLane::default(),
         sandbox: Default::default(),
         timed_programs_unchanged: false,
+        single_threaded: plan.campaign.workload.single_threaded,
+        unsealed_holdouts: Vec::new(),
     }
 }
 

@@ -31,6 +31,7 @@ impl Run<'_> {
         self.evidence.patch.added = summary.added_lines;
         self.evidence.patch.removed = summary.removed_lines;
         let baseline = self.materialize(TreeLabel::Baseline)?;
+        self.find_unsealed_holdouts(&baseline);
         let protected = self.record_protected(&baseline)?;
         let plan = self.plan;
         let cap = plan.campaign.spec.confirm.max_applied_bytes;
@@ -55,6 +56,43 @@ impl Run<'_> {
             config_only,
             protected,
         }))
+    }
+
+    /// Records every holdout that the baseline's tree as a candidate sees it (overlay included)
+    /// or the campaign's brief names (docs/design.md §2.2.12), and warns of each: such a holdout
+    /// is not sealed, and the tier cannot be `tested`.
+    fn find_unsealed_holdouts(&mut self, baseline: &Tree) {
+        let campaign = &self.plan.campaign;
+        let Some(h) = &campaign.holdouts else {
+            return;
+        };
+        let brief = &campaign.spec.brief;
+        let brief_text = [brief.objective.as_str(), brief.bottleneck.as_str()]
+            .into_iter()
+            .chain(brief.constraints.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let texts = [("the campaign's brief", brief_text.as_str())];
+        let found = tree::holdout_mentions(
+            &baseline.root,
+            &texts,
+            &h.holdouts.scenarios,
+            &campaign.workload.scenarios,
+        );
+        for m in found {
+            self.warn(format!(
+                "holdout `{}` is not sealed: {} names its {}, and a candidate or an agent can \
+                 read it (the tier cannot be tested; name no holdout where candidates look)",
+                m.scenario, m.place, m.found
+            ));
+            self.evidence
+                .unsealed_holdouts
+                .push(result::UnsealedHoldout {
+                    scenario: m.scenario,
+                    place: m.place,
+                    found: m.found.to_string(),
+                });
+        }
     }
 
     /// A fresh clean checkout of the baseline in the work directory, with the overlay copied in.

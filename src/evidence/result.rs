@@ -359,6 +359,17 @@ pub struct InstructionFigures {
     /// timed command (a shorter run of the same code); absent: the timed command was counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// Why this count cannot vouch for a gain, when it cannot (rules 6): the counted command is
+    /// none of the timed ones (a candidate can tell it apart by its arguments), or its output
+    /// could not be compared with what the timed runs print. Such a count can still stop a
+    /// gain it does not back; it caps the tier at `measured`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unverified: Option<String>,
+    /// The counted runs computed something else than the timed ones (rules 6): the candidate's
+    /// output under callgrind differs from its own native run on the same seed, or from the
+    /// baseline's counted output, with both digests. It rejects the candidate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mismatch: Option<String>,
 }
 
 impl InstructionFigures {
@@ -370,6 +381,8 @@ impl InstructionFigures {
             change_pct: Some((candidate as f64 / baseline as f64 - 1.0) * 100.0),
             note: None,
             command: None,
+            unverified: None,
+            mismatch: None,
         }
     }
 
@@ -566,6 +579,27 @@ pub struct Evidence {
     /// touched no configuration and no file a timed command names), so nothing was timed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub timed_programs_unchanged: bool,
+    /// The workload declares that its timed commands use one CPU (`single_threaded`), so a
+    /// candidate whose timed runs used more is rejected (rules 6).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub single_threaded: bool,
+    /// Holdouts that something a candidate or an agent can read names (rules 6): the baseline's
+    /// tree, the overlay or the brief. Such a holdout is not sealed, and the tier cannot be
+    /// `tested`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsealed_holdouts: Vec<UnsealedHoldout>,
+}
+
+/// A holdout named where a candidate or an agent can read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct UnsealedHoldout {
+    pub scenario: String,
+    /// Where: a file of the baseline's tree and the line (`workloads/k/README.md:12`), an
+    /// overlay file, or `the campaign's brief`.
+    pub place: String,
+    /// What is named there: `arguments` (enough of the command's distinguishing arguments to
+    /// tell it apart), or `input` (a file the command reads, present in the tree).
+    pub found: String,
 }
 
 /// The holdouts' seed: the number in `result.json`, a keyed digest of it in the receipt.

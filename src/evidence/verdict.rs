@@ -1,8 +1,10 @@
 //! From gates to tier and verdict (docs/design.md §3.11), as pure functions over a finished result.
 
 mod backing;
+mod cpus;
 
 pub use backing::{Backing, FRACTION, FRACTION_SHORT_RUN};
+pub use cpus::CPU_LIMIT;
 
 use super::result::{Gate, GateName, GateStatus, ScenarioResult, Verdict};
 use crate::spec::campaign::Metric;
@@ -35,7 +37,13 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 /// over the count planned from the training A/A noise (now planned at the last look's share), and
 /// stops at the first look whose interval says "no regression" or "rejected" (training is as in
 /// rules 4).
-pub const RULES: u32 = 5;
+/// 6: what is judged is what is timed: a count whose runs computed otherwise than the timed ones
+/// (`InstructionFigures::mismatch`) rejects; a count that cannot vouch (`unverified`: a
+/// `count.run` none of the timed runs executes, or no rule to compare its output by) caps the
+/// tier at `measured` and cannot decide under the instructions metric; a holdout something
+/// readable names (`unsealed_holdouts`) caps the tier at `measured`; a workload declared
+/// `single_threaded` rejects a candidate whose timed runs used more than one CPU.
+pub const RULES: u32 = 6;
 
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
     Gate {
@@ -94,7 +102,12 @@ pub fn decide_by(
         .iter()
         .map(|(s, f)| lane_agreement((metric, min_effect), s, f, passes(s, f)))
         .collect();
-    let disagrees = backings.iter().any(|b| matches!(b, Backing::Disagrees(_)));
+    // Counted runs that computed otherwise than the timed ones reject, whatever the wall time.
+    let mismatches: Vec<String> = (training.iter())
+        .filter_map(|(s, _)| s.instructions.as_ref()?.mismatch.clone())
+        .collect();
+    let disagrees =
+        backings.iter().any(|b| matches!(b, Backing::Disagrees(_))) || !mismatches.is_empty();
     let no_count = backings.iter().any(|b| matches!(b, Backing::NoCount(_)));
     let training_passed = measured
         && !regression
@@ -139,6 +152,7 @@ pub fn decide_by(
             reasons.push(why);
         }
     }
+    reasons.extend(mismatches);
     for s in scenarios {
         if let Some(h) = &s.holdout {
             if h.verdict != HoldoutVerdict::NoRegression {
@@ -158,6 +172,19 @@ pub fn decide_by(
         if let Some(why) = s.replay.as_ref().and_then(|r| r.why_undetectable()) {
             reasons.push(format!(
                 "replay cannot be detected in scenario `{}`: {why}; the tier cannot be tested",
+                s.name
+            ));
+            if tier == Tier::Tested {
+                tier = Tier::Measured;
+            }
+        }
+    }
+    // A count a candidate could tell from the timed runs cannot vouch for it.
+    for (s, _) in &training {
+        if let Some(why) = s.instructions.as_ref().and_then(|i| i.unverified.as_ref()) {
+            reasons.push(format!(
+                "the instruction count of training scenario `{}` is not of what is timed: {why}; \
+                 the tier cannot be tested",
                 s.name
             ));
             if tier == Tier::Tested {
@@ -197,6 +224,35 @@ pub fn decide_result(r: &super::result::Evidence, scenarios: &[ScenarioResult]) 
     let mut d = decide_by(&r.gates, scenarios, r.metric, r.min_effect);
     if r.timed_programs_unchanged {
         d.reasons.insert(0, UNCHANGED_REASON.to_string());
+    }
+    if r.single_threaded {
+        for s in scenarios {
+            match cpus::more_than_one_cpu(s) {
+                None => {}
+                Some(cpus::Excess::Candidate(why)) => {
+                    d.reasons.insert(0, why);
+                    d.tier = Tier::Rejected;
+                    d.verdict = Verdict::Rejected;
+                }
+                Some(cpus::Excess::Baseline(why)) => {
+                    d.reasons.insert(0, why);
+                    if d.verdict == Verdict::Accepted {
+                        d.tier = Tier::Rejected;
+                        d.verdict = Verdict::Inconclusive;
+                    }
+                }
+            }
+        }
+    }
+    for u in &r.unsealed_holdouts {
+        d.reasons.push(format!(
+            "holdout `{}` is not sealed: {} names its {}, and a candidate or an agent can read \
+             it; the tier cannot be tested",
+            u.scenario, u.place, u.found
+        ));
+        if d.tier == Tier::Tested {
+            d.tier = Tier::Measured;
+        }
     }
     d
 }
@@ -279,7 +335,7 @@ pub fn counts_cannot_matter(metric: Metric, scenarios: &[ScenarioResult]) -> Opt
 /// Whether the candidate executes at least `min_effect` fewer instructions (baseline /
 /// candidate ≥ 1 + min_effect); `None` without both counts.
 fn fewer_instructions(s: &ScenarioResult, min_effect: f64) -> Option<bool> {
-    let i = s.instructions.as_ref()?;
+    let i = s.instructions.as_ref().filter(|i| i.unverified.is_none())?;
     let (b, c) = (i.baseline?, i.candidate?);
     (c > 0).then(|| b as f64 / c as f64 >= 1.0 + min_effect)
 }
@@ -287,6 +343,11 @@ fn fewer_instructions(s: &ScenarioResult, min_effect: f64) -> Option<bool> {
 fn instructions_reason(s: &ScenarioResult, min_effect: f64) -> String {
     let i = s.instructions.as_ref();
     match i.and_then(|i| i.change_pct) {
+        Some(_) if i.is_some_and(|i| i.unverified.is_some()) => format!(
+            "training scenario `{}` cannot pass on instructions (the campaign's metric): its \
+             count is not of what is timed",
+            s.name
+        ),
         Some(pct) => format!(
             "training scenario `{}` did not pass on instructions (the campaign's metric): \
              {pct:+.2}%, where at least {:.2}% fewer were needed (instructions are not time)",

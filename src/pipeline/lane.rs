@@ -314,14 +314,14 @@ impl Checked {
 
 /// Scenario `s`'s check `step` in every tree of `sides` (`lane`: the differential, or the
 /// sanitizer lane on sanitized builds); then the protected files, a sanitizer's report, the
-/// candidate's exit, and its output against the baseline's under the scenario's rule (equal
-/// digests are equal outputs).
+/// candidate's exit, and, when `compared`, its output against the baseline's under the
+/// scenario's rule (equal digests are equal outputs).
 pub(crate) fn check(
     sides: &mut dyn Sides,
     rules: Rules<'_>,
     s: &Scenario,
     step: &LaneStep<'_>,
-    lane: CheckLane,
+    (lane, compared): (CheckLane, bool),
 ) -> Result<Checked, PipelineError> {
     let gate = check_gate(lane);
     let ran = match sides.run(step, gate)? {
@@ -354,6 +354,9 @@ pub(crate) fn check(
             failure_text(cand, step.timeout, rules.shown)
         );
         return Ok(Checked::stopped(GateStop::failed(gate, text)));
+    }
+    if !compared {
+        return Ok(Checked::default());
     }
     let warning = (ran.baseline.as_ref()).and_then(|b| silent_check_warning(&s.name, b, cand));
     let (reference, reference_sha256) = sides.reference(s, &ran)?;

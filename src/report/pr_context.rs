@@ -344,6 +344,19 @@ fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
                     "{n} sealed holdout(s) measured: at least one is significantly slower, which \
                      rejects the candidate."
                 )
+            } else if verdicts.iter().all(|v| *v == NoRegression)
+                && !r.evidence.unsealed_holdouts.is_empty()
+            {
+                let places: Vec<String> = (r.evidence.unsealed_holdouts.iter())
+                    .map(|u| format!("`{}` in {}", u.scenario, u.place))
+                    .collect();
+                format!(
+                    "{n} holdout(s) measured: no regression on any of them, but not all were \
+                     sealed: something {} could read names them ({}), so the tier is capped at \
+                     measured.",
+                    who(r, "or"),
+                    places.join(", ")
+                )
             } else if verdicts.iter().all(|v| *v == NoRegression) && r.evidence.sandbox.enabled {
                 format!(
                     "{n} sealed holdout(s) measured, none of which {} could see (sandboxed): no \

@@ -52,6 +52,11 @@ pub struct Workload {
     /// `lane probes` gate, whose detail records what was allowed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_probes: Vec<String>,
+    /// Every timed command uses one CPU: a candidate whose timed runs use more (user + sys CPU
+    /// time above wall time, [`crate::evidence::verdict::CPU_LIMIT`]) is rejected, since its gain
+    /// would come from a second core the workload promised not to use.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub single_threaded: bool,
 }
 
 impl Workload {

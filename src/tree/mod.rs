@@ -29,6 +29,7 @@ mod error;
 mod folder_digest;
 mod gitcli;
 mod globs;
+mod holdout_names;
 mod inspect;
 mod materialize;
 mod overlay;
@@ -48,6 +49,7 @@ pub use diff::diff_worktree;
 pub use disk::disk_usage;
 pub use error::{OverlayRefusal, PatchError, Refusal, TreeError};
 pub use folder_digest::{FolderDigest, digest_folder};
+pub use holdout_names::{Mention, holdout_mentions};
 pub use inspect::{
     BinarySize, ChangeKind, Content, FileChange, FileMode, MAX_PATCH_BYTES, PatchFile,
     PatchSummary, inspect_patch, read_patch, too_large_message,

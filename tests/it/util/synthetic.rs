@@ -308,6 +308,8 @@ pub fn evidence(scenarios: Vec<ScenarioResult>, gates: Vec<Gate>) -> Evidence {
             ..Default::default()
         },
         timed_programs_unchanged: false,
+        single_threaded: false,
+        unsealed_holdouts: Vec::new(),
         from_agent: false,
         read_only_inputs: Vec::new(),
     }

@@ -1,0 +1,128 @@
+//! A workload that declares its timed commands single-threaded (`single_threaded`) holds every
+//! timed run to one CPU (docs/design.md §3.12.3). A candidate that spreads its work over a second
+//! core can be faster in wall time with every instruction still executed, where the campaign
+//! promised one CPU (and the instruction counts, which add up every thread, would say nothing):
+//! the receipt already records each run's user and system CPU time, so the gate needs no new
+//! measurement.
+//!
+//! A run's CPU share is `(user + sys) / wall`. One thread can never exceed 1 (the process waits
+//! while it is preempted, which only lowers the share); two busy threads approach 2. The median
+//! over a scenario's timed runs (pairs and A/A pairs) must not exceed [`CPU_LIMIT`].
+
+use super::super::result::ScenarioResult;
+use crate::measure::record::RunRecord;
+
+/// The most CPU time per second of wall time a single-threaded run's median may show: one CPU,
+/// with 5% for the sandbox's and the shell's own processes, which run one at a time beside it.
+/// A candidate that moved a tenth of its work to a second thread shows about 1.05.
+pub const CPU_LIMIT: f64 = 1.05;
+
+/// Which arm used more than one CPU, and the reason in words.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Excess {
+    /// The candidate's runs did (the baseline's did not): it is rejected.
+    Candidate(String),
+    /// The baseline's runs did too: the workload's declaration is wrong, and nothing can be
+    /// concluded about the candidate from it.
+    Baseline(String),
+}
+
+fn share(run: &RunRecord) -> Option<f64> {
+    (run.wall_s > 0.0).then(|| (run.rusage.user_s + run.rusage.sys_s) / run.wall_s)
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
+}
+
+/// Whether the timed runs of `s` used more than one CPU, judged on the median CPU share of each
+/// arm's runs (the candidate's from its pairs, the baseline's from its pairs and A/A pairs).
+pub fn more_than_one_cpu(s: &ScenarioResult) -> Option<Excess> {
+    let candidate = median(s.pairs.iter().filter_map(|p| share(&p.candidate)).collect())?;
+    let baseline = median(
+        (s.pairs.iter().chain(&s.aa_pairs))
+            .filter_map(|p| share(&p.baseline))
+            .collect(),
+    );
+    if baseline.is_some_and(|b| b > CPU_LIMIT) {
+        return Some(Excess::Baseline(format!(
+            "scenario `{}`: the workload declares its timed commands single-threaded, but the \
+             baseline's runs used {:.2} CPU seconds per second of wall time (median; at most \
+             {CPU_LIMIT} for one CPU): the declaration is wrong, so nothing is concluded from it",
+            s.name,
+            baseline.unwrap_or_default()
+        )));
+    }
+    (candidate > CPU_LIMIT).then(|| {
+        Excess::Candidate(format!(
+            "scenario `{}` used more than one CPU: the candidate's timed runs used {candidate:.2} \
+             CPU seconds per second of wall time (median; the baseline's {}), where the workload \
+             declares its timed commands single-threaded (at most {CPU_LIMIT}): a gain from a \
+             second core is not one the workload measures",
+            s.name,
+            baseline.map_or("unknown".to_string(), |b| format!("{b:.2}"))
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::record::{Order, Pair};
+
+    fn run(wall: f64, cpu: f64) -> RunRecord {
+        let mut r = RunRecord::exited_ok(wall);
+        r.rusage.user_s = cpu * 0.9;
+        r.rusage.sys_s = cpu * 0.1;
+        r
+    }
+
+    fn scenario(base_cpu: f64, cand_cpu: f64) -> ScenarioResult {
+        let mut s = ScenarioResult::unmeasured("t", crate::spec::workload::Role::Training);
+        s.pairs = (0..9)
+            .map(|index| Pair {
+                index,
+                order: Order::CandidateFirst,
+                baseline: run(1.0, base_cpu),
+                candidate: run(0.6, cand_cpu * 0.6),
+                ratio: 1.0 / 0.6,
+                seed: None,
+            })
+            .collect();
+        s
+    }
+
+    #[test]
+    fn one_thread_passes_and_a_second_core_is_caught() {
+        assert_eq!(more_than_one_cpu(&scenario(0.98, 0.99)), None);
+        assert!(matches!(
+            more_than_one_cpu(&scenario(0.98, 1.7)),
+            Some(Excess::Candidate(why)) if why.contains("1.70 CPU seconds")
+        ));
+        // A tenth of the work on a second thread already shows.
+        assert!(matches!(
+            more_than_one_cpu(&scenario(0.98, 1.06)),
+            Some(Excess::Candidate(_))
+        ));
+    }
+
+    #[test]
+    fn a_baseline_that_uses_two_cpus_makes_the_declaration_wrong_not_the_candidate() {
+        assert!(matches!(
+            more_than_one_cpu(&scenario(1.6, 1.6)),
+            Some(Excess::Baseline(why)) if why.contains("declaration is wrong")
+        ));
+    }
+
+    #[test]
+    fn nothing_measured_says_nothing() {
+        let s = ScenarioResult::unmeasured("t", crate::spec::workload::Role::Training);
+        assert_eq!(more_than_one_cpu(&s), None);
+    }
+}
