@@ -513,7 +513,7 @@ impl<'a> Run<'a> {
                 (s, command, true)
             })
             .collect();
-        // What is timed runs sanitized too (docs/design.md §2.2.4): a path only the timed
+        // What is timed runs sanitized too (docs/design.md §2.2.7): a path only the timed
         // inputs take (another size, another branch) is where undefined behaviour can hide
         // from every check.
         checks.extend(timed_under_sanitizers(

@@ -676,4 +676,67 @@ mod tests {
         let d = decide_by(&green(), &[fast], metric, 0.01);
         assert_eq!(d.verdict, Verdict::Accepted, "{:?}", d.reasons);
     }
+
+    /// A holdout that passed, so the tier would be `tested` but for what rules 6 adds.
+    fn held_out() -> ScenarioResult {
+        let mut h = ScenarioResult::unmeasured("h", crate::spec::workload::Role::Holdout);
+        h.holdout = Some(crate::evidence::result::HoldoutFigures {
+            median: 1.3,
+            ci95: None,
+            cov: crate::evidence::figures::ArmCov {
+                baseline: 0.01,
+                candidate: 0.01,
+            },
+            verdict: HoldoutVerdict::NoRegression,
+            plan: None,
+            sequential: None,
+        });
+        h
+    }
+
+    #[test]
+    fn a_count_that_cannot_vouch_caps_the_tier_and_one_that_computed_otherwise_rejects() {
+        let backed = || counted(training(1.0, 1.6), 1_000_000, 600_000);
+        let d = decide_by(&green(), &[backed(), held_out()], Metric::WallTime, 0.01);
+        assert_eq!(
+            (d.verdict, d.tier),
+            (Verdict::Accepted, Tier::Tested),
+            "{:?}",
+            d.reasons
+        );
+        let mut unverified = backed();
+        unverified.instructions.as_mut().unwrap().unverified = Some("argv".into());
+        let d = decide_by(
+            &green(),
+            &[unverified.clone(), held_out()],
+            Metric::WallTime,
+            0.01,
+        );
+        assert_eq!(
+            (d.verdict, d.tier),
+            (Verdict::Accepted, Tier::Measured),
+            "{:?}",
+            d.reasons
+        );
+        assert!(
+            d.reasons
+                .iter()
+                .any(|r| r.contains("is not of what is timed: argv"))
+        );
+        // Under the instructions metric such a count decides nothing.
+        let d = decide_by(&green(), &[unverified], Metric::Instructions, 0.01);
+        assert_eq!(d.verdict, Verdict::Inconclusive, "{:?}", d.reasons);
+        // A mismatch rejects, whether the wall time passed or was left undecided.
+        for s in [backed(), counted(training(1.0, 1.0), 1_000_000, 1_000_000)] {
+            let mut s = s;
+            s.instructions.as_mut().unwrap().mismatch = Some("computed otherwise".into());
+            let d = decide_by(&green(), &[s, held_out()], Metric::WallTime, 0.01);
+            assert_eq!(d.verdict, Verdict::Rejected, "{:?}", d.reasons);
+            assert!(
+                d.reasons.iter().any(|r| r == "computed otherwise"),
+                "{:?}",
+                d.reasons
+            );
+        }
+    }
 }

@@ -32,6 +32,7 @@ mod hostile_bad_files;
 mod hostile_boundary;
 mod hostile_faults;
 mod hostile_holdouts;
+mod hostile_judged_timed;
 mod hostile_keys;
 mod hostile_patches;
 mod hostile_pr_text;

@@ -1,0 +1,419 @@
+//! What is judged is what is timed (issue #42): a candidate that knows where it is judged gains
+//! nothing by behaving otherwise there. One test per class, each with a cheat written for it:
+//!
+//! - holdouts something readable names (the baseline's tree, the brief) are not sealed: recorded,
+//!   warned about, and the tier cannot be `tested`;
+//! - undefined behaviour on a path only the timed inputs take is found by the sanitizer lane,
+//!   which runs each training scenario's timed command;
+//! - a count of a command no timed run executes cannot vouch for a gain, and counted runs that
+//!   compute otherwise than the timed ones reject;
+//! - a workload declared `single_threaded` rejects a candidate whose timed runs use a second CPU.
+//!
+//! Each defence, switched off, lets its cheat through: the test says which assertion then fails.
+
+use crate::util;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use evo::exit_codes::REJECTED;
+use util::cpairs::{HOT_LINE, MEMO_EDITS};
+use util::{evo, fixture_repo, git, patch_by_editing, text, write};
+
+/// The cpairs fixture's workload: a training scenario timed at n = 40000 and checked at n = 500,
+/// outputs exact, with a sanitizer lane built by the workload's own command.
+const WORKLOAD: &str = r#"{
+  "name": "cpairs-timed",
+  "build": { "command": "make -s", "artifacts": ["prog"], "timeout_s": 60 },
+  "test": { "command": "./prog --selftest", "timeout_s": 10 },
+  "scenarios": [
+    { "name": "sum-40k", "role": "training",
+      "run": "./bench/run.sh 40000 {seed}", "check": "./bench/run.sh 500 {seed}",
+      "compare": "exact", "deterministic_output": true, "timeout_s": 20 }
+  ],
+  "sanitize": { "build": "cc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o prog prog.c", "timeout_s": 60 },
+  "protected": ["bench/**", "evo/**"]
+}"#;
+
+const HOLDOUTS: &str = r#"{ "scenarios": [
+  { "name": "sealed-a", "role": "holdout", "run": "./bench/run.sh 17321 {seed}",
+    "check": "./bench/run.sh 311 {seed}", "compare": "exact", "deterministic_output": true,
+    "timeout_s": 20 }
+] }"#;
+
+const CAMPAIGN: &str = r#"{
+  "name": "cpairs-timed",
+  "repo": "../repo",
+  "baseline": "main",
+  "workload": "../repo/evo/workload.json",
+  "holdouts": "holdouts.json",
+  "confirm": { "pairs": 9, "aa_pairs": 11, "max_pairs": 9, "min_effect": 0.01 },
+  "output": "receipts"
+}"#;
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    repo: PathBuf,
+    camp: PathBuf,
+}
+
+impl Fixture {
+    /// The cpairs repository with `workload` committed as `evo/workload.json` and `extra` files
+    /// (path, text) committed beside it; the campaign (`campaign`) and the holdouts outside it.
+    fn new(workload: &str, campaign: &str, extra: &[(&str, &str)]) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        fixture_repo("cpairs", &repo);
+        write(&repo.join("evo/workload.json"), workload);
+        for (path, content) in extra {
+            write(&repo.join(path), content);
+        }
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "workload"]);
+        let camp = dir.path().join("camp");
+        write(&camp.join("holdouts.json"), HOLDOUTS);
+        write(&camp.join("campaign.json"), campaign);
+        Fixture { dir, repo, camp }
+    }
+
+    fn patch(&self, name: &str, edits: &[(&str, &str, &str)]) -> PathBuf {
+        let path = self.camp.join(name);
+        write(&path, &patch_by_editing(&self.repo, edits));
+        path
+    }
+
+    /// `evo confirm` of `patch`: its output and `result.json`.
+    fn confirm(&self, patch: &Path) -> (Output, Value) {
+        let out = evo()
+            .arg("confirm")
+            .arg(patch)
+            .arg("--campaign")
+            .arg(self.camp.join("campaign.json"))
+            .arg("--work-dir")
+            .arg(self.dir.path().join("work"))
+            .output()
+            .unwrap();
+        let (_, result) = util::first_result(&self.camp)
+            .unwrap_or_else(|| panic!("no result.json\n{}", text(&out)));
+        (out, result)
+    }
+}
+
+fn reasons(r: &Value) -> String {
+    (r["reasons"].as_array().unwrap().iter())
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn gate<'a>(r: &'a Value, name: &str) -> &'a Value {
+    (r["gates"].as_array().unwrap().iter())
+        .find(|g| g["name"] == name)
+        .unwrap_or_else(|| panic!("no gate `{name}` in {:#}", r["gates"]))
+}
+
+/// A patch that does not compile: the confirmation stops at its build, after the trees were
+/// prepared (where the holdouts are looked for).
+const BROKEN: [(&str, &str, &str); 1] = [("prog.c", HOT_LINE, "        total += nope(v);")];
+
+/// The review's first cheat needs a holdout it can read: a README of the baseline naming the
+/// holdout's arguments. Defence off (no search of the tree): `unsealed_holdouts` is empty and
+/// nothing is printed, which the first assertions catch.
+#[test]
+fn a_holdout_the_baseline_tree_names_is_not_sealed_and_the_run_says_where() {
+    let readme = "# cpairs\n\nOther sizes, as the holdouts use:\n\n    ./bench/run.sh 17321 7\n";
+    let f = Fixture::new(WORKLOAD, CAMPAIGN, &[("README.md", readme)]);
+    let (out, r) = f.confirm(&f.patch("broken.patch", &BROKEN));
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    let unsealed = r["unsealed_holdouts"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        unsealed,
+        [serde_json::json!({"scenario": "sealed-a", "place": "README.md:5", "found": "arguments"})],
+        "{}",
+        text(&out)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("holdout `sealed-a` is not sealed: README.md:5 names its arguments"),
+        "{}",
+        text(&out)
+    );
+
+    // The same tree without the README: nothing is found, so the search is not what fails.
+    let f = Fixture::new(WORKLOAD, CAMPAIGN, &[]);
+    let (out, r) = f.confirm(&f.patch("broken.patch", &BROKEN));
+    assert!(r.get("unsealed_holdouts").is_none(), "{}", text(&out));
+}
+
+/// The brief is read by every agent: a holdout it names is not sealed either.
+#[test]
+fn a_holdout_the_brief_names_is_not_sealed() {
+    let campaign = CAMPAIGN.replace(
+        r#""confirm":"#,
+        r#""brief": { "objective": "Make ./bench/run.sh faster; it must also stay fast at n=17321." },
+  "confirm":"#,
+    );
+    let f = Fixture::new(WORKLOAD, &campaign, &[]);
+    let (out, r) = f.confirm(&f.patch("broken.patch", &BROKEN));
+    assert_eq!(
+        r["unsealed_holdouts"][0]["place"],
+        "the campaign's brief:1",
+        "{}",
+        text(&out)
+    );
+}
+
+/// The review's second cheat: undefined behaviour on a path only the timed inputs take (n of
+/// 10000 or more), so no check command reaches it. Defence off (the sanitizer lane runs the
+/// checks only): the `sanitizers` gate passes, which the first assertion catches.
+#[test]
+fn undefined_behaviour_only_the_timed_inputs_reach_fails_the_sanitizer_lane() {
+    let f = Fixture::new(WORKLOAD, CAMPAIGN, &[]);
+    let ub = "    if (n >= 10000) {
+        volatile int big = 2147483647;
+        int wrapped = big + (int)(n % 7) + 1;
+        if (wrapped == 42) total++;
+    }
+    return total;";
+    let patch = f.patch("timed_ub.patch", &[("prog.c", "    return total;", ub)]);
+    let (out, r) = f.confirm(&patch);
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    let detail = gate(&r, "sanitizers")["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(gate(&r, "sanitizers")["status"], "failed", "{}", text(&out));
+    assert!(detail.contains("sum-40k.timed"), "{detail}");
+    assert!(detail.contains("signed integer overflow"), "{detail}");
+    // Every check passed: the differential saw nothing, and neither did the checks sanitized.
+    assert_eq!(gate(&r, "differential")["status"], "passed");
+    assert!(
+        r["scenarios"].as_array().unwrap().is_empty(),
+        "nothing is timed"
+    );
+}
+
+/// The review's third cheat counted a command no timed run executes (`count.run` with other
+/// arguments): a candidate can tell it apart by its argv. Such a count cannot vouch for a gain:
+/// the tier stops at `measured`, with the reason. Defence off: `unverified` is absent and the
+/// tier is `tested`, which the assertions catch.
+#[test]
+fn a_count_of_a_command_no_timed_run_executes_cannot_vouch_for_the_gain() {
+    let workload = WORKLOAD.replace(
+        r#""timeout_s": 20 }
+  ],"#,
+        r#""timeout_s": 20,
+      "count": { "run": "./bench/run.sh 20000 {seed}", "timeout_s": 120 } }
+  ],"#,
+    );
+    let campaign = CAMPAIGN.replace(
+        r#""max_pairs": 9,"#,
+        r#""max_pairs": 9, "counters": ["callgrind"],"#,
+    );
+    let f = Fixture::new(&workload, &campaign, &[]);
+    let (out, r) = f.confirm(&f.patch("memo.patch", &MEMO_EDITS));
+    let lane = &r["scenarios"][0]["instructions"];
+    let why = lane["unverified"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{lane:#}\n{}", text(&out)));
+    assert!(why.contains("none of the timed commands"), "{why}");
+    assert_ne!(r["tier"], "tested", "{}", text(&out));
+    if r["verdict"] == "accepted" {
+        assert!(
+            reasons(&r).contains("is not of what is timed"),
+            "{}",
+            reasons(&r)
+        );
+    }
+}
+
+/// A candidate that computes otherwise when counted (here: it notices valgrind's slowdown with
+/// a clock, allowed as a probe so the lane-probes gate does not stop it first) is rejected with
+/// both digests. Defence off (a mismatch only drops the count): the verdict is inconclusive,
+/// which the first assertion catches.
+#[test]
+fn counted_runs_that_compute_otherwise_than_the_timed_ones_reject() {
+    let workload = util::cpairs::allow_probes(
+        &WORKLOAD.replace(
+            r#""protected": ["bench/**", "evo/**"]"#,
+            r#""protected": ["bench/**"]"#,
+        ),
+        &["clock_gettime"],
+    );
+    let campaign = CAMPAIGN.replace(
+        r#""max_pairs": 9,"#,
+        r#""max_pairs": 9, "counters": ["callgrind"],"#,
+    );
+    let f = Fixture::new(&workload, &campaign, &[]);
+    // Natively the loop takes a few milliseconds; under callgrind, 50 times more.
+    let counted = "#include <time.h>
+static int counted(void) {
+    double best = 1e9;
+    for (int r = 0; r < 3; r++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        volatile unsigned long x = 0;
+        for (long i = 0; i < 2000000; i++) x += i;
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        double s = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+        if (s < best) best = s;
+    }
+    return best > 0.03;
+}
+
+";
+    let memo = format!("{counted}{}", util::cpairs::MEMO);
+    let print = "work(n, seed));";
+    let patch = f.patch(
+        "counted_cheat.patch",
+        &[
+            MEMO_EDITS[0],
+            ("prog.c", "static unsigned long work(", &memo),
+            (
+                "prog.c",
+                print,
+                "work(n, seed) + (unsigned long)counted());",
+            ),
+        ],
+    );
+    let (out, r) = f.confirm(&patch);
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    let mismatch = r["scenarios"][0]["instructions"]["mismatch"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", text(&out)))
+        .to_string();
+    assert!(
+        mismatch.contains("computed otherwise when counted"),
+        "{mismatch}"
+    );
+    assert!(reasons(&r).contains(&mismatch), "{}", reasons(&r));
+}
+
+/// The matmul cheat's other half: the same work split over two threads, bit-identical results,
+/// where the workload declares one CPU. Whenever the candidate's timed runs used more than one
+/// CPU (median above `CPU_LIMIT`), it is rejected saying so; when the other core was busy and
+/// they did not, it gained nothing to accept. Defence off: on a machine with a free core it is
+/// accepted, which the assertions catch.
+#[test]
+fn a_second_core_used_by_a_single_threaded_workload_rejects() {
+    let workload = WORKLOAD.replace(
+        r#""protected": ["bench/**", "evo/**"]"#,
+        r#""protected": ["bench/**", "evo/**"], "single_threaded": true"#,
+    );
+    let f = Fixture::new(&workload, CAMPAIGN, &[]);
+    let threaded = "#include <pthread.h>
+struct half { long from, to; unsigned long long seed; unsigned long total; };
+static void *half_work(void *p) {
+    struct half *h = p;
+    unsigned long long s = h->seed * 2654435761ULL + 1;
+    for (long i = 0; i < h->from; i++) next_value(&s);
+    for (long i = h->from; i < h->to; i++) h->total += slow_hash((unsigned long)(next_value(&s) % 1000));
+    return NULL;
+}
+static unsigned long work_threads(long n, unsigned long long seed) {
+    struct half a = {0, n / 2, seed, 0}, b = {n / 2, n, seed, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, half_work, &b);
+    half_work(&a);
+    pthread_join(t, NULL);
+    return a.total + b.total;
+}
+
+int main(";
+    let patch = f.patch(
+        "threads.patch",
+        &[
+            ("prog.c", "int main(", threaded),
+            ("prog.c", "work(n, seed));", "work_threads(n, seed));"),
+        ],
+    );
+    let (out, r) = f.confirm(&patch);
+    let share = |arm: &str| {
+        let mut s: Vec<f64> = (r["scenarios"][0]["pairs"].as_array().unwrap().iter())
+            .map(|p| {
+                let u = &p[arm]["rusage"];
+                (u["user_s"].as_f64().unwrap() + u["sys_s"].as_f64().unwrap())
+                    / p[arm]["wall_s"].as_f64().unwrap()
+            })
+            .collect();
+        s.sort_by(f64::total_cmp);
+        s[s.len() / 2]
+    };
+    let candidate = share("candidate");
+    assert_ne!(
+        r["verdict"],
+        "accepted",
+        "CPU share {candidate:.2}\n{}",
+        text(&out)
+    );
+    if candidate > evo::evidence::verdict::CPU_LIMIT + 0.02 {
+        assert!(
+            reasons(&r).contains("used more than one CPU"),
+            "CPU share {candidate:.2}\n{}",
+            reasons(&r)
+        );
+        assert_eq!(r["verdict"], "rejected");
+    }
+}
+
+/// The same rules on a result alone, as `--recompute` applies them: an unsealed holdout caps a
+/// `tested` confirmation at `measured`; a second core under `single_threaded` rejects it.
+#[test]
+fn an_unsealed_holdout_caps_the_tier_and_a_second_core_rejects_on_the_result_alone() {
+    use evo::evidence::result::{UnsealedHoldout, Verdict};
+    use evo::evidence::verdict::decide_result;
+    use evo::stats::Tier;
+    let mut e = util::synthetic::plain().evidence;
+    let d = decide_result(&e, &e.scenarios);
+    assert_eq!(
+        (d.verdict, d.tier),
+        (Verdict::Accepted, Tier::Tested),
+        "{:?}",
+        d.reasons
+    );
+    e.unsealed_holdouts.push(UnsealedHoldout {
+        scenario: "held".into(),
+        place: "README.md:3".into(),
+        found: "arguments".into(),
+    });
+    let d = decide_result(&e, &e.scenarios);
+    assert_eq!(
+        (d.verdict, d.tier),
+        (Verdict::Accepted, Tier::Measured),
+        "{:?}",
+        d.reasons
+    );
+    assert!(
+        d.reasons
+            .iter()
+            .any(|r| r.contains("`held` is not sealed: README.md:3 names its arguments")),
+        "{:?}",
+        d.reasons
+    );
+    // Two busy threads in every candidate run of a workload declared single-threaded.
+    e.single_threaded = true;
+    for p in &mut e.scenarios[0].pairs {
+        p.baseline.rusage.user_s = 0.95 * p.baseline.wall_s;
+        p.candidate.rusage.user_s = 1.8 * p.candidate.wall_s;
+    }
+    let d = decide_result(&e, &e.scenarios);
+    assert_eq!(
+        (d.verdict, d.tier),
+        (Verdict::Rejected, Tier::Rejected),
+        "{:?}",
+        d.reasons
+    );
+    assert!(
+        d.reasons[0].contains("used more than one CPU"),
+        "{:?}",
+        d.reasons
+    );
+    // Not declared: the same runs are not judged on their CPUs.
+    e.single_threaded = false;
+    assert_eq!(decide_result(&e, &e.scenarios).verdict, Verdict::Accepted);
+}
