@@ -342,13 +342,37 @@ impl<'a> Run<'a> {
         tree::apply_patch(&ct, &self.plan.patch).map_err(|e| {
             PipelineError::internal_while("the patch applied once but not twice", e)
         })?;
+        // With `flags`, evo's compilers append them to every compile of the build (which is then
+        // the candidate's own configuration) and refuse an opt-out (`pipeline::compilers`).
+        let mut env = san.env.clone();
+        let tools = match &san.flags {
+            None => None,
+            Some(flags) => {
+                let path = (self.sandbox.environment().get("PATH").cloned())
+                    .or_else(|| std::env::var("PATH").ok())
+                    .unwrap_or_default();
+                let dir = crate::pipeline::compilers::write(
+                    &self.work.join("sanitizer-compilers"),
+                    &path,
+                    flags,
+                )
+                .map_err(super::io_err("cannot write the sanitizer lane's compilers"))?;
+                for (var, name) in [("CC", "cc"), ("CXX", "c++")] {
+                    if dir.join(name).is_file() {
+                        env.insert(var.to_string(), dir.join(name).display().to_string());
+                    }
+                }
+                Some(dir)
+            }
+        };
         let step = LaneStep {
             step: StepName::new(StepKind::SanitizeBuild),
             command: san.build.clone(),
             cwd: san.cwd.as_deref(),
-            env: &san.env,
+            env: &env,
             timeout: san.timeout_s.duration(),
             output_of: None,
+            tools: tools.as_deref(),
         };
         let rules = self.rules(protected);
         let pair = [

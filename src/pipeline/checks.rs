@@ -28,6 +28,9 @@ pub(crate) struct LaneStep<'a> {
     pub timeout: Duration,
     /// Keep stdout as this scenario's check output (`outputs/<tree>/<scenario>.check.out`).
     pub output_of: Option<&'a str>,
+    /// A folder of evo's own tools the step sees read-only, first on its PATH (the sanitizer
+    /// lane's compilers, `pipeline::compilers`).
+    pub tools: Option<&'a Path>,
 }
 
 impl<'a> LaneStep<'a> {
@@ -41,6 +44,7 @@ impl<'a> LaneStep<'a> {
             env: &b.env,
             timeout: b.timeout_s.duration(),
             output_of: None,
+            tools: None,
         }
     }
 
@@ -53,6 +57,7 @@ impl<'a> LaneStep<'a> {
             env: &test.env,
             timeout: test.timeout_s.duration(),
             output_of: None,
+            tools: None,
         }
     }
 
@@ -66,6 +71,7 @@ impl<'a> LaneStep<'a> {
             env: &s.env,
             timeout: s.timeout_s.duration(),
             output_of: Some(&s.name),
+            tools: None,
         }
     }
 
@@ -102,6 +108,7 @@ impl<'a> LaneStep<'a> {
             timeout: self.timeout,
             keep_stdout,
             sandbox,
+            tools: self.tools,
         })
     }
 }

@@ -6,6 +6,7 @@
 //! all (`unchanged`).
 
 pub(crate) mod checks;
+pub mod compilers;
 pub mod error;
 pub(crate) mod lane;
 pub(crate) mod patch_gates;

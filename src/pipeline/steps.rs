@@ -27,6 +27,8 @@ pub struct StepInput<'a> {
     pub keep_stdout: Option<PathBuf>,
     /// Isolation of the command (off, or bubblewrap with the tree writable).
     pub sandbox: &'a crate::measure::sandbox::SandboxPolicy,
+    /// A folder of evo's tools shown read-only and put first on the PATH.
+    pub tools: Option<&'a Path>,
 }
 
 /// A finished step: its record for the result and the raw run.
@@ -96,11 +98,23 @@ pub fn run_step(
             Vec::new(),
         )
     };
+    let (mut sandbox, mut env) = (sandbox, input.env.clone());
+    if let Some(tools) = input.tools {
+        if let Some(s) = &mut sandbox {
+            s.binds
+                .push(crate::measure::sandbox::Bind::same(tools, false));
+        }
+        let base = (input.sandbox.environment().get("PATH").cloned())
+            .or_else(|| std::env::var("PATH").ok())
+            .unwrap_or_default();
+        let path = env.get("PATH").cloned().unwrap_or(base);
+        env.insert("PATH".to_string(), format!("{}:{path}", tools.display()));
+    }
     let spec = RunSpec {
         command: input.command.clone(),
         sandbox,
         cwd: Some(cwd),
-        env: input.env.clone(),
+        env,
         base_env: Some(input.sandbox.environment().clone()),
         timeout: input.timeout,
         stdin_file: None,

@@ -226,7 +226,16 @@ fn default_count_timeout() -> Seconds {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SanitizeStep {
+    /// The sanitized build's command. With `flags`, it should be the workload's own build (the
+    /// candidate's build configuration, Makefile edits and `-D` flags included): evo runs it
+    /// with compilers of its own first on the PATH (and as `CC`/`CXX`), which append `flags` to
+    /// every compile and refuse a source whose preprocessed text turns instrumentation off.
     pub build: String,
+    /// Compiler flags the sanitized build's every compile and link gets last, so no flag of the
+    /// build's own can undo them (`-g -fsanitize=address,undefined -fno-sanitize-recover=all`).
+    /// Absent: `build` is run as written, and must add the sanitizer flags itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flags: Option<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     #[serde(default)]

@@ -417,3 +417,84 @@ fn an_unsealed_holdout_caps_the_tier_and_a_second_core_rejects_on_the_result_alo
     e.single_threaded = false;
     assert_eq!(decide_result(&e, &e.scenarios).verdict, Verdict::Accepted);
 }
+
+/// The workload with its sanitized build made by the project's own `make` through evo's
+/// compilers (`sanitize.flags`), the Makefile a configuration file candidates may edit.
+fn flags_workload() -> String {
+    WORKLOAD.replace(
+        r#""sanitize": { "build": "cc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o prog prog.c", "timeout_s": 60 },"#,
+        r#""sanitize": { "build": "make -s", "flags": "-g -fsanitize=address,undefined -fno-sanitize-recover=all", "timeout_s": 60 },
+  "config_files": ["Makefile"],"#,
+    )
+}
+
+/// Undefined behaviour compiled only under the candidate's own build configuration (a `-D` flag
+/// its Makefile adds): a sanitized build of the workload author's own command would not see it.
+/// Defence off (the sanitized build is `make` without evo's compilers): no sanitizer runs, the
+/// gate passes, which the assertions catch.
+#[test]
+fn undefined_behaviour_behind_the_candidate_s_own_build_flags_fails_the_sanitizer_lane() {
+    let f = Fixture::new(&flags_workload(), CAMPAIGN, &[]);
+    let ub = "#ifdef FAST
+    {
+        volatile int big = 2147483647;
+        int wrapped = big + (int)(n % 7) + 1;
+        if (wrapped == 42) total++;
+    }
+#endif
+    return total;";
+    let patch = f.patch(
+        "flag_ub.patch",
+        &[
+            ("prog.c", "    return total;", ub),
+            (
+                "Makefile",
+                "cc -O2 -o prog prog.c",
+                "cc -O2 -DFAST -o prog prog.c",
+            ),
+        ],
+    );
+    let (out, r) = f.confirm(&patch);
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    let g = gate(&r, "sanitizers");
+    assert_eq!(g["status"], "failed", "{}", text(&out));
+    assert!(
+        g["detail"]
+            .as_str()
+            .unwrap()
+            .contains("signed integer overflow"),
+        "{g:#}"
+    );
+}
+
+/// An opt-out of instrumentation that no patch text shows (an attribute built by token pasting)
+/// is found in the preprocessed source, and the sanitized build refuses it. Defence off (no
+/// search of the preprocessed text): the function is not instrumented, its overflow is never
+/// reported, and the gate passes, which the assertions catch.
+#[test]
+fn an_opt_out_of_instrumentation_built_by_a_macro_fails_the_sanitized_build() {
+    let f = Fixture::new(&flags_workload(), CAMPAIGN, &[]);
+    let quiet = "#define PASTE(a, b) a##b
+#define QUIET __attribute__((PASTE(no_, sanitize)(\"undefined\")))
+QUIET static unsigned long bump(unsigned long total, long n) {
+    volatile int big = 2147483647;
+    int wrapped = big + (int)(n % 7) + 1;
+    return wrapped == 42 ? total + 1 : total;
+}
+
+static unsigned long work(";
+    let patch = f.patch(
+        "quiet.patch",
+        &[
+            ("prog.c", "static unsigned long work(", quiet),
+            ("prog.c", "    return total;", "    return bump(total, n);"),
+        ],
+    );
+    let (out, r) = f.confirm(&patch);
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    let g = gate(&r, "sanitizers");
+    assert_eq!(g["status"], "failed", "{}", text(&out));
+    let detail = g["detail"].as_str().unwrap();
+    assert!(detail.contains("turns instrumentation off"), "{g:#}");
+    assert!(detail.contains("no_sanitize"), "{g:#}");
+}
