@@ -449,16 +449,16 @@ impl<'a> Run<'a> {
             let seed = check::fresh_seed().map_err(super::io_err("cannot read a fresh seed"))?;
             self.evidence.holdout_seed = Some(HoldoutSeed::Drawn(seed));
         }
-        let checks = self.all_scenarios().into_iter().map(|s| {
-            let command = s.check.clone();
-            (s, command, true)
-        });
-        self.check_lane(
-            checks.collect(),
-            CheckLane::Differential,
-            main.labelled(),
-            protected,
-        )
+        let mut checks: Vec<(Scenario, String, bool)> = (self.all_scenarios().into_iter())
+            .map(|s| {
+                let command = s.check.clone();
+                (s, command, true)
+            })
+            .collect();
+        // Each training scenario's timed command too, once per arm: its outputs compared on the
+        // inputs that are timed, and the baseline's kept for the replay check (§4.6).
+        checks.extend(timed_commands(&self.plan.campaign.workload.scenarios));
+        self.check_lane(checks, CheckLane::Differential, main.labelled(), protected)
     }
 
     /// Scenario `checks` (each with its command) on the two `trees`, every one of them even after
@@ -495,7 +495,8 @@ impl<'a> Run<'a> {
             None => {
                 let passed = match which {
                     CheckLane::Differential => {
-                        "every check output matches the baseline's (fresh seed)"
+                        "every check output, and every training scenario's timed output, matches \
+                         the baseline's (fresh seed)"
                     }
                     CheckLane::Sanitizer => {
                         "sanitized builds ran every check and every training scenario's timed \
@@ -540,9 +541,7 @@ impl<'a> Run<'a> {
         // What is timed runs sanitized too (docs/design.md §2.2.7): a path only the timed
         // inputs take (another size, another branch) is where undefined behaviour can hide
         // from every check.
-        checks.extend(timed_under_sanitizers(
-            &self.plan.campaign.workload.scenarios,
-        ));
+        checks.extend(timed_commands(&self.plan.campaign.workload.scenarios));
         let trees = [
             (TreeLabel::BaselineSanitize, &bt),
             (TreeLabel::CandidateSanitize, &ct),
@@ -551,11 +550,11 @@ impl<'a> Run<'a> {
     }
 }
 
-/// Each training scenario's timed command as a step of the sanitizer lane, on the check's fresh
-/// seed: named `<scenario>.timed`, its output compared under the scenario's timed-output rule
+/// Each training scenario's timed command as a step of the differential or the sanitizer lane,
+/// on the check's fresh seed: named `<scenario>.timed`, its output compared under the scenario's timed-output rule
 /// (identical bytes, or its `compare` rule), or not compared when it declares none (a timed
 /// output that prints its own timings); its exit and any sanitizer report count either way.
-fn timed_under_sanitizers(scenarios: &[Scenario]) -> Vec<(Scenario, String, bool)> {
+fn timed_commands(scenarios: &[Scenario]) -> Vec<(Scenario, String, bool)> {
     use crate::spec::workload::{Compare, TimedOutputRule};
     (scenarios.iter())
         .filter(|s| s.role == Role::Training)

@@ -222,13 +222,26 @@ impl Run<'_> {
             TimedOutputRule::Exact => TimedCompare::Exact,
             TimedOutputRule::Compare => TimedCompare::Rule,
         });
-        result.replay = Some(ReplayCheck::of_runs(
-            Some(crate::check::has_seed(&s.run)),
-            compared,
-            &result.warmups,
-            &result.aa_pairs,
-            &result.pairs,
-        ));
+        // What the baseline's timed command printed in the differential (`<scenario>.timed`),
+        // searched for the same work printed twice (`replay::repeated_block`).
+        let repeated = (self.run_dir)
+            .output_path(
+                crate::evidence::result::TreeLabel::Baseline,
+                &format!("{}.timed", s.name),
+            )
+            .ok()
+            .and_then(|path| std::fs::read(path).ok())
+            .and_then(|output| crate::evidence::replay::repeated_block(&output));
+        result.replay = Some(
+            ReplayCheck::of_runs(
+                Some(crate::check::has_seed(&s.run)),
+                compared,
+                &result.warmups,
+                &result.aa_pairs,
+                &result.pairs,
+            )
+            .with_repeated(repeated),
+        );
         let Some(compared) = compared else {
             return Step::Go(());
         };

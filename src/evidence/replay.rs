@@ -39,6 +39,12 @@ pub struct ReplayCheck {
     pub seed_dependent: Option<bool>,
     /// The fewest bytes any baseline timed run printed.
     pub output_bytes: u64,
+    /// Where the baseline's timed output repeats a block of lines back to back (rules 6): the
+    /// same unit of work printed twice, so a pass that skips work whose inputs it has just seen
+    /// cannot be told from one that computes. Recorded from the output itself, which the result
+    /// does not keep ([`repeated_block`]); absent when nothing repeats or it was not looked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeated: Option<String>,
     /// Every condition holds: a replayed result would differ from the baseline's output.
     pub detectable: bool,
 }
@@ -87,8 +93,17 @@ impl ReplayCheck {
             compared,
             seed_dependent,
             output_bytes,
+            repeated: None,
             detectable,
         }
+    }
+
+    /// The check with what the baseline's timed output repeats, if anything ([`repeated_block`]):
+    /// a repeat makes replay within a run undetectable.
+    pub fn with_repeated(mut self, repeated: Option<String>) -> ReplayCheck {
+        self.detectable &= repeated.is_none();
+        self.repeated = repeated;
+        self
     }
 
     /// Why a replayed result would not show, in the user's terms; `None` when it would.
@@ -96,7 +111,13 @@ impl ReplayCheck {
         if self.detectable {
             return None;
         }
-        let why = if !self.fresh_seeds {
+        let why = if let Some(block) = &self.repeated {
+            format!(
+                "its timed output repeats the same work back to back ({block}), so a pass that \
+                 skips what the pass before it computed cannot be told from one that computes \
+                 (give each pass its own inputs: docs/workloads.md)"
+            )
+        } else if !self.fresh_seeds {
             "its timed command takes no `{seed}`, so every run computes the same thing".to_string()
         } else if self.compared.is_none() {
             "its timed outputs are not compared (declare `deterministic_output` or \
@@ -116,6 +137,39 @@ impl ReplayCheck {
         };
         Some(why)
     }
+}
+
+/// The fewest bytes a repeated block must hold to count: blank lines, separators and short
+/// status words repeat in honest output.
+pub const MIN_REPEATED_BYTES: usize = MIN_TIMED_OUTPUT_BYTES as usize;
+
+/// Where `output` (a timed run's) prints the same block of lines twice in a row — the same unit
+/// of work repeated, as a benchmark that runs identical passes prints it — as `lines A–B and
+/// C–D`; `None` when no block of at least [`MIN_REPEATED_BYTES`] bytes (blank lines aside)
+/// repeats back to back.
+pub fn repeated_block(output: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(output);
+    let lines: Vec<&str> = text.lines().collect();
+    let n = lines.len();
+    for len in 1..=n / 2 {
+        for start in 0..=(n - 2 * len) {
+            let (a, b) = (
+                &lines[start..start + len],
+                &lines[start + len..start + 2 * len],
+            );
+            let bytes: usize = a.iter().map(|l| l.trim().len()).sum();
+            if a == b && bytes >= MIN_REPEATED_BYTES {
+                return Some(format!(
+                    "lines {}–{} and {}–{}",
+                    start + 1,
+                    start + len,
+                    start + len + 1,
+                    start + 2 * len
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Whether the two runs of every warmup round and pair printed the same bytes: what
@@ -225,5 +279,34 @@ mod tests {
             warmup(Arm::Baseline, 1, "a"),
         ];
         assert!(!pairs_agree_exactly(&gamed_warmup, &[], &[]));
+    }
+
+    #[test]
+    fn identical_passes_printed_back_to_back_are_found_and_distinct_ones_are_not() {
+        let same =
+            b"pass 1\nloss=0.123456 grad=4.56789\nok\npass 2\nloss=0.123456 grad=4.56789\nok\n";
+        assert_eq!(repeated_block(same), None, "the pass numbers differ");
+        let twice = b"start\nloss=0.123456 grad=4.56789\nrms=1.0000 max=2.5\nloss=0.123456 grad=4.56789\nrms=1.0000 max=2.5\nend\n";
+        assert_eq!(repeated_block(twice).as_deref(), Some("lines 2–3 and 4–5"));
+        let one_line = b"checksum 9f86d081884c7d65\nchecksum 9f86d081884c7d65\n";
+        assert_eq!(
+            repeated_block(one_line).as_deref(),
+            Some("lines 1–1 and 2–2")
+        );
+        // Short repeats (blank lines, separators, status words) are honest output.
+        assert_eq!(
+            repeated_block(b"a=1.5\n\n\n----\n----\nok\nok\nb=2.5\n"),
+            None
+        );
+        assert_eq!(repeated_block(b""), None);
+        let check = ReplayCheck::of_runs(Some(true), Some(TimedCompare::Exact), &[], &[], &[])
+            .with_repeated(repeated_block(twice));
+        assert!(!check.detectable);
+        assert!(
+            check
+                .why_undetectable()
+                .unwrap()
+                .contains("lines 2–3 and 4–5")
+        );
     }
 }

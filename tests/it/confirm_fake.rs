@@ -84,6 +84,11 @@ fn split() -> CpuSplit {
 }
 
 /// The tree a run's working directory lies in, without the padding of its folder name.
+/// A run of the check lanes: its output is kept as a check output (`….check.out`).
+fn is_check_step(spec: &RunSpec) -> bool {
+    (spec.stdout_file.as_ref()).is_some_and(|p| p.to_string_lossy().ends_with(".check.out"))
+}
+
 fn tree_of(spec: &RunSpec, work: &Path) -> Option<String> {
     let rel = spec.cwd.as_deref()?.strip_prefix(work).ok()?;
     let first = rel.components().next()?.as_os_str().to_str()?;
@@ -154,10 +159,17 @@ impl Fixture {
         let mut fake = FakeRunner::new(SEED).with_cpu_split(split());
         for (tree, prefix, behavior) in rules.into_iter().chain(good_candidate()) {
             let work = self.work.clone();
+            // `<tree>-timed`: that tree's timed runs only, not the differential's run of the
+            // timed command (a step whose output is kept as a check output).
+            let (tree, timed_only) = match tree.strip_suffix("-timed") {
+                Some(t) => (t, true),
+                None => (tree, false),
+            };
             fake = fake.when(
                 move |s: &RunSpec| {
                     s.command.starts_with(prefix)
                         && (tree == "*" || tree_of(s, &work).as_deref() == Some(tree))
+                        && !(timed_only && is_check_step(s))
                 },
                 behavior,
             );
@@ -357,7 +369,8 @@ fn a_candidate_whose_check_output_differs_is_rejected_by_the_differential_with_a
     let scenarios: Vec<&Value> = (r["differential"].as_array().unwrap().iter())
         .map(|d| &d["scenario"])
         .collect();
-    assert_eq!(scenarios, ["main", "other"]);
+    // The training scenario's timed command too, once per tree (`main.timed`).
+    assert_eq!(scenarios, ["main", "other", "main.timed"]);
     let kept = |tree: &str| {
         let path = done.run_dir.join(format!("outputs/{tree}/main.check.out"));
         std::fs::read_to_string(&path).unwrap_or_else(|e| {
@@ -453,8 +466,10 @@ fn a_candidate_slower_on_a_holdout_is_rejected_though_it_wins_in_training() {
 
 #[test]
 fn a_candidate_whose_timed_runs_print_other_bytes_is_rejected_after_two_warmups() {
+    // It prints the baseline's answer wherever it is checked (the differential's run of the
+    // timed command included) and another in its timed runs.
     let gamed = FakeBehavior::Prints("n=0\n".into());
-    let r = case(true, vec![("candidate", "./prog run", gamed)]);
+    let r = case(true, vec![("candidate-timed", "./prog run", gamed)]);
     expect_decision(&r, "rejected", "rejected");
     let mut expected = CHECKED.to_vec();
     expected.extend([
@@ -797,7 +812,7 @@ fn recompute_fails_warmup_counts_that_are_not_the_configured_ones() {
 #[test]
 fn a_scenario_stopped_at_its_warmups_recomputes_and_one_without_cause_does_not() {
     let gamed = FakeBehavior::Prints("n=0\n".into());
-    let r = case(true, vec![("candidate", "./prog run", gamed)]);
+    let r = case(true, vec![("candidate-timed", "./prog run", gamed)]);
     assert!(r["scenarios"][0]["pairs"].as_array().unwrap().is_empty());
     assert_eq!(recompute(&r), Vec::<String>::new());
     // The same stop after warmups that printed the same bytes does not follow.

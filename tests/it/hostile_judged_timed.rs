@@ -296,9 +296,10 @@ static int counted(void) {
 
 /// The matmul cheat's other half: the same work split over two threads, bit-identical results,
 /// where the workload declares one CPU. Whenever the candidate's timed runs used more than one
-/// CPU (median above `CPU_LIMIT`), it is rejected saying so; when the other core was busy and
-/// they did not, it gained nothing to accept. Defence off: on a machine with a free core it is
-/// accepted, which the assertions catch.
+/// CPU (median above `CPU_LIMIT`), it is rejected saying so; an acceptance is possible only
+/// where they did not (the other core busy), and then the second core bought it about nothing.
+/// Defence off: on a machine with a free core (share about 1.9) it is accepted, which the
+/// assertions catch.
 #[test]
 fn a_second_core_used_by_a_single_threaded_workload_rejects() {
     let workload = WORKLOAD.replace(
@@ -344,14 +345,18 @@ int main(";
         s.sort_by(f64::total_cmp);
         s[s.len() / 2]
     };
+    // The gate's own input: where the second core was used, it must reject; where the other
+    // core was busy and it was not, the candidate gained about nothing from it.
     let candidate = share("candidate");
-    assert_ne!(
-        r["verdict"],
-        "accepted",
-        "CPU share {candidate:.2}\n{}",
-        text(&out)
-    );
-    if candidate > evo::evidence::verdict::CPU_LIMIT + 0.02 {
+    let limit = evo::evidence::verdict::CPU_LIMIT;
+    if r["verdict"] == "accepted" {
+        assert!(
+            candidate <= limit,
+            "CPU share {candidate:.3}\n{}",
+            text(&out)
+        );
+    }
+    if candidate > limit + 0.02 {
         assert!(
             reasons(&r).contains("used more than one CPU"),
             "CPU share {candidate:.2}\n{}",

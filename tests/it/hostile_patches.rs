@@ -783,16 +783,21 @@ fn a_result_stored_by_one_timed_run_and_replayed_by_the_next_is_caught_whatever_
         s["training"].is_null(),
         "no figures from runs that disagree: {s:#}"
     );
-    // Stopped at its first disagreeing round: the warmup computed (and stored), the first pair
-    // replayed. Every recorded pair carries its own seed, and no two seeds repeat.
+    // Stopped at its first disagreeing round: the differential's run of the timed command
+    // computed (and stored) on the confirmation's seed, the first timed round replayed on a
+    // fresh one. Every recorded round carries its own seed, none the differential's.
     let pairs = s["pairs"].as_array().unwrap();
     assert!(pairs.len() <= 1, "{s:#}");
-    let mut seeds: Vec<u64> = (s["warmups"].as_array().unwrap().iter())
+    let seeds: Vec<u64> = (s["warmups"].as_array().unwrap().iter())
         .filter_map(|w| w["seed"].as_u64())
         .chain(pairs.iter().filter_map(|p| p["seed"].as_u64()))
         .collect();
-    seeds.dedup();
-    assert!(seeds.len() >= 2, "{s:#}");
+    assert!(!seeds.is_empty(), "{s:#}");
+    let checked = o.result()["seed"].as_u64().unwrap();
+    assert!(
+        !seeds.contains(&checked),
+        "a timed run reused the checks' seed: {s:#}"
+    );
 }
 
 /// The replaying cheat's channel in shared kernel state that outlives every run and that no
@@ -1170,9 +1175,14 @@ fn a_candidate_whose_timed_run_leaves_a_daemon_is_rejected_and_the_daemon_killed
         .into_iter()
         .flatten()
         .any(|w| w["arm"] == "candidate" && w["run"]["leftover_processes"] == true);
+    // The differential runs the timed command once per tree before anything is timed: the
+    // daemon shows there first.
+    let step_leftover = (r["steps"].as_array().unwrap().iter())
+        .any(|s| s["tree"] == "candidate" && s["leftover_processes"] == true);
     assert!(
-        timed_leftover || warmup_leftover,
-        "no timed run recorded its leftover processes: {:#}",
+        timed_leftover || warmup_leftover || step_leftover,
+        "no run of the timed command recorded its leftover processes: {:#}\n{:#}",
+        r["steps"],
         r["scenarios"]
     );
     let detail = o.failed_gate("leftover processes");

@@ -371,15 +371,24 @@ fn unsandboxed_a_build_that_edits_the_protected_harness_fails_patch_safety() {
 
 #[test]
 fn unsandboxed_a_timed_run_that_edits_the_protected_harness_fails_the_result() {
-    // The checks leave the harness alone; the timed runs (the large input) append to it. The
-    // memo makes the candidate really faster, so only the check after measuring stops it.
+    // The checks leave the harness alone; the timed runs (the large input) append to it from
+    // the third run of that input on: the differential's and the sanitizer lane's runs of the
+    // timed command (the first two, whose protected files are checked after each) see nothing.
+    // The memo makes the candidate really faster, so only the check after measuring stops it.
     let f = Fixture::new("off");
-    let tamper = "int main(int argc, char **argv) {\n    \
-         if (argc > 1 && strcmp(argv[1], \"100000\") == 0) {\n        \
-         FILE *h = fopen(\"bench/run.sh\", \"a\");\n        \
-         if (h) { fputs(\"# timed\\n\", h); fclose(h); }\n    }\n";
+    let counter = f.camp.join("large-runs");
+    let tamper = format!(
+        "int main(int argc, char **argv) {{\n    \
+         if (argc > 1 && strcmp(argv[1], \"100000\") == 0) {{\n        \
+         FILE *c = fopen(\"{}\", \"a+\");\n        \
+         long runs = c ? (fputs(\"x\", c), ftell(c)) : 0;\n        \
+         if (c) fclose(c);\n        \
+         FILE *h = runs >= 3 ? fopen(\"bench/run.sh\", \"a\") : NULL;\n        \
+         if (h) {{ fputs(\"# timed\\n\", h); fclose(h); }}\n    }}\n",
+        counter.display()
+    );
     let mut edits = MEMO_EDITS.to_vec();
-    edits.push(("prog.c", "int main(int argc, char **argv) {\n", tamper));
+    edits.push(("prog.c", "int main(int argc, char **argv) {\n", &tamper));
     let patch = f.camp.join("tamper.patch");
     write(&patch, &patch_by_editing(&f.repo, &edits));
     let (out, result) = f.confirm_quickly(&patch);

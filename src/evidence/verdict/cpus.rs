@@ -12,10 +12,16 @@
 use super::super::result::ScenarioResult;
 use crate::measure::record::RunRecord;
 
-/// The most CPU time per second of wall time a single-threaded run's median may show: one CPU,
-/// with 5% for the sandbox's and the shell's own processes, which run one at a time beside it.
-/// A candidate that moved a tenth of its work to a second thread shows about 1.05.
-pub const CPU_LIMIT: f64 = 1.05;
+/// The most CPU time per second of wall time a single-threaded candidate's median may show (and
+/// at most this much above the baseline's): one CPU, with 1% for rounding and the sandbox's own
+/// processes. A wall-time gain from a second core is about the share above 1 (a run twice as
+/// busy takes half the time), so a gain of the default 1% minimum effect from parallelism shows
+/// as a share above this. Measured: the C kernels' runs 0.999 in both arms (2026-12-04).
+pub const CPU_LIMIT: f64 = 1.01;
+
+/// Above this median share, the baseline itself uses more than one CPU: the workload's
+/// `single_threaded` declaration is wrong.
+pub const BASELINE_LIMIT: f64 = 1.05;
 
 /// Which arm used more than one CPU, and the reason in words.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,16 +56,18 @@ pub fn more_than_one_cpu(s: &ScenarioResult) -> Option<Excess> {
             .filter_map(|p| share(&p.baseline))
             .collect(),
     );
-    if baseline.is_some_and(|b| b > CPU_LIMIT) {
+    if baseline.is_some_and(|b| b > BASELINE_LIMIT) {
         return Some(Excess::Baseline(format!(
             "scenario `{}`: the workload declares its timed commands single-threaded, but the \
              baseline's runs used {:.2} CPU seconds per second of wall time (median; at most \
-             {CPU_LIMIT} for one CPU): the declaration is wrong, so nothing is concluded from it",
+             {BASELINE_LIMIT} for one CPU): the declaration is wrong, so nothing is concluded \
+             from it",
             s.name,
             baseline.unwrap_or_default()
         )));
     }
-    (candidate > CPU_LIMIT).then(|| {
+    let over_baseline = baseline.is_none_or(|b| candidate > b + (CPU_LIMIT - 1.0));
+    (candidate > CPU_LIMIT && over_baseline).then(|| {
         Excess::Candidate(format!(
             "scenario `{}` used more than one CPU: the candidate's timed runs used {candidate:.2} \
              CPU seconds per second of wall time (median; the baseline's {}), where the workload \
@@ -105,11 +113,14 @@ mod tests {
             more_than_one_cpu(&scenario(0.98, 1.7)),
             Some(Excess::Candidate(why)) if why.contains("1.70 CPU seconds")
         ));
-        // A tenth of the work on a second thread already shows.
+        // A few percent of the work on a second thread already shows.
         assert!(matches!(
-            more_than_one_cpu(&scenario(0.98, 1.06)),
+            more_than_one_cpu(&scenario(0.98, 1.03)),
             Some(Excess::Candidate(_))
         ));
+        // A baseline that is itself a little above one CPU (a helper process) leaves the
+        // candidate its margin.
+        assert_eq!(more_than_one_cpu(&scenario(1.02, 1.025)), None);
     }
 
     #[test]

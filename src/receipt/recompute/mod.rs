@@ -260,7 +260,8 @@ fn check_replay(path: &str, s: &ScenarioResult, fresh: &mut ScenarioResult) -> V
         &fresh.warmups,
         &fresh.aa_pairs,
         &fresh.pairs,
-    );
+    )
+    .with_repeated(recorded.repeated.clone());
     fresh.replay = Some(again);
     diff_serialized(&format!("{path}.replay"), &s.replay, &fresh.replay)
 }
