@@ -100,11 +100,12 @@ impl Run<'_> {
             if let Some(count) = &s.count {
                 figures.command = Some(b.command.clone());
                 if !timed.iter().any(|run| same_argv(run, &count.run)) {
-                    figures.unverified = Some(format!(
+                    figures.unverified = Some(
                         "the counted command (`count.run`) is none of the timed commands, so a \
                          candidate can tell the count from a timed run by its arguments: the \
                          count can stop a gain it does not back, never vouch for one"
-                    ));
+                            .to_string(),
+                    );
                 }
             }
             if s.timed_output_rule().is_none() && figures.unverified.is_none() {

@@ -503,3 +503,34 @@ static unsigned long work(";
     assert!(detail.contains("turns instrumentation off"), "{g:#}");
     assert!(detail.contains("no_sanitize"), "{g:#}");
 }
+
+/// Replay within a run: a timed command that repeats the same unit of work, each pass printing
+/// the same line (the harness runs the benchmark twice on one seed), lets a candidate skip the
+/// second pass whose inputs equal the first's. evo sees the repeat in the baseline's timed
+/// output, says replay cannot be detected, and the tier cannot be `tested`. Defence off (no
+/// search for repeats): `replay.repeated` is absent, which the first assertion catches.
+#[test]
+fn a_timed_output_that_prints_the_same_work_twice_caps_the_tier() {
+    let workload = WORKLOAD.replace(
+        r#""run": "./bench/run.sh 40000 {seed}""#,
+        r#""run": "./bench/run.sh 40000 {seed} && ./bench/run.sh 40000 {seed}""#,
+    );
+    let f = Fixture::new(&workload, CAMPAIGN, &[]);
+    let (out, r) = f.confirm(&f.patch("memo.patch", &MEMO_EDITS));
+    let replay = &r["scenarios"][0]["replay"];
+    assert_eq!(
+        replay["repeated"],
+        "lines 1–1 and 2–2",
+        "{replay:#}\n{}",
+        text(&out)
+    );
+    assert_eq!(replay["detectable"], false);
+    assert_ne!(r["tier"], "tested", "{}", text(&out));
+    if r["verdict"] == "accepted" {
+        assert!(
+            reasons(&r).contains("repeats the same work back to back"),
+            "{}",
+            reasons(&r)
+        );
+    }
+}
