@@ -6,6 +6,7 @@
 //! `/dev/urandom` for a fresh seed.
 
 pub mod compare;
+pub mod draw;
 mod excerpt;
 pub mod sanitizer;
 pub mod seed;

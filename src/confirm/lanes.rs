@@ -419,10 +419,34 @@ impl<'a> Run<'a> {
     /// Training and holdout scenarios, with the workload's own and the sealed ones together.
     pub(crate) fn all_scenarios(&self) -> Vec<Scenario> {
         let mut all = self.plan.campaign.workload.scenarios.clone();
-        if let Some(h) = &self.plan.campaign.holdouts {
-            all.extend(h.holdouts.scenarios.iter().cloned());
-        }
+        all.extend(self.holdout_scenarios());
         all
+    }
+
+    /// The sealed holdouts, each with its `inputs` drawn for this confirmation from the
+    /// holdouts' own seed (the holdout's place in the file picks its draw): no fixed list of
+    /// holdout inputs exists to special-case. Before that seed is drawn, as written.
+    pub(crate) fn holdout_scenarios(&self) -> Vec<Scenario> {
+        let Some(h) = &self.plan.campaign.holdouts else {
+            return Vec::new();
+        };
+        let seed = match &self.evidence.holdout_seed {
+            Some(HoldoutSeed::Drawn(seed)) => Some(*seed),
+            _ => None,
+        };
+        (h.holdouts.scenarios.iter().enumerate())
+            .map(|(i, s)| match seed {
+                Some(seed) if !s.inputs.is_empty() => {
+                    let values = check::draw::values(&s.inputs, seed, i);
+                    Scenario {
+                        run: check::draw::fill(&s.run, &values),
+                        check: check::draw::fill(&s.check, &values),
+                        ..s.clone()
+                    }
+                }
+                _ => s.clone(),
+            })
+            .collect()
     }
 
     /// Every scenario's check command on both trees, with a fresh seed (the holdouts with a
@@ -458,6 +482,9 @@ impl<'a> Run<'a> {
         // Each training scenario's timed command too, once per arm: its outputs compared on the
         // inputs that are timed, and the baseline's kept for the replay check (§4.6).
         checks.extend(timed_commands(&self.plan.campaign.workload.scenarios));
+        // And each scenario's checks on inputs drawn for this confirmation, from its seed.
+        let seed = self.evidence.seed;
+        checks.extend(drawn_checks(&self.plan.campaign.workload.scenarios, seed));
         self.check_lane(checks, CheckLane::Differential, main.labelled(), protected)
     }
 
@@ -571,4 +598,25 @@ fn timed_commands(scenarios: &[Scenario]) -> Vec<(Scenario, String, bool)> {
             (timed, s.run.clone(), rule.is_some())
         })
         .collect()
+}
+
+/// Each training scenario's checks on drawn inputs (its `draw`), as steps of the differential
+/// named `<scenario>.drawn-<n>`: the values are a function of the confirmation's `seed` and the
+/// draw's number (`check::draw::values`), compared under the scenario's `compare` rule.
+fn drawn_checks(scenarios: &[Scenario], seed: u64) -> Vec<(Scenario, String, bool)> {
+    let mut out = Vec::new();
+    for s in scenarios.iter().filter(|s| s.role == Role::Training) {
+        let Some(draw) = &s.draw else {
+            continue;
+        };
+        for i in 0..draw.count {
+            let values = check::draw::values(&draw.vars, seed, i);
+            let drawn = Scenario {
+                name: format!("{}.drawn-{}", s.name, i + 1),
+                ..s.clone()
+            };
+            out.push((drawn, check::draw::fill(&draw.check, &values), true));
+        }
+    }
+    out
 }

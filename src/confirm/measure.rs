@@ -71,13 +71,8 @@ impl Run<'_> {
             self.finish_timed_output_gate();
             return Ok(());
         }
-        let holdouts = self
-            .plan
-            .campaign
-            .holdouts
-            .as_ref()
-            .map(|h| h.holdouts.scenarios.clone())
-            .unwrap_or_default();
+        // With the inputs drawn for this confirmation (`holdout_scenarios`).
+        let holdouts = self.holdout_scenarios();
         for s in &holdouts {
             if let Step::Stopped(_) = self.measure_holdout(&mut *runner, s, &timed.main)? {
                 return Ok(());

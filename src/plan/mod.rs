@@ -217,6 +217,31 @@ fn load_holdouts(campaign_file: &Path, raw: &str) -> Result<HoldoutSet, PlanErro
             ),
         ));
     }
+    if let Some(i) = holdouts.scenarios.iter().position(|s| s.draw.is_some()) {
+        return Err(invalid(
+            &file,
+            &format!("scenarios[{i}].draw"),
+            "drawn checks run on training scenarios; a holdout draws its inputs with `inputs`"
+                .to_string(),
+        ));
+    }
+    for (i, s) in holdouts.scenarios.iter().enumerate() {
+        let field = format!("scenarios[{i}].inputs");
+        if let Some(why) = crate::check::draw::range_problem(&s.inputs) {
+            return Err(invalid(&file, &field, why));
+        }
+        let values = crate::check::draw::values(&s.inputs, 0, 0);
+        for command in [&s.run, &s.check] {
+            let filled = crate::check::draw::fill(command, &values);
+            if let Some(p) = crate::check::draw::unfilled(&filled) {
+                return Err(invalid(
+                    &file,
+                    &field,
+                    format!("`{p}` of `{command}` is neither `{{seed}}` nor one of its inputs"),
+                ));
+            }
+        }
+    }
     let portfolio_digest = canonical_digest(&holdouts);
     Ok(HoldoutSet {
         file,
@@ -242,6 +267,20 @@ fn check_workload(file: &Path, w: &Workload) -> Result<(), PlanError> {
                 s.name
             ),
         ));
+    }
+    for (i, s) in w.scenarios.iter().enumerate() {
+        if let Some(why) = s.draw.as_ref().and_then(crate::check::draw::problem) {
+            return Err(invalid(file, &format!("scenarios[{i}].draw"), why));
+        }
+        if !s.inputs.is_empty() {
+            return Err(invalid(
+                file,
+                &format!("scenarios[{i}].inputs"),
+                "only a sealed holdout draws its inputs; a training scenario's checks draw theirs \
+                 with `draw`"
+                    .to_string(),
+            ));
+        }
     }
     if !w.scenarios.iter().any(|s| s.role == Role::Training) {
         return Err(invalid(

@@ -179,6 +179,46 @@ pub struct Scenario {
     /// of the same code, such as fewer training steps. Absent: `run` itself is counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<CountRun>,
+    /// Checks on inputs drawn afresh for each confirmation from declared ranges, beside the
+    /// fixed `check`: a candidate right only where the fixed checks look is caught elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw: Option<Draw>,
+    /// A sealed holdout's inputs, drawn once per confirmation from the holdouts' own seed: each
+    /// `{name}` of its `run` and `check` is filled from its range, so no fixed list of holdout
+    /// inputs exists for a candidate to special-case (holdouts only).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, IntRange>,
+}
+
+/// Checks of a scenario on inputs drawn per confirmation (docs/design.md §2.2.6).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Draw {
+    /// The check command, with a `{name}` placeholder for each drawn value (and `{seed}`).
+    pub check: String,
+    /// How many drawn checks each confirmation runs (1 to 20).
+    #[serde(default = "default_draws")]
+    pub count: usize,
+    /// Each placeholder's range of integers.
+    pub vars: BTreeMap<String, IntRange>,
+}
+
+fn default_draws() -> usize {
+    3
+}
+
+/// The integers from `min` to `max` (both included) in steps of `step`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IntRange {
+    pub min: i64,
+    pub max: i64,
+    #[serde(default = "default_step")]
+    pub step: i64,
+}
+
+fn default_step() -> i64 {
+    1
 }
 
 impl Scenario {

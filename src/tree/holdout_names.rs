@@ -256,6 +256,8 @@ mod tests {
             env: Default::default(),
             timeout_s: crate::spec::values::Seconds::from_secs(60),
             count: None,
+            draw: None,
+            inputs: Default::default(),
         }
     }
 

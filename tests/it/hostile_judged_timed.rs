@@ -534,3 +534,122 @@ fn a_timed_output_that_prints_the_same_work_twice_caps_the_tier() {
         );
     }
 }
+
+/// A candidate right only where the fixed checks and the timed runs look (n = 500 and n =
+/// 40000) and wrong everywhere else is caught by the checks on inputs drawn for the
+/// confirmation (`draw`). Defence off (no drawn checks): the differential passes, which the
+/// assertions catch.
+#[test]
+fn a_candidate_right_only_where_the_fixed_checks_look_is_caught_on_drawn_inputs() {
+    let workload = WORKLOAD.replace(
+        r#""compare": "exact", "deterministic_output": true, "timeout_s": 20 }"#,
+        r#""compare": "exact", "deterministic_output": true, "timeout_s": 20,
+      "draw": { "check": "./bench/run.sh {n} {seed}", "count": 3,
+                "vars": { "n": { "min": 600, "max": 30000, "step": 7 } } } }"#,
+    );
+    let f = Fixture::new(&workload, CAMPAIGN, &[]);
+    let patch = f.patch(
+        "looked_at.patch",
+        &[(
+            "prog.c",
+            "    return total;",
+            "    if (n != 500 && n != 40000 && n != 17321 && n != 311) total ^= 1;\n    return total;",
+        )],
+    );
+    let (out, r) = f.confirm(&patch);
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    let g = gate(&r, "differential");
+    assert_eq!(g["status"], "failed", "{}", text(&out));
+    assert!(
+        g["detail"]
+            .as_str()
+            .unwrap()
+            .contains("scenario `sum-40k.drawn-1`"),
+        "{g:#}"
+    );
+    // The drawn commands follow from the recorded seed: anyone can run them again.
+    let seed = r["seed"].as_u64().unwrap();
+    let drawn: Vec<&str> = (r["steps"].as_array().unwrap().iter())
+        .filter(|s| s["tree"] == "baseline" && s["step"].as_str().unwrap().contains(".drawn-"))
+        .map(|s| s["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(drawn.len(), 3, "{drawn:?}");
+    assert!(
+        drawn.iter().all(|c| c.ends_with(&format!(" {seed}"))),
+        "{drawn:?}"
+    );
+}
+
+/// A holdout whose inputs are drawn for each confirmation (`inputs`) has no fixed shape a
+/// candidate could special-case: its commands are filled from the holdouts' own seed, which the
+/// result records (and the receipt seals), so the key holder can re-derive them. Defence off
+/// (the holdout run as written): the check's command keeps its `{m}`, which the assertions catch.
+#[test]
+fn a_holdout_s_inputs_are_drawn_per_confirmation_from_its_own_seed() {
+    let holdouts = r#"{ "scenarios": [
+  { "name": "sealed-a", "role": "holdout", "run": "./bench/run.sh {n} {seed}",
+    "check": "./bench/run.sh {m} {seed}", "compare": "exact", "deterministic_output": true,
+    "inputs": { "n": { "min": 12000, "max": 20000 }, "m": { "min": 200, "max": 400, "step": 2 } },
+    "timeout_s": 20 }
+] }"#;
+    let f = Fixture::new(WORKLOAD, CAMPAIGN, &[]);
+    write(&f.camp.join("holdouts.json"), holdouts);
+    let (out, r) = f.confirm(&f.patch("memo.patch", &MEMO_EDITS));
+    let seed = r["holdout_seed"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{}", text(&out)));
+    assert_ne!(seed, r["seed"].as_u64().unwrap());
+    let spec: evo::spec::workload::Holdouts = serde_json::from_str(holdouts).unwrap();
+    let values = evo::check::draw::values(&spec.scenarios[0].inputs, seed, 0);
+    assert!(
+        (12000..=20000).contains(&values["n"]) && values["m"] % 2 == 0,
+        "{values:?}"
+    );
+    let checked: Vec<&str> = (r["steps"].as_array().unwrap().iter())
+        .filter(|s| s["step"] == "check-sealed-a")
+        .map(|s| s["command"].as_str().unwrap())
+        .collect();
+    // Both trees of the differential and of the sanitizer lane.
+    assert_eq!(checked.len(), 4, "{checked:?}\n{}", text(&out));
+    let expected = format!("./bench/run.sh {} {seed}", values["m"]);
+    assert!(
+        checked.iter().all(|c| *c == expected),
+        "{checked:?} vs {expected}"
+    );
+    // Where the holdout was timed, it ran the drawn `n`.
+    if let Some(h) = (r["scenarios"].as_array().unwrap().iter()).find(|s| s["role"] == "holdout") {
+        let run = format!("./bench/run.sh {} {{seed}}", values["n"]);
+        assert_eq!(h["baseline_command"], run.as_str());
+    }
+}
+
+/// A holdout file whose commands name a placeholder its `inputs` do not fill is refused before
+/// anything runs, and so is `inputs` on a training scenario.
+#[test]
+fn inputs_that_cannot_fill_the_commands_are_refused_at_plan_time() {
+    let bad = r#"{ "scenarios": [
+  { "name": "sealed-a", "role": "holdout", "run": "./bench/run.sh {n} {seed}",
+    "check": "./bench/run.sh {k} {seed}", "compare": "exact",
+    "inputs": { "n": { "min": 12000, "max": 20000 } } }
+] }"#;
+    let f = Fixture::new(WORKLOAD, CAMPAIGN, &[]);
+    write(&f.camp.join("holdouts.json"), bad);
+    let out = evo()
+        .arg("confirm")
+        .arg(f.patch("memo.patch", &MEMO_EDITS))
+        .arg("--campaign")
+        .arg(f.camp.join("campaign.json"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(evo::exit_codes::USAGE_ERROR),
+        "{}",
+        text(&out)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("scenarios[0].inputs") && err.contains("`{k}`"),
+        "{err}"
+    );
+}
