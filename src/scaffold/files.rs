@@ -343,6 +343,12 @@ fn workload_comment(input: &StarterInput, notes: &[String], s: &ScenarioFile) ->
          timed pair in run (both arms the same), so a patch cannot memorize the answer to a \
          known input, nor replay what an earlier run computed."
             .to_string(),
+        "If the timed command repeats a pass (iterations, epochs, a loop over the same data), \
+         give each pass its own inputs, derived from the seed and the pass's number, and print \
+         each pass's result: a pass that recomputes the one before it can be skipped by a \
+         candidate where no output shows it, and evo caps the tier below tested when it sees \
+         the same lines printed twice in a row (docs/workloads.md)."
+            .to_string(),
     ]);
     lines.push(if s.deterministic_output {
         "scenarios[0].deterministic_output: true because check is the timed command: the two \
@@ -368,9 +374,13 @@ fn workload_comment(input: &StarterInput, notes: &[String], s: &ScenarioFile) ->
         "config_files (when present): build configuration; a patch that changes these and code \
          gets a lane measuring what the configuration alone gives."
             .to_string(),
-        "More scenarios: add objects to `scenarios` (each \"role\": \"training\"). A \"sanitize\" \
-         section ({\"build\": \"...\"}) adds a sanitizer lane; `evo schema workload` prints \
-         every field."
+        "More scenarios: add objects to `scenarios` (each \"role\": \"training\"); a scenario's \
+         \"draw\" also checks inputs drawn afresh for each confirmation from ranges you declare. \
+         A \"sanitize\" section ({\"build\": \"...\"}) adds a sanitizer lane; with \"flags\" \
+         (-g -fsanitize=address,undefined -fno-sanitize-recover=all) its build is your own \
+         build through evo's compilers, which append the flags to every compile. \
+         \"single_threaded\": true rejects a candidate whose timed runs use a second CPU. `evo \
+         schema workload` prints every field."
             .to_string(),
     ]);
     lines
@@ -425,7 +435,13 @@ fn holdouts_comment() -> Vec<String> {
          it never saw. Empty for now: evo init cannot guess a second input. Add scenarios shaped \
          like the one in workload.json, with \"role\": \"holdout\" and another input (another \
          size, another file); without any, a confirmation can reach the tier `measured`, never \
-         `tested`."
+         `tested`. Better, give a holdout \"inputs\" ({\"N\": {\"min\": 1000, \"max\": 9000}}) and \
+         write {N} in its run and check: each confirmation then draws them afresh, so there is \
+         no fixed holdout input a candidate could special-case."
+            .to_string(),
+        "Name no holdout anywhere a candidate reads (a README, a comment, the campaign's brief): \
+         evo searches the baseline's tree and the brief for each holdout's arguments, and a \
+         holdout it finds there is not sealed and caps the tier at measured."
             .to_string(),
         "Keep this file out of the commits you confirm against (an untracked or ignored file, \
          or one kept outside the repository with the campaign's \"holdouts\" path changed): a \
