@@ -348,12 +348,9 @@ impl<'a> Run<'a> {
         let tools = match &san.flags {
             None => None,
             Some(flags) => {
-                let path = (self.sandbox.environment().get("PATH").cloned())
-                    .or_else(|| std::env::var("PATH").ok())
-                    .unwrap_or_default();
                 let dir = crate::pipeline::compilers::write(
                     &self.work.join("sanitizer-compilers"),
-                    &path,
+                    &self.sandbox.search_path(),
                     flags,
                 )
                 .map_err(super::io_err("cannot write the sanitizer lane's compilers"))?;
@@ -577,6 +574,12 @@ impl<'a> Run<'a> {
     }
 }
 
+/// The name under which scenario `name`'s timed command runs as a check (`check-<name>.timed`,
+/// its output `outputs/<tree>/<name>.timed.check.out`).
+pub(crate) fn timed_check_name(name: &str) -> String {
+    format!("{name}.timed")
+}
+
 /// Each training scenario's timed command as a step of the differential or the sanitizer lane,
 /// on the check's fresh seed: named `<scenario>.timed`, its output compared under the scenario's timed-output rule
 /// (identical bytes, or its `compare` rule), or not compared when it declares none (a timed
@@ -588,7 +591,7 @@ fn timed_commands(scenarios: &[Scenario]) -> Vec<(Scenario, String, bool)> {
         .map(|s| {
             let rule = s.timed_output_rule();
             let timed = Scenario {
-                name: format!("{}.timed", s.name),
+                name: timed_check_name(&s.name),
                 compare: match rule {
                     Some(TimedOutputRule::Exact) => Compare::Exact,
                     _ => s.compare.clone(),

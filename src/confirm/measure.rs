@@ -222,7 +222,7 @@ impl Run<'_> {
         let repeated = (self.run_dir)
             .output_path(
                 crate::evidence::result::TreeLabel::Baseline,
-                &format!("{}.timed", s.name),
+                &super::lanes::timed_check_name(&s.name),
             )
             .ok()
             .and_then(|path| std::fs::read(path).ok())

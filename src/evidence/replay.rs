@@ -143,22 +143,33 @@ impl ReplayCheck {
 /// status words repeat in honest output.
 pub const MIN_REPEATED_BYTES: usize = MIN_TIMED_OUTPUT_BYTES as usize;
 
+/// The longest block [`repeated_block`] looks for, in lines: a pass of a benchmark prints a
+/// few dozen (the C kernels' 27); the bound keeps the search linear in the output's length.
+pub const MAX_REPEATED_LINES: usize = 256;
+
 /// Where `output` (a timed run's) prints the same block of lines twice in a row — the same unit
 /// of work repeated, as a benchmark that runs identical passes prints it — as `lines A–B and
-/// C–D`; `None` when no block of at least [`MIN_REPEATED_BYTES`] bytes (blank lines aside)
-/// repeats back to back.
+/// C–D`; `None` when no block of at most [`MAX_REPEATED_LINES`] lines and at least
+/// [`MIN_REPEATED_BYTES`] bytes (blank lines aside) repeats back to back. For each block length
+/// one pass counts how many lines in a row equal the line that many lines later.
 pub fn repeated_block(output: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(output);
     let lines: Vec<&str> = text.lines().collect();
     let n = lines.len();
-    for len in 1..=n / 2 {
-        for start in 0..=(n - 2 * len) {
-            let (a, b) = (
-                &lines[start..start + len],
-                &lines[start + len..start + 2 * len],
-            );
-            let bytes: usize = a.iter().map(|l| l.trim().len()).sum();
-            if a == b && bytes >= MIN_REPEATED_BYTES {
+    for len in 1..=(n / 2).min(MAX_REPEATED_LINES) {
+        let mut run = 0;
+        for i in 0..n - len {
+            run = if lines[i] == lines[i + len] {
+                run + 1
+            } else {
+                0
+            };
+            if run < len {
+                continue;
+            }
+            let start = i + 1 - len;
+            let bytes: usize = lines[start..=i].iter().map(|l| l.trim().len()).sum();
+            if bytes >= MIN_REPEATED_BYTES {
                 return Some(format!(
                     "lines {}–{} and {}–{}",
                     start + 1,

@@ -465,6 +465,14 @@ impl SandboxPolicy {
         &self.environment
     }
 
+    /// The `PATH` code under test gets: the run environment's, else evo's own (empty when
+    /// neither has one).
+    pub fn search_path(&self) -> String {
+        (self.environment.get("PATH").cloned())
+            .or_else(|| std::env::var("PATH").ok())
+            .unwrap_or_default()
+    }
+
     /// A baseline failure's message, with what the sandbox takes away when it was on (once: a
     /// campaign passes on its confirmations' messages).
     pub fn explain(&self, baseline_failure: String) -> String {

@@ -104,10 +104,7 @@ pub fn run_step(
             s.binds
                 .push(crate::measure::sandbox::Bind::same(tools, false));
         }
-        let base = (input.sandbox.environment().get("PATH").cloned())
-            .or_else(|| std::env::var("PATH").ok())
-            .unwrap_or_default();
-        let path = env.get("PATH").cloned().unwrap_or(base);
+        let path = (env.get("PATH").cloned()).unwrap_or_else(|| input.sandbox.search_path());
         env.insert("PATH".to_string(), format!("{}:{path}", tools.display()));
     }
     let spec = RunSpec {

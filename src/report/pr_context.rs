@@ -348,7 +348,7 @@ fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
                 && !r.evidence.unsealed_holdouts.is_empty()
             {
                 let places: Vec<String> = (r.evidence.unsealed_holdouts.iter())
-                    .map(|u| format!("`{}` in {}", u.scenario, u.place))
+                    .map(|u| format!("{} in {}", code(&u.scenario), code(&u.place)))
                     .collect();
                 format!(
                     "{n} holdout(s) measured: no regression on any of them, but not all were \

@@ -37,14 +37,9 @@ fn share(run: &RunRecord) -> Option<f64> {
     (run.wall_s > 0.0).then(|| (run.rusage.user_s + run.rusage.sys_s) / run.wall_s)
 }
 
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(values[n / 2]),
-        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
-    }
+/// The median of `values`, `None` when there are none.
+fn median(values: Vec<f64>) -> Option<f64> {
+    (!values.is_empty()).then(|| crate::stats::plain_median(&values))
 }
 
 /// Whether the timed runs of `s` used more than one CPU, judged on the median CPU share of each
