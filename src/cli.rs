@@ -356,6 +356,12 @@ pub struct VerifyArgs {
     /// Recompute every statistic, gate, tier and verdict from the raw runs in the receipt.
     #[arg(long)]
     pub recompute: bool,
+    /// With --recompute, for the key holder: the receipt's run folder (its result.json and
+    /// holdout_seal.key). Its result, sealed with its key, must be the signed receipt; then what
+    /// the receipt seals is recomputed too (the holdouts' drawn inputs and the commands they
+    /// filled).
+    #[arg(long, value_name = "RUN_DIR", requires = "recompute")]
+    pub unseal: Option<PathBuf>,
     /// Fail (exit 6) unless the receipt says this: a verdict (accepted, rejected, inconclusive)
     /// or tier=tested / tier=measured (that tier or higher). Repeat, or separate with commas.
     #[arg(long, value_name = "WHAT", value_delimiter = ',')]

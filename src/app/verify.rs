@@ -132,8 +132,18 @@ pub(super) fn verify_command(args: VerifyArgs) -> Result<i32, Failure> {
     }
     let standing = crate::report::wording::standing(p.verdict, p.tier);
     println!("  run {}: verdict {standing}", p.evidence.run_id);
-    if args.recompute {
-        recompute(p)?;
+    match (&args.unseal, args.recompute) {
+        (Some(dir), true) => {
+            let result =
+                crate::confirm::outcome::matching_result(dir, p).map_err(Failure::verification)?;
+            println!(
+                "  {}: its result.json, sealed with its own key, is the signed receipt",
+                shown(dir)
+            );
+            recompute(&result)?;
+        }
+        (None, true) => recompute(p)?,
+        _ => {}
     }
     let mut unmet = bound_to(&args, p)?;
     unmet.extend(binding::unmet(p, &args.require));
@@ -240,8 +250,21 @@ fn recompute(p: &crate::evidence::result::ConfirmResult) -> Result<(), Failure> 
             .iter()
             .map(|s| s.warmups.len() + 2 * (s.aa_pairs.len() + s.pairs.len()))
             .sum();
+        let sealed = |d: &&crate::evidence::result::DrawnInputs| {
+            (d.commands.iter()).any(|c| crate::receipt::seal::is_sealed(&c.template))
+        };
+        let draws = p.evidence.draws.iter().filter(|d| !sealed(d)).count();
+        let drawn = match (draws, p.evidence.draws.len() - draws) {
+            (0, 0) => String::new(),
+            (n, 0) => format!("; the {n} drawn input(s) from their seeds"),
+            (n, held) => format!(
+                "; the {n} drawn input(s) from their seeds ({held} of sealed holdouts: \
+                 --unseal RUN_DIR re-derives those)"
+            ),
+        };
         println!(
-            "recomputed: every figure, gate, tier and the verdict follow from the {runs} raw runs"
+            "recomputed: every figure, gate, tier and the verdict follow from the {runs} raw \
+             runs{drawn}"
         );
         return Ok(());
     }

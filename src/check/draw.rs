@@ -19,9 +19,9 @@ fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// How many values `r` holds.
-fn size(r: &IntRange) -> u64 {
-    ((r.max - r.min) / r.step) as u64 + 1
+/// How many values `r` holds (up to 2^64, so wide enough for any range of `i64`).
+fn size(r: &IntRange) -> u128 {
+    ((i128::from(r.max) - i128::from(r.min)) / i128::from(r.step)) as u128 + 1
 }
 
 /// Assignment `index` (from 0) of the values of `vars` under `seed`: each variable, in name
@@ -30,8 +30,9 @@ pub fn values(vars: &BTreeMap<String, IntRange>, seed: u64, index: usize) -> BTr
     let mut state = seed ^ (index as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
     (vars.iter())
         .map(|(name, r)| {
-            let pick = splitmix64(&mut state) % size(r);
-            (name.clone(), r.min + pick as i64 * r.step)
+            let pick = u128::from(splitmix64(&mut state)) % size(r);
+            let value = i128::from(r.min) + pick as i128 * i128::from(r.step);
+            (name.clone(), value as i64)
         })
         .collect()
 }
@@ -143,6 +144,25 @@ mod tests {
             !filled.contains("{B}") && !filled.contains("{C}"),
             "{filled}"
         );
+    }
+
+    #[test]
+    fn the_widest_ranges_draw_without_overflow() {
+        let whole = IntRange {
+            min: i64::MIN,
+            max: i64::MAX,
+            step: 1,
+        };
+        let coarse = IntRange {
+            min: i64::MIN,
+            max: i64::MAX,
+            step: i64::MAX,
+        };
+        let vars = BTreeMap::from([("a".to_string(), whole), ("b".to_string(), coarse)]);
+        for seed in 0..50u64 {
+            let v = values(&vars, seed, 0);
+            assert!([i64::MIN, -1, i64::MAX - 1].contains(&v["b"]), "{v:?}");
+        }
     }
 
     #[test]

@@ -10,7 +10,8 @@ use super::stages::{Built, MainTrees, Prepared, SanitizedTrees, Step, TimedTrees
 use crate::check;
 use crate::evidence::outcome::GateStop;
 use crate::evidence::result::{
-    CheckLane, GateName, GateStatus, HoldoutSeed, Role, StepKind, StepName, TreeLabel,
+    CheckLane, DrawnInputs, FilledCommand, GateName, GateStatus, HoldoutSeed, Role, StepKind,
+    StepName, TreeLabel,
 };
 use crate::evidence::verdict::gate;
 use crate::pipeline::PipelineError;
@@ -424,6 +425,12 @@ impl<'a> Run<'a> {
     /// holdouts' own seed (the holdout's place in the file picks its draw): no fixed list of
     /// holdout inputs exists to special-case. Before that seed is drawn, as written.
     pub(crate) fn holdout_scenarios(&self) -> Vec<Scenario> {
+        self.drawn_holdouts().into_iter().map(|(s, _)| s).collect()
+    }
+
+    /// The sealed holdouts as [`holdout_scenarios`](Self::holdout_scenarios) gives them, each
+    /// with the record of its drawn inputs when it has some and the seed is drawn.
+    fn drawn_holdouts(&self) -> Vec<(Scenario, Option<DrawnInputs>)> {
         let Some(h) = &self.plan.campaign.holdouts else {
             return Vec::new();
         };
@@ -434,14 +441,17 @@ impl<'a> Run<'a> {
         (h.holdouts.scenarios.iter().enumerate())
             .map(|(i, s)| match seed {
                 Some(seed) if !s.inputs.is_empty() => {
-                    let values = check::draw::values(&s.inputs, seed, i);
-                    Scenario {
-                        run: check::draw::fill(&s.run, &values),
-                        check: check::draw::fill(&s.check, &values),
+                    let drawn =
+                        draw_inputs(&s.name, s.role, &s.inputs, seed, i, [&s.run, &s.check]);
+                    let filled = |at: usize| drawn.commands[at].filled.clone();
+                    let scenario = Scenario {
+                        run: filled(0),
+                        check: filled(1),
                         ..s.clone()
-                    }
+                    };
+                    (scenario, Some(drawn))
                 }
-                _ => s.clone(),
+                _ => (s.clone(), None),
             })
             .collect()
     }
@@ -480,8 +490,13 @@ impl<'a> Run<'a> {
         // inputs that are timed, and the baseline's kept for the replay check (§4.6).
         checks.extend(timed_commands(&self.plan.campaign.workload.scenarios));
         // And each scenario's checks on inputs drawn for this confirmation, from its seed.
-        let seed = self.evidence.seed;
-        checks.extend(drawn_checks(&self.plan.campaign.workload.scenarios, seed));
+        let (drawn, records) =
+            drawn_checks(&self.plan.campaign.workload.scenarios, self.evidence.seed);
+        checks.extend(drawn);
+        // Recorded, so `--recompute` re-derives every drawn input from its seed.
+        self.evidence.draws = records;
+        let holdout_draws = self.drawn_holdouts().into_iter().filter_map(|(_, d)| d);
+        self.evidence.draws.extend(holdout_draws);
         self.check_lane(checks, CheckLane::Differential, main.labelled(), protected)
     }
 
@@ -605,21 +620,50 @@ fn timed_commands(scenarios: &[Scenario]) -> Vec<(Scenario, String, bool)> {
 
 /// Each training scenario's checks on drawn inputs (its `draw`), as steps of the differential
 /// named `<scenario>.drawn-<n>`: the values are a function of the confirmation's `seed` and the
-/// draw's number (`check::draw::values`), compared under the scenario's `compare` rule.
-fn drawn_checks(scenarios: &[Scenario], seed: u64) -> Vec<(Scenario, String, bool)> {
-    let mut out = Vec::new();
+/// draw's number (`check::draw::values`), compared under the scenario's `compare` rule. With the
+/// record of each draw.
+fn drawn_checks(
+    scenarios: &[Scenario],
+    seed: u64,
+) -> (Vec<(Scenario, String, bool)>, Vec<DrawnInputs>) {
+    let (mut checks, mut records) = (Vec::new(), Vec::new());
     for s in scenarios.iter().filter(|s| s.role == Role::Training) {
         let Some(draw) = &s.draw else {
             continue;
         };
         for i in 0..draw.count {
-            let values = check::draw::values(&draw.vars, seed, i);
-            let drawn = Scenario {
-                name: format!("{}.drawn-{}", s.name, i + 1),
-                ..s.clone()
-            };
-            out.push((drawn, check::draw::fill(&draw.check, &values), true));
+            let name = format!("{}.drawn-{}", s.name, i + 1);
+            let record = draw_inputs(&name, s.role, &draw.vars, seed, i, [&draw.check]);
+            let drawn = Scenario { name, ..s.clone() };
+            checks.push((drawn, record.commands[0].filled.clone(), true));
+            records.push(record);
         }
     }
-    out
+    (checks, records)
+}
+
+/// Assignment `index` of `ranges` under `seed`, and `commands` filled with it.
+fn draw_inputs<const N: usize>(
+    scenario: &str,
+    role: Role,
+    ranges: &std::collections::BTreeMap<String, crate::spec::workload::IntRange>,
+    seed: u64,
+    index: usize,
+    commands: [&String; N],
+) -> DrawnInputs {
+    let values = check::draw::values(ranges, seed, index);
+    let commands = (commands.into_iter())
+        .map(|template| FilledCommand {
+            template: template.clone(),
+            filled: check::draw::fill(template, &values),
+        })
+        .collect();
+    DrawnInputs {
+        scenario: scenario.to_string(),
+        role,
+        index,
+        ranges: ranges.clone(),
+        values,
+        commands,
+    }
 }

@@ -222,6 +222,7 @@ fn skeleton(plan: &ConfirmPlan, pinned: &Pinned, run_id: &str) -> Evidence {
         timed_programs_unchanged: false,
         single_threaded: plan.campaign.workload.single_threaded,
         unsealed_holdouts: Vec::new(),
+        draws: Vec::new(),
     }
 }
 

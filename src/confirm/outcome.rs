@@ -102,21 +102,7 @@ pub fn load_outcome(run_dir: &Path, key: &VerifyingKey) -> Result<Outcome, Outco
             path: run_dir.join(RECEIPT_FILE),
             source,
         })?;
-    let result_bytes = read("result.json")?;
-    let result: ConfirmResult =
-        serde_json::from_slice(&result_bytes).map_err(|source| OutcomeError::Result {
-            path: run_dir.join("result.json"),
-            source,
-        })?;
-    let signed = plain(&verified.statement.predicate);
-    let seal = seal_key_of(run_dir, &result)?;
-    let sealed = plain(&receipt::statement::seal_holdouts(&result, &seal));
-    if let Some(at) = first_difference(&signed, &sealed, String::new()) {
-        return Err(OutcomeError::Differs {
-            run_dir: run_dir.to_path_buf(),
-            at: if at.is_empty() { "/".to_string() } else { at },
-        });
-    }
+    let result = matching_result(run_dir, &verified.statement.predicate)?;
     if run_dir.file_name() != Some(std::ffi::OsStr::new(&result.evidence.run_id)) {
         return Err(OutcomeError::OtherRun {
             run_dir: run_dir.to_path_buf(),
@@ -134,6 +120,32 @@ pub fn load_outcome(run_dir: &Path, key: &VerifyingKey) -> Result<Outcome, Outco
         receipt_sha256: verified.sha256,
         key_id: verified.key_id,
     })
+}
+
+/// The `result.json` of `run_dir`, once it is shown to be what `signed` (a receipt's predicate)
+/// says: with its holdouts sealed under the folder's own key it is exactly `signed`. What the
+/// receipt seals (holdout commands, drawn inputs, the holdouts' seed) can then be re-derived from
+/// it (`evo receipt verify --unseal`).
+pub fn matching_result(
+    run_dir: &Path,
+    signed: &ConfirmResult,
+) -> Result<ConfirmResult, OutcomeError> {
+    let path = run_dir.join("result.json");
+    let bytes = std::fs::read(&path).map_err(|source| OutcomeError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let result: ConfirmResult =
+        serde_json::from_slice(&bytes).map_err(|source| OutcomeError::Result { path, source })?;
+    let seal = seal_key_of(run_dir, &result)?;
+    let sealed = plain(&receipt::statement::seal_holdouts(&result, &seal));
+    if let Some(at) = first_difference(&plain(signed), &sealed, String::new()) {
+        return Err(OutcomeError::Differs {
+            run_dir: run_dir.to_path_buf(),
+            at: if at.is_empty() { "/".to_string() } else { at },
+        });
+    }
+    Ok(result)
 }
 
 /// A result as plain JSON, for a comparison that can say where two differ.

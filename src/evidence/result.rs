@@ -588,6 +588,37 @@ pub struct Evidence {
     /// `tested`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsealed_holdouts: Vec<UnsealedHoldout>,
+    /// The inputs drawn for this confirmation (rules 6): each training scenario's drawn checks
+    /// (from `seed`) and each holdout's `inputs` (from `holdout_seed`, sealed in the receipt).
+    /// `--recompute` re-derives every one from its seed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub draws: Vec<DrawnInputs>,
+}
+
+/// One assignment of drawn inputs and the commands it filled (docs/design.md §2.2.6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DrawnInputs {
+    /// The scenario the commands belong to: `<scenario>.drawn-<n>` for a drawn check, the
+    /// holdout's name for a holdout's inputs.
+    pub scenario: String,
+    pub role: Role,
+    /// Which assignment of the seed (`check::draw::values`): the draw's number from 0 for a
+    /// check, the holdout's place in its file for a holdout.
+    pub index: usize,
+    /// The declared ranges, by placeholder (empty in the receipt for a holdout).
+    pub ranges: std::collections::BTreeMap<String, crate::spec::workload::IntRange>,
+    /// The values drawn, by placeholder (empty in the receipt for a holdout).
+    pub values: std::collections::BTreeMap<String, i64>,
+    /// Each command as declared and as filled (`{seed}` left for the step); a holdout's are
+    /// sealed in the receipt.
+    pub commands: Vec<FilledCommand>,
+}
+
+/// A command before and after its drawn placeholders were filled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FilledCommand {
+    pub template: String,
+    pub filled: String,
 }
 
 /// A holdout named where a candidate or an agent can read it.

@@ -4,12 +4,13 @@
 //! in the local run folder. So everything a holdout is run by or produced is replaced in the
 //! receipt: its commands (by [`SEALED`]); its working directory, the stdout digests and stderr
 //! tails of its runs and check steps, the digests, summary and diff of its differential check, a
-//! sanitizer report on its check and the holdouts' own seed (by [`seal_text`]: the marker and
-//! `HMAC-SHA256` of the original under the run's [`SealKey`], which only the run folder holds, so
-//! a guess cannot be checked against the receipt, while the key holder can re-derive every sealed
-//! field from `result.json`). Its runs' byte counts become 0. A gate detail that quotes any of
-//! that, or names a holdout, is sealed whole, and the reason repeating it follows. Names, wall
-//! times, pairs and figures stay, so the verdict can still be recomputed from the receipt alone.
+//! sanitizer report on its check, its drawn inputs' commands and the holdouts' own seed (by
+//! [`seal_text`]: the marker and `HMAC-SHA256` of the original under the run's [`SealKey`],
+//! which only the run folder holds, so a guess cannot be checked against the receipt, while the
+//! key holder can re-derive every sealed field from `result.json`). Its runs' byte counts become
+//! 0, and its drawn ranges and values are left out. A gate detail that quotes any of that, or
+//! names a holdout, is sealed whole, and the reason repeating it follows. Names, wall times,
+//! pairs and figures stay, so the verdict can still be recomputed from the receipt alone.
 
 pub use super::seal_key::SealKey;
 use crate::evidence::result::{
@@ -253,6 +254,19 @@ pub fn seal_holdouts(r: &ConfirmResult, key: &SealKey) -> ConfirmResult {
         step.command = SEALED.to_string();
         seal.cwd(&mut step.cwd);
         seal.digest(&mut step.stdout_sha256, &mut quotes);
+    }
+    // A holdout's drawn inputs: ranges and values withheld, commands keyed (so the key holder
+    // matches them; the values follow from the filled commands and the seed).
+    let draws = out.evidence.draws.iter_mut();
+    for d in draws.filter(|d| d.role == Role::Holdout || holdouts.contains(&d.scenario)) {
+        d.ranges.clear();
+        d.values.clear();
+        for c in &mut d.commands {
+            quotes.command(&c.template);
+            quotes.command(&c.filled);
+            seal.text(&mut c.template);
+            seal.text(&mut c.filled);
+        }
     }
     let checks = out.evidence.differential.iter_mut();
     for d in checks.filter(|d| d.role == Role::Holdout || holdouts.contains(&d.scenario)) {

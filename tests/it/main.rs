@@ -45,6 +45,7 @@ mod machine_output;
 mod plan_files;
 mod pr_text;
 mod receipt_confirm_e2e;
+mod receipt_draws;
 mod receipt_key_lookup;
 mod receipt_synthetic;
 mod runner_real;

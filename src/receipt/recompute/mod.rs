@@ -6,6 +6,7 @@
 //! are taken as recorded; everything measured is recomputed, and the `timed output` and
 //! `leftover processes` gates are checked against the flags of the recorded runs.
 
+mod draws;
 mod plans;
 
 use serde::Serialize;
@@ -497,6 +498,7 @@ pub fn recompute(r: &ConfirmResult) -> Vec<Difference> {
     }
     check_leftover_gate(r, &mut out);
     recompute_config_lane(r, &mut out);
+    draws::check_draws(r, &mut out);
     let d = verdict::decide_result(&r.evidence, &scenarios);
     out.extend(diff_serialized("tier", &r.tier, &d.tier));
     out.extend(diff_serialized("verdict", &r.verdict, &d.verdict));

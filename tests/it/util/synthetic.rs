@@ -310,6 +310,7 @@ pub fn evidence(scenarios: Vec<ScenarioResult>, gates: Vec<Gate>) -> Evidence {
         timed_programs_unchanged: false,
         single_threaded: false,
         unsealed_holdouts: Vec::new(),
+        draws: Vec::new(),
         from_agent: false,
         read_only_inputs: Vec::new(),
     }
