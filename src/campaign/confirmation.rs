@@ -166,7 +166,7 @@ impl CampaignRun<'_> {
 
     /// When the run must end (the campaign's `max_minutes`): that long after this session
     /// began, less the search time the sessions before it journaled.
-    fn deadline(&self) -> Option<Instant> {
+    pub(super) fn deadline(&self) -> Option<Instant> {
         let minutes = self.plan.spec.max_minutes?.get();
         let before = Duration::from_secs_f64(self.search_s_before.max(0.0));
         let total = Duration::from_secs_f64(60.0 * minutes).saturating_sub(before);
@@ -177,7 +177,7 @@ impl CampaignRun<'_> {
     /// [`CHECKS_PER_CONFIRMATION`] times the median candidate check of the search, and its
     /// timed runs at screening's pace: per training scenario the warmups, A/A pairs, first look
     /// and instruction counts, per holdout the warmups and first look.
-    fn estimate_s(&self) -> f64 {
+    pub(super) fn estimate_s(&self) -> f64 {
         let c = &self.plan.spec.confirm;
         let scenarios = &self.plan.workload.scenarios;
         let training = scenarios

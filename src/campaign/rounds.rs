@@ -60,6 +60,10 @@ impl CampaignRun<'_> {
                 break;
             }
         }
+        // Screening pairs where the ranking is in doubt (fleet jobs screen on their own nodes).
+        if fleet.is_none() {
+            self.race(&mut baseline)?;
+        }
         Ok(())
     }
 

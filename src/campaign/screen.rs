@@ -16,6 +16,7 @@ use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{
     LaneStep, count_spec, fresh_inputs, scenario_template, timed_agreement,
 };
+use crate::search::racing::{self, Entrant};
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Scenario;
 use crate::stats::{self, Ratios};
@@ -48,9 +49,98 @@ impl CampaignRun<'_> {
                 }
             },
         };
-        let result = self.screen_pairs(index, &s, baseline, &t, &mut *runner);
-        let _ = std::fs::remove_dir_all(&t.root);
+        let want = self.plan.spec.search.pairs.get();
+        let result = self.screen_pairs(index, &s, baseline, &t, &mut *runner, want);
+        // Racing may come back to it: the tree stays until the race ends (`race`).
+        if self.race_cap().is_none() {
+            let _ = std::fs::remove_dir_all(&t.root);
+        }
         result
+    }
+
+    /// `search.max_pairs` when it is above `search.pairs`: screening races (§2.3.4).
+    pub(super) fn race_cap(&self) -> Option<usize> {
+        let search = &self.plan.spec.search;
+        let cap = search.max_pairs?.get();
+        (cap > search.pairs.get()).then_some(cap)
+    }
+
+    /// Racing (docs/design.md §2.3.4, `search::racing`): round after round, one more pair for
+    /// each screened candidate whose place among the top `confirm.top` is still in doubt, until
+    /// none is, each has `search.max_pairs`, or the campaign's time left is what its
+    /// confirmations need. The baseline is built only when a pair is due. Then the candidate
+    /// trees kept for it are removed.
+    pub(super) fn race(&mut self, baseline: &mut Option<Tree>) -> Result<(), PipelineError> {
+        let Some(cap) = self.race_cap() else {
+            return Ok(());
+        };
+        let places = self.plan.spec.confirm.top.get();
+        let mut announced = false;
+        loop {
+            let entrants: Vec<Entrant> = (self.state.candidates.iter())
+                .filter(|c| c.status == Status::Screened)
+                .map(|c| Entrant {
+                    index: c.index,
+                    ratios: c.pairs.iter().map(|p| p.ratio).collect(),
+                })
+                .collect();
+            let next = racing::next_pairs(&entrants, places, cap);
+            if next.is_empty() || self.out_of_racing_time(places) {
+                break;
+            }
+            if !announced {
+                self.stage("race");
+                announced = true;
+            }
+            let baseline = match baseline {
+                Some(b) => &*b,
+                None => &*baseline.insert(self.prepare_baseline()?),
+            };
+            for index in next {
+                self.screen_one_more(index, baseline)?;
+            }
+        }
+        for c in self.state.candidates.clone() {
+            if let Some(t) = self.built_tree(TreeLabel::Numbered(c.index)) {
+                let _ = std::fs::remove_dir_all(&t.root);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the campaign's deadline leaves less than `places` confirmations need.
+    fn out_of_racing_time(&self, places: usize) -> bool {
+        let Some(deadline) = self.deadline() else {
+            return false;
+        };
+        let left_s = (deadline.saturating_duration_since(std::time::Instant::now())).as_secs_f64();
+        left_s < places as f64 * self.estimate_s()
+    }
+
+    /// One more screening pair of candidate `index`, in the tree racing kept (rebuilt if lost).
+    fn screen_one_more(&mut self, index: usize, baseline: &Tree) -> Result<(), PipelineError> {
+        let Some(s) = self.training().into_iter().next() else {
+            return Err(PipelineError::internal("no training scenario"));
+        };
+        let label = TreeLabel::Numbered(index);
+        let want = self.state.candidate_mut(index).map_or(0, |c| c.pairs.len()) + 1;
+        self.candidate_stage(&format!("race {label}"), index);
+        let mut runner = self.opts.runners.runner();
+        let t = match self.built_tree(label) {
+            Some(t) => t,
+            None => {
+                let bytes = self.candidate_patch(index)?.bytes;
+                match self.rebuild_for_screening(label, &bytes, baseline, &mut *runner)? {
+                    Some(t) => t,
+                    None => {
+                        let stop =
+                            GateStop::failed(GateName::Build, "the rebuild for racing failed");
+                        return self.stop_candidate(index, stop);
+                    }
+                }
+            }
+        };
+        self.screen_pairs(index, &s, baseline, &t, &mut *runner, want)
     }
 
     /// The candidate tree the check lane left built, if it is still there.
@@ -91,6 +181,7 @@ impl CampaignRun<'_> {
         baseline: &Tree,
         t: &Tree,
         runner: &mut dyn Runner,
+        want: usize,
     ) -> Result<(), PipelineError> {
         // Fresh seeds, as in confirmation: a patch tuned to the search seed the agent saw wins
         // nothing here, and a replayed result shows as a disagreement.
@@ -105,7 +196,6 @@ impl CampaignRun<'_> {
         };
         let agree = timed_agreement(s);
         let mut draw = schedule::fresh_order_seed;
-        let want = self.plan.spec.search.pairs.get();
         let (done, warmed) = self
             .state
             .candidate_mut(index)

@@ -238,6 +238,11 @@ fn agent_timeout() -> Seconds {
 pub struct SearchSettings {
     #[serde(default = "five")]
     pub pairs: Count,
+    /// Racing (docs/design.md §2.3.4): after every candidate has its `pairs`, one more pair at a
+    /// time goes to each candidate whose place among the top `confirm.top` is still in doubt,
+    /// up to this many pairs each. Absent (or not above `pairs`): no racing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pairs: Option<Count>,
     /// `rusage` (always recorded) and optionally `callgrind`.
     #[serde(default)]
     pub counters: Vec<Counter>,
@@ -286,6 +291,7 @@ impl Default for SearchSettings {
     fn default() -> SearchSettings {
         SearchSettings {
             pairs: five(),
+            max_pairs: None,
             counters: Vec::new(),
             seed: DEFAULT_SEARCH_SEED,
             rounds: one(),

@@ -495,3 +495,67 @@ fn a_confirmation_that_cannot_end_within_the_campaigns_max_minutes_is_not_starte
     );
     assert!(!done.run_dir.join("confirmations").exists());
 }
+
+/// Racing (`search.max_pairs`, docs/design.md §2.3.4): after the first `search.pairs`, pairs go
+/// only to candidates whose place among the top `confirm.top` is in doubt. `fast` (25% faster,
+/// 1% noise) is certainly first and `slower` certainly out; the two nulls compete for the second
+/// place and get pairs up to the cap. Without the cap every candidate keeps its 5 pairs.
+#[test]
+fn racing_spends_pairs_only_where_the_ranking_is_in_doubt() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    crate::util::tiny::repo(
+        &repo,
+        &[("bench/run.sh", "#!/bin/sh\nexec ./prog \"$@\"\n")],
+    );
+    let patches: Vec<(&str, String)> = [
+        ("fast", "echo fast"),
+        ("slower", "echo slower"),
+        ("null-a", "echo slow # a"),
+        ("null-b", "echo slow # b"),
+    ]
+    .into_iter()
+    .map(|(name, new)| {
+        (
+            name,
+            patch_by_editing(&repo, &[("prog.sh", "echo slow", new)]),
+        )
+    })
+    .collect();
+    let pairs = |camp: &std::path::Path, racing: bool| {
+        write_campaign(camp, WORKLOAD, &patches, 2);
+        let file = camp.join("campaign.json");
+        if racing {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let raced = text.replace(r#""pairs": 5 }"#, r#""pairs": 5, "max_pairs": 8 }"#);
+            assert_ne!(text, raced);
+            write(&file, &raced);
+        }
+        let done = run_unsandboxed(&file);
+        let s = serde_json::to_value(&done.summary).unwrap();
+        let counted: Vec<(String, u64)> = ["fast", "slower", "null-a", "null-b"]
+            .iter()
+            .map(|n| {
+                (
+                    n.to_string(),
+                    row(&s, n)["screening_pairs"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        (
+            counted,
+            row(&s, "fast")["status"].as_str().unwrap().to_string(),
+        )
+    };
+    let (raced, fast) = pairs(&dir.path().join("raced"), true);
+    let want = |n: [u64; 4]| {
+        (["fast", "slower", "null-a", "null-b"].iter())
+            .zip(n)
+            .map(|(name, n)| (name.to_string(), n))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(raced, want([5, 5, 8, 8]));
+    assert_eq!(fast, "confirmed");
+    let (plain, _) = pairs(&dir.path().join("plain"), false);
+    assert_eq!(plain, want([5, 5, 5, 5]));
+}
