@@ -5,7 +5,8 @@
 #
 #   ./build.sh              the normal release build
 #   ./build.sh --sanitize   AddressSanitizer + overflow checks (RUSTC_BOOTSTRAP=1 on the stable
-#                           toolchain), for evo's sanitizer lane; same place, bin/tinygpt
+#                           toolchain), appended to the rustflags the tree's Cargo configuration
+#                           declares, for evo's sanitizer lane; same place, bin/tinygpt
 #
 # Extra arguments go to `cargo build`.
 #
@@ -55,12 +56,33 @@ if ((sanitize)); then
   # -Zsanitizer needs an explicit --target (so build scripts and proc macros stay uninstrumented).
   profile_args+=(--target "$host")
   export RUSTC_BOOTSTRAP=1
-  export RUSTFLAGS="-Zsanitizer=address -Coverflow-checks=on"
 else
   target_dir=$release_dir
-  unset RUSTFLAGS
 fi
-unset CARGO_BUILD_TARGET CARGO_ENCODED_RUSTFLAGS
+unset CARGO_BUILD_TARGET CARGO_ENCODED_RUSTFLAGS RUSTFLAGS
+if ((sanitize)); then
+  # The sanitized build is the release build's configuration with the sanitizer flags appended
+  # last: the rustflags the tree's Cargo configuration declares (`build.rustflags`, from every
+  # .cargo/config.toml Cargo reads for this folder) come first, so a flag or `--cfg` the
+  # candidate declares is in the sanitized binary too, and none of them can undo the two
+  # appended. Target-specific rustflags (`target.<triple>.rustflags`, `target.<cfg>.rustflags`)
+  # are refused: Cargo would use them instead of `build.rustflags` and this script does not
+  # evaluate `cfg()` keys.
+  config=$(cd "$here" && cargo -Zunstable-options config get --format json 2>/dev/null || true)
+  flags=$(printf '%s' "$config" | python3 -c '
+import json, sys
+text = sys.stdin.read().strip()
+config = json.loads(text) if text else {}
+targets = config.get("target", {})
+if any(isinstance(t, dict) and "rustflags" in t for t in targets.values()):
+    sys.exit("build.sh: the sanitizer build cannot follow target-specific rustflags; declare build.rustflags instead")
+declared = config.get("build", {}).get("rustflags", [])
+if isinstance(declared, str):
+    declared = declared.split()
+print("\x1f".join(declared + ["-Zsanitizer=address", "-Coverflow-checks=on"]), end="")
+') || exit 1
+  export CARGO_ENCODED_RUSTFLAGS=$flags
+fi
 export CARGO_TARGET_DIR=$target_dir
 mkdir -p "$target_dir" "$here/bin"
 
@@ -76,7 +98,8 @@ wrapper_override() {
   # resolve other features and run torch-sys's build script again); its environment must be the
   # release build's too, or the build script's `rerun-if-env-changed` would compile the wrapper
   # again.
-  messages=$(env -u RUSTFLAGS -u RUSTC_BOOTSTRAP CARGO_TARGET_DIR="$release_dir" \
+  messages=$(env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u RUSTC_BOOTSTRAP \
+    CARGO_TARGET_DIR="$release_dir" \
     cargo build --release --locked --message-format=json-render-diagnostics)
   out_dir=$(printf '%s\n' "$messages" | grep '"reason":"build-script-executed"' |
     grep '"package_id":"[^"]*torch-sys' | sed -n 's/.*"out_dir":"\([^"]*\)".*/\1/p' | tail -n 1)
