@@ -100,8 +100,9 @@ impl CampaignRun<'_> {
                 self.screen_one_more(index, baseline)?;
             }
         }
-        for c in self.state.candidates.clone() {
-            if let Some(t) = self.built_tree(TreeLabel::Numbered(c.index)) {
+        let indices: Vec<usize> = self.state.candidates.iter().map(|c| c.index).collect();
+        for index in indices {
+            if let Some(t) = self.built_tree(TreeLabel::Numbered(index)) {
                 let _ = std::fs::remove_dir_all(&t.root);
             }
         }

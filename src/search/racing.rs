@@ -15,11 +15,6 @@
 
 use crate::stats::{self, Ratios};
 
-/// Two-sided 95% normal quantile: how sure the race is before it stops spending on a candidate.
-const Z: f64 = 1.96;
-/// √(π/2): the standard error of a median relative to that of a mean, for normal noise.
-const MEDIAN_EFFICIENCY: f64 = 1.2533;
-
 /// One screened candidate: its index and the ratios of its screening pairs so far.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entrant {
@@ -47,17 +42,13 @@ pub struct Race {
     pub intervals: Vec<(usize, f64, f64)>,
 }
 
-fn median(values: &[f64]) -> f64 {
-    stats::plain_median(values)
-}
-
 /// The per-pair noise of the screening: 1.4826 × MAD of every log-ratio from its own
 /// candidate's median. `None` with fewer than three deviations to pool, or when they are all 0.
 pub fn pooled_sigma(entrants: &[Entrant]) -> Option<f64> {
     let mut deviations = Vec::new();
     for e in entrants.iter().filter(|e| e.ratios.len() >= 2) {
         let logs: Vec<f64> = e.ratios.iter().map(|r| r.ln()).collect();
-        let centre = median(&logs);
+        let centre = stats::plain_median(&logs);
         deviations.extend(logs.iter().map(|x| x - centre));
     }
     if deviations.len() < 3 {
@@ -80,8 +71,10 @@ impl Race {
                 if logs.is_empty() {
                     return (e.index, f64::NEG_INFINITY, f64::INFINITY);
                 }
-                let centre = median(&logs);
-                let half = Z * MEDIAN_EFFICIENCY * sigma / (logs.len() as f64).sqrt();
+                let centre = stats::plain_median(&logs);
+                // The noise floor of n pairs is `exp(1.96 · 1.2533 · σ / √n) − 1`: its log is
+                // the interval's half-width.
+                let half = stats::noise_floor(sigma, logs.len()).ln_1p();
                 (e.index, centre - half, centre + half)
             })
             .collect();
