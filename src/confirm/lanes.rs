@@ -349,10 +349,24 @@ impl<'a> Run<'a> {
         let tools = match &san.flags {
             None => None,
             Some(flags) => {
+                // The candidate tree's copies of the files the patch changes: code of theirs that
+                // compiles differently under the flags is refused (the baseline's never is).
+                let root = ct.root.canonicalize().unwrap_or_else(|_| ct.root.clone());
+                let changed: Vec<std::path::PathBuf> = (tree::inspect_patch(&self.plan.patch))
+                    .map(|s| {
+                        (s.files.iter())
+                            .flat_map(|f| f.paths())
+                            .map(|p| root.join(p))
+                            .collect()
+                    })
+                    .map_err(|e| {
+                        PipelineError::internal_while("the patch read once but not twice", e)
+                    })?;
                 let dir = crate::pipeline::compilers::write(
                     &self.work.join("sanitizer-compilers"),
                     &self.sandbox.search_path(),
                     flags,
+                    &changed,
                 )
                 .map_err(super::io_err("cannot write the sanitizer lane's compilers"))?;
                 for (var, name) in [("CC", "cc"), ("CXX", "c++")] {

@@ -12,7 +12,9 @@
 //! pragma, or a definition hooking the sanitizer runtime's reports or options. A flag that
 //! exempts files from instrumentation (`-fsanitize-ignorelist=`, `-fsanitize-blacklist=`) is
 //! refused too. The build then fails with the script's message, and so does the `sanitizers`
-//! gate.
+//! gate. The candidate's scripts also refuse a compile whose preprocessed text differs with and
+//! without the flags in a file the patch changes: code that takes another path where a sanitizer
+//! is compiled in would leave what is timed unchecked.
 //!
 //! What this does not stop: a build that calls a compiler by its absolute path, or one of the
 //! compiler's own programs, bypasses the scripts (docs/design.md §2.2.7 says what is checked
@@ -40,14 +42,20 @@ fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// The script standing in for the compiler at `real`, appending `flags`.
-pub fn script(real: &Path, flags: &str) -> String {
+/// The script standing in for the compiler at `real`, appending `flags`; a compile whose
+/// preprocessed text differs under `flags` in one of the `changed` files (absolute paths, symlinks
+/// resolved) is refused.
+pub fn script(real: &Path, flags: &str, changed: &[PathBuf]) -> String {
+    let changed: Vec<String> = changed.iter().map(|p| p.display().to_string()).collect();
     format!(
         r#"#!/bin/sh
 # evo's sanitizer lane: {real} with the sanitizer flags appended, after a search of each
 # source's preprocessed text for anything that turns instrumentation off.
 real={real_q}
 flags={flags_q}
+nl='
+'
+changed={changed_q}
 for a do
   case $a in
     -fsanitize-ignorelist=*|-fsanitize-blacklist=*)
@@ -72,10 +80,33 @@ scan() {{
   [ "$source" = 1 ] || return 0
   # shellcheck disable=SC2086
   found=$("$real" -E "$@" $flags 2>/dev/null | grep -E {pattern} | head -n 3)
-  [ -z "$found" ] && return 0
-  echo "evo sanitizer lane: refused: the preprocessed source turns instrumentation off:" >&2
-  echo "$found" >&2
-  return 1
+  if [ -n "$found" ]; then
+    echo "evo sanitizer lane: refused: the preprocessed source turns instrumentation off:" >&2
+    echo "$found" >&2
+    return 1
+  fi
+  [ -n "$changed" ] || return 0
+  # Each line of the compiler's view, after the file it comes from (its line markers); blank
+  # lines and markers left out, so only text that differs counts.
+  tag='/^# [0-9]+ "/ {{ f = $3; gsub(/"/, "", f); next }} /^[[:space:]]*$/ {{ next }} {{ print f "\t" $0 }}'
+  t=$(mktemp -d) || {{ echo "evo sanitizer lane: refused: no temporary folder" >&2; return 1; }}
+  "$real" -E "$@" 2>/dev/null | awk "$tag" > "$t/plain"
+  # shellcheck disable=SC2086
+  "$real" -E "$@" $flags 2>/dev/null | awk "$tag" > "$t/sanitized"
+  diff "$t/plain" "$t/sanitized" | sed -n 's/^[<>] //p' > "$t/differ"
+  hit=
+  for f in $(cut -f1 "$t/differ" | sort -u); do
+    r=$(realpath -m -- "$f")
+    case "$nl$changed$nl" in *"$nl$r$nl"*) hit="$hit $f";; esac
+  done
+  if [ -n "$hit" ]; then
+    echo "evo sanitizer lane: refused: a file the patch changes compiles to other code under the sanitizer flags ($hit):" >&2
+    head -n 6 "$t/differ" >&2
+    rm -rf "$t"
+    return 1
+  fi
+  rm -rf "$t"
+  return 0
 }}
 scan "$@" || exit {REFUSED}
 # shellcheck disable=SC2086
@@ -84,13 +115,14 @@ exec "$real" "$@" $flags
         real = real.display(),
         real_q = quote(&real.display().to_string()),
         flags_q = quote(flags),
+        changed_q = quote(&changed.join("\n")),
         pattern = quote(OPT_OUTS),
     )
 }
 
 /// Writes a script for each of [`NAMES`] found on `path` (a `PATH` value) into `dir` (created
-/// anew), and returns the folder; a name found nowhere is left out.
-pub fn write(dir: &Path, path: &str, flags: &str) -> std::io::Result<PathBuf> {
+/// anew), and returns the folder; a name found nowhere is left out. `changed` as for [`script`].
+pub fn write(dir: &Path, path: &str, flags: &str, changed: &[PathBuf]) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir)?;
@@ -102,7 +134,7 @@ pub fn write(dir: &Path, path: &str, flags: &str) -> std::io::Result<PathBuf> {
             continue;
         };
         let file = dir.join(name);
-        std::fs::write(&file, script(&real, flags))?;
+        std::fs::write(&file, script(&real, flags, changed))?;
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755))?;
     }
     Ok(dir.to_path_buf())
@@ -115,9 +147,16 @@ mod tests {
 
     /// The scripts for this machine's compilers (the suite needs a C compiler, README).
     fn tools(flags: &str) -> (tempfile::TempDir, PathBuf) {
+        tools_changing(flags, &[])
+    }
+
+    /// As [`tools`], with the patch changing `changed` (file names in the returned folder).
+    fn tools_changing(flags: &str, changed: &[&str]) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let changed: Vec<PathBuf> = changed.iter().map(|c| root.join(c)).collect();
         let path = std::env::var("PATH").unwrap();
-        let tools = write(&dir.path().join("bin"), &path, flags).unwrap();
+        let tools = write(&dir.path().join("bin"), &path, flags, &changed).unwrap();
         assert!(tools.join("cc").is_file(), "no `cc` on the PATH");
         (dir, tools)
     }
@@ -182,5 +221,62 @@ mod tests {
         );
         assert!(out.status.success(), "{out:?}");
         assert!(dir.path().join("a.o").is_file() && dir.path().join("a.d").is_file());
+    }
+
+    /// The attack: code of the patch's that takes another path where a sanitizer is compiled in
+    /// (a macro the sanitizer flags define, however spelled), so the sanitized binary never runs
+    /// what is timed. With the comparison switched off (no changed files), every one compiles.
+    #[test]
+    fn a_changed_file_that_compiles_otherwise_under_the_sanitizer_is_refused() {
+        let sources = [
+            "int f(int x) {\n#ifdef __SANITIZE_ADDRESS__\n return x;\n#else\n return x * 2;\n#endif\n}\n",
+            "#define S(a) __SANITIZE_##a##__\n#if defined(__SANITIZE_ADDRESS__)\n#define FAST 0\n#else\n#define FAST 1\n#endif\nint f(int x) { return FAST ? x * 2 : x; }\n",
+            "#include \"k.h\"\nint f(int x) { return K * x; }\n",
+        ];
+        let header = "#ifdef __SANITIZE_ADDRESS__\n#define K 1\n#else\n#define K 2\n#endif\n";
+        let flags = "-fsanitize=address";
+        for (changed, off) in [(&["a.c", "k.h"][..], false), (&[][..], true)] {
+            let (dir, tools) = tools_changing(flags, changed);
+            std::fs::write(dir.path().join("k.h"), header).unwrap();
+            for source in sources {
+                let out = compile(
+                    &tools,
+                    dir.path(),
+                    source,
+                    &["-O2", "-c", "-o", "a.o", "a.c"],
+                );
+                if off {
+                    assert!(out.status.success(), "{source}\n{out:?}");
+                    continue;
+                }
+                assert_eq!(out.status.code(), Some(REFUSED), "{source}\n{out:?}");
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(
+                    err.contains("compiles to other code under the sanitizer"),
+                    "{err}"
+                );
+            }
+        }
+        // A changed file the flags leave alone compiles; one that takes the difference from a
+        // header the patch leaves alone is still refused (the text that differs is its own).
+        let (dir, tools) = tools_changing(flags, &["a.c"]);
+        std::fs::write(dir.path().join("k.h"), header).unwrap();
+        let out = compile(
+            &tools,
+            dir.path(),
+            "int f(int x) { return x + 1; }\n",
+            &["-c", "a.c"],
+        );
+        assert!(out.status.success(), "{out:?}");
+        let out = compile(&tools, dir.path(), sources[2], &["-c", "a.c"]);
+        assert_eq!(out.status.code(), Some(REFUSED), "{out:?}");
+        // A file the patch leaves alone compiles, whatever differs in it.
+        std::fs::write(dir.path().join("b.c"), sources[2]).unwrap();
+        let out = Command::new(tools.join("cc"))
+            .args(["-c", "b.c"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
     }
 }

@@ -504,6 +504,45 @@ static unsigned long work(";
     assert!(detail.contains("no_sanitize"), "{g:#}");
 }
 
+/// Code that takes another path where a sanitizer is compiled in: the undefined behaviour is
+/// compiled only where `__SANITIZE_ADDRESS__` is not defined (its name split by a line
+/// continuation, so no line of the patch shows it to the lane-probes gate). The sanitized build
+/// compares each compile's preprocessed text with and without the flags and refuses a file of
+/// the patch's that differs. Defence off (no comparison): the sanitized binary never runs the
+/// overflow, the gate passes, which the assertions catch.
+#[test]
+fn code_that_compiles_otherwise_under_the_sanitizer_fails_the_sanitized_build() {
+    let f = Fixture::new(&flags_workload(), CAMPAIGN, &[]);
+    let ub = "#if !defined(__SANI\\
+TIZE_ADDRESS__)
+    {
+        volatile int big = 2147483647;
+        int wrapped = big + (int)(n % 7) + 1;
+        if (wrapped == 42) total++;
+    }
+#endif
+    return total;";
+    let patch = f.patch(
+        "unsanitized_path.patch",
+        &[("prog.c", "    return total;", ub)],
+    );
+    let (out, r) = f.confirm(&patch);
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    assert_eq!(
+        gate(&r, "lane probes")["status"],
+        "passed",
+        "{}",
+        text(&out)
+    );
+    let g = gate(&r, "sanitizers");
+    assert_eq!(g["status"], "failed", "{}", text(&out));
+    let detail = g["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("compiles to other code under the sanitizer"),
+        "{g:#}"
+    );
+}
+
 /// Replay within a run: a timed command that repeats the same unit of work, each pass printing
 /// the same line (the harness runs the benchmark twice on one seed), lets a candidate skip the
 /// second pass whose inputs equal the first's. evo sees the repeat in the baseline's timed
