@@ -423,6 +423,15 @@ fn an_unsealed_holdout_caps_the_tier_and_a_second_core_rejects_on_the_result_alo
     assert_eq!(decide_result(&e, &e.scenarios).verdict, Verdict::Accepted);
 }
 
+/// A signed overflow in the cpairs loop, closing the `#if` a patch opens before it.
+const OVERFLOW: &str = "    {
+        volatile int big = 2147483647;
+        int wrapped = big + (int)(n % 7) + 1;
+        if (wrapped == 42) total++;
+    }
+#endif
+    return total;";
+
 /// The workload with its sanitized build made by the project's own `make` through evo's
 /// compilers (`sanitize.flags`), the Makefile a configuration file candidates may edit.
 fn flags_workload() -> String {
@@ -440,18 +449,11 @@ fn flags_workload() -> String {
 #[test]
 fn undefined_behaviour_behind_the_candidate_s_own_build_flags_fails_the_sanitizer_lane() {
     let f = Fixture::new(&flags_workload(), CAMPAIGN, &[]);
-    let ub = "#ifdef FAST
-    {
-        volatile int big = 2147483647;
-        int wrapped = big + (int)(n % 7) + 1;
-        if (wrapped == 42) total++;
-    }
-#endif
-    return total;";
+    let ub = format!("#ifdef FAST\n{OVERFLOW}");
     let patch = f.patch(
         "flag_ub.patch",
         &[
-            ("prog.c", "    return total;", ub),
+            ("prog.c", "    return total;", ub.as_str()),
             (
                 "Makefile",
                 "cc -O2 -o prog prog.c",
@@ -513,18 +515,10 @@ static unsigned long work(";
 #[test]
 fn code_that_compiles_otherwise_under_the_sanitizer_fails_the_sanitized_build() {
     let f = Fixture::new(&flags_workload(), CAMPAIGN, &[]);
-    let ub = "#if !defined(__SANI\\
-TIZE_ADDRESS__)
-    {
-        volatile int big = 2147483647;
-        int wrapped = big + (int)(n % 7) + 1;
-        if (wrapped == 42) total++;
-    }
-#endif
-    return total;";
+    let ub = format!("#if !defined(__SANI\\\nTIZE_ADDRESS__)\n{OVERFLOW}");
     let patch = f.patch(
         "unsanitized_path.patch",
-        &[("prog.c", "    return total;", ub)],
+        &[("prog.c", "    return total;", ub.as_str())],
     );
     let (out, r) = f.confirm(&patch);
     assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
