@@ -395,10 +395,52 @@ impl<'a> Run<'a> {
         let gate = (GateName::Sanitizers, "the sanitizer build");
         let built = lane::build(&mut sides, rules, &step, gate);
         step!(self.settle(built));
+        if let Some(flags) = &san.flags {
+            let wanted = crate::pipeline::instrumented::sanitizers(flags);
+            step!(self.settle(self.sanitized_artifacts_instrumented(&pair, &wanted)));
+        }
         Ok(Step::Go(Some(SanitizedTrees {
             baseline: bt,
             candidate: ct,
         })))
+    }
+
+    /// Every artifact of the workload's build, as the sanitized build of each tree made it, must
+    /// be compiled with the sanitizers `wanted` throughout (`pipeline::instrumented`): a build
+    /// that went around evo's compilers fails the candidate's gate, or the baseline.
+    fn sanitized_artifacts_instrumented(
+        &self,
+        trees: &[(TreeLabel, &Tree)],
+        wanted: &[String],
+    ) -> Result<Result<(), GateStop>, PipelineError> {
+        let build = &self.plan.campaign.workload.build;
+        for artifact in &build.artifacts {
+            for (label, t) in trees {
+                let path = t
+                    .root
+                    .join(build.cwd.as_deref().unwrap_or("."))
+                    .join(artifact);
+                let Ok(bytes) = std::fs::read(&path) else {
+                    continue;
+                };
+                let found = crate::pipeline::instrumented::uninstrumented(&bytes, wanted);
+                if found.is_empty() {
+                    continue;
+                }
+                let detail = format!(
+                    "the sanitized build's `{artifact}` holds code compiled without the \
+                     sanitizer flags ({}), which evo's compilers append to every compile: the \
+                     build went around them\n{}",
+                    wanted.join(","),
+                    found.join("\n")
+                );
+                if label.holds_baseline() {
+                    return Err(PipelineError::Baseline(detail));
+                }
+                return Ok(Err(GateStop::failed(GateName::Sanitizers, detail)));
+            }
+        }
+        Ok(Ok(()))
     }
 
     /// The checks on the built trees: tests, the differential, the sanitizer lane; hands the

@@ -114,7 +114,7 @@ exec "$real" "$@" $flags
 "#,
         real = real.display(),
         real_q = quote(&real.display().to_string()),
-        flags_q = quote(flags),
+        flags_q = quote(&format!("{flags} {}", super::instrumented::RECORD_FLAGS)),
         changed_q = quote(&changed.join("\n")),
         pattern = quote(OPT_OUTS),
     )

@@ -8,6 +8,7 @@
 pub(crate) mod checks;
 pub mod compilers;
 pub mod error;
+pub mod instrumented;
 pub(crate) mod lane;
 pub(crate) mod patch_gates;
 pub mod rundir;

@@ -537,6 +537,41 @@ fn code_that_compiles_otherwise_under_the_sanitizer_fails_the_sanitized_build() 
     );
 }
 
+/// A build that goes around evo's compilers: the Makefile calls the compiler by its absolute
+/// path, so nothing is appended, and the sanitized binary is built without instrumentation while
+/// its overflow runs on every input. The artifact's debug information says how each function was
+/// compiled, and none of its own was. Defence off (no reading of the artifact): no sanitizer runs, the
+/// gate passes, which the assertions catch.
+#[test]
+fn a_build_that_calls_the_compiler_by_its_absolute_path_fails_the_sanitizer_lane() {
+    let f = Fixture::new(&flags_workload(), CAMPAIGN, &[]);
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v cc"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let real = std::fs::canonicalize(real.trim()).unwrap();
+    let ub = format!("#if 1\n{OVERFLOW}");
+    let around = format!("{} -O2 -o prog prog.c", real.display());
+    let patch = f.patch(
+        "around.patch",
+        &[
+            ("prog.c", "    return total;", ub.as_str()),
+            ("Makefile", "cc -O2 -o prog prog.c", around.as_str()),
+        ],
+    );
+    let (out, r) = f.confirm(&patch);
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    let g = gate(&r, "sanitizers");
+    assert_eq!(g["status"], "failed", "{}", text(&out));
+    let detail = g["detail"].as_str().unwrap();
+    assert!(detail.contains("went around them"), "{g:#}");
+    assert!(detail.contains("`main`"), "{g:#}");
+}
+
 /// Replay within a run: a timed command that repeats the same unit of work, each pass printing
 /// the same line (the harness runs the benchmark twice on one seed), lets a candidate skip the
 /// second pass whose inputs equal the first's. evo sees the repeat in the baseline's timed
