@@ -186,8 +186,11 @@ fn an_agent_candidate_is_collected_screened_and_confirmed() {
         !brief.contains("sealed"),
         "the agent saw a holdout: {brief}"
     );
+    // A real speedup is never rejected; a loaded machine can leave its confirmation
+    // inconclusive, and then nothing is accepted.
     if agent["status"] == "inconclusive" {
-        return; // a biased A/A check by chance (~1%): nothing is accepted, nothing wrong
+        assert!(s["accepted"].is_null(), "{s:#}");
+        return;
     }
     assert_eq!(agent["status"], "confirmed", "{}\n{s:#}", text(&out));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

@@ -160,16 +160,17 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
     let (out, result) = fx.confirm(&patch);
     let r = result.unwrap_or_else(|| panic!("no result.json\n{}", text(&out)));
     let training = &r["scenarios"][0]["training"];
-    if util::inconclusive_by_chance(&r, &out) {
-        return;
+    let verdict = util::real_verdict(&r, &out, &["accepted", "inconclusive"]);
+    if verdict == "accepted" {
+        assert_eq!(r["tier"], "tested", "{:#}", r["reasons"]);
+        assert_eq!(training["ci95"]["k"], 2);
+        assert_eq!(r["scenarios"][1]["holdout"]["verdict"], "no_regression");
+    } else {
+        assert_ne!(r["tier"], "tested", "{:#}", r["reasons"]);
     }
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["verdict"], "accepted");
-    assert_eq!(r["tier"], "tested", "{:#}", r["reasons"]);
     assert_eq!(r["baseline_sha"], fx.sha.as_str());
     assert_eq!(r["patch"]["applier"], "libgit2");
     assert!(training["median"].as_f64().unwrap() > 3.0, "{training:#}");
-    assert_eq!(training["ci95"]["k"], 2);
     // The comparison pairs ran in a balanced random order: each block of two holds both orders.
     assert!(
         r["scenarios"][0]["order_seed"].is_u64(),
@@ -183,7 +184,6 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
         .map(|p| p["order"].as_str().unwrap())
         .collect();
     assert!(orders.chunks_exact(2).all(|b| b[0] != b[1]), "{orders:?}");
-    assert_eq!(r["scenarios"][1]["holdout"]["verdict"], "no_regression");
     assert_eq!(r["sanitizer_lane_ran"], true);
     for name in [
         "patch safety",
@@ -561,9 +561,13 @@ fn no_real_gain_in_wall_time_is_rejected_without_counting_its_instructions() {
     );
     let (out, result) = fx.confirm(&patch);
     let r = result.unwrap_or_else(|| panic!("no result\n{}", text(&out)));
+    // Load can bias the A/A check (inconclusive) but never make the null a gain; which verdicts
+    // spare the count is `evidence::verdict::counts_cannot_matter`'s unit tests.
+    if util::real_verdict(&r, &out, &["rejected", "inconclusive"]) == "inconclusive" {
+        return;
+    }
     let gate = &r["scenarios"][0]["training"]["training_gate"];
     assert_eq!(gate["no_real_gain"], true, "{gate}\n{}", text(&out));
-    assert_eq!(r["verdict"], "rejected", "{}", text(&out));
     let lane = &r["scenarios"][0]["instructions"];
     assert!(lane["baseline"].is_null(), "{lane}\n{}", text(&out));
     let note = (lane["note"].as_str()).unwrap_or_else(|| panic!("{lane}\n{}", text(&out)));

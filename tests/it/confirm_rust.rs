@@ -83,12 +83,10 @@ fn confirm(edits: &[(&str, &str, &str)]) -> (std::process::Output, Value) {
 fn a_rust_speedup_is_accepted_through_cargo_builds() {
     let (out, r) = confirm(&[CACHE, ("src/main.rs", TOTAL, MEMO)]);
     let training = &r["scenarios"][0]["training"];
-    if util::inconclusive_by_chance(&r, &out) {
-        return;
+    if util::real_verdict(&r, &out, &["accepted", "inconclusive"]) == "accepted" {
+        assert_eq!(r["tier"], "measured");
     }
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["tier"], "measured");
-    assert!(training["median"].as_f64().unwrap() > 3.0);
+    assert!(training["median"].as_f64().unwrap() > 3.0, "{training:#}");
     assert_eq!(r["sanitizer_lane_ran"], true);
     assert!(
         r["reasons"][0]

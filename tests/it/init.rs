@@ -146,10 +146,7 @@ fn a_make_project_confirms_a_real_speedup_with_the_files_as_written() {
     let runs = repo.join(".evo/receipts");
     let (_, r) = util::first_result(&repo.join(".evo"))
         .unwrap_or_else(|| panic!("no result.json under {}\n{}", runs.display(), text(&out)));
-    if util::inconclusive_by_chance(&r, &out) {
-        return;
-    }
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    util::real_verdict(&r, &out, &["accepted", "inconclusive"]);
     assert_eq!(r["baseline_sha"], sha.as_str());
     for gate in r["gates"].as_array().unwrap() {
         assert_ne!(gate["status"], "failed", "{gate:#}");
@@ -234,10 +231,7 @@ fn a_cmake_project_confirms_a_real_speedup_with_the_files_as_written() {
     for gate in r["gates"].as_array().unwrap() {
         assert_ne!(gate["status"], "failed", "{gate:#}\n{}", text(&out));
     }
-    if util::inconclusive_by_chance(&r, &out) {
-        return;
-    }
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    util::real_verdict(&r, &out, &["accepted", "inconclusive"]);
     let median = r["scenarios"][0]["training"]["median"].as_f64().unwrap();
     assert!(median > 2.0, "16 steps became 1: median {median}");
 }
