@@ -252,6 +252,11 @@ fn share(x: usize, n: usize) -> String {
 /// The simulated calibration: noise models through the real decision, no processes.
 fn simulated_main() {
     let reps = env_number("EVO_CALIB_SIM_REPS", 2000.0).max(1.0) as usize;
+    // `EVO_CALIB_TABLES=plans`: only the plans against the runs.
+    if std::env::var("EVO_CALIB_TABLES").is_ok_and(|t| t == "plans") {
+        plans_against_runs(reps);
+        return;
+    }
     let caps: Vec<usize> = std::env::var("EVO_CALIB_MAX_PAIRS")
         .unwrap_or_else(|_| "9,60,200".to_string())
         .split(',')
@@ -356,7 +361,55 @@ fn simulated_main() {
             }
         }
     }
+    plans_against_runs(reps);
     eprintln!("done in {:.0} s", started.elapsed().as_secs_f64());
+}
+
+/// What the plan says before the first comparison pair, against what the runs then did: the
+/// pairs by which a null is ruled out 80% of the time (a cap high enough not to cut it short),
+/// and the gain the cap accepts 80% of the time (simulated at that gain).
+fn plans_against_runs(reps: usize) {
+    let reps = reps.min(500);
+    println!(
+        "\nPlans against runs (first look 9 pairs, 11 A/A pairs, minimum effect 1%), {reps} \
+         repetitions per row. A null's plan: the pairs by which it is ruled out 80% of the time, \
+         median (10th–90th percentile) over the runs' own A/A pairs, stated at σ (rules 7) and at \
+         σ's upper 80% bound (the σ rules 6 planned at); realised: the share of runs ruled out by their own plan's \
+         pairs, and the 80th percentile of the pairs run (a run the cap stops counts as the \
+         cap). A gain's plan: the gain the cap accepts 80% of the time (median over runs), and \
+         the share accepted when the true gain is the plan's at σ:\n"
+    );
+    println!(
+        "| noise model | cap | null: planned at σ | planned at σ upper | ruled out by the plan \
+         at σ | realised 80th percentile | gain at cap 60: planned at σ (at σ upper) | accepted \
+         at that gain (95% CI) |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let settings = |max_pairs| sim::SimSettings {
+        pairs: 9,
+        max_pairs,
+        aa_pairs: 11,
+        min_effect: 0.01,
+    };
+    for (m, model) in sim::MODELS.iter().enumerate() {
+        let cap = 2000;
+        let null = sim::run(model.noise, 0.0, &settings(cap), reps, 4000 + m as u64);
+        let (lo, _) = null.planned_null_quantile(0.1);
+        let (mid, mid_upper) = null.planned_null_quantile(0.5);
+        let (hi, _) = null.planned_null_quantile(0.9);
+        let sixty = sim::run(model.noise, 0.0, &settings(60), reps, 4100 + m as u64);
+        let (gain, gain_upper) = sixty.planned_gain_median();
+        let power = sim::run(model.noise, gain, &settings(60), reps, 4200 + m as u64);
+        println!(
+            "| {} | {cap} | {mid} ({lo}–{hi}) | {mid_upper} | {} | {} | {:.1}% ({:.1}%) | {} |",
+            model.name,
+            share(null.null_by_planned, null.reps),
+            null.pairs_quantile(0.8),
+            100.0 * gain,
+            100.0 * gain_upper,
+            pct_with_interval(power.accepted, power.reps)
+        );
+    }
 }
 
 fn main() {

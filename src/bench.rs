@@ -118,6 +118,12 @@ pub fn run_bench(
             needed_s: design.resolution.null_pairs as f64 * design.seconds_per_pair,
             resolves_gain: Some(design.resolution.gain),
             min_effect: Some(s.min_effect),
+            ranges: Some(schedule::PlanRanges {
+                sigma: design.sigma_range,
+                needed: design.resolution_range.map(|r| r.null_pairs),
+                gain: design.resolution_range.map(|r| r.gain),
+                aa_pairs: aa_pairs.len(),
+            }),
         },
         order.order_of(0).arms()[0],
     ));

@@ -354,6 +354,7 @@ mod tests {
             needed_s: 55.0,
             resolves_gain: None,
             min_effect: None,
+            ranges: None,
         };
         live.run(run_event(Some(plan)));
         live.campaign(CampaignEvent::Run(run_event(None)));

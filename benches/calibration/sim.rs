@@ -8,7 +8,7 @@
 //! thing.
 //! Nothing here prints.
 
-use evo::stats::{self, BenchVerdict, CapSettings, Ratios};
+use evo::stats::{self, BenchVerdict, CapSettings, Ratios, Resolution};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{Beta, ContinuousCDF};
@@ -87,6 +87,10 @@ pub struct Outcome {
     /// What a fixed-n test at the cap would have said of the first `cap` pairs drawn (the rule
     /// of looking once): A/A valid, CI95 lower bound above 1, median at least `1 + min_effect`.
     pub fixed_n_accepts: bool,
+    /// What the plan said before the first comparison pair, from this run's A/A pairs: at σ (as
+    /// evo states it) and at σ's upper 80% bound (as rules 6 and before did).
+    pub plan: Resolution,
+    pub plan_upper: Resolution,
 }
 
 fn standard_normal(rng: &mut ChaCha8Rng) -> f64 {
@@ -149,11 +153,15 @@ pub fn simulate_once(noise: Noise, effect: f64, s: &SimSettings, rng: &mut ChaCh
     let fixed_n_accepts = aa_valid
         && stats::ci95(&full).is_some_and(|ci| ci.lower > 1.0)
         && stats::median(&full) >= 1.0 + s.min_effect;
+    let sigma = stats::noise_sigma(&aa);
+    let plan_at = |sigma| stats::sequential::resolution(s.pairs, cap, sigma, s.min_effect);
     Outcome {
         verdict: c.verdict,
         pairs: stop.pairs,
         resolved: c.gate.resolved,
         fixed_n_accepts,
+        plan: plan_at(sigma),
+        plan_upper: plan_at(stats::sequential::sigma_upper(sigma, s.aa_pairs)),
     }
 }
 
@@ -168,6 +176,10 @@ pub struct Tally {
     pub resolved: usize,
     pub fixed_n_accepted: usize,
     pub pairs: Vec<usize>,
+    /// Each run's plan (at σ, at σ's upper bound), and whether it was ruled a null ("no real
+    /// gain") by the pairs its plan at σ said.
+    pub plans: Vec<(Resolution, Resolution)>,
+    pub null_by_planned: usize,
 }
 
 impl Tally {
@@ -182,6 +194,31 @@ impl Tally {
         self.resolved += usize::from(o.resolved);
         self.fixed_n_accepted += usize::from(o.fixed_n_accepts);
         self.pairs.push(o.pairs);
+        self.plans.push((o.plan, o.plan_upper));
+        self.null_by_planned +=
+            usize::from(o.verdict == BenchVerdict::NoRealGain && o.pairs <= o.plan.null_pairs);
+    }
+
+    /// The `q` quantile (0–1) of the pair counts run.
+    pub fn pairs_quantile(&self, q: f64) -> usize {
+        quantile(&self.pairs, q)
+    }
+
+    /// The `q` quantile of the plans' null pairs: at σ, and at σ's upper bound.
+    pub fn planned_null_quantile(&self, q: f64) -> (usize, usize) {
+        let at: Vec<usize> = self.plans.iter().map(|p| p.0.null_pairs).collect();
+        let upper: Vec<usize> = self.plans.iter().map(|p| p.1.null_pairs).collect();
+        (quantile(&at, q), quantile(&upper, q))
+    }
+
+    /// The median of the plans' resolved gain: at σ, and at σ's upper bound.
+    pub fn planned_gain_median(&self) -> (f64, f64) {
+        let mut at: Vec<f64> = self.plans.iter().map(|p| p.0.gain).collect();
+        let mut upper: Vec<f64> = self.plans.iter().map(|p| p.1.gain).collect();
+        at.sort_by(f64::total_cmp);
+        upper.sort_by(f64::total_cmp);
+        let mid = |v: &[f64]| v.get(v.len() / 2).copied().unwrap_or(f64::NAN);
+        (mid(&at), mid(&upper))
     }
 
     /// Median of the pair counts run.
@@ -302,4 +339,12 @@ pub fn run_holdout(
         t.caps.push(cap);
     }
     t
+}
+
+/// The `q` quantile (0–1, nearest rank) of `values`; 0 when empty.
+fn quantile(values: &[usize], q: f64) -> usize {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    let at = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len().max(1)) - 1;
+    v.get(at).copied().unwrap_or(0)
 }

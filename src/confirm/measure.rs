@@ -526,6 +526,7 @@ fn holdout_announcement(plan: &HoldoutPlan, warmups: &[WarmupRun]) -> PairsPlann
         needed_s: plan.needed as f64 * per_pair,
         resolves_gain: None,
         min_effect: None,
+        ranges: None,
     }
 }
 

@@ -126,17 +126,29 @@ pub struct PlanRecord {
     /// How a confirmation's budget was split to give `budget_s` (docs/design.md §3.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_split: Option<super::budget::BudgetSplit>,
-    /// Pairs by which a true null is ruled out at the minimum effect 80% of the time, at the
-    /// upper bound on the A/A noise (`sigma_upper`; normal approximation).
+    /// Pairs by which a true null is ruled out at the minimum effect 80% of the time, at the A/A
+    /// noise's estimate σ (normal approximation; under rules 6 and before, at `sigma_upper`).
     pub needed: usize,
+    /// `needed` at the ends of `sigma_range`: what the A/A pairs' own uncertainty allows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needed_range: Option<[usize; 2]>,
     /// The cap: `max(pairs, max_pairs)` within the budget (`stats::training_cap`).
     pub planned: usize,
-    /// The true gain accepted 80% of the time by the cap, as a fraction, at `sigma_upper`.
+    /// The true gain accepted 80% of the time by the cap, as a fraction, at σ (under rules 6 and
+    /// before, at `sigma_upper`).
     #[serde(default)]
     pub resolves_gain: f64,
-    /// An upper 80% bound on the per-pair noise from the A/A pairs (`sequential::sigma_upper`).
+    /// `resolves_gain` at the ends of `sigma_range`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gain_range: Option<[f64; 2]>,
+    /// An upper 80% bound on the per-pair noise from the A/A pairs (`sequential::sigma_upper`);
+    /// recorded, no statement uses it since rules 7.
     #[serde(default)]
     pub sigma_upper: f64,
+    /// The central 80% interval of the per-pair noise from the A/A pairs
+    /// (`sequential::sigma_range`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sigma_range: Option<[f64; 2]>,
     /// Reached: A/A pairs measured.
     pub reached_aa_pairs: usize,
     /// Reached: comparison pairs measured (the look the run stopped at).
@@ -171,18 +183,37 @@ impl PlanRecord {
         pairs as f64 * self.seconds_per_pair / 60.0
     }
 
-    /// "resolves a gain of at least X% within N pairs (about M min of runs); a null is ruled out
-    /// at the E% minimum effect after about K pairs (L min)".
+    /// "resolves a gain of at least X% (A–B%) within N pairs (about M min of runs); a null is
+    /// ruled out at the E% minimum effect after about K pairs (L min; C–D pairs)", the ranges
+    /// where recorded.
     pub fn resolution(&self) -> String {
+        // A range whose ends read alike (a gain held at the minimum effect, pairs at the first
+        // look) says nothing and is left out.
+        let gain_range = (self.gain_range)
+            .map(|[lo, hi]| (format!("{:.1}", 100.0 * lo), format!("{:.1}", 100.0 * hi)))
+            .filter(|(lo, hi)| lo != hi)
+            .map(|(lo, hi)| format!(" ({lo}–{hi}%)"))
+            .unwrap_or_default();
+        let needed_range = (self.needed_range)
+            .filter(|[lo, hi]| lo != hi)
+            .map(|[lo, hi]| format!("; {lo}–{hi} pairs"))
+            .unwrap_or_default();
+        let basis = if gain_range.is_empty() && needed_range.is_empty() {
+            ""
+        } else {
+            PLAN_BASIS
+        };
         format!(
-            "resolves a gain of at least {:.1}% (80% of the time) within {} pairs (about {} of \
-             runs); a null is ruled out at the {:.1}% minimum effect after about {} pairs ({})",
+            "resolves a gain of at least {:.1}%{gain_range} (80% of the time) within {} pairs \
+             (about {} of runs); a null is ruled out at the {:.1}% minimum effect after about {} \
+             pairs ({}{needed_range}){}",
             100.0 * self.resolves_gain,
             self.planned,
             span(60.0 * self.minutes(self.planned)),
             100.0 * self.min_effect,
             self.needed,
-            span(60.0 * self.minutes(self.needed))
+            span(60.0 * self.minutes(self.needed)),
+            basis
         )
     }
 }
@@ -228,15 +259,22 @@ pub(crate) fn seconds_per_pair(aa_pairs: &[Pair]) -> f64 {
     total / aa_pairs.len().max(1) as f64
 }
 
+/// What the ranges of a plan's statements are, in words.
+pub const PLAN_BASIS: &str = "; figures at the A/A noise σ, ranges over its 80% interval";
+
 /// The sequential design of a comparison, chosen from the A/A pairs alone before any comparison
 /// pair runs: its cap, its looks and what it can resolve.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SequentialPlan {
     pub cap: usize,
     pub looks: Vec<Look>,
+    /// What the design resolves at the A/A noise's estimate σ.
     pub resolution: Resolution,
+    /// The same at the ends of `sigma_range` (the quieter end first).
+    pub resolution_range: [Resolution; 2],
     pub sigma: f64,
     pub sigma_upper: f64,
+    pub sigma_range: [f64; 2],
     pub seconds_per_pair: f64,
     pub aa_valid: bool,
 }
@@ -257,17 +295,16 @@ pub fn pair_plan(
     let aa_valid = stats::aa_validity(&aa).is_valid();
     let cap = stats::training_cap(&cap_settings, seconds_per_pair, aa_valid);
     let sigma_upper = stats::sequential::sigma_upper(sigma, aa_pairs.len());
+    let (low, high) = stats::sequential::sigma_range(sigma, aa_pairs.len());
+    let at = |sigma| stats::sequential::resolution(settings.pairs, cap, sigma, settings.min_effect);
     Ok(SequentialPlan {
         cap,
         looks: stats::looks(settings.pairs, cap),
-        resolution: stats::sequential::resolution(
-            settings.pairs,
-            cap,
-            sigma_upper,
-            settings.min_effect,
-        ),
+        resolution: at(sigma),
+        resolution_range: [at(low), at(high)],
         sigma,
         sigma_upper,
+        sigma_range: [low, high],
         seconds_per_pair,
         aa_valid,
     })
@@ -327,9 +364,12 @@ pub fn figures(
             budget_s: settings.budget_s,
             budget_split: None,
             needed: plan.resolution.null_pairs,
+            needed_range: Some(plan.resolution_range.map(|r| r.null_pairs)),
             planned: plan.cap,
             resolves_gain: plan.resolution.gain,
+            gain_range: Some(plan.resolution_range.map(|r| r.gain)),
             sigma_upper: plan.sigma_upper,
+            sigma_range: Some(plan.sigma_range),
             reached_aa_pairs: aa_pairs.len(),
             reached_pairs: pairs.len(),
             seconds_per_pair: plan.seconds_per_pair,

@@ -43,7 +43,10 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 /// tier at `measured` and cannot decide under the instructions metric; a holdout something
 /// readable names (`unsealed_holdouts`) caps the tier at `measured`; a workload declared
 /// `single_threaded` rejects a candidate whose timed runs used more than one CPU.
-pub const RULES: u32 = 6;
+/// 7: the plan's statements (`PlanRecord::needed`, `resolves_gain`) are made at the A/A noise's
+/// estimate σ rather than its upper 80% bound, with their ranges over σ's central 80% interval
+/// (`needed_range`, `gain_range`, `sigma_range`); every verdict is decided as under rules 6.
+pub const RULES: u32 = 7;
 
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
     Gate {

@@ -130,6 +130,21 @@ pub struct PairsPlanned {
     /// A training comparison's minimum effect, the bar a null is ruled out at.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_effect: Option<f64>,
+    /// A training comparison's: `needed` and `resolves_gain` at the ends of the central 80%
+    /// interval of σ the A/A pairs give (`stats::sequential::sigma_range`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranges: Option<PlanRanges>,
+}
+
+/// How far a plan's statements may be off from the A/A pairs' own uncertainty: each figure at
+/// the quieter and the noisier end of σ's 80% interval.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct PlanRanges {
+    pub sigma: [f64; 2],
+    pub needed: [usize; 2],
+    pub gain: [f64; 2],
+    /// A/A pairs σ was estimated from.
+    pub aa_pairs: usize,
 }
 
 impl RunEvent {

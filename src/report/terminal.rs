@@ -28,17 +28,37 @@ fn duration(seconds: f64) -> String {
 pub fn pairs_planned_line(p: &PairsPlanned) -> String {
     if let (Some(gain), Some(e)) = (p.resolves_gain, p.min_effect) {
         let per_pair = p.estimated_s / p.planned.max(1) as f64;
+        // Each figure at σ, with what the A/A pairs' own uncertainty allows beside it.
+        let (sigma_range, gain_range, needed_range) = match &p.ranges {
+            Some(r) => (
+                format!(
+                    ", {:.2}–{:.2}% at 80% confidence from {} A/A pairs",
+                    100.0 * r.sigma[0],
+                    100.0 * r.sigma[1],
+                    r.aa_pairs
+                ),
+                Some((pct(r.gain[0]), pct(r.gain[1])))
+                    .filter(|(lo, hi)| lo != hi)
+                    .map(|(lo, hi)| format!(" ({lo}–{hi})"))
+                    .unwrap_or_default(),
+                Some(r.needed)
+                    .filter(|[lo, hi]| lo != hi)
+                    .map(|[lo, hi]| format!("; {lo}–{hi} pairs over that range"))
+                    .unwrap_or_default(),
+            ),
+            None => Default::default(),
+        };
         let null = if p.needed <= p.planned {
             format!(
-                "a null is ruled out at the {} minimum effect after about {} pairs ({})",
+                "a null is ruled out at the {} minimum effect after about {} pairs ({}{needed_range})",
                 pct(e),
                 p.needed,
                 duration(p.needed as f64 * per_pair)
             )
         } else {
             format!(
-                "a null needs about {} pairs ({}) to be ruled out at the {} minimum effect, more \
-                 than the cap",
+                "a null needs about {} pairs ({}{needed_range}) to be ruled out at the {} \
+                 minimum effect, more than the cap",
                 p.needed,
                 duration(p.needed_s),
                 pct(e)
@@ -46,7 +66,8 @@ pub fn pairs_planned_line(p: &PairsPlanned) -> String {
         };
         return format!(
             "comparison: up to {} pairs, stopping at the first look that decides (A/A noise σ \
-             {:.2}% per pair); this machine resolves a gain of at least {} in {} of runs; {null}",
+             {:.2}% per pair{sigma_range}); at that σ this machine resolves a gain of at least \
+             {}{gain_range} in {} of runs, 80% of the time; {null}",
             p.planned,
             100.0 * p.sigma,
             pct(gain),

@@ -191,11 +191,27 @@ pub fn first_stop(ratios: &[f64], looks: &[Look], min_effect: f64, aa_valid: boo
 /// An upper 80% confidence bound on the per-pair noise σ estimated from `aa_pairs` A/A pairs by
 /// the MAD: `σ · √(ν / χ²_{0.2}(ν))` with `ν = 0.37 (n − 1)` degrees of freedom.
 pub fn sigma_upper(sigma: f64, aa_pairs: usize) -> f64 {
-    let nu = MAD_EFFICIENCY * aa_pairs.saturating_sub(1) as f64;
-    let Ok(chi) = ChiSquared::new(nu.max(0.5)) else {
+    sigma_bound(sigma, aa_pairs, 0.2)
+}
+
+/// The central 80% confidence interval of the per-pair noise σ estimated from `aa_pairs` A/A
+/// pairs by the MAD: `σ · √(ν / χ²_q(ν))` at `q` = 0.9 and 0.1, `ν` as for [`sigma_upper`].
+/// What a plan stated at σ may be off by, from the A/A pairs' own uncertainty.
+pub fn sigma_range(sigma: f64, aa_pairs: usize) -> (f64, f64) {
+    (
+        sigma_bound(sigma, aa_pairs, 0.9),
+        sigma_bound(sigma, aa_pairs, 0.1),
+    )
+}
+
+/// `σ · √(ν / χ²_q(ν))`: the bound on σ at quantile `q` of the chi-squared with the MAD's
+/// degrees of freedom (an upper bound for small `q`, a lower one for large).
+fn sigma_bound(sigma: f64, aa_pairs: usize, q: f64) -> f64 {
+    let nu = (MAD_EFFICIENCY * aa_pairs.saturating_sub(1) as f64).max(0.5);
+    let Ok(chi) = ChiSquared::new(nu) else {
         return sigma;
     };
-    sigma * (nu.max(0.5) / chi.inverse_cdf(0.2)).sqrt()
+    sigma * (nu / chi.inverse_cdf(q)).sqrt()
 }
 
 pub(super) fn z_of(alpha: f64) -> f64 {
@@ -219,20 +235,43 @@ pub struct Resolution {
 }
 
 /// The gain found 80% of the time within `cap` pairs, and the pairs a null needs to be ruled out
-/// at `min_effect`, both at noise `sigma`.
+/// at `min_effect` 80% of the time, both at noise `sigma`: within the cap, the first of the
+/// design's looks whose own error share does it; beyond it, what a design capped there needs.
 pub fn resolution(first: usize, cap: usize, sigma: f64, min_effect: f64) -> Resolution {
-    let last_z = |cap: usize| z_of(looks(first, cap).last().map_or(ALPHA, |l| l.alpha));
+    // Each look's interval is an order statistic, which spends only part of its share of the
+    // error budget (the largest k whose tail is within it): the share it does spend is the one
+    // its power follows. A look without an interval spends nothing and decides nothing.
+    let spent = |l: &Look| {
+        let k = l.k?;
+        let b = Binomial::new(0.5, l.pairs as u64).ok()?;
+        Some(b.cdf(k as u64 - 1))
+    };
+    let last_spent = |cap: usize| looks(first, cap).last().and_then(spent).unwrap_or(ALPHA);
     let se = median_se(sigma, cap.max(1));
-    let bar = (last_z(cap) * se).max(min_effect.ln_1p());
+    let bar = (z_of(last_spent(cap)) * se).max(min_effect.ln_1p());
     let gain = (bar + Z_POWER * se).exp() - 1.0;
-    let rules_out = |n: usize| (last_z(n) + Z_POWER) * median_se(sigma, n) <= min_effect.ln_1p();
-    let mut n = first.max(MIN_INTERVAL_PAIRS);
-    while !rules_out(n) && n < super::MAX_PLANNABLE_PAIRS {
-        n = (n as f64 * 1.1).ceil() as usize;
-    }
+    // A look at `n` pairs spending `alpha` rules a null out 80% of the time.
+    let rules_out =
+        |n: usize, alpha: f64| (z_of(alpha) + Z_POWER) * median_se(sigma, n) <= min_effect.ln_1p();
+    // Within the cap, the design's own looks, each at what it spends (an early look spends
+    // little): the first that rules the null out. Beyond it, what a design capped there needs
+    // at its last look.
+    let within = (looks(first, cap).iter())
+        .find(|l| spent(l).is_some_and(|alpha| rules_out(l.pairs, alpha)))
+        .copied();
+    let null_pairs = match within {
+        Some(look) => look.pairs,
+        None => {
+            let mut n = cap.max(first.max(MIN_INTERVAL_PAIRS));
+            while !rules_out(n, last_spent(n)) && n < super::MAX_PLANNABLE_PAIRS {
+                n = (n as f64 * 1.1).ceil() as usize;
+            }
+            n
+        }
+    };
     Resolution {
         gain,
-        null_pairs: n.min(super::MAX_PLANNABLE_PAIRS),
+        null_pairs: null_pairs.min(super::MAX_PLANNABLE_PAIRS),
     }
 }
 
@@ -326,6 +365,29 @@ mod tests {
         let few = sigma_upper(0.05, 11);
         let many = sigma_upper(0.05, 200);
         assert!(few > many && many > 0.05, "{few} {many}");
+    }
+
+    /// A design with a higher cap spends less at each early look, so it rules a null out later:
+    /// the plan follows the design's own looks (a plan that assumed the last look's share at
+    /// every count, as rules 6 did, said the same count for every cap).
+    #[test]
+    fn a_null_s_plan_follows_the_looks_of_its_own_cap() {
+        let near = resolution(9, 400, 0.03, 0.01).null_pairs;
+        let far = resolution(9, 2000, 0.03, 0.01).null_pairs;
+        assert!(far > near, "{near} {far}");
+        assert!(looks(9, 2000).iter().any(|l| l.pairs == far), "{far}");
+        // Beyond the cap, what a design capped there would need: more than the cap.
+        assert!(resolution(9, 60, 0.08, 0.01).null_pairs > 60);
+    }
+
+    #[test]
+    fn the_range_of_sigma_holds_the_estimate_and_narrows_with_pairs() {
+        let (lo, hi) = sigma_range(0.05, 11);
+        assert!(lo < 0.05 && 0.05 < hi, "{lo} {hi}");
+        // Wider than the one-sided 80% bound on the upper side (it is a 90% bound).
+        assert!(hi > sigma_upper(0.05, 11), "{hi}");
+        let (lo2, hi2) = sigma_range(0.05, 200);
+        assert!(lo < lo2 && hi2 < hi, "{lo2} {hi2}");
     }
 
     #[test]
