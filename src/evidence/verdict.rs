@@ -45,7 +45,8 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 /// `single_threaded` rejects a candidate whose timed runs used more than one CPU.
 /// 7: the plan's statements (`PlanRecord::needed`, `resolves_gain`) are made at the A/A noise's
 /// estimate σ rather than its upper 80% bound, with their ranges over σ's central 80% interval
-/// (`needed_range`, `gain_range`, `sigma_range`); every verdict is decided as under rules 6.
+/// (`needed_range`, `gain_range`, `sigma_range`); an inconclusive verdict has tier `none`
+/// (rejected nothing) rather than `rejected`; every verdict is decided as under rules 6.
 pub const RULES: u32 = 7;
 
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
@@ -214,6 +215,12 @@ pub fn decide_by(
                 .to_string(),
         );
     }
+    // An inconclusive run reached no tier and rejected nothing (rules 7).
+    let tier = if verdict == Verdict::Inconclusive {
+        Tier::None
+    } else {
+        tier
+    };
     Decision {
         tier,
         verdict,
@@ -240,7 +247,7 @@ pub fn decide_result(r: &super::result::Evidence, scenarios: &[ScenarioResult]) 
                 Some(cpus::Excess::Baseline(why)) => {
                     d.reasons.insert(0, why);
                     if d.verdict == Verdict::Accepted {
-                        d.tier = Tier::Rejected;
+                        d.tier = Tier::None;
                         d.verdict = Verdict::Inconclusive;
                     }
                 }
@@ -535,8 +542,11 @@ mod tests {
     fn a_biased_aa_check_is_inconclusive_unless_the_candidate_is_slower() {
         let d = decide(&green(), &[training(1.2, 1.3)]);
         assert_eq!(d.verdict, Verdict::Inconclusive, "{d:?}");
+        // No tier reached, and nothing rejected (rules 7; `rejected` before).
+        assert_eq!(d.tier, Tier::None, "{d:?}");
         let d = decide(&green(), &[training(1.2, 0.7)]);
         assert_eq!(d.verdict, Verdict::Rejected, "{d:?}");
+        assert_eq!(d.tier, Tier::Rejected, "{d:?}");
     }
 
     #[test]

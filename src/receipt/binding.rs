@@ -25,13 +25,13 @@ use crate::stats::Tier;
 pub enum Requirement {
     /// This verdict exactly.
     Verdict(Verdict),
-    /// This tier or a higher one (`tested` > `measured` > `rejected`).
+    /// This tier or a higher one (`tested` > `measured` > `rejected`, `none`).
     Tier(Tier),
 }
 
 fn tier_rank(t: Tier) -> u8 {
     match t {
-        Tier::Rejected => 0,
+        Tier::None | Tier::Rejected => 0,
         Tier::Measured => 1,
         Tier::Tested => 2,
     }

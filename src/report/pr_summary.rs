@@ -131,8 +131,15 @@ pub(super) fn tier_sentence(r: &ConfirmResult) -> Markdown {
                  scenario passed its speed gate, but no holdout has shown that the gain \
                  generalizes (none was declared, or one was inconclusive)."
             }
-            // The tier named `rejected` is recorded for every patch not accepted; beside the
-            // verdict `inconclusive` it read as a contradiction, so it is called what it is.
+            Tier::None => {
+                "No tier was reached: evo's tiers, **measured** and above it **tested**, need every \
+                 gate passed and every training scenario through its speed gate, with no holdout \
+                 regressing. Nothing was decided about the candidate either way, and the receipt \
+                 records tier `none`."
+            }
+            // Before rules 7 the tier `rejected` was recorded for every patch not accepted;
+            // beside the verdict `inconclusive` it read as a contradiction, so an older receipt's
+            // is called what it is.
             Tier::Rejected if r.verdict == Verdict::Inconclusive => {
                 "No tier was reached: evo's tiers, **measured** and above it **tested**, need every \
                  gate passed and every training scenario through its speed gate, with no holdout \

@@ -93,9 +93,12 @@ pub fn holdout_gate(median: f64, ci: Option<&Ci95>) -> HoldoutVerdict {
     }
 }
 
+/// How far a confirmation got. `None` is an inconclusive verdict's: no tier was reached, and
+/// nothing was rejected either (before rules 7 it was recorded as `rejected`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
+    None,
     Rejected,
     Measured,
     Tested,
@@ -104,6 +107,7 @@ pub enum Tier {
 impl Tier {
     pub fn as_str(&self) -> &'static str {
         match self {
+            Tier::None => "none",
             Tier::Rejected => "rejected",
             Tier::Measured => "measured",
             Tier::Tested => "tested",

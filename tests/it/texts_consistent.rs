@@ -88,7 +88,7 @@ fn decided_on(aa: &[f64], measured: &[f64], failed: &[GateName]) -> ConfirmResul
 /// A null on a noisy machine: 9 pairs cannot resolve 1%, and the median is about 1.
 fn inconclusive() -> ConfirmResult {
     let r = decided_on(&around(1.0, 0.06, 11), &around(0.991, 0.05, 9), &[]);
-    assert_eq!((r.verdict, r.tier), (Verdict::Inconclusive, Tier::Rejected));
+    assert_eq!((r.verdict, r.tier), (Verdict::Inconclusive, Tier::None));
     r
 }
 
@@ -116,6 +116,11 @@ fn an_inconclusive_verdict_is_not_printed_beside_the_tier_rejected() {
     );
     assert!(!pr.contains("tier **rejected**"), "{pr}");
     assert!(!pr.contains("**rejected** is the lowest"), "{pr}");
+    assert!(pr.contains("records tier `none`"), "{pr}");
+    // A receipt of rules 6 or before recorded the tier `rejected` beside `inconclusive`.
+    let mut older = r.clone();
+    older.tier = Tier::Rejected;
+    let pr = body(&older);
     assert!(pr.contains("which names no rejection"), "{pr}");
     let accepted = decided_on(&around(1.0, 0.001, 11), &around(1.3, 0.001, 9), &[]);
     assert_eq!(accepted.verdict, Verdict::Accepted);
