@@ -388,9 +388,9 @@ pub fn figure_warnings(f: &Figures, pairs: usize) -> Vec<String> {
     match f.aa.validity {
         AaValidity::Valid => {}
         AaValidity::Biased { ci95 } => w.push(format!(
-            "A/A check failed: the baseline against itself gave CI95 {:.4}–{:.4}×, which excludes 1 \
-             (drift, order effect or thermal state); nothing is accepted from this run",
-            ci95.lower, ci95.upper
+            "A/A check failed: the baseline against itself gave {}, which excludes 1 (drift, \
+             order effect or thermal state); nothing is accepted from this run",
+            ci95.text(4)
         )),
         AaValidity::TooFewPairs { n } => w.push(format!(
             "only {n} A/A pairs: fewer than 6 cannot show the setup is unbiased; nothing is accepted"

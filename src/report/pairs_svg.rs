@@ -122,10 +122,9 @@ fn panel(out: &mut String, p: &Panel<'_>, top: f64) {
         let (a, b) = (y(ci.upper), y(ci.lower));
         let _ = writeln!(
             out,
-            r##"<rect x="{LEFT}" y="{a:.1}" width="{plot_w:.1}" height="{:.1}" fill="#3b82f6" fill-opacity="0.18"><title>CI95 {:.4}–{:.4}×</title></rect>"##,
+            r##"<rect x="{LEFT}" y="{a:.1}" width="{plot_w:.1}" height="{:.1}" fill="#3b82f6" fill-opacity="0.18"><title>{}</title></rect>"##,
             b - a,
-            ci.lower,
-            ci.upper
+            ci.text(4)
         );
     }
     let step = tick_step(hi - lo);
@@ -240,9 +239,9 @@ fn legend(out: &mut String, p: &Panel<'_>, x: f64, top: f64) {
                 colour: "#3b82f6",
                 opacity: 0.18,
             },
-            format!("CI95 {:.3}–{:.3}×", ci.lower, ci.upper),
+            ci.text(3),
         ),
-        None => (Swatch::Nothing, "no CI95 (<6 pairs)".to_string()),
+        None => (Swatch::Nothing, "no interval (<6 pairs)".to_string()),
     });
     if let Some(nf) = p.noise {
         entries.push((

@@ -126,7 +126,7 @@ pub struct PrContext {
     pub receipt: ReceiptRef,
     pub summary: Summary,
     pub workload: WorkloadInfo,
-    /// "runs 1.072× faster (median of 9 paired runs; CI95 1.066–1.087×)", when measured.
+    /// "runs 1.072× faster (median of 9 paired runs; 96.1% CI 1.066–1.087×)", when measured.
     pub headline: Option<String>,
     /// The tier in one sentence.
     pub tier_sentence: Markdown,
@@ -154,10 +154,11 @@ pub(super) fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or_default().trim().to_string()
 }
 
+/// The interval named by its coverage ("96.1% CI 1.066–1.087×", `Ci95::text`).
 pub(super) fn ci_text(ci: Option<Ci95>) -> String {
     match ci {
-        Some(c) => format!("{:.3}–{:.3}×", c.lower, c.upper),
-        None => "n/a (<6 pairs)".to_string(),
+        Some(c) => c.text(3),
+        None => "no interval (<6 pairs)".to_string(),
     }
 }
 
@@ -316,7 +317,7 @@ fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
                     _ => format!("{} pairs", s.pairs.len()),
                 };
                 Markdown::assembled(format!(
-                    "{}: {} (median {:.3}×, CI95 {}, {pairs})",
+                    "{}: {} (median {:.3}×, {}, {pairs})",
                     code(&s.name),
                     h.verdict.as_str(),
                     h.median,

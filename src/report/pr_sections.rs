@@ -13,7 +13,7 @@ pub(super) fn search(r: &ConfirmResult) -> Markdown {
         .next()
         .map(|(s, f)| {
             format!(
-                "median {:.3}× over {} pairs (CI95 {})",
+                "median {:.3}× over {} pairs ({})",
                 f.median,
                 s.pairs.len(),
                 ci_text(f.ci95)
@@ -25,7 +25,7 @@ pub(super) fn search(r: &ConfirmResult) -> Markdown {
                  search-time figures to compare."
             .to_string(),
         Some(s) => format!(
-            "Search (screening, {}): median {:.3}× over {} pairs (CI95 {}). Confirmation: \
+            "Search (screening, {}): median {:.3}× over {} pairs ({}). Confirmation: \
              {confirmation}. Screening only ranks candidates; the fresh confirmation decides.",
             code(&s.scenario),
             s.median,
@@ -48,10 +48,9 @@ pub(super) fn config_lane(r: &ConfirmResult) -> Markdown {
              configuration part and a code part."
         ));
     }
-    let ci = lane.ci95.map_or_else(
-        || "no CI95".to_string(),
-        |c| format!("CI95 {:.3}–{:.3}×", c.lower, c.upper),
-    );
+    let ci = lane
+        .ci95
+        .map_or_else(|| "no interval".to_string(), |c| c.text(3));
     let share = lane.configuration_share.map_or_else(String::new, |s| {
         format!(
             " The configuration alone gives about {:.0}% of the whole patch's gain (on a log \

@@ -208,10 +208,7 @@ pub fn render_scenario(s: &ScenarioResult, overall: Verdict, verbose: bool) -> S
             );
         }
     }
-    let ci = ci.map_or_else(
-        || "no CI95".to_string(),
-        |c| format!("CI95 {:.4}–{:.4}×", c.lower, c.upper),
-    );
+    let ci = ci.map_or_else(|| "no interval".to_string(), |c| c.text(4));
     let _ = writeln!(
         out,
         "    {:<11}{:+.1}% wall time (median of the per-pair ratios {median:.4}×, {ci})",
@@ -245,7 +242,7 @@ fn statistics(s: &ScenarioResult) -> String {
     let row = |out: &mut String, k: &str, v: String| {
         let _ = writeln!(out, "    {k:<17}{v}");
     };
-    row(&mut out, "CI95", ci);
+    row(&mut out, "interval", ci);
     row(
         &mut out,
         "CoV base / cand",

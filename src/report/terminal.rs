@@ -148,10 +148,9 @@ pub fn noise_floor_sentence(report: &BenchReport) -> String {
 pub fn aa_check(f: &crate::evidence::figures::Figures) -> String {
     match f.aa.ci95 {
         Some(ci) => format!(
-            "median {:.4}×, CI95 {:.4}–{:.4}× ({})",
+            "median {:.4}×, {} ({})",
             f.aa.median,
-            ci.lower,
-            ci.upper,
+            ci.text(4),
             if f.training_gate.aa_valid {
                 "contains 1: valid"
             } else {

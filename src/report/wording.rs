@@ -121,7 +121,7 @@ pub fn spans_one(ci: Option<Ci95>) -> bool {
 pub fn headline(s: &ScenarioResult, f: &Figures) -> String {
     let n = s.pairs.len();
     let ci = match f.ci95 {
-        Some(c) => format!("; CI95 {:.3}–{:.3}×", c.lower, c.upper),
+        Some(c) => format!("; {}", c.text(3)),
         None => "; fewer than 6 pairs cannot give a 95% interval".to_string(),
     };
     if spans_one(f.ci95) {

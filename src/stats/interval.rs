@@ -20,6 +20,32 @@ pub struct Ci95 {
     pub k: usize,
 }
 
+impl Ci95 {
+    /// The interval's name in every text, by its achieved coverage ("96.1% CI"): an order
+    /// statistic's coverage moves in steps, and the interval of a look that spends a small share
+    /// of the error budget covers more ("99.6% CI"), so nothing is called a CI95 that is not one.
+    pub fn name(&self) -> String {
+        let pct = 100.0 * self.coverage;
+        if pct >= 99.95 {
+            ">99.9% CI".to_string()
+        } else {
+            format!("{pct:.1}% CI")
+        }
+    }
+
+    /// "96.1% CI 1.066–1.087×", the bounds with `digits` decimals.
+    pub fn text(&self, digits: usize) -> String {
+        format!(
+            "{} {:.*}–{:.*}×",
+            self.name(),
+            digits,
+            self.lower,
+            digits,
+            self.upper
+        )
+    }
+}
+
 /// The rank k and its coverage for n pairs; `None` when n < 6 (95% is unreachable).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct OrderRank {
@@ -65,6 +91,22 @@ pub fn ci95(ratios: &Ratios) -> Option<Ci95> {
 
 #[cfg(test)]
 mod tests {
+
+    /// Every text names an interval by what it covers: a look's interval that covers 99.6% is
+    /// never called a CI95.
+    #[test]
+    fn an_interval_is_named_by_its_achieved_coverage() {
+        let ci = |coverage| Ci95 {
+            lower: 1.0,
+            upper: 1.2,
+            coverage,
+            k: 1,
+        };
+        assert_eq!(ci(0.9609).name(), "96.1% CI");
+        assert_eq!(ci(0.99609375).text(3), "99.6% CI 1.000–1.200×");
+        assert_eq!(ci(0.99999).name(), ">99.9% CI");
+    }
+
     use super::*;
 
     fn rank(n: usize) -> (usize, f64) {

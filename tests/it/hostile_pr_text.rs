@@ -284,7 +284,7 @@ fn default_expected(r: &ConfirmResult) -> Expected {
         other => format!("<strong>{}</strong>", format!("{other:?}").to_lowercase()),
     };
     let verdict = format!(
-        "<p>This patch runs 1.050× faster (median of 9 paired runs; CI95 1.050–1.050×).\n\
+        "<p>This patch runs 1.050× faster (median of 9 paired runs; 96.1% CI 1.050–1.050×).\n\
          Verdict: {standing}, against baseline <code>main</code>"
     );
     let mut headings = DEFAULT_HEADINGS.map(String::from).to_vec();

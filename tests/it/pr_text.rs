@@ -81,7 +81,7 @@ fn the_statistics_are_folded_in_a_details_block() {
     let close = evidence.find("\n</details>\n").expect(evidence);
     let folded = &evidence[open..close];
     for needle in [
-        "| scenario | role | pairs | median ratio | CI95 | CI95 bounds | CoV base/cand | gate |",
+        "| scenario | role | pairs | median ratio | interval | interval bounds | CoV base/cand | gate |",
         "r(2) to r(8) of the 9 sorted ratios, coverage 96.1%",
         "Noise floor ±",
         // One noise figure, the A/A pairs', named with its pair count.

@@ -585,7 +585,7 @@ fn the_pr_body_of_a_measured_candidate_from_a_search() {
 fn the_pr_body_says_what_the_design_requires() {
     let tested = body(&tested_result());
     for needle in [
-        "runs 1.073× faster (median of 9 paired runs; CI95 ",
+        "runs 1.073× faster (median of 9 paired runs; 96.1% CI ",
         "not independently verified",
         "| sum-100k | training | 9 |",
         "Noise floor ±",
@@ -702,7 +702,7 @@ fn pairs_svg_draws_a_panel_per_measured_scenario() {
         "sum-100k (training)",
         "sum-30k (holdout)",
         "median 1.0",
-        "CI95 ",
+        "% CI ",
         "noise floor ±",
         "pair (in run order)",
         "speedup t_baseline / t_candidate",

@@ -43,7 +43,7 @@ fn each_scenario_shows_both_arms_then_the_change_then_its_verdict() {
     ];
     assert_eq!(training[..4], expected, "{text}");
     assert!(
-        training[4].starts_with("    change     -4.8% wall time (median of the per-pair ratios 1.0500×, CI95 1.0500–1.0500×)"),
+        training[4].starts_with("    change     -4.8% wall time (median of the per-pair ratios 1.0500×, 96.1% CI 1.0500–1.0500×)"),
         "{text}"
     );
     assert_eq!(training[5], "    verdict    accepted", "{text}");

@@ -117,6 +117,11 @@ fn an_inconclusive_verdict_is_not_printed_beside_the_tier_rejected() {
     assert!(!pr.contains("tier **rejected**"), "{pr}");
     assert!(!pr.contains("**rejected** is the lowest"), "{pr}");
     assert!(pr.contains("records tier `none`"), "{pr}");
+    // Intervals are named by their coverage, never "CI95" (the look's interval is not one).
+    assert!(
+        !pr.contains("CI95") && !text.contains("CI95"),
+        "{pr}\n{text}"
+    );
     // A receipt of rules 6 or before recorded the tier `rejected` beside `inconclusive`.
     let mut older = r.clone();
     older.tier = Tier::Rejected;

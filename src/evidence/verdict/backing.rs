@@ -77,7 +77,7 @@ pub fn wall_gain_backed(s: &ScenarioResult, f: &Figures) -> Backing {
     let Some(speedup) = instruction_speedup(s) else {
         return Backing::NoCount(format!(
             "training scenario `{}`: the deterministic lane ran but gave no instruction count \
-             ({}), so its wall-time gain (CI95 lower bound {lower:.4}×) cannot be checked against \
+             ({}), so its wall-time gain (interval's lower bound {lower:.4}×) cannot be checked against \
              the counts: not accepted",
             s.name,
             lane.note.as_deref().unwrap_or("no reason recorded")
@@ -90,7 +90,7 @@ pub fn wall_gain_backed(s: &ScenarioResult, f: &Figures) -> Backing {
     let needed = 100.0 * (1.0 - (-k * lower.ln()).exp());
     Backing::Disagrees(format!(
         "training scenario `{}`: the wall-time gain is not backed by the instruction counts: the \
-         CI95 lower bound {lower:.4}× asks for at least {needed:.2}% fewer instructions ({} of the \
+         interval's lower bound {lower:.4}× asks for at least {needed:.2}% fewer instructions ({} of the \
          gain, in log terms), the candidate executed {:+.2}%. A candidate that does the work only \
          where it is counted looks like this; a gain from memory traffic or parallelism alone \
          can too (docs/design.md §3.12.1)",
@@ -118,7 +118,7 @@ pub fn instruction_gain_contradicted(
     Some(format!(
         "training scenario `{}`: the instruction counts are contradicted by the wall time: \
          {:+.2}% instructions would make the candidate at least {:.4}× faster ({} of the gain, in \
-         log terms), and the wall-time CI95 upper bound is {upper:.4}×. A candidate that does \
+         log terms), and the wall-time interval's upper bound is {upper:.4}×. A candidate that does \
          less work only where it is counted looks like this (docs/design.md §3.12.1)",
         s.name,
         100.0 * (1.0 / speedup - 1.0),
