@@ -415,7 +415,13 @@ fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
 
 fn noise(r: &ConfirmResult) -> NoiseInfo {
     let m = &r.evidence.environment.machine;
-    let load = |l: Option<f64>| l.map_or_else(|| "unknown".to_string(), |v| format!("{v:.2}"));
+    let cores = m.logical_cores;
+    let load = |l: Option<f64>| {
+        l.map_or_else(
+            || "unknown".to_string(),
+            |v| format!("{v:.2} ({})", super::wording::load_in_words(v, cores)),
+        )
+    };
     let environment = format!(
         "{}, {} logical cores, {:.1} GiB memory, kernel {}, {}; 1-minute load {} before and {} \
          after.",

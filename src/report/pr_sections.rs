@@ -121,12 +121,22 @@ pub(super) fn reproduce(r: &ConfirmResult, receipt: &ReceiptRef) -> Reproduce {
         .iter()
         .filter(|s| s.role == Role::Training)
     {
-        let line = if s.cwd == "." || s.cwd.is_empty() {
-            s.candidate_command.clone()
-        } else {
-            format!("(cd {} && {})", s.cwd, s.candidate_command)
+        // A runnable command: `{seed}` filled with the seed of the scenario's first pair (each
+        // pair had its own), not left for the reader to fill.
+        let seed = s.pairs.first().and_then(|p| p.seed);
+        let (command, seeded) = match seed {
+            Some(seed) if crate::check::has_seed(&s.candidate_command) => (
+                crate::check::fill_seed(&s.candidate_command, seed),
+                " on its first pair's seed (each pair had its own)",
+            ),
+            _ => (s.candidate_command.clone(), ""),
         };
-        manual.push(format!("{line}   # timed run of `{}`", s.name));
+        let line = if s.cwd == "." || s.cwd.is_empty() {
+            command
+        } else {
+            format!("(cd {} && {command})", s.cwd)
+        };
+        manual.push(format!("{line}   # timed run of `{}`{seeded}", s.name));
     }
     let harness_warning = (!r.evidence.overlay.is_empty()).then(|| {
         let files: Vec<String> = r

@@ -20,6 +20,22 @@ pub fn standing(verdict: Verdict, tier: Tier) -> String {
     }
 }
 
+/// A 1-minute load average in words against the machine's logical cores: a load is a count of
+/// runnable tasks, so what it means depends on how many CPUs share it.
+pub fn load_in_words(load: f64, cores: usize) -> String {
+    let per_core = load / cores.max(1) as f64;
+    let words = if per_core < 0.25 {
+        "quiet"
+    } else if per_core < 0.75 {
+        "some other work"
+    } else if per_core <= 1.0 {
+        "busy: about one runnable task per core"
+    } else {
+        "overloaded: more runnable tasks than cores, so runs waited for a CPU"
+    };
+    format!("{per_core:.2} per core of {cores}: {words}")
+}
+
 /// The tier as a campaign's table shows it beside a confirmed median: only an accepted
 /// confirmation reached one.
 pub fn tier_reached(verdict: Option<Verdict>, tier: Option<Tier>) -> Option<&'static str> {
@@ -146,6 +162,14 @@ pub fn headline(s: &ScenarioResult, f: &Figures) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_load_is_put_in_words_against_the_cores() {
+        assert_eq!(load_in_words(0.1, 2), "0.05 per core of 2: quiet");
+        assert!(load_in_words(2.36, 2).starts_with("1.18 per core of 2: overloaded"));
+        assert!(load_in_words(2.36, 8).ends_with("some other work"));
+        assert!(load_in_words(1.9, 2).contains("busy"));
+    }
 
     #[test]
     fn the_tier_is_named_only_beside_an_acceptance() {

@@ -211,6 +211,25 @@ fn how_to_reproduce_names_no_path_of_the_authors_machine() {
     );
 }
 
+/// The hand reproduction is runnable: a timed command's `{seed}` is filled with the seed its
+/// first pair computed on, and the line says so. Left as written, it would not run.
+#[test]
+fn the_hand_reproduction_fills_the_seed_of_the_first_pair() {
+    let mut r = plain();
+    let s = &mut r.evidence.scenarios[0];
+    s.candidate_command = "./bench/run.sh 100000 {seed}".into();
+    s.pairs[0].seed = Some(4242);
+    let name = s.name.clone();
+    let text = body(&r);
+    let how = section(&text, "## How to reproduce");
+    assert!(!how.contains("{seed}"), "{how}");
+    let line = format!(
+        "./bench/run.sh 100000 4242   # timed run of `{name}` on its first pair's seed (each pair \
+         had its own)"
+    );
+    assert!(how.contains(&line), "missing {line:?} in\n{how}");
+}
+
 fn lane(scenario: &str, role: &str, lane: &str, same: bool) -> DifferentialRecord {
     DifferentialRecord {
         scenario: scenario.into(),
