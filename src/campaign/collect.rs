@@ -261,9 +261,19 @@ impl CampaignRun<'_> {
                 ),
             ))
         } else if !outcome.status.success() {
+            // The sandbox's own message, where it is what failed (a folder it could not enter,
+            // a bind it could not make): otherwise only the agent's log would say why.
+            let sandbox = (outcome.stderr_tail.lines())
+                .rev()
+                .find(|l| l.starts_with("bwrap: "))
+                .map(|l| format!("; the sandbox could not start it: {}", l.trim()))
+                .unwrap_or_default();
             Some((
                 Status::AgentFailed,
-                format!("the agent exited with code {}", outcome.status.shell_code()),
+                format!(
+                    "the agent exited with code {}{sandbox}",
+                    outcome.status.shell_code()
+                ),
             ))
         } else if bytes.is_empty() {
             Some((Status::NoChange, "the agent changed nothing".to_string()))

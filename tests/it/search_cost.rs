@@ -97,6 +97,24 @@ fn the_cost_left_is_in_the_json_budget_line_and_matches_the_schema() {
     assert_eq!(lines[1]["agent_runs_left"], 8);
 }
 
+/// An agent the sandbox could not start (a folder it could not enter) fails with the sandbox's
+/// own message in its reason, where the terminal and the summary show it; before, only the
+/// agent's log said why ("the agent exited with code 1").
+#[test]
+fn an_agent_the_sandbox_could_not_start_says_so_with_the_sandbox_s_message() {
+    let fx = Fixture::new("refused_agent.sh", "", r#", "rounds": 1"#);
+    let (s, _) = fx.run(&runners(), &mut Vec::new());
+    let rows = rows(&s);
+    assert_eq!(rows.len(), 1, "{s:#}");
+    assert_eq!(rows[0]["status"], "agent_failed", "{s:#}");
+    let reason = rows[0]["reason"].as_str().unwrap();
+    assert_eq!(
+        reason,
+        "the agent exited with code 1; the sandbox could not start it: bwrap: Can't chdir to \
+         /nowhere/work/agent-1: No such file or directory"
+    );
+}
+
 #[test]
 fn a_malformed_cost_fails_its_run_with_the_reason_and_a_missing_one_is_warned_of() {
     let fx = Fixture::new("costly_agent.sh bad", "", r#", "rounds": 2, "max_cost": 1"#);
