@@ -19,15 +19,9 @@ use crate::report::events::{Final, Source};
 use crate::report::terminal;
 use crate::stats::BenchVerdict;
 
-fn default_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    nanos ^ (u64::from(std::process::id()) << 32)
-}
-
-/// Turns `evo bench` arguments into a plan the measurement trusts.
-pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
+/// Turns `evo bench` arguments into a plan the measurement trusts; its random order and default
+/// seed come from `seeds`.
+pub fn bench_plan(args: &BenchArgs, seeds: &mut crate::measure::seeds::Seeds) -> BenchPlan {
     let timeout = Duration::from_secs_f64(args.timeout);
     let spec = |command: &str| RunSpec {
         cwd: args.cwd.clone(),
@@ -56,9 +50,8 @@ pub fn bench_plan(args: &BenchArgs) -> BenchPlan {
                 FirstArm::Candidate | FirstArm::Random => Order::CandidateFirst,
                 FirstArm::Baseline => Order::BaselineFirst,
             },
-            order_seed: (args.first == FirstArm::Random)
-                .then(crate::measure::schedule::fresh_order_seed),
-            mde_seed: args.seed.unwrap_or_else(default_seed),
+            order_seed: (args.first == FirstArm::Random).then(|| seeds.next_seed()),
+            mde_seed: args.seed.unwrap_or_else(|| seeds.next_seed()),
             timeout_s: args.timeout,
         },
     }
@@ -82,7 +75,8 @@ pub(super) fn bench_command(args: BenchArgs) -> Result<i32, Failure> {
 }
 
 fn bench_with(args: &BenchArgs, live: &mut Live) -> Result<Final, Failure> {
-    let mut plan = bench_plan(args);
+    let mut seeds = crate::measure::seeds::Seeds::fresh().context("cannot read a fresh seed")?;
+    let mut plan = bench_plan(args, &mut seeds);
     let mut runner = ProcessRunner::new()
         .context("cannot locate the evo executable")?
         .with_affinity(args.affinity)
@@ -96,7 +90,7 @@ fn bench_with(args: &BenchArgs, live: &mut Live) -> Result<Final, Failure> {
     live.stage("measure", None);
     live.expect_runs(2 * (plan.settings.warmup + plan.settings.aa_pairs + plan.settings.pairs));
     // A command that takes `{seed}` computes on a fresh one in every pair (both arms the same).
-    let mut draw = crate::measure::schedule::fresh_order_seed;
+    let mut draw = || seeds.next_seed();
     let mut inputs = crate::measure::schedule::Inputs {
         seeds: Some(&mut draw),
         agree: None,

@@ -196,7 +196,9 @@ impl CampaignRun<'_> {
             candidate: &c,
         };
         let agree = timed_agreement(s);
-        let mut draw = schedule::fresh_order_seed;
+        let mut seeds = crate::measure::seeds::Seeds::fresh()
+            .map_err(crate::pipeline::error::io_err("cannot read a fresh seed"))?;
+        let mut draw = || seeds.next_seed();
         let (done, warmed) = self
             .state
             .candidate_mut(index)
@@ -236,7 +238,7 @@ impl CampaignRun<'_> {
             self.record(Entry::ScreeningPair { index, pair })?;
         }
         let counted = self.plan.spec.search.counters.contains(&Counter::Callgrind);
-        let seed = schedule::fresh_order_seed();
+        let seed = seeds.next_seed();
         let count = |tree| count_spec(tree, s, seed, &self.sandbox);
         if counted && !self.count_instructions(index, &count(baseline), &count(t))? {
             return Ok(());

@@ -5,9 +5,6 @@
 //! Every `{seed}` is replaced; there is no escaping, and other braces (`${HOME}`, `{}`,
 //! `{ seed }`) are left alone.
 
-use std::fs::File;
-use std::io::Read;
-
 pub const SEED_PLACEHOLDER: &str = "{seed}";
 
 /// `command` with every `{seed}` replaced by the decimal `seed`.
@@ -20,11 +17,9 @@ pub fn has_seed(command: &str) -> bool {
     command.contains(SEED_PLACEHOLDER)
 }
 
-/// A seed from the kernel's random source, which no candidate could have seen in advance.
+/// One seed from a fresh [`Seeds`](crate::measure::seeds::Seeds).
 pub fn fresh_seed() -> std::io::Result<u64> {
-    let mut bytes = [0u8; 8];
-    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(u64::from_le_bytes(bytes))
+    crate::measure::seeds::Seeds::fresh().map(|mut s| s.next_seed())
 }
 
 #[cfg(test)]

@@ -139,7 +139,9 @@ impl Run<'_> {
         // The warmups are kept: their leftover processes count against the candidate like those
         // of every other timed run of its code (the gate is decided after this lane).
         // Every pair on a fresh seed, as the whole patch's pairs.
-        let mut draw = schedule::fresh_order_seed;
+        let mut seeds = crate::measure::seeds::Seeds::fresh()
+            .map_err(super::io_err("cannot read a fresh seed"))?;
+        let mut draw = || seeds.next_seed();
         let mut inputs = schedule::Inputs {
             seeds: Some(&mut draw),
             agree: None,

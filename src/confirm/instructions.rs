@@ -64,7 +64,8 @@ impl Run<'_> {
             };
             self.stage(&format!("count instructions: {}", s.name));
             // A seed no timed run used: a result stored by an earlier run answers another seed.
-            let seed = crate::measure::schedule::fresh_order_seed();
+            let seed =
+                crate::check::fresh_seed().map_err(super::io_err("cannot read a fresh seed"))?;
             let outputs = self.work.join(format!("count-outputs-{index}"));
             std::fs::create_dir_all(&outputs)
                 .map_err(super::io_err("cannot create the count's outputs folder"))?;

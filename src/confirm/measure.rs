@@ -148,7 +148,11 @@ impl Run<'_> {
                 let same = RunSpec {
                     command: crate::check::fill_seed(
                         &baseline.command,
-                        seed.unwrap_or_else(schedule::fresh_order_seed),
+                        match seed {
+                            Some(seed) => seed,
+                            None => crate::check::fresh_seed()
+                                .map_err(super::io_err("cannot read a fresh seed"))?,
+                        },
                     ),
                     ..baseline.clone()
                 };
@@ -284,7 +288,9 @@ impl Run<'_> {
         (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
         let warmup = self.plan.settings().warmup.get();
         let agree = timed_agreement(s);
-        let mut draw = schedule::fresh_order_seed;
+        let mut seeds = crate::measure::seeds::Seeds::fresh()
+            .map_err(super::io_err("cannot read a fresh seed"))?;
+        let mut draw = || seeds.next_seed();
         let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));
@@ -352,6 +358,9 @@ impl Run<'_> {
             Some(t) => Some(self.timed_spec(s, TreeLabel::BaselineAgain, t)?),
             None => None,
         };
+        let mut seeds = crate::measure::seeds::Seeds::fresh()
+            .map_err(super::io_err("cannot read a fresh seed"))?;
+        let order_seed = seeds.next_seed();
         let plan = BenchPlan {
             baseline: b.clone(),
             candidate: c.clone(),
@@ -368,13 +377,13 @@ impl Run<'_> {
                 min_effect: set.min_effect.get(),
                 target_effect: set.target_effect(),
                 first: Order::CandidateFirst,
-                order_seed: Some(schedule::fresh_order_seed()),
+                order_seed: Some(order_seed),
                 mde_seed: self.evidence.seed,
                 timeout_s: s.timeout_s.get(),
             },
         };
         let agree = timed_agreement(s);
-        let mut draw = schedule::fresh_order_seed;
+        let mut draw = || seeds.next_seed();
         let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
         let on_event = &mut *self.on_event;
         let measured = bench::run_bench(&plan, runner, &mut inputs, &mut |e| {
@@ -438,10 +447,12 @@ impl Run<'_> {
                 "no training scenario's A/A runs to plan the holdout's pairs from",
             ));
         };
-        let order_seed = schedule::fresh_order_seed();
+        let mut seeds = crate::measure::seeds::Seeds::fresh()
+            .map_err(super::io_err("cannot read a fresh seed"))?;
+        let order_seed = seeds.next_seed();
         let order = PairOrder::Shuffled { seed: order_seed };
         let agree = timed_agreement(s);
-        let mut draw = schedule::fresh_order_seed;
+        let mut draw = || seeds.next_seed();
         let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
         let on_event = &mut *self.on_event;
         let mut emit = |e| on_event(ConfirmEvent::Run(e));

@@ -22,5 +22,6 @@ pub mod record;
 pub mod runner;
 pub mod sandbox;
 pub mod schedule;
+pub mod seeds;
 pub mod spawn;
 pub mod view;

@@ -375,23 +375,6 @@ impl PairOrder {
     }
 }
 
-/// A seed for [`PairOrder::Shuffled`] that code under test cannot predict: read from the kernel's
-/// random source (the clock and process id are only a fallback where it is unreadable).
-pub fn fresh_order_seed() -> u64 {
-    use std::io::Read;
-    let mut bytes = [0u8; 8];
-    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-    match read {
-        Ok(()) => u64::from_le_bytes(bytes),
-        Err(_) => {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64);
-            mix(nanos ^ u64::from(std::process::id()))
-        }
-    }
-}
-
 /// SplitMix64's output function: a fixed, well-spread 64-bit mix (Steele, Lea and Flood, 2014).
 fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
