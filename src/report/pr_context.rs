@@ -142,8 +142,10 @@ pub struct PrContext {
     pub holdouts: HoldoutInfo,
     pub checks: Checks,
     pub noise: NoiseInfo,
-    pub search: Markdown,
-    pub config_lane: Markdown,
+    /// `None` without a search.
+    pub search: Option<Markdown>,
+    /// `None` when the patch changes no build configuration.
+    pub config_lane: Option<Markdown>,
     pub reproduce: Reproduce,
     pub limitations: Vec<Markdown>,
     /// Whether the runs were sandboxed and what that means.
@@ -158,7 +160,7 @@ pub(super) fn first_line(text: &str) -> String {
 pub(super) fn ci_text(ci: Option<Ci95>) -> String {
     match ci {
         Some(c) => c.text(3),
-        None => "no interval (<6 pairs)".to_string(),
+        None => "no interval: fewer than 6 pairs".to_string(),
     }
 }
 

@@ -8,7 +8,10 @@ use super::pr_context::{NoiseInfo, ReceiptRef, Reproduce, ci_text, first_line, t
 use crate::evidence::result::{ConfirmResult, Role, TreeLabel, Verdict};
 use crate::path::{relative_to, shell_word};
 
-pub(super) fn search(r: &ConfirmResult) -> Markdown {
+/// The search's figures beside the confirmation's; `None` without a search (the section would
+/// only say there was none).
+pub(super) fn search(r: &ConfirmResult) -> Option<Markdown> {
+    let s = r.evidence.search.as_ref()?;
     let confirmation = training(r)
         .next()
         .map(|(s, f)| {
@@ -20,33 +23,33 @@ pub(super) fn search(r: &ConfirmResult) -> Markdown {
             )
         })
         .unwrap_or_else(|| "not measured".to_string());
-    Markdown::assembled(match &r.evidence.search {
-        None => "There was no search: this patch was confirmed directly, so there are no \
-                 search-time figures to compare."
-            .to_string(),
-        Some(s) => format!(
-            "Search (screening, {}): median {:.3}× over {} pairs ({}). Confirmation: \
+    Some(Markdown::assembled(format!(
+        "Search (screening, {}): median {:.3}× over {} pairs ({}). Confirmation: \
              {confirmation}. Screening only ranks candidates; the fresh confirmation decides.",
-            code(&s.scenario),
-            s.median,
-            s.pairs,
-            ci_text(s.ci95)
-        ),
-    })
+        code(&s.scenario),
+        s.median,
+        s.pairs,
+        ci_text(s.ci95)
+    )))
 }
 
-pub(super) fn config_lane(r: &ConfirmResult) -> Markdown {
+/// What the configuration lane found; `None` when the patch changes no build configuration (the
+/// section would only say the lane had nothing to do).
+pub(super) fn config_lane(r: &ConfirmResult) -> Option<Markdown> {
     let lane = &r.evidence.config_lane;
+    if !lane.ran && lane.files.is_empty() {
+        return None;
+    }
     if !lane.ran {
         let why = if lane.reason.is_empty() {
             "no reason was recorded".to_string()
         } else {
             prose(&lane.reason)
         };
-        return Markdown::assembled(format!(
+        return Some(Markdown::assembled(format!(
             "The build-configuration lane did not run ({why}), so the gain is not split into a \
              configuration part and a code part."
-        ));
+        )));
     }
     let ci = lane
         .ci95
@@ -58,14 +61,14 @@ pub(super) fn config_lane(r: &ConfirmResult) -> Markdown {
             100.0 * s
         )
     });
-    Markdown::assembled(format!(
+    Some(Markdown::assembled(format!(
         "The patch changes build configuration ({}). Baseline + configuration only, measured \
          against the baseline on {}: {:.3}× (median of {} pairs; {ci}).{share}",
         inline(&lane.files.join(", ")),
         code(lane.scenario.as_deref().unwrap_or("?")),
         lane.median.unwrap_or(f64::NAN),
         lane.pairs.len()
-    ))
+    )))
 }
 
 pub(super) fn step_lines(r: &ConfirmResult) -> Vec<String> {
@@ -206,12 +209,17 @@ pub(super) fn limitations(r: &ConfirmResult, noise: &NoiseInfo) -> Vec<Markdown>
             plural(l.agent_runs, "agent run")
         )
     });
-    let mut out = vec![format!(
-        "{n} candidate{} tried{over}; the intervals above do not correct for choosing one of \
-         them. The fresh confirmation (new checkouts, clean builds, a fresh seed, new pairs) is \
-         the guard.",
-        if n == 1 { " was" } else { "s were" }
-    )];
+    // Choosing one of several is a limitation; a lone patch was not chosen from anything.
+    let mut out: Vec<String> = (n > 1)
+        .then(|| {
+            format!(
+                "{n} candidates were tried{over}; the intervals above do not correct for choosing \
+                 one of them. The fresh confirmation (new checkouts, clean builds, a fresh seed, \
+                 new pairs) is the guard."
+            )
+        })
+        .into_iter()
+        .collect();
     // A patch that was not accepted has its reasons in "Why it was rejected" (pr_summary).
     if r.verdict == Verdict::Accepted {
         out.extend(r.reasons.iter().map(|reason| first_line(reason)));
