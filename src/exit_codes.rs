@@ -76,9 +76,17 @@ pub fn help() -> String {
 
 /// The exit codes section of `--help` for a command that ends with `codes` only.
 pub fn help_for(codes: &[i32]) -> String {
+    // A command that decides nothing (no rejection, no inconclusive verdict) accepts nothing
+    // either: its 0 only says it succeeded.
+    let decides = codes.contains(&REJECTED) || codes.contains(&INCONCLUSIVE);
     let mut text = String::from("Exit codes:\n");
     for d in ALL.iter().filter(|d| codes.contains(&d.code)) {
-        text.push_str(&format!("  {:>3}  {}\n", d.code, d.meaning));
+        let meaning = if d.code == ACCEPTED && !decides {
+            "succeeded"
+        } else {
+            d.meaning
+        };
+        text.push_str(&format!("  {:>3}  {}\n", d.code, meaning));
     }
     text
 }
@@ -161,6 +169,14 @@ mod tests {
         ] {
             assert_eq!(under_fail_on(code, &[]), code);
         }
+    }
+
+    #[test]
+    fn a_command_that_decides_nothing_does_not_list_0_as_accepted() {
+        let init = help_for(&INIT);
+        assert!(init.contains("  0  succeeded\n"), "{init}");
+        assert!(!init.contains("accepted"), "{init}");
+        assert!(help().contains("  0  accepted (or the command succeeded)\n"));
     }
 
     #[test]

@@ -568,8 +568,11 @@ fn timed_output_detail(scenarios: &[ScenarioResult]) -> String {
         0 => "every timed run succeeded; no scenario declares deterministic output, so timed \
               outputs were not compared"
             .to_string(),
+        1 => "every timed run succeeded; the one scenario declaring deterministic output printed \
+              the same bytes on every run of both arms"
+            .to_string(),
         n => format!(
-            "every timed run succeeded; each of the {n} scenario(s) declaring deterministic output \
+            "every timed run succeeded; each of the {n} scenarios declaring deterministic output \
              printed the same bytes on every run of both arms"
         ),
     }
@@ -595,6 +598,6 @@ mod tests {
             "{none}"
         );
         let one = timed_output_detail(&[scenario("a", None), scenario("b", Some(true))]);
-        assert!(one.contains("each of the 1 scenario(s) declaring"), "{one}");
+        assert!(one.contains("the one scenario declaring"), "{one}");
     }
 }
