@@ -414,16 +414,31 @@ impl<'a> Run<'a> {
         wanted: &[String],
     ) -> Result<Result<(), GateStop>, PipelineError> {
         let build = &self.plan.campaign.workload.build;
+        use crate::pipeline::instrumented::{is_program, uninstrumented};
         for artifact in &build.artifacts {
+            let mut baseline_is_program = false;
             for (label, t) in trees {
                 let path = t
                     .root
                     .join(build.cwd.as_deref().unwrap_or("."))
                     .join(artifact);
-                let Ok(bytes) = std::fs::read(&path) else {
+                // Only a regular file inside the tree is read (a link to `/dev/zero` or out of
+                // the tree is the build's, not evo's to follow); one missing fails its checks.
+                let Ok(bytes) = tree::tree_file(&t.root, &path).and_then(std::fs::read) else {
                     continue;
                 };
-                let found = crate::pipeline::instrumented::uninstrumented(&bytes, wanted);
+                // A script standing where the baseline has a program says nothing of how the
+                // program it starts was compiled.
+                let mut found = uninstrumented(&bytes, wanted);
+                if label.holds_baseline() {
+                    baseline_is_program = is_program(&bytes);
+                } else if baseline_is_program && !is_program(&bytes) {
+                    found.push(
+                        "it is not a program where the baseline's is: what it starts cannot be \
+                         checked"
+                            .to_string(),
+                    );
+                }
                 if found.is_empty() {
                     continue;
                 }

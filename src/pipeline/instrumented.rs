@@ -139,20 +139,27 @@ fn units(file: &object::File<'_>) -> Result<Vec<Unit>, String> {
     Ok(units)
 }
 
+/// Whether `bytes` are an ELF executable or shared library, the files [`uninstrumented`] reads.
+pub fn is_program(bytes: &[u8]) -> bool {
+    object::File::parse(bytes).is_ok_and(|f| {
+        matches!(
+            f.kind(),
+            object::ObjectKind::Executable | object::ObjectKind::Dynamic
+        )
+    })
+}
+
 /// What in the ELF file `bytes` was not compiled with every sanitizer of `wanted`, one line per
 /// function (at most [`NAMED`], then a count), or why the file cannot say; empty when all of it
 /// was, and when the file is not an executable or a shared library (a script says nothing of how
 /// anything was compiled).
 pub fn uninstrumented(bytes: &[u8], wanted: &[String]) -> Vec<String> {
+    if !is_program(bytes) {
+        return Vec::new();
+    }
     let Ok(file) = object::File::parse(bytes) else {
         return Vec::new();
     };
-    if !matches!(
-        file.kind(),
-        object::ObjectKind::Executable | object::ObjectKind::Dynamic
-    ) {
-        return Vec::new();
-    }
     let units = match units(&file) {
         Ok(units) => units,
         Err(why) => return vec![why],

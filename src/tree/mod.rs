@@ -55,7 +55,7 @@ pub use inspect::{
     PatchSummary, inspect_patch, read_patch, too_large_message,
 };
 pub use materialize::{COMMITTER_EMAIL, COMMITTER_NAME, dir_name, materialize};
-pub use overlay::{OverlayFile, copy_overlay, digest_file, digest_tree_file};
+pub use overlay::{OverlayFile, copy_overlay, digest_file, digest_tree_file, tree_file};
 pub use pin::pin;
 pub use probes::{
     COMPUTED_GETENV, LaneProbed, PROBES, Probe, ProbeHit, ProbeScan, gate_detail, hits_text,

@@ -40,6 +40,12 @@ pub fn digest_file(path: &Path) -> Result<String, io::Error> {
 /// The build is untrusted: an "artifact" that is a link to a secret outside the tree, a FIFO
 /// that would block evo for ever, or `/dev/zero` is refused, never read.
 pub fn digest_tree_file(root: &Path, path: &Path) -> Result<String, io::Error> {
+    digest_file(&tree_file(root, path)?)
+}
+
+/// `path` resolved, when it is a regular file inside the tree at `root` (see
+/// [`digest_tree_file`] for why nothing else may be read).
+pub fn tree_file(root: &Path, path: &Path) -> Result<std::path::PathBuf, io::Error> {
     let resolved = path.canonicalize()?;
     if !resolved.starts_with(root.canonicalize()?) {
         return Err(io::Error::other(format!(
@@ -50,7 +56,7 @@ pub fn digest_tree_file(root: &Path, path: &Path) -> Result<String, io::Error> {
     if !fs::metadata(&resolved)?.is_file() {
         return Err(io::Error::other("it is not a regular file"));
     }
-    digest_file(&resolved)
+    Ok(resolved)
 }
 
 /// Copy `files` (relative ones are relative to `base_dir`) into `tree`; see the module comment

@@ -537,6 +537,16 @@ fn code_that_compiles_otherwise_under_the_sanitizer_fails_the_sanitized_build() 
     );
 }
 
+/// The real `cc` by its absolute path, as a build that goes around evo's compilers calls it.
+fn real_cc() -> PathBuf {
+    let found = std::process::Command::new("sh")
+        .args(["-c", "command -v cc"])
+        .output()
+        .unwrap()
+        .stdout;
+    std::fs::canonicalize(String::from_utf8(found).unwrap().trim()).unwrap()
+}
+
 /// A build that goes around evo's compilers: the Makefile calls the compiler by its absolute
 /// path, so nothing is appended, and the sanitized binary is built without instrumentation while
 /// its overflow runs on every input. The artifact's debug information says how each function was
@@ -545,15 +555,7 @@ fn code_that_compiles_otherwise_under_the_sanitizer_fails_the_sanitized_build() 
 #[test]
 fn a_build_that_calls_the_compiler_by_its_absolute_path_fails_the_sanitizer_lane() {
     let f = Fixture::new(&flags_workload(), CAMPAIGN, &[]);
-    let real = String::from_utf8(
-        std::process::Command::new("sh")
-            .args(["-c", "command -v cc"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    let real = std::fs::canonicalize(real.trim()).unwrap();
+    let real = real_cc();
     let ub = format!("#if 1\n{OVERFLOW}");
     let around = format!("{} -O2 -o prog prog.c", real.display());
     let patch = f.patch(
@@ -570,6 +572,37 @@ fn a_build_that_calls_the_compiler_by_its_absolute_path_fails_the_sanitizer_lane
     let detail = g["detail"].as_str().unwrap();
     assert!(detail.contains("went around them"), "{g:#}");
     assert!(detail.contains("`main`"), "{g:#}");
+}
+
+/// The same build around evo's compilers, with the artifact a script that starts the program
+/// compiled by absolute path: the script has no debug information to read. Where the baseline's
+/// artifact is a program and the candidate's is not, the gate fails. Defence off (a file that is
+/// not a program says nothing): the gate passes, which the assertions catch.
+#[test]
+fn an_artifact_that_is_a_script_starting_an_unchecked_program_fails_the_sanitizer_lane() {
+    let f = Fixture::new(&flags_workload(), CAMPAIGN, &[]);
+    let real = real_cc();
+    let ub = format!("#if 1\n{OVERFLOW}");
+    let wrapped = format!(
+        "{} -O2 -o prog.real prog.c && printf '#!/bin/sh\\nexec \"$$(dirname \"$$0\")/prog.real\" \"$$@\"\\n' > prog && chmod +x prog",
+        real.display()
+    );
+    let patch = f.patch(
+        "wrapped.patch",
+        &[
+            ("prog.c", "    return total;", ub.as_str()),
+            ("Makefile", "cc -O2 -o prog prog.c", wrapped.as_str()),
+        ],
+    );
+    let (out, r) = f.confirm(&patch);
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    let g = gate(&r, "sanitizers");
+    assert_eq!(g["status"], "failed", "{}", text(&out));
+    let detail = g["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("not a program where the baseline's is"),
+        "{g:#}"
+    );
 }
 
 /// Replay within a run: a timed command that repeats the same unit of work, each pass printing
