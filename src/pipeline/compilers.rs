@@ -78,21 +78,23 @@ scan() {{
   done
   shift "$count"
   [ "$source" = 1 ] || return 0
+  t=$(mktemp -d) || {{ echo "evo sanitizer lane: refused: no temporary folder" >&2; return 1; }}
+  # The compiler's view with the flags, once: searched for opt-outs, then compared.
   # shellcheck disable=SC2086
-  found=$("$real" -E "$@" $flags 2>/dev/null | grep -E {pattern} | head -n 3)
+  "$real" -E "$@" $flags > "$t/sanitized.i" 2>/dev/null
+  found=$(grep -E {pattern} "$t/sanitized.i" | head -n 3)
   if [ -n "$found" ]; then
     echo "evo sanitizer lane: refused: the preprocessed source turns instrumentation off:" >&2
     echo "$found" >&2
+    rm -rf "$t"
     return 1
   fi
-  [ -n "$changed" ] || return 0
+  if [ -z "$changed" ]; then rm -rf "$t"; return 0; fi
   # Each line of the compiler's view, after the file it comes from (its line markers); blank
   # lines and markers left out, so only text that differs counts.
   tag='/^# [0-9]+ "/ {{ f = $3; gsub(/"/, "", f); next }} /^[[:space:]]*$/ {{ next }} {{ print f "\t" $0 }}'
-  t=$(mktemp -d) || {{ echo "evo sanitizer lane: refused: no temporary folder" >&2; return 1; }}
   "$real" -E "$@" 2>/dev/null | awk "$tag" > "$t/plain"
-  # shellcheck disable=SC2086
-  "$real" -E "$@" $flags 2>/dev/null | awk "$tag" > "$t/sanitized"
+  awk "$tag" "$t/sanitized.i" > "$t/sanitized"
   diff "$t/plain" "$t/sanitized" | sed -n 's/^[<>] //p' > "$t/differ"
   hit=
   for f in $(cut -f1 "$t/differ" | sort -u); do
