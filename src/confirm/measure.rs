@@ -222,15 +222,22 @@ impl Run<'_> {
             TimedOutputRule::Compare => TimedCompare::Rule,
         });
         // What the baseline's timed command printed in the differential (`<scenario>.timed`),
-        // searched for the same work printed twice (`replay::repeated_block`).
-        let repeated = (self.run_dir)
+        // searched for the same work printed twice (`replay::repeated_block`) and, where the
+        // scenario declares one, for an iteration digest that repeats or is not printed
+        // (`replay::repeated_digest`; an output that cannot be read shows no digest either).
+        let output = (self.run_dir)
             .output_path(
                 crate::evidence::result::TreeLabel::Baseline,
                 &super::lanes::timed_check_name(&s.name),
             )
             .ok()
-            .and_then(|path| std::fs::read(path).ok())
-            .and_then(|output| crate::evidence::replay::repeated_block(&output));
+            .and_then(|path| std::fs::read(path).ok());
+        let repeated = (output.as_deref())
+            .and_then(crate::evidence::replay::repeated_block)
+            .or_else(|| {
+                let prefix = s.iteration_digest.as_deref()?;
+                crate::evidence::replay::repeated_digest(output.as_deref().unwrap_or_default(), prefix)
+            });
         result.replay = Some(
             ReplayCheck::of_runs(
                 Some(crate::check::has_seed(&s.run)),

@@ -113,9 +113,9 @@ impl ReplayCheck {
         }
         let why = if let Some(block) = &self.repeated {
             format!(
-                "its timed output repeats the same work back to back ({block}), so a pass that \
-                 skips what the pass before it computed cannot be told from one that computes \
-                 (give each pass its own inputs: docs/workloads.md)"
+                "its timed output does not show that each pass did its own work ({block}), so a \
+                 pass that skips what an earlier one computed cannot be told from one that \
+                 computes (give each pass its own inputs: docs/workloads.md)"
             )
         } else if !self.fresh_seeds {
             "its timed command takes no `{seed}`, so every run computes the same thing".to_string()
@@ -171,7 +171,7 @@ pub fn repeated_block(output: &[u8]) -> Option<String> {
             let bytes: usize = lines[start..=i].iter().map(|l| l.trim().len()).sum();
             if bytes >= MIN_REPEATED_BYTES {
                 return Some(format!(
-                    "lines {}–{} and {}–{}",
+                    "lines {}–{} and {}–{} are the same, back to back",
                     start + 1,
                     start + len,
                     start + len + 1,
@@ -181,6 +181,53 @@ pub fn repeated_block(output: &[u8]) -> Option<String> {
         }
     }
     None
+}
+
+/// The longest `iteration_digest` prefix a workload may declare.
+pub const MAX_DIGEST_PREFIX_BYTES: usize = 64;
+
+/// What is wrong with a declared `iteration_digest` line prefix, if anything: it must name the
+/// start of a line (non-empty, one line, printable) so that it cannot match every line.
+pub fn digest_prefix_problem(prefix: &str) -> Option<&'static str> {
+    if prefix.trim().is_empty() {
+        Some("the line prefix is empty: every line would count as an iteration's digest")
+    } else if prefix.len() > MAX_DIGEST_PREFIX_BYTES {
+        Some("the line prefix is longer than 64 bytes")
+    } else if prefix.chars().any(char::is_control) {
+        Some("the line prefix holds a line break or another control character")
+    } else {
+        None
+    }
+}
+
+/// Where `output` (a timed run's) fails to show that each unit of work did its own: two lines
+/// starting with the declared `prefix` that carry the same digest (anywhere, not only back to
+/// back), or fewer than two such lines (the declaration describes no output, so it shows
+/// nothing). `None` when two or more such lines are all different.
+pub fn repeated_digest(output: &[u8], prefix: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(output);
+    let mut first_seen: std::collections::HashMap<&str, usize> = Default::default();
+    let mut count = 0;
+    for (i, line) in text.lines().enumerate() {
+        let Some(digest) = line.strip_prefix(prefix) else {
+            continue;
+        };
+        count += 1;
+        if let Some(first) = first_seen.insert(digest.trim(), i + 1) {
+            return Some(format!(
+                "lines {first} and {} carry the same iteration digest `{}`",
+                i + 1,
+                crate::spec::values::escape_controls(line.chars().take(80).collect::<String>().as_str())
+            ));
+        }
+    }
+    (count < 2).then(|| {
+        format!(
+            "`iteration_digest` declares lines starting `{}`, and the baseline's timed output \
+             printed {count}",
+            crate::spec::values::escape_controls(prefix)
+        )
+    })
 }
 
 /// Whether the two runs of every warmup round and pair printed the same bytes: what
@@ -298,11 +345,14 @@ mod tests {
             b"pass 1\nloss=0.123456 grad=4.56789\nok\npass 2\nloss=0.123456 grad=4.56789\nok\n";
         assert_eq!(repeated_block(same), None, "the pass numbers differ");
         let twice = b"start\nloss=0.123456 grad=4.56789\nrms=1.0000 max=2.5\nloss=0.123456 grad=4.56789\nrms=1.0000 max=2.5\nend\n";
-        assert_eq!(repeated_block(twice).as_deref(), Some("lines 2–3 and 4–5"));
+        assert_eq!(
+            repeated_block(twice).as_deref(),
+            Some("lines 2–3 and 4–5 are the same, back to back")
+        );
         let one_line = b"checksum 9f86d081884c7d65\nchecksum 9f86d081884c7d65\n";
         assert_eq!(
             repeated_block(one_line).as_deref(),
-            Some("lines 1–1 and 2–2")
+            Some("lines 1–1 and 2–2 are the same, back to back")
         );
         // Short repeats (blank lines, separators, status words) are honest output.
         assert_eq!(
@@ -319,5 +369,35 @@ mod tests {
                 .unwrap()
                 .contains("lines 2–3 and 4–5")
         );
+    }
+
+    #[test]
+    fn a_declared_iteration_digest_shows_a_repeated_pass_wherever_it_is() {
+        // A summary-only harness: nothing repeats back to back, but passes 1 and 3 computed
+        // the same thing.
+        let output = b"pass a41f09\npass 77c2e1\npass a41f09\ntotal 3 passes, checksum 5e1d\n";
+        assert_eq!(repeated_block(output), None);
+        assert_eq!(
+            repeated_digest(output, "pass ").as_deref(),
+            Some("lines 1 and 3 carry the same iteration digest `pass a41f09`")
+        );
+        let distinct = b"pass a41f09\npass 77c2e1\npass 0b33d8\ntotal 3 passes\n";
+        assert_eq!(repeated_digest(distinct, "pass "), None);
+        // A declaration that matches fewer than two lines shows nothing, and says so.
+        let why = repeated_digest(distinct, "iteration ").unwrap();
+        assert!(why.contains("printed 0"), "{why}");
+        assert!(repeated_digest(b"pass a41f09\n", "pass ").unwrap().contains("printed 1"));
+        let check = ReplayCheck::of_runs(Some(true), Some(TimedCompare::Exact), &[], &[], &[])
+            .with_repeated(repeated_digest(output, "pass "));
+        assert!(check.why_undetectable().unwrap().contains("lines 1 and 3"));
+    }
+
+    #[test]
+    fn a_digest_prefix_must_name_the_start_of_a_line() {
+        assert!(digest_prefix_problem("pass ").is_none());
+        assert!(digest_prefix_problem("").is_some());
+        assert!(digest_prefix_problem("  ").is_some());
+        assert!(digest_prefix_problem("a\nb").is_some());
+        assert!(digest_prefix_problem(&"x".repeat(65)).is_some());
     }
 }

@@ -347,7 +347,10 @@ fn workload_comment(input: &StarterInput, notes: &[String], s: &ScenarioFile) ->
          give each pass its own inputs, derived from the seed and the pass's number, and print \
          each pass's result: a pass that recomputes the one before it can be skipped by a \
          candidate where no output shows it, and evo caps the tier below tested when it sees \
-         the same lines printed twice in a row (docs/workloads.md)."
+         the same lines printed twice in a row. A harness that prints only a summary can print \
+         one line per pass, `pass <digest of its result>`, and declare \
+         \"iteration_digest\": \"pass \" in the scenario: evo then caps the tier when two \
+         passes print the same digest (docs/workloads.md)."
             .to_string(),
     ]);
     lines.push(if s.deterministic_output {

@@ -188,6 +188,13 @@ pub struct Scenario {
     /// inputs exists for a candidate to special-case (holdouts only).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub inputs: BTreeMap<String, IntRange>,
+    /// For a timed command that repeats a unit of work (passes, steps) but prints little else:
+    /// the start of the line its output prints once per unit, followed by a digest of what that
+    /// unit computed. evo requires two or more such lines, all different, in the baseline's timed
+    /// output; otherwise a unit that skips work an earlier one did cannot be told from one that
+    /// computes, and the tier is capped (docs/workloads.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration_digest: Option<String>,
 }
 
 /// Checks of a scenario on inputs drawn per confirmation (docs/design.md §2.2.6).

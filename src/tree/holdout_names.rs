@@ -258,6 +258,7 @@ mod tests {
             count: None,
             draw: None,
             inputs: Default::default(),
+            iteration_digest: None,
         }
     }
 

@@ -621,7 +621,7 @@ fn a_timed_output_that_prints_the_same_work_twice_caps_the_tier() {
     let replay = &r["scenarios"][0]["replay"];
     assert_eq!(
         replay["repeated"],
-        "lines 1–1 and 2–2",
+        "lines 1–1 and 2–2 are the same, back to back",
         "{replay:#}\n{}",
         text(&out)
     );
@@ -629,11 +629,69 @@ fn a_timed_output_that_prints_the_same_work_twice_caps_the_tier() {
     assert_ne!(r["tier"], "tested", "{}", text(&out));
     if r["verdict"] == "accepted" {
         assert!(
-            reasons(&r).contains("repeats the same work back to back"),
+            reasons(&r).contains("does not show that each pass did its own work"),
             "{}",
             reasons(&r)
         );
     }
+}
+
+/// Replay within a run that nothing prints back to back: a harness that runs the same pass
+/// twice and prints, per pass, a digest line and a line that differs ("pass 1 of 2 complete").
+/// The workload declares its digest line (`iteration_digest`), so evo sees two passes that
+/// computed the same thing, says replay cannot be detected and caps the tier. Defence off (the
+/// declared digests not read): `replay.repeated` is absent, which the first assertion catches.
+#[test]
+fn a_declared_iteration_digest_that_repeats_caps_the_tier() {
+    let workload = WORKLOAD.replace(
+        r#""run": "./bench/run.sh 40000 {seed}", "check""#,
+        r#""run": "for i in 1 2; do echo \"digest $(./bench/run.sh 40000 {seed})\"; echo \"pass $i of 2 complete\"; done",
+      "iteration_digest": "digest ", "check""#,
+    );
+    let f = Fixture::new(&workload, CAMPAIGN, &[]);
+    let (out, r) = f.confirm(&f.patch("memo.patch", &MEMO_EDITS));
+    let replay = &r["scenarios"][0]["replay"];
+    let repeated = replay["repeated"].as_str().unwrap_or_default();
+    assert!(
+        repeated.starts_with("lines 1 and 3 carry the same iteration digest `digest "),
+        "{replay:#}\n{}",
+        text(&out)
+    );
+    assert_eq!(replay["detectable"], false);
+    assert_ne!(r["tier"], "tested", "{}", text(&out));
+    if r["verdict"] == "accepted" {
+        assert!(
+            reasons(&r).contains("does not show that each pass did its own work"),
+            "{}",
+            reasons(&r)
+        );
+    }
+}
+
+/// A declared `iteration_digest` that is empty would make every line a digest: the workload is
+/// refused before anything runs, naming the field.
+#[test]
+fn an_empty_iteration_digest_is_refused_naming_the_field() {
+    let workload = WORKLOAD.replace(
+        r#""deterministic_output": true, "timeout_s": 20 }"#,
+        r#""deterministic_output": true, "timeout_s": 20, "iteration_digest": " " }"#,
+    );
+    let f = Fixture::new(&workload, CAMPAIGN, &[]);
+    let out = evo()
+        .arg("confirm")
+        .arg(f.patch("memo.patch", &MEMO_EDITS))
+        .arg("--campaign")
+        .arg(f.camp.join("campaign.json"))
+        .arg("--work-dir")
+        .arg(f.dir.path().join("work"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("scenarios[0].iteration_digest"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// A candidate right only where the fixed checks and the timed runs look (n = 500 and n =
