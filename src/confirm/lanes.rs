@@ -349,24 +349,16 @@ impl<'a> Run<'a> {
         let tools = match &san.flags {
             None => None,
             Some(flags) => {
-                // The candidate tree's copies of the files the patch changes: code of theirs that
-                // compiles differently under the flags is refused (the baseline's never is).
-                let root = ct.root.canonicalize().unwrap_or_else(|_| ct.root.clone());
-                let changed: Vec<std::path::PathBuf> = (tree::inspect_patch(&self.plan.patch))
-                    .map(|s| {
-                        (s.files.iter())
-                            .flat_map(|f| f.paths())
-                            .map(|p| root.join(p))
-                            .collect()
-                    })
-                    .map_err(|e| {
-                        PipelineError::internal_while("the patch read once but not twice", e)
-                    })?;
+                // What the baseline tree's files hold, before either build: code that is not
+                // the baseline's and compiles differently under the flags is refused, whatever
+                // its name (the candidate's files, a copy the build makes of them).
+                let known = tree::file_hashes(&bt.root)
+                    .map_err(super::io_err("cannot read the baseline tree's files"))?;
                 let dir = crate::pipeline::compilers::write(
                     &self.work.join("sanitizer-compilers"),
                     &self.sandbox.search_path(),
                     flags,
-                    &changed,
+                    &known,
                 )
                 .map_err(super::io_err("cannot write the sanitizer lane's compilers"))?;
                 for (var, name) in [("CC", "cc"), ("CXX", "c++")] {

@@ -236,7 +236,10 @@ impl Run<'_> {
             .and_then(crate::evidence::replay::repeated_block)
             .or_else(|| {
                 let prefix = s.iteration_digest.as_deref()?;
-                crate::evidence::replay::repeated_digest(output.as_deref().unwrap_or_default(), prefix)
+                crate::evidence::replay::repeated_digest(
+                    output.as_deref().unwrap_or_default(),
+                    prefix,
+                )
             });
         result.replay = Some(
             ReplayCheck::of_runs(

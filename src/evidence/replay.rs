@@ -217,7 +217,9 @@ pub fn repeated_digest(output: &[u8], prefix: &str) -> Option<String> {
             return Some(format!(
                 "lines {first} and {} carry the same iteration digest `{}`",
                 i + 1,
-                crate::spec::values::escape_controls(line.chars().take(80).collect::<String>().as_str())
+                crate::spec::values::escape_controls(
+                    line.chars().take(80).collect::<String>().as_str()
+                )
             ));
         }
     }
@@ -386,7 +388,11 @@ mod tests {
         // A declaration that matches fewer than two lines shows nothing, and says so.
         let why = repeated_digest(distinct, "iteration ").unwrap();
         assert!(why.contains("printed 0"), "{why}");
-        assert!(repeated_digest(b"pass a41f09\n", "pass ").unwrap().contains("printed 1"));
+        assert!(
+            repeated_digest(b"pass a41f09\n", "pass ")
+                .unwrap()
+                .contains("printed 1")
+        );
         let check = ReplayCheck::of_runs(Some(true), Some(TimedCompare::Exact), &[], &[], &[])
             .with_repeated(repeated_digest(output, "pass "));
         assert!(check.why_undetectable().unwrap().contains("lines 1 and 3"));

@@ -12,9 +12,10 @@
 //! pragma, or a definition hooking the sanitizer runtime's reports or options. A flag that
 //! exempts files from instrumentation (`-fsanitize-ignorelist=`, `-fsanitize-blacklist=`) is
 //! refused too. The build then fails with the script's message, and so does the `sanitizers`
-//! gate. The candidate's scripts also refuse a compile whose preprocessed text differs with and
-//! without the flags in a file the patch changes: code that takes another path where a sanitizer
-//! is compiled in would leave what is timed unchecked.
+//! gate. The scripts also refuse a compile whose preprocessed text differs with and without the
+//! flags in a file that is neither a system header (below `/usr/`) nor, by its content, one of
+//! the baseline tree's files: code of the candidate's that takes another path where a sanitizer
+//! is compiled in would leave what is timed unchecked, however the build names or copies it.
 //!
 //! What this does not stop: a build that calls a compiler by its absolute path, or one of the
 //! compiler's own programs, bypasses the scripts (docs/design.md §2.2.7 says what is checked
@@ -42,20 +43,21 @@ fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
+/// The name of the file beside the scripts that lists the hex sha256 of each of the baseline
+/// tree's files, one per line ([`write`]).
+pub const KNOWN: &str = "baseline-files.sha256";
+
 /// The script standing in for the compiler at `real`, appending `flags`; a compile whose
-/// preprocessed text differs under `flags` in one of the `changed` files (absolute paths, symlinks
-/// resolved) is refused.
-pub fn script(real: &Path, flags: &str, changed: &[PathBuf]) -> String {
-    let changed: Vec<String> = changed.iter().map(|p| p.display().to_string()).collect();
+/// preprocessed text differs under `flags` in a file outside `/usr/` whose content's sha256 is not
+/// a line of `known` is refused.
+pub fn script(real: &Path, flags: &str, known: &Path) -> String {
     format!(
         r#"#!/bin/sh
 # evo's sanitizer lane: {real} with the sanitizer flags appended, after a search of each
 # source's preprocessed text for anything that turns instrumentation off.
 real={real_q}
 flags={flags_q}
-nl='
-'
-changed={changed_q}
+known={known_q}
 for a do
   case $a in
     -fsanitize-ignorelist=*|-fsanitize-blacklist=*)
@@ -89,20 +91,26 @@ scan() {{
     rm -rf "$t"
     return 1
   fi
-  if [ -z "$changed" ]; then rm -rf "$t"; return 0; fi
   # Each line of the compiler's view, after the file it comes from (its line markers); blank
   # lines and markers left out, so only text that differs counts.
   tag='/^# [0-9]+ "/ {{ f = $3; gsub(/"/, "", f); next }} /^[[:space:]]*$/ {{ next }} {{ print f "\t" $0 }}'
   "$real" -E "$@" 2>/dev/null | awk "$tag" > "$t/plain"
   awk "$tag" "$t/sanitized.i" > "$t/sanitized"
   diff "$t/plain" "$t/sanitized" | sed -n 's/^[<>] //p' > "$t/differ"
+  # Where text differs, the file must be a system header or hold what one of the baseline's
+  # files holds (the baseline's own code, whatever its name now); the compiler's pseudo-files
+  # (`<built-in>`, `<command-line>`) hold no text of anyone's.
   hit=
-  for f in $(cut -f1 "$t/differ" | sort -u); do
+  cut -f1 "$t/differ" | sort -u > "$t/files"
+  while IFS= read -r f; do
+    case $f in '<'*) continue;; esac
     r=$(realpath -m -- "$f")
-    case "$nl$changed$nl" in *"$nl$r$nl"*) hit="$hit $f";; esac
-  done
+    case $r in /usr/*) continue;; esac
+    h=$(sha256sum < "$r" 2>/dev/null | cut -d' ' -f1)
+    if [ -z "$h" ] || ! grep -qx "$h" "$known"; then hit="$hit $f"; fi
+  done < "$t/files"
   if [ -n "$hit" ]; then
-    echo "evo sanitizer lane: refused: a file the patch changes compiles to other code under the sanitizer flags ($hit):" >&2
+    echo "evo sanitizer lane: refused: code that is not the baseline's compiles to other code under the sanitizer flags ($hit):" >&2
     head -n 6 "$t/differ" >&2
     rm -rf "$t"
     return 1
@@ -117,17 +125,26 @@ exec "$real" "$@" $flags
         real = real.display(),
         real_q = quote(&real.display().to_string()),
         flags_q = quote(&format!("{flags} {}", super::instrumented::RECORD_FLAGS)),
-        changed_q = quote(&changed.join("\n")),
+        known_q = quote(&known.display().to_string()),
         pattern = quote(OPT_OUTS),
     )
 }
 
 /// Writes a script for each of [`NAMES`] found on `path` (a `PATH` value) into `dir` (created
-/// anew), and returns the folder; a name found nowhere is left out. `changed` as for [`script`].
-pub fn write(dir: &Path, path: &str, flags: &str, changed: &[PathBuf]) -> std::io::Result<PathBuf> {
+/// anew), with `known` (the hex sha256 of each of the baseline tree's files) in [`KNOWN`] beside
+/// them, and returns the folder; a name found nowhere is left out.
+pub fn write(
+    dir: &Path,
+    path: &str,
+    flags: &str,
+    known: &std::collections::BTreeSet<String>,
+) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir)?;
+    let list = dir.join(KNOWN);
+    let lines: String = known.iter().map(|h| format!("{h}\n")).collect();
+    std::fs::write(&list, lines)?;
     for name in NAMES {
         let Some(real) = std::env::split_paths(path)
             .map(|d| d.join(name))
@@ -136,7 +153,7 @@ pub fn write(dir: &Path, path: &str, flags: &str, changed: &[PathBuf]) -> std::i
             continue;
         };
         let file = dir.join(name);
-        std::fs::write(&file, script(&real, flags, changed))?;
+        std::fs::write(&file, script(&real, flags, &list))?;
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755))?;
     }
     Ok(dir.to_path_buf())
@@ -149,16 +166,19 @@ mod tests {
 
     /// The scripts for this machine's compilers (the suite needs a C compiler, README).
     fn tools(flags: &str) -> (tempfile::TempDir, PathBuf) {
-        tools_changing(flags, &[])
+        tools_knowing(flags, &[])
     }
 
-    /// As [`tools`], with the patch changing `changed` (file names in the returned folder).
-    fn tools_changing(flags: &str, changed: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    /// As [`tools`], with `known` the contents of the baseline tree's files.
+    fn tools_knowing(flags: &str, known: &[&str]) -> (tempfile::TempDir, PathBuf) {
+        use sha2::{Digest, Sha256};
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let changed: Vec<PathBuf> = changed.iter().map(|c| root.join(c)).collect();
+        let known = known
+            .iter()
+            .map(|text| hex::encode(Sha256::digest(text.as_bytes())))
+            .collect();
         let path = std::env::var("PATH").unwrap();
-        let tools = write(&dir.path().join("bin"), &path, flags, &changed).unwrap();
+        let tools = write(&dir.path().join("bin"), &path, flags, &known).unwrap();
         assert!(tools.join("cc").is_file(), "no `cc` on the PATH");
         (dir, tools)
     }
@@ -225,11 +245,12 @@ mod tests {
         assert!(dir.path().join("a.o").is_file() && dir.path().join("a.d").is_file());
     }
 
-    /// The attack: code of the patch's that takes another path where a sanitizer is compiled in
-    /// (a macro the sanitizer flags define, however spelled), so the sanitized binary never runs
-    /// what is timed. With the comparison switched off (no changed files), every one compiles.
+    /// The attack: code of the candidate's that takes another path where a sanitizer is
+    /// compiled in (a macro the sanitizer flags define, however spelled), so the sanitized binary
+    /// never runs what is timed. With every file's content known (as if all were the baseline's:
+    /// the comparison switched off), every one compiles.
     #[test]
-    fn a_changed_file_that_compiles_otherwise_under_the_sanitizer_is_refused() {
+    fn code_that_is_not_the_baseline_s_and_compiles_otherwise_under_the_sanitizer_is_refused() {
         let sources = [
             "int f(int x) {\n#ifdef __SANITIZE_ADDRESS__\n return x;\n#else\n return x * 2;\n#endif\n}\n",
             "#define S(a) __SANITIZE_##a##__\n#if defined(__SANITIZE_ADDRESS__)\n#define FAST 0\n#else\n#define FAST 1\n#endif\nint f(int x) { return FAST ? x * 2 : x; }\n",
@@ -237,8 +258,10 @@ mod tests {
         ];
         let header = "#ifdef __SANITIZE_ADDRESS__\n#define K 1\n#else\n#define K 2\n#endif\n";
         let flags = "-fsanitize=address";
-        for (changed, off) in [(&["a.c", "k.h"][..], false), (&[][..], true)] {
-            let (dir, tools) = tools_changing(flags, changed);
+        let mut everything = sources.to_vec();
+        everything.push(header);
+        for (known, off) in [(&[][..], false), (&everything[..], true)] {
+            let (dir, tools) = tools_knowing(flags, known);
             std::fs::write(dir.path().join("k.h"), header).unwrap();
             for source in sources {
                 let out = compile(
@@ -259,10 +282,13 @@ mod tests {
                 );
             }
         }
-        // A changed file the flags leave alone compiles; one that takes the difference from a
-        // header the patch leaves alone is still refused (the text that differs is its own).
-        let (dir, tools) = tools_changing(flags, &["a.c"]);
+        // The baseline's own header and file compile, whatever differs in them; a file of the
+        // candidate's that the flags leave alone compiles; one that takes the difference from
+        // the baseline's header is refused (the text that differs is its own).
+        let (dir, tools) = tools_knowing(flags, &[header, sources[2]]);
         std::fs::write(dir.path().join("k.h"), header).unwrap();
+        let out = compile(&tools, dir.path(), sources[2], &["-c", "a.c"]);
+        assert!(out.status.success(), "{out:?}");
         let out = compile(
             &tools,
             dir.path(),
@@ -270,15 +296,21 @@ mod tests {
             &["-c", "a.c"],
         );
         assert!(out.status.success(), "{out:?}");
-        let out = compile(&tools, dir.path(), sources[2], &["-c", "a.c"]);
+        let own = "#include \"k.h\"\nint g(int x) { return K + x; }\n";
+        let out = compile(&tools, dir.path(), own, &["-c", "a.c"]);
         assert_eq!(out.status.code(), Some(REFUSED), "{out:?}");
-        // A file the patch leaves alone compiles, whatever differs in it.
-        std::fs::write(dir.path().join("b.c"), sources[2]).unwrap();
+        // A copy of the candidate's file under another name, outside the tree (as a build can
+        // write one to /tmp), is refused as well: it is told apart by content, not by name.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let copy = elsewhere.path().join("copy.c");
+        std::fs::write(&copy, sources[0]).unwrap();
         let out = Command::new(tools.join("cc"))
-            .args(["-c", "b.c"])
+            .args(["-c", "-o"])
+            .arg(elsewhere.path().join("copy.o"))
+            .arg(&copy)
             .current_dir(dir.path())
             .output()
             .unwrap();
-        assert!(out.status.success(), "{out:?}");
+        assert_eq!(out.status.code(), Some(REFUSED), "{out:?}");
     }
 }

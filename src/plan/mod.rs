@@ -272,8 +272,8 @@ fn check_workload(file: &Path, w: &Workload) -> Result<(), PlanError> {
         if let Some(why) = s.draw.as_ref().and_then(crate::check::draw::problem) {
             return Err(invalid(file, &format!("scenarios[{i}].draw"), why));
         }
-        if let Some(why) = (s.iteration_digest.as_deref())
-            .and_then(crate::evidence::replay::digest_prefix_problem)
+        if let Some(why) =
+            (s.iteration_digest.as_deref()).and_then(crate::evidence::replay::digest_prefix_problem)
         {
             return Err(invalid(
                 file,

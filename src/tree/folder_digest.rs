@@ -66,6 +66,22 @@ pub fn digest_folder(root: &Path) -> std::io::Result<FolderDigest> {
     })
 }
 
+/// The hex sha256 of every regular file below `root` (links not followed) but its top-level
+/// `.git`, each once: what a tree's files hold, whatever their names (the sanitizer lane's
+/// compilers tell the baseline's own code from any other by it, `pipeline::compilers`).
+pub fn file_hashes(root: &Path) -> std::io::Result<std::collections::BTreeSet<String>> {
+    let mut entries = Vec::new();
+    collect(root, PathBuf::new(), &mut entries)?;
+    let mut hashes = std::collections::BTreeSet::new();
+    for rel in entries.iter().filter(|rel| !rel.starts_with(".git")) {
+        let path = root.join(rel);
+        if std::fs::symlink_metadata(&path)?.file_type().is_file() {
+            hashes.insert(file_sha256(&path)?);
+        }
+    }
+    Ok(hashes)
+}
+
 fn collect(root: &Path, rel: PathBuf, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(root.join(&rel))? {
         let entry = entry?;
@@ -106,6 +122,20 @@ mod tests {
         fs::write(dir.path().join("data/sub/b.txt"), b"beta").unwrap();
         std::os::unix::fs::symlink("a.bin", dir.path().join("data/link")).unwrap();
         dir
+    }
+
+    #[test]
+    fn file_hashes_name_contents_once_whatever_the_names_and_leave_out_git() {
+        let dir = folder();
+        let root = dir.path().join("data");
+        fs::create_dir_all(root.join(".git")).unwrap();
+        fs::write(root.join(".git/HEAD"), b"ref").unwrap();
+        fs::write(root.join("copy.bin"), b"alpha").unwrap();
+        let hashes = file_hashes(&root).unwrap();
+        let sha = |b: &[u8]| hex::encode(Sha256::digest(b));
+        let expected: std::collections::BTreeSet<String> =
+            [sha(b"alpha"), sha(b"beta")].into_iter().collect();
+        assert_eq!(hashes, expected);
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub use commit_message::format_patch_message;
 pub use diff::diff_worktree;
 pub use disk::disk_usage;
 pub use error::{OverlayRefusal, PatchError, Refusal, TreeError};
-pub use folder_digest::{FolderDigest, digest_folder};
+pub use folder_digest::{FolderDigest, digest_folder, file_hashes};
 pub use holdout_names::{Mention, holdout_mentions};
 pub use inspect::{
     BinarySize, ChangeKind, Content, FileChange, FileMode, MAX_PATCH_BYTES, PatchFile,

@@ -537,6 +537,37 @@ fn code_that_compiles_otherwise_under_the_sanitizer_fails_the_sanitized_build() 
     );
 }
 
+/// The same code compiled under another name: the Makefile compiles a copy of `prog.c` that it
+/// writes itself (`fast.c`, in no patch), so a comparison that looked only at the patch's files
+/// would not see it. The scripts tell code by its content: `fast.c` holds what no file of the
+/// baseline holds. Defence off (files told apart by the patch's names): the copy compiles, the
+/// sanitized binary never runs the overflow, the gate passes, which the assertions catch.
+#[test]
+fn a_copy_of_the_candidate_s_code_under_another_name_fails_the_sanitized_build() {
+    let f = Fixture::new(&flags_workload(), CAMPAIGN, &[]);
+    let ub = format!("#if !defined(__SANI\\\nTIZE_ADDRESS__)\n{OVERFLOW}");
+    let patch = f.patch(
+        "copied_path.patch",
+        &[
+            ("prog.c", "    return total;", ub.as_str()),
+            (
+                "Makefile",
+                "cc -O2 -o prog prog.c",
+                "cp prog.c fast.c && cc -O2 -o prog fast.c",
+            ),
+        ],
+    );
+    let (out, r) = f.confirm(&patch);
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    let g = gate(&r, "sanitizers");
+    assert_eq!(g["status"], "failed", "{}", text(&out));
+    let detail = g["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("compiles to other code under the sanitizer") && detail.contains("fast.c"),
+        "{g:#}"
+    );
+}
+
 /// The real `cc` by its absolute path, as a build that goes around evo's compilers calls it.
 fn real_cc() -> PathBuf {
     let found = std::process::Command::new("sh")
