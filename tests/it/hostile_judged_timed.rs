@@ -442,6 +442,16 @@ fn flags_workload() -> String {
     )
 }
 
+/// Confirms `patch` and requires it rejected by a failed `sanitizers` gate; returns the gate's
+/// detail.
+fn sanitizers_fail(f: &Fixture, patch: &Path) -> String {
+    let (out, r) = f.confirm(patch);
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    let g = gate(&r, "sanitizers");
+    assert_eq!(g["status"], "failed", "{}", text(&out));
+    g["detail"].as_str().unwrap().to_string()
+}
+
 /// Undefined behaviour compiled only under the candidate's own build configuration (a `-D` flag
 /// its Makefile adds): a sanitized build of the workload author's own command would not see it.
 /// Defence off (the sanitized build is `make` without evo's compilers): no sanitizer runs, the
@@ -461,17 +471,8 @@ fn undefined_behaviour_behind_the_candidate_s_own_build_flags_fails_the_sanitize
             ),
         ],
     );
-    let (out, r) = f.confirm(&patch);
-    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
-    let g = gate(&r, "sanitizers");
-    assert_eq!(g["status"], "failed", "{}", text(&out));
-    assert!(
-        g["detail"]
-            .as_str()
-            .unwrap()
-            .contains("signed integer overflow"),
-        "{g:#}"
-    );
+    let detail = sanitizers_fail(&f, &patch);
+    assert!(detail.contains("signed integer overflow"), "{detail}");
 }
 
 /// An opt-out of instrumentation that no patch text shows (an attribute built by token pasting)
@@ -497,13 +498,9 @@ static unsigned long work(";
             ("prog.c", "    return total;", "    return bump(total, n);"),
         ],
     );
-    let (out, r) = f.confirm(&patch);
-    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
-    let g = gate(&r, "sanitizers");
-    assert_eq!(g["status"], "failed", "{}", text(&out));
-    let detail = g["detail"].as_str().unwrap();
-    assert!(detail.contains("turns instrumentation off"), "{g:#}");
-    assert!(detail.contains("no_sanitize"), "{g:#}");
+    let detail = sanitizers_fail(&f, &patch);
+    assert!(detail.contains("turns instrumentation off"), "{detail}");
+    assert!(detail.contains("no_sanitize"), "{detail}");
 }
 
 /// Code that takes another path where a sanitizer is compiled in: the undefined behaviour is
@@ -533,7 +530,7 @@ fn code_that_compiles_otherwise_under_the_sanitizer_fails_the_sanitized_build() 
     let detail = g["detail"].as_str().unwrap();
     assert!(
         detail.contains("compiles to other code under the sanitizer"),
-        "{g:#}"
+        "{detail}"
     );
 }
 
@@ -557,14 +554,10 @@ fn a_copy_of_the_candidate_s_code_under_another_name_fails_the_sanitized_build()
             ),
         ],
     );
-    let (out, r) = f.confirm(&patch);
-    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
-    let g = gate(&r, "sanitizers");
-    assert_eq!(g["status"], "failed", "{}", text(&out));
-    let detail = g["detail"].as_str().unwrap();
+    let detail = sanitizers_fail(&f, &patch);
     assert!(
         detail.contains("compiles to other code under the sanitizer") && detail.contains("fast.c"),
-        "{g:#}"
+        "{detail}"
     );
 }
 
@@ -596,13 +589,9 @@ fn a_build_that_calls_the_compiler_by_its_absolute_path_fails_the_sanitizer_lane
             ("Makefile", "cc -O2 -o prog prog.c", around.as_str()),
         ],
     );
-    let (out, r) = f.confirm(&patch);
-    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
-    let g = gate(&r, "sanitizers");
-    assert_eq!(g["status"], "failed", "{}", text(&out));
-    let detail = g["detail"].as_str().unwrap();
-    assert!(detail.contains("went around them"), "{g:#}");
-    assert!(detail.contains("`main`"), "{g:#}");
+    let detail = sanitizers_fail(&f, &patch);
+    assert!(detail.contains("went around them"), "{detail}");
+    assert!(detail.contains("`main`"), "{detail}");
 }
 
 /// The same build around evo's compilers, with the artifact a script that starts the program
@@ -625,14 +614,10 @@ fn an_artifact_that_is_a_script_starting_an_unchecked_program_fails_the_sanitize
             ("Makefile", "cc -O2 -o prog prog.c", wrapped.as_str()),
         ],
     );
-    let (out, r) = f.confirm(&patch);
-    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
-    let g = gate(&r, "sanitizers");
-    assert_eq!(g["status"], "failed", "{}", text(&out));
-    let detail = g["detail"].as_str().unwrap();
+    let detail = sanitizers_fail(&f, &patch);
     assert!(
         detail.contains("not a program where the baseline's is"),
-        "{g:#}"
+        "{detail}"
     );
 }
 
