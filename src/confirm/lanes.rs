@@ -15,9 +15,7 @@ use crate::evidence::result::{
 };
 use crate::evidence::verdict::gate;
 use crate::pipeline::PipelineError;
-use crate::pipeline::checks::{
-    LaneStep, Shown, failure_text, hidden_path_hint, revealing_holdout_name,
-};
+use crate::pipeline::checks::{LaneStep, Shown, failure_text, hidden_path_hint};
 use crate::pipeline::lane::{self, Lane, Ran, Sides};
 use crate::pipeline::steps::{self, StepOutput};
 use crate::spec::workload::Scenario;
@@ -529,16 +527,6 @@ impl<'a> Run<'a> {
         self.stage("differential");
         self.evidence.seed =
             check::fresh_seed().map_err(super::io_err("cannot read a fresh seed"))?;
-        let holdouts = self
-            .all_scenarios()
-            .into_iter()
-            .filter(|s| s.role == Role::Holdout);
-        for warning in holdouts
-            .filter_map(|s| revealing_holdout_name(&s))
-            .collect::<Vec<_>>()
-        {
-            self.warn(warning);
-        }
         if self.all_scenarios().iter().any(|s| s.role == Role::Holdout) {
             let seed = check::fresh_seed().map_err(super::io_err("cannot read a fresh seed"))?;
             self.evidence.holdout_seed = Some(HoldoutSeed::Drawn(seed));

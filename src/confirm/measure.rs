@@ -25,7 +25,9 @@ use crate::evidence::result::{
 };
 use crate::pipeline::PipelineError;
 
-use crate::pipeline::checks::{fresh_inputs, scenario_template, timed_agreement};
+use crate::pipeline::checks::{
+    fresh_inputs, revealing_holdout_name, scenario_template, timed_agreement,
+};
 use crate::pipeline::io_err;
 
 impl Run<'_> {
@@ -433,6 +435,10 @@ impl Run<'_> {
         s: &Scenario,
         main: &MainTrees,
     ) -> Result<Step<()>, PipelineError> {
+        // Said where the holdout is timed, not on a run that stops before it.
+        if let Some(warning) = revealing_holdout_name(s) {
+            self.warn(warning);
+        }
         let Warmed {
             baseline: b,
             candidate: c,

@@ -321,28 +321,47 @@ pub(crate) fn silent_check_warning(
     ))
 }
 
-/// A holdout whose name or working directory repeats an argument of its commands gives that
-/// argument away: names and `cwd`s are the user's, and a receipt shows the names.
+/// A holdout whose name or working directory repeats arguments of its commands gives them
+/// away: names and `cwd`s are the user's, and a receipt shows the names. Every argument repeated
+/// is named, each once.
 pub(crate) fn revealing_holdout_name(s: &Scenario) -> Option<String> {
-    let args: Vec<&str> = [s.run.as_str(), s.check.as_str()]
+    let mut args: Vec<&str> = [s.run.as_str(), s.check.as_str()]
         .iter()
         .flat_map(|c| c.split_whitespace().skip(1))
         .map(|a| a.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
         .filter(|a| a.len() >= 2 && !a.starts_with('{'))
         .collect();
+    args.sort_unstable();
+    args.dedup();
     let places = [
         ("name", s.name.as_str()),
         ("cwd", s.cwd.as_deref().unwrap_or("")),
     ];
-    let (place, arg) = places.iter().find_map(|(place, text)| {
-        args.iter()
-            .find(|a| text.contains(**a))
-            .map(|a| (*place, *a))
-    })?;
+    let found: Vec<String> = places
+        .iter()
+        .filter_map(|(place, text)| {
+            let repeated: Vec<String> = (args.iter())
+                .filter(|a| text.contains(**a))
+                .map(|a| format!("`{a}`"))
+                .collect();
+            (!repeated.is_empty()).then(|| {
+                let (one, many) = ("an argument", "arguments");
+                let what = if repeated.len() == 1 { one } else { many };
+                format!(
+                    "its {place} repeats {} ({what} of its commands)",
+                    repeated.join(", ")
+                )
+            })
+        })
+        .collect();
+    if found.is_empty() {
+        return None;
+    }
     Some(format!(
-        "holdout `{}`: its {place} repeats `{arg}`, an argument of its command, and the receipt \
-         shows holdout names: choose a {place} that says nothing of the command",
-        s.name
+        "holdout `{}`: {}, and the receipt shows holdout names: choose a name and a cwd that say \
+         nothing of the commands",
+        s.name,
+        found.join("; ")
     ))
 }
 
@@ -507,9 +526,22 @@ mod tests {
     #[test]
     fn a_holdout_name_or_cwd_repeating_its_arguments_is_warned_of() {
         let named = revealing_holdout_name(&holdout("pairs-30000", None)).unwrap();
-        assert!(named.contains("its name repeats `30000`"), "{named}");
+        // `300` (the check's size) is in the name too.
+        assert!(
+            named.contains("its name repeats `300`, `30000` (arguments of its commands)"),
+            "{named}"
+        );
         let placed = revealing_holdout_name(&holdout("h1", Some("data/300"))).unwrap();
         assert!(placed.contains("its cwd repeats `300`"), "{placed}");
+        // Every argument repeated is named, in each place.
+        let both = revealing_holdout_name(&holdout("x-30000", Some("d300"))).unwrap();
+        assert!(
+            both.contains(
+                "its name repeats `300`, `30000` (arguments of its commands); its cwd \
+                 repeats `300` (an argument of its commands)"
+            ),
+            "{both}"
+        );
         assert_eq!(
             revealing_holdout_name(&holdout("large", Some("data"))),
             None

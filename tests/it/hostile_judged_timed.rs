@@ -561,6 +561,42 @@ fn a_copy_of_the_candidate_s_code_under_another_name_fails_the_sanitized_build()
     );
 }
 
+/// A holdout whose name repeats its commands' arguments is warned of where it is timed, naming
+/// every argument it repeats, and not on a run that stops before any holdout runs (a warning on
+/// every run teaches users to skip it). Off (the warning back in the differential): both runs
+/// warn, the timed one twice, which the assertions catch.
+#[test]
+fn a_revealing_holdout_name_is_warned_of_only_where_the_holdout_is_timed() {
+    let f = Fixture::new(WORKLOAD, CAMPAIGN, &[]);
+    write(
+        &f.camp.join("holdouts.json"),
+        &HOLDOUTS.replace(r#""name": "sealed-a""#, r#""name": "sealed-17321-311""#),
+    );
+    let warnings = |r: &Value| -> Vec<String> {
+        (r["warnings"].as_array().cloned().unwrap_or_default())
+            .iter()
+            .filter_map(|w| w.as_str().map(str::to_string))
+            .filter(|w| w.contains("holdout `sealed-17321-311`"))
+            .collect()
+    };
+    let (out, timed) = f.confirm(&f.patch("memo.patch", &MEMO_EDITS));
+    let held = warnings(&timed);
+    assert_eq!(held.len(), 1, "{}", text(&out));
+    assert!(
+        held[0].contains("its name repeats `17321`, `311` (arguments of its commands)"),
+        "{held:?}"
+    );
+    std::fs::remove_dir_all(f.camp.join("receipts")).unwrap();
+    let wrong = f.patch(
+        "wrong.patch",
+        &[("prog.c", "    return total;", "    return total ^ 1;")],
+    );
+    let (out, stopped) = f.confirm(&wrong);
+    assert_eq!(out.status.code(), Some(REJECTED), "{}", text(&out));
+    assert_eq!(gate(&stopped, "differential")["status"], "failed");
+    assert_eq!(warnings(&stopped), Vec::<String>::new(), "{}", text(&out));
+}
+
 /// The real `cc` by its absolute path, as a build that goes around evo's compilers calls it.
 fn real_cc() -> PathBuf {
     let found = std::process::Command::new("sh")
