@@ -569,6 +569,9 @@ fn scenario_result(
         candidate_command: arms.candidate.command.clone(),
         cwd: s.cwd.clone().unwrap_or_else(|| ".".to_string()),
         warmups,
+        description: (role == Role::Training)
+            .then(|| s.description.clone())
+            .flatten(),
         ..ScenarioResult::unmeasured(&s.name, role)
     }
 }

@@ -310,6 +310,10 @@ pub struct ScenarioResult {
     /// alternated, candidate first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_seed: Option<u64>,
+    /// What the timed command does, on what data, as the workload declares it (`description`;
+    /// training scenarios only: a holdout's would name it). The PR text shows it beside the speed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 impl ScenarioResult {
@@ -332,6 +336,7 @@ impl ScenarioResult {
             instructions: None,
             aa_second_build: false,
             order_seed: None,
+            description: None,
         }
     }
 

@@ -128,6 +128,9 @@ pub struct PrContext {
     pub workload: WorkloadInfo,
     /// "runs 1.072× faster (median of 9 paired runs; 96.1% CI 1.066–1.087×)", when measured.
     pub headline: Option<String>,
+    /// What the headline's figure is of: the scenario's declared description, its name and its
+    /// timed command, when measured.
+    pub timed: Option<Markdown>,
     /// The tier in one sentence.
     pub tier_sentence: Markdown,
     /// Per measured scenario: both arms' times, CPU time and memory, the change, the verdict.
@@ -177,6 +180,22 @@ pub(super) fn training(r: &ConfirmResult) -> impl Iterator<Item = (&ScenarioResu
         .scenarios
         .iter()
         .filter_map(|s| s.training.as_ref().map(|f| (s, f)))
+}
+
+/// What the headline's figure is of, in a sentence: the whole timed command of scenario `s`,
+/// with the description the workload declares, or, without one, a word that set-up is in it.
+pub fn what_was_timed(s: &ScenarioResult) -> Markdown {
+    let (name, command) = (code(&s.name), code(&s.candidate_command));
+    Markdown::assembled(match s.description.as_deref().map(str::trim) {
+        Some(d) if !d.is_empty() => format!(
+            "What was timed: {} (scenario {name}, the whole command {command}).",
+            inline(d)
+        ),
+        _ => format!(
+            "What was timed: the whole command {command} of scenario {name}, set-up included \
+             (the workload gives no `description` of it)."
+        ),
+    })
 }
 
 /// The headline of the PR text (docs/design.md §5.11) for the first training scenario.
@@ -471,6 +490,7 @@ pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
         summary: summary(r),
         workload: workload(r),
         headline: first.map(|(s, f)| headline(s, f)),
+        timed: first.map(|(s, _)| what_was_timed(s)),
         tier_sentence: tier_sentence(r),
         overview: overview(r, receipt),
         why: why(r),
@@ -492,5 +512,28 @@ pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
         noise,
         receipt: receipt.clone(),
         result: r.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_was_timed_gives_the_declared_description_or_says_set_up_is_in_the_figure() {
+        let mut s = ScenarioResult::unmeasured("decompress", Role::Training);
+        s.candidate_command = "./bench run --seed 7".into();
+        let bare = what_was_timed(&s);
+        assert_eq!(
+            bare.as_str(),
+            "What was timed: the whole command `./bench run --seed 7` of scenario `decompress`, \
+             set-up included (the workload gives no `description` of it)."
+        );
+        s.description = Some("50 decompressions of a *1 MiB* corpus".into());
+        assert_eq!(
+            what_was_timed(&s).as_str(),
+            "What was timed: 50 decompressions of a \\*1 MiB\\* corpus (scenario `decompress`, \
+             the whole command `./bench run --seed 7`)."
+        );
     }
 }

@@ -155,6 +155,11 @@ pub enum Compare {
 pub struct Scenario {
     pub name: String,
     pub role: Role,
+    /// What the timed command does, on what data, in a sentence ("50 decompressions of a 1 MiB
+    /// corpus, after generating it"): the PR text shows it beside the speed figure, so a reader
+    /// knows what got faster. Training scenarios only (a holdout's would name it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Timed command; may contain `{seed}`.
     pub run: String,
     /// Untimed command whose output is compared; may contain `{seed}`.

@@ -259,6 +259,7 @@ mod tests {
             draw: None,
             inputs: Default::default(),
             iteration_digest: None,
+            description: None,
         }
     }
 

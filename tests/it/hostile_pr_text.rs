@@ -283,10 +283,10 @@ fn default_expected(r: &ConfirmResult) -> Expected {
         ),
         other => format!("<strong>{}</strong>", format!("{other:?}").to_lowercase()),
     };
-    let verdict = format!(
-        "<p>This patch runs 1.050× faster (median of 9 paired runs; 96.1% CI 1.050–1.050×).\n\
-         Verdict: {standing}, against baseline <code>main</code>"
-    );
+    let headline = "<p>This patch runs 1.050× faster (median of 9 paired runs; 96.1% CI \
+         1.050–1.050×).\nWhat was timed: "
+        .to_string();
+    let verdict = format!(").\nVerdict: {standing}, against baseline <code>main</code>");
     let mut headings = DEFAULT_HEADINGS.map(String::from).to_vec();
     if r.verdict == Verdict::Rejected {
         headings[2] = "Why it was rejected".into();
@@ -307,6 +307,7 @@ fn default_expected(r: &ConfirmResult) -> Expected {
         // The explanation and the harness warning.
         blockquotes: 2,
         lines: vec![
+            headline,
             verdict,
             "<h2>Receipt</h2>\n<p>Signed receipt <code>validation_receipt.json</code>".into(),
             "The fresh confirmation (new checkouts, clean builds, a fresh seed, new pairs) is \

@@ -169,6 +169,7 @@ impl<'a> Scenario<'a> {
             instructions: None,
             aa_second_build: false,
             order_seed: None,
+            description: None,
         }
     }
 }
@@ -340,7 +341,7 @@ pub fn plain() -> ConfirmResult {
 }
 
 /// [`plain`] with `h` in every field the candidate controls, and in the training scenario's name
-/// (the workload's, but it fills a table cell). The holdout's output stays plain: the receipt
+/// and description (the workload's, but they fill a table cell and the summary). The holdout's output stays plain: the receipt
 /// seals it, and every gate detail quoting it whole, which would hide `h`. `rejected`: the tests
 /// gate failed (with `h` as its detail), so the verdict is rejected.
 pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
@@ -353,6 +354,8 @@ pub fn hostile_result(h: &str, rejected: bool) -> ConfirmResult {
         ..Scenario::training(h)
     };
     let mut scenarios = vec![training.result(), Scenario::holdout("held").result()];
+    // The workload's description of what is timed (the user's, shown beside the speed).
+    scenarios[0].description = Some(h.into());
     plan_holdouts(&mut scenarios);
     let differs = |scenario: &str, role: Role, said: &str| DifferentialRecord {
         candidate_sha256: "8".repeat(64),
