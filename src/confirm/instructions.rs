@@ -93,6 +93,12 @@ impl Run<'_> {
                     ];
                     native_outputs(&mut *runner, &natives)?;
                     let mut figures = InstructionFigures::of(base.instructions, cand.instructions);
+                    figures.cache = base.cache.zip(cand.cache).map(|(baseline, candidate)| {
+                        crate::evidence::result::ArmCache {
+                            baseline,
+                            candidate,
+                        }
+                    });
                     figures.mismatch = counted_outputs_differ(s, &outputs);
                     Ok(figures)
                 })

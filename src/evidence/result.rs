@@ -375,6 +375,29 @@ pub struct InstructionFigures {
     /// baseline's counted output, with both digests. It rejects the candidate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mismatch: Option<String>,
+    /// The baseline's and the candidate's events under the cache simulation (rules 8), when
+    /// both counts had them: the estimated cycles exact evidence rests on (§3.12.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<ArmCache>,
+}
+
+/// Both arms' cache-simulation events of one count.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ArmCache {
+    pub baseline: crate::measure::callgrind::CacheEvents,
+    pub candidate: crate::measure::callgrind::CacheEvents,
+}
+
+impl ArmCache {
+    /// Baseline / candidate estimated cycles (`CacheEvents::estimated_cycles`), when both are
+    /// positive.
+    pub fn cycles_speedup(&self) -> Option<f64> {
+        let (b, c) = (
+            self.baseline.estimated_cycles(),
+            self.candidate.estimated_cycles(),
+        );
+        (b > 0 && c > 0).then(|| b as f64 / c as f64)
+    }
 }
 
 impl InstructionFigures {
@@ -388,6 +411,7 @@ impl InstructionFigures {
             command: None,
             unverified: None,
             mismatch: None,
+            cache: None,
         }
     }
 

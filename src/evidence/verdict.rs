@@ -2,9 +2,11 @@
 
 mod backing;
 mod cpus;
+mod exact;
 
 pub use backing::{Backing, FRACTION, FRACTION_SHORT_RUN};
 pub use cpus::CPU_LIMIT;
+pub use exact::{Exact, MAX_VOLUNTARY_SWITCHES, exact_evidence};
 
 use super::result::{Gate, GateName, GateStatus, ScenarioResult, Verdict};
 use crate::spec::campaign::Metric;
@@ -47,7 +49,12 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 /// estimate σ rather than its upper 80% bound, with their ranges over σ's central 80% interval
 /// (`needed_range`, `gain_range`, `sigma_range`); an inconclusive verdict has tier `none`
 /// (rejected nothing) rather than `rejected`; every verdict is decided as under rules 6.
-pub const RULES: u32 = 7;
+/// 8: exact evidence (`verdict::exact`): under the wall-time metric, a training scenario the wall
+/// time left undecided passes on a cache-simulated count of its timed command when the estimated
+/// cycles fall by the minimum effect, its runs are CPU-bound on one CPU and neither the wall-time
+/// nor the CPU-time interval excludes the counted gain; such an acceptance has the tier
+/// `counted`, below `measured`.
+pub const RULES: u32 = 8;
 
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
     Gate {
@@ -94,17 +101,26 @@ pub fn decide_by(
         .filter_map(|s| s.training.as_ref().map(|f| (s, f)))
         .collect();
     let measured = !training.is_empty();
-    let passes = |s: &ScenarioResult, f: &super::figures::Figures| match metric {
-        Metric::WallTime => f.training_gate.passed,
-        Metric::Instructions => fewer_instructions(s, min_effect) == Some(true),
-    };
+    // Where the wall time could not decide, exact evidence may (rules 8, `exact`).
+    let exacts: Vec<Exact> = (training.iter())
+        .map(|(s, f)| match metric {
+            Metric::WallTime => exact_evidence(s, f, min_effect),
+            Metric::Instructions => Exact::NotApplicable,
+        })
+        .collect();
+    let passed: Vec<bool> = (training.iter().zip(&exacts))
+        .map(|((s, f), e)| match metric {
+            Metric::WallTime => f.training_gate.passed || matches!(e, Exact::Accepts(_)),
+            Metric::Instructions => fewer_instructions(s, min_effect) == Some(true),
+        })
+        .collect();
+    let counted = exacts.iter().any(|e| matches!(e, Exact::Accepts(_)));
     // Significantly slower is a rejection even when the A/A check is off (no bias explains it
     // away), and whatever the metric.
     let regression = training.iter().any(|(_, f)| slower(f));
     // When the deterministic lane ran, wall time and instructions must agree (`backing`).
-    let backings: Vec<Backing> = training
-        .iter()
-        .map(|(s, f)| lane_agreement((metric, min_effect), s, f, passes(s, f)))
+    let backings: Vec<Backing> = (training.iter().zip(&passed))
+        .map(|((s, f), p)| lane_agreement((metric, min_effect), s, f, *p))
         .collect();
     // Counted runs that computed otherwise than the timed ones reject, whatever the wall time.
     let mismatches: Vec<String> = (training.iter())
@@ -113,21 +129,16 @@ pub fn decide_by(
     let disagrees =
         backings.iter().any(|b| matches!(b, Backing::Disagrees(_))) || !mismatches.is_empty();
     let no_count = backings.iter().any(|b| matches!(b, Backing::NoCount(_)));
-    let training_passed = measured
-        && !regression
-        && !disagrees
-        && !no_count
-        && training.iter().all(|(s, f)| passes(s, f));
+    let training_passed =
+        measured && !regression && !disagrees && !no_count && passed.iter().all(|p| *p);
     let (aa_biased, unresolved) = match metric {
         Metric::WallTime => (
             training.iter().any(|(_, f)| !f.training_gate.aa_valid),
             // A run that could not resolve the minimum effect and showed nothing either way says
             // nothing about the candidate: inconclusive, with the pairs that would resolve it.
             no_count
-                || training.iter().any(|(_, f)| {
-                    let g = &f.training_gate;
-                    !g.passed && !slower(f) && !g.resolved
-                }),
+                || (training.iter().zip(&passed))
+                    .any(|((_, f), p)| !p && !slower(f) && !f.training_gate.resolved),
         ),
         // Exact counts need no A/A check; a scenario without them cannot be decided.
         Metric::Instructions => (
@@ -139,13 +150,18 @@ pub fn decide_by(
         .iter()
         .filter_map(|s| s.holdout.as_ref().map(|h| h.verdict))
         .collect();
-    for (s, f) in &training {
+    for (((s, f), p), e) in training.iter().zip(&passed).zip(&exacts) {
         match metric {
-            Metric::WallTime if !f.training_gate.passed => {
-                reasons.push(training_reason(&s.name, f));
-            }
+            Metric::WallTime if !f.training_gate.passed => match e {
+                Exact::Accepts(why) => reasons.push(why.clone()),
+                Exact::Declines(why) => {
+                    reasons.push(training_reason(&s.name, f));
+                    reasons.push(why.clone());
+                }
+                Exact::NotApplicable => reasons.push(training_reason(&s.name, f)),
+            },
             Metric::Instructions if slower(f) => reasons.push(training_reason(&s.name, f)),
-            Metric::Instructions if !passes(s, f) => {
+            Metric::Instructions if !p => {
                 reasons.push(instructions_reason(s, min_effect));
             }
             _ => {}
@@ -170,6 +186,10 @@ pub fn decide_by(
         }
     }
     let mut tier = stats::tier(checks_green, training_passed, &holdouts);
+    // Passed on exact evidence where the wall time could not decide: below `measured`.
+    if counted && tier != Tier::Rejected {
+        tier = Tier::Counted;
+    }
     // A replayed result could not have shown in a scenario: what it measured may not have been
     // computed, so the run cannot vouch for the candidate beyond `measured`.
     for s in scenarios.iter().filter(|s| s.training.is_some()) {

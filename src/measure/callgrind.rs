@@ -26,8 +26,44 @@ use super::sandbox::Bind;
 pub struct InstructionCount {
     /// Instructions executed (callgrind's `Ir`), summed over every traced process.
     pub instructions: u64,
+    /// What the cache simulation (`--cache-sim=yes`) counted, when every dump has its events.
+    pub cache: Option<CacheEvents>,
     /// sha256 of what the counted run printed on stdout.
     pub stdout_sha256: String,
+}
+
+/// One arm's events under callgrind's cache simulation (`--cache-sim=yes`: a first-level
+/// instruction and data cache and a last-level cache modelled on the host's), summed over every
+/// traced process. Exact for a deterministic program, like the instruction count, and closer to
+/// time: a miss costs cycles an instruction count does not show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CacheEvents {
+    /// Instructions executed (`Ir`).
+    pub instructions: u64,
+    /// First-level misses: instruction reads, data reads and data writes (`I1mr + D1mr + D1mw`).
+    pub l1_misses: u64,
+    /// Last-level misses, the same three kinds (`ILmr + DLmr + DLmw`).
+    pub ll_misses: u64,
+}
+
+/// The cycles a first-level miss costs in [`CacheEvents::estimated_cycles`].
+pub const L1_MISS_CYCLES: u64 = 10;
+/// The cycles a last-level miss costs in [`CacheEvents::estimated_cycles`].
+pub const LL_MISS_CYCLES: u64 = 100;
+
+/// The events of `--cache-sim=yes` that [`CacheEvents`] reads, by callgrind's names.
+const CACHE_EVENT_NAMES: [&str; 7] = ["Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"];
+
+impl CacheEvents {
+    /// The usual estimate of cycles from a cache simulation: one per instruction,
+    /// [`L1_MISS_CYCLES`] per first-level miss and [`LL_MISS_CYCLES`] per last-level miss. It
+    /// knows nothing of latencies, branch mispredictions, ports or the kernel: a model, which
+    /// the wall time must not contradict (docs/design.md §3.12.4).
+    pub fn estimated_cycles(&self) -> u64 {
+        self.instructions
+            .saturating_add(self.l1_misses.saturating_mul(L1_MISS_CYCLES))
+            .saturating_add(self.ll_misses.saturating_mul(LL_MISS_CYCLES))
+    }
 }
 
 /// `'text'` for `sh`, with embedded single quotes escaped.
@@ -49,6 +85,7 @@ pub fn count(
     }
     Ok(InstructionCount {
         instructions,
+        cache: sum_cache_events(out)?,
         stdout_sha256,
     })
 }
@@ -91,7 +128,8 @@ fn run_counted(
         sandbox,
         env,
         command: format!(
-            "valgrind --tool=callgrind --trace-children=yes --callgrind-out-file={}/cg.%p sh -c {}",
+            "valgrind --tool=callgrind --cache-sim=yes --trace-children=yes \
+             --callgrind-out-file={}/cg.%p sh -c {}",
             out.display(),
             shell_quote(&spec.command)
         ),
@@ -132,6 +170,45 @@ pub fn sum_callgrind_totals(dir: &Path) -> Result<u64, CallgrindError> {
         total = total.saturating_add(count);
     }
     Ok(total)
+}
+
+/// The cache simulation's events summed over every callgrind file in `dir`, read by the names of
+/// each file's `events:` line from its `summary:` (or `totals:`) line; `None` when a file lacks
+/// one of them (a count made without the simulation).
+pub fn sum_cache_events(dir: &Path) -> Result<Option<CacheEvents>, CallgrindError> {
+    let mut sums = [0u64; CACHE_EVENT_NAMES.len()];
+    for (name, text) in dumps(dir)? {
+        let Some(events) = text.lines().find_map(|l| l.strip_prefix("events:")) else {
+            return Ok(None);
+        };
+        let names: Vec<&str> = events.split_whitespace().collect();
+        let line = (text.lines().find_map(|l| l.strip_prefix("summary:")))
+            .or_else(|| text.lines().find_map(|l| l.strip_prefix("totals:")))
+            .ok_or_else(|| CallgrindError::NotADump { name: name.clone() })?;
+        let values: Vec<&str> = line.split_whitespace().collect();
+        for (sum, wanted) in sums.iter_mut().zip(CACHE_EVENT_NAMES) {
+            let Some(column) = names.iter().position(|n| *n == wanted) else {
+                return Ok(None);
+            };
+            // A missing trailing value is zero in callgrind's format.
+            let value = match values.get(column) {
+                None => 0,
+                Some(v) => v.parse::<u64>().map_err(|_| CallgrindError::Dump {
+                    name: name.clone(),
+                    source: DumpError::Count {
+                        line: line.to_string(),
+                    },
+                })?,
+            };
+            *sum = sum.saturating_add(value);
+        }
+    }
+    let [instructions, i1, d1r, d1w, il, dlr, dlw] = sums;
+    Ok(Some(CacheEvents {
+        instructions,
+        l1_misses: i1.saturating_add(d1r).saturating_add(d1w),
+        ll_misses: il.saturating_add(dlr).saturating_add(dlw),
+    }))
 }
 
 /// The name and text of every file in the callgrind folder `dir`; anything there that is not a
@@ -181,6 +258,36 @@ mod tests {
         std::fs::write(dir.path().join("cg.1"), "events: Ir\nsummary: 1200\n").unwrap();
         std::fs::write(dir.path().join("cg.2"), "events: Ir\nfn=main\ntotals: 34\n").unwrap();
         assert_eq!(sum_callgrind_totals(dir.path()).unwrap(), 1234);
+    }
+
+    #[test]
+    fn cache_events_are_read_by_name_and_summed_over_every_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let events = "events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\n";
+        std::fs::write(
+            dir.path().join("cg.1"),
+            format!("{events}summary: 1000 300 200 5 40 10 1 4 2\n"),
+        )
+        .unwrap();
+        // A trailing zero may be left out.
+        std::fs::write(
+            dir.path().join("cg.2"),
+            format!("{events}fn=main\ntotals: 100 30 20 1 2 3 1\n"),
+        )
+        .unwrap();
+        let e = sum_cache_events(dir.path()).unwrap().unwrap();
+        assert_eq!(
+            e,
+            CacheEvents {
+                instructions: 1100,
+                l1_misses: 5 + 40 + 10 + 1 + 2 + 3,
+                ll_misses: 1 + 4 + 2 + 1,
+            }
+        );
+        assert_eq!(e.estimated_cycles(), 1100 + 10 * 61 + 100 * 8);
+        // A count without the simulation has no cache events.
+        std::fs::write(dir.path().join("cg.3"), "events: Ir\nsummary: 5\n").unwrap();
+        assert_eq!(sum_cache_events(dir.path()).unwrap(), None);
     }
 
     #[test]

@@ -25,15 +25,16 @@ use crate::stats::Tier;
 pub enum Requirement {
     /// This verdict exactly.
     Verdict(Verdict),
-    /// This tier or a higher one (`tested` > `measured` > `rejected`, `none`).
+    /// This tier or a higher one (`tested` > `measured` > `counted` > `rejected`, `none`).
     Tier(Tier),
 }
 
 fn tier_rank(t: Tier) -> u8 {
     match t {
         Tier::None | Tier::Rejected => 0,
-        Tier::Measured => 1,
-        Tier::Tested => 2,
+        Tier::Counted => 1,
+        Tier::Measured => 2,
+        Tier::Tested => 3,
     }
 }
 
@@ -44,7 +45,7 @@ fn verdict_named(name: &str) -> Option<Verdict> {
 }
 
 fn tier_named(name: &str) -> Option<Tier> {
-    [Tier::Rejected, Tier::Measured, Tier::Tested]
+    [Tier::Rejected, Tier::Counted, Tier::Measured, Tier::Tested]
         .into_iter()
         .find(|t| t.as_str() == name)
 }
@@ -53,7 +54,7 @@ fn tier_named(name: &str) -> Option<Tier> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "`{0}` is not a requirement: say accepted, rejected or inconclusive (the verdict), or \
-     tier=tested, tier=measured (that tier or a higher one)"
+     tier=tested, tier=measured, tier=counted (that tier or a higher one)"
 )]
 pub struct NotARequirement(String);
 

@@ -123,13 +123,21 @@ pub(super) fn tier_sentence(r: &ConfirmResult) -> Markdown {
     Markdown::assembled(
         match r.tier {
             Tier::Tested => {
-                "**tested** is the highest of evo's three tiers: every gate passed, every training scenario passed \
+                "**tested** is the highest of evo's tiers: every gate passed, every training scenario passed \
                  its speed gate, and every sealed holdout showed no regression."
             }
             Tier::Measured => {
-                "**measured** is the middle of evo's three tiers: every gate passed and every training \
+                "**measured** is the middle of evo's tiers, below **tested**: every gate passed and every training \
                  scenario passed its speed gate, but no holdout has shown that the gain \
                  generalizes (none was declared, or one was inconclusive)."
+            }
+            Tier::Counted => {
+                "**counted** is the lowest of evo's tiers, below **measured**: every gate passed, \
+                 but the wall time could not decide within the budget, so the gain was decided on \
+                 exact evidence: the estimated cycles of a cache-simulated instruction count of \
+                 the timed command, which the wall-time and CPU-time intervals do not contradict. \
+                 Estimated cycles are a model of time, not time, and no holdout was timed; \
+                 `--require tier=measured` excludes this tier."
             }
             Tier::None => {
                 "No tier was reached: evo's tiers, **measured** and above it **tested**, need every \

@@ -40,9 +40,8 @@ pub fn load_in_words(load: f64, cores: usize) -> String {
 /// confirmation reached one.
 pub fn tier_reached(verdict: Option<Verdict>, tier: Option<Tier>) -> Option<&'static str> {
     match (verdict, tier) {
-        (Some(Verdict::Accepted), Some(t)) | (None, Some(t @ (Tier::Measured | Tier::Tested))) => {
-            Some(t.as_str())
-        }
+        (Some(Verdict::Accepted), Some(t))
+        | (None, Some(t @ (Tier::Counted | Tier::Measured | Tier::Tested))) => Some(t.as_str()),
         _ => None,
     }
 }

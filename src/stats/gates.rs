@@ -94,12 +94,14 @@ pub fn holdout_gate(median: f64, ci: Option<&Ci95>) -> HoldoutVerdict {
 }
 
 /// How far a confirmation got. `None` is an inconclusive verdict's: no tier was reached, and
-/// nothing was rejected either (before rules 7 it was recorded as `rejected`).
+/// nothing was rejected either (before rules 7 it was recorded as `rejected`). `Counted` (rules
+/// 8) is an acceptance on exact evidence where the wall time could not decide: below `measured`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     None,
     Rejected,
+    Counted,
     Measured,
     Tested,
 }
@@ -109,6 +111,7 @@ impl Tier {
         match self {
             Tier::None => "none",
             Tier::Rejected => "rejected",
+            Tier::Counted => "counted",
             Tier::Measured => "measured",
             Tier::Tested => "tested",
         }

@@ -24,6 +24,7 @@ mod confirm_fake;
 mod confirm_inputs;
 mod confirm_rust;
 mod confirm_seam;
+mod exact_evidence;
 mod fleet_env;
 mod fleet_fake;
 mod fleet_rounds;

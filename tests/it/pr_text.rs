@@ -55,7 +55,7 @@ fn the_summary_shows_both_arms_the_change_and_the_verdict_before_any_statistics(
          | 1.0 MiB → 1.0 MiB | accepted |",
         "| `held` | holdout |",
         "no regression |",
-        "**tested** is the highest of evo's three tiers:",
+        "**tested** is the highest of evo's tiers:",
     ] {
         assert!(summary.contains(needle), "missing {needle:?} in\n{summary}");
     }
