@@ -198,6 +198,28 @@ pub fn what_was_timed(s: &ScenarioResult) -> Markdown {
     })
 }
 
+/// The headline of an acceptance on exact evidence (tier `counted`): the counted change, with
+/// the wall time that could not decide beside it.
+pub fn counted_headline(s: &ScenarioResult, f: &Figures) -> String {
+    let cycles = (s.instructions.as_ref())
+        .and_then(|i| i.cache.as_ref())
+        .and_then(|c| c.cycles_speedup());
+    let wall = format!(
+        "the wall time, median {:.3}× of {} paired runs ({}), could not decide",
+        f.median,
+        s.pairs.len(),
+        ci_text(f.ci95)
+    );
+    match cycles {
+        Some(e) => format!(
+            "executes {:.2}% fewer estimated cycles in a cache-simulated count of the timed \
+             command ({wall})",
+            100.0 * (1.0 - 1.0 / e)
+        ),
+        None => headline(s, f),
+    }
+}
+
 /// The headline of the PR text (docs/design.md §5.11) for the first training scenario.
 pub fn headline(s: &ScenarioResult, f: &Figures) -> String {
     super::wording::headline(s, f)
@@ -489,7 +511,10 @@ pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
     PrContext {
         summary: summary(r),
         workload: workload(r),
-        headline: first.map(|(s, f)| headline(s, f)),
+        headline: first.map(|(s, f)| match r.tier {
+            crate::stats::Tier::Counted => counted_headline(s, f),
+            _ => headline(s, f),
+        }),
         timed: first.map(|(s, _)| what_was_timed(s)),
         tier_sentence: tier_sentence(r),
         overview: overview(r, receipt),
@@ -518,6 +543,58 @@ pub fn context(r: &ConfirmResult, receipt: &ReceiptRef) -> PrContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_acceptance_on_exact_evidence_heads_with_the_counted_change_and_the_undecided_time() {
+        use crate::evidence::figures::{BenchSettings, figures};
+        use crate::evidence::result::{ArmCache, InstructionFigures};
+        use crate::measure::callgrind::CacheEvents;
+        use crate::measure::record::{Order, Pair, RunRecord};
+        let pairs = |n: usize| -> Vec<Pair> {
+            (0..n)
+                .map(|i| {
+                    let r = 0.9 + 0.015 * ((i * 7) % 15) as f64;
+                    let (b, c) = (RunRecord::exited_ok(r), RunRecord::exited_ok(1.0));
+                    Pair::new(i, Order::CandidateFirst, b, c)
+                })
+                .collect()
+        };
+        let settings = BenchSettings {
+            pairs: 15,
+            max_pairs: 15,
+            budget_s: None,
+            aa_pairs: 11,
+            warmup: 0,
+            min_effect: 0.01,
+            target_effect: 0.015,
+            first: Order::CandidateFirst,
+            order_seed: None,
+            mde_seed: 1,
+            timeout_s: 1.0,
+        };
+        let f = figures(&settings, &pairs(11), &pairs(15)).unwrap();
+        let mut s = ScenarioResult::unmeasured("mix", Role::Training);
+        s.pairs = pairs(15);
+        let events = |instructions| CacheEvents {
+            instructions,
+            l1_misses: 0,
+            ll_misses: 0,
+        };
+        let mut count = InstructionFigures::of(1000, 970);
+        count.cache = Some(ArmCache {
+            baseline: events(1000),
+            candidate: events(970),
+        });
+        s.instructions = Some(count);
+        let text = counted_headline(&s, &f);
+        assert!(
+            text.starts_with("executes 3.00% fewer estimated cycles in a cache-simulated count")
+                && text.contains("could not decide"),
+            "{text}"
+        );
+        s.instructions = None;
+        assert_eq!(counted_headline(&s, &f), headline(&s, &f));
+    }
 
     #[test]
     fn what_was_timed_gives_the_declared_description_or_says_set_up_is_in_the_figure() {

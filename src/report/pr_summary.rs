@@ -171,6 +171,11 @@ pub(super) fn why(r: &ConfirmResult) -> Why {
         Verdict::Inconclusive => "Why it is inconclusive",
     };
     let reasons = match r.verdict {
+        // An acceptance on exact evidence (tier `counted`) says what the counts showed.
+        Verdict::Accepted if r.tier == Tier::Counted => (r.reasons.iter())
+            .filter(|reason| reason.contains("accepted on exact evidence"))
+            .map(|reason| Markdown::assembled(prose(reason)))
+            .collect(),
         Verdict::Accepted => Vec::new(),
         // Reasons quote gate details, which quote the candidate's output.
         _ => r
