@@ -5,7 +5,8 @@
  * tree's lib/liblz4.a. A run
  *
  *   1. builds a corpus of --kib KiB from --seed (see make_corpus: a word-salad text part and a
- *      part of fixed-width records with runs of repeated bytes, in --mix eighths of text);
+ *      part of fixed-width records with runs of repeated bytes, in --mix eighths of text; --runs
+ *      of every 64 record slots, default 1, are a run of a 1-, 2-, 4- or 8-byte pattern);
  *   2. --mode compress: every pass stamps pass-dependent words into a copy of the corpus (64
  *      places spread over it), compresses it with LZ4_compress_fast(--accel) and folds the
  *      compressed bytes into the digest; the first and last pass are decompressed and compared;
@@ -13,7 +14,7 @@
  *      each pass decompresses the round's stream and folds every decompressed byte into the digest;
  *   3. prints the seed, the mode, the total size handled and two 64-bit digests.
  *
- *   evo-bench run --seed N [--kib K] [--passes P] [--mode compress|decompress] [--accel A] [--mix M]
+ *   evo-bench run --seed N [--kib K] [--passes P] [--mode compress|decompress] [--accel A] [--mix M] [--runs R]
  *   evo-bench selftest
  */
 #include <errno.h>
@@ -95,9 +96,9 @@ static size_t make_text(uint8_t *out, size_t len, uint64_t *s)
 }
 
 /* The record part: 32-byte records (a counter, a timestamp that advances by small steps, a
- * random walk, a small enum, zero padding), now and then a run of one repeated byte or of a
- * repeated 2-, 4- or 8-byte pattern, and rarely a block of random bytes. */
-static void make_records(uint8_t *out, size_t len, uint64_t *s)
+ * random walk, a small enum, zero padding), in RUNS of 64 slots a run of one repeated byte or
+ * of a repeated 2-, 4- or 8-byte pattern, and in one slot of 64 a block of random bytes. */
+static void make_records(uint8_t *out, size_t len, uint64_t *s, unsigned runs)
 {
 	size_t o = 0;
 	uint32_t counter = (uint32_t)splitmix(s);
@@ -105,13 +106,13 @@ static void make_records(uint8_t *out, size_t len, uint64_t *s)
 	int32_t walk = 0;
 	while (o < len) {
 		uint32_t r = pick(s, 64);
-		if (r == 0) {            /* a run of a short pattern */
+		if (r < runs) {          /* a run of a short pattern */
 			size_t n = 16 + pick(s, 400), p = (size_t)1 << pick(s, 4), i;
 			uint8_t pat[8];
 			uint64_t x = splitmix(s);
 			memcpy(pat, &x, 8);
 			for (i = 0; i < n && o < len; i++) out[o++] = pat[i % p];
-		} else if (r == 1) {     /* incompressible bytes */
+		} else if (r == runs) {  /* incompressible bytes */
 			size_t n = 8 + pick(s, 120), i;
 			for (i = 0; i < n && o < len; i++) out[o++] = (uint8_t)splitmix(s);
 		} else {
@@ -130,7 +131,7 @@ static void make_records(uint8_t *out, size_t len, uint64_t *s)
 	}
 }
 
-static uint8_t *make_corpus(uint64_t seed, size_t len, unsigned mix)
+static uint8_t *make_corpus(uint64_t seed, size_t len, unsigned mix, unsigned runs)
 {
 	uint8_t *c = malloc(len + 1);
 	uint64_t s = seed ^ 0x5DEECE66Dull;
@@ -138,7 +139,7 @@ static uint8_t *make_corpus(uint64_t seed, size_t len, unsigned mix)
 	if (!c) { perror("malloc"); exit(1); }
 	splitmix(&s);
 	make_text(c, text, &s);
-	make_records(c + text, len - text, &s);
+	make_records(c + text, len - text, &s, runs);
 	return c;
 }
 
@@ -164,10 +165,10 @@ static int parse_u64(const char *s, uint64_t *v)
 	return (errno || *end) ? -1 : 0;
 }
 
-static int run(uint64_t seed, size_t kib, unsigned passes, int decompress, int accel, unsigned mix, int quiet)
+static int run(uint64_t seed, size_t kib, unsigned passes, int decompress, int accel, unsigned mix, unsigned runs, int quiet)
 {
 	size_t len = kib * 1024;
-	uint8_t *corpus = make_corpus(seed, len, mix);
+	uint8_t *corpus = make_corpus(seed, len, mix, runs);
 	uint8_t *work = malloc(len);
 	int bound = LZ4_compressBound((int)len);
 	char *comp = malloc((size_t)bound);
@@ -216,7 +217,7 @@ static int selftest(void)
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		for (mix = 0; mix <= 8; mix += 4) {
 			size_t len = sizes[i];
-			uint8_t *c = make_corpus(1000 + i, len, mix), *back = malloc(len);
+			uint8_t *c = make_corpus(1000 + i, len, mix, 1 + mix), *back = malloc(len);
 			int bound = LZ4_compressBound((int)len), accel;
 			char *comp = malloc((size_t)bound);
 			for (accel = 1; accel <= 8; accel *= 8) {
@@ -230,7 +231,7 @@ static int selftest(void)
 			free(c); free(back); free(comp);
 		}
 	}
-	if (run(7, 64, 3, 0, 1, 5, 1) || run(7, 64, 20, 1, 1, 5, 1)) return 1;
+	if (run(7, 64, 3, 0, 1, 5, 1, 1) || run(7, 64, 70, 1, 1, 5, 1, 1) || run(8, 64, 70, 1, 1, 2, 16, 1)) return 1;
 	puts("selftest ok");
 	return 0;
 }
@@ -239,7 +240,7 @@ int main(int argc, char **argv)
 {
 	uint64_t seed = 0, v;
 	size_t kib = 1024;
-	unsigned passes = 100, mix = 5;
+	unsigned passes = 100, mix = 5, runs = 1;
 	int decompress = 0, accel = 1, have_seed = 0, i;
 	if (argc >= 2 && !strcmp(argv[1], "selftest")) return selftest();
 	if (argc < 2 || strcmp(argv[1], "run")) goto usage;
@@ -258,11 +259,12 @@ int main(int argc, char **argv)
 		else if (!strcmp(k, "--passes") && v >= 1 && v <= 1000000) passes = (unsigned)v;
 		else if (!strcmp(k, "--accel") && v >= 1 && v <= 64) accel = (int)v;
 		else if (!strcmp(k, "--mix") && v <= 8) mix = (unsigned)v;
+		else if (!strcmp(k, "--runs") && v <= 32) runs = (unsigned)v;
 		else goto usage;
 	}
 	if (!have_seed) goto usage;
-	return run(seed, kib, passes, decompress, accel, mix, 0);
+	return run(seed, kib, passes, decompress, accel, mix, runs, 0);
 usage:
-	fprintf(stderr, "usage: evo-bench run --seed N [--kib K] [--passes P] [--mode compress|decompress] [--accel A] [--mix M]\n       evo-bench selftest\n");
+	fprintf(stderr, "usage: evo-bench run --seed N [--kib K] [--passes P] [--mode compress|decompress] [--accel A] [--mix M] [--runs R]\n       evo-bench selftest\n");
 	return 2;
 }
