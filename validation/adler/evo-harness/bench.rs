@@ -184,8 +184,9 @@ fn selftest() -> Result<(), String> {
         other => return Err(format!("adler32_reader gave {:?}", other)),
     }
     // a reader that can fail: this program's own file, through a small buffer
-    let exe = std::fs::read("/proc/self/exe").map_err(|e| e.to_string())?;
-    let file = std::fs::File::open("/proc/self/exe").map_err(|e| e.to_string())?;
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = std::fs::read(&me).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(&me).map_err(|e| e.to_string())?;
     let mut reader = std::io::BufReader::with_capacity(3000, file);
     match adler32_reader(&mut reader) {
         Ok(sum) if sum == plain_adler(&exe, 1) => {}
