@@ -8,6 +8,7 @@
 
 mod util;
 
+mod accuracy_table;
 mod bench_fake;
 mod campaign_e2e;
 mod campaign_fake;
