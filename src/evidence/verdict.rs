@@ -49,8 +49,8 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 /// estimate σ rather than its upper 80% bound, with their ranges over σ's central 80% interval
 /// (`needed_range`, `gain_range`, `sigma_range`); an inconclusive verdict has tier `none`
 /// (rejected nothing) rather than `rejected`; every verdict is decided as under rules 6.
-/// 8: exact evidence (`verdict::exact`): under the wall-time metric, a training scenario the wall
-/// time left undecided passes on a cache-simulated count of its timed command when the estimated
+/// 8: exact evidence (`verdict::exact`): under the metric `wall_time_or_counts`, a training
+/// scenario the wall time left undecided passes on a cache-simulated count of its timed command when the estimated
 /// cycles fall by the minimum effect, its runs are CPU-bound on one CPU and neither the wall-time
 /// nor the CPU-time interval excludes the counted gain; such an acceptance has the tier
 /// `counted`, below `measured`.
@@ -104,13 +104,15 @@ pub fn decide_by(
     // Where the wall time could not decide, exact evidence may (rules 8, `exact`).
     let exacts: Vec<Exact> = (training.iter())
         .map(|(s, f)| match metric {
-            Metric::WallTime => exact_evidence(s, f, min_effect),
-            Metric::Instructions => Exact::NotApplicable,
+            Metric::WallTimeOrCounts => exact_evidence(s, f, min_effect),
+            Metric::WallTime | Metric::Instructions => Exact::NotApplicable,
         })
         .collect();
     let passed: Vec<bool> = (training.iter().zip(&exacts))
         .map(|((s, f), e)| match metric {
-            Metric::WallTime => f.training_gate.passed || matches!(e, Exact::Accepts(_)),
+            Metric::WallTime | Metric::WallTimeOrCounts => {
+                f.training_gate.passed || matches!(e, Exact::Accepts(_))
+            }
             Metric::Instructions => fewer_instructions(s, min_effect) == Some(true),
         })
         .collect();
@@ -132,7 +134,7 @@ pub fn decide_by(
     let training_passed =
         measured && !regression && !disagrees && !no_count && passed.iter().all(|p| *p);
     let (aa_biased, unresolved) = match metric {
-        Metric::WallTime => (
+        Metric::WallTime | Metric::WallTimeOrCounts => (
             training.iter().any(|(_, f)| !f.training_gate.aa_valid),
             // A run that could not resolve the minimum effect and showed nothing either way says
             // nothing about the candidate: inconclusive, with the pairs that would resolve it.
@@ -152,7 +154,7 @@ pub fn decide_by(
         .collect();
     for (((s, f), p), e) in training.iter().zip(&passed).zip(&exacts) {
         match metric {
-            Metric::WallTime if !f.training_gate.passed => match e {
+            Metric::WallTime | Metric::WallTimeOrCounts if !f.training_gate.passed => match e {
                 Exact::Accepts(why) => reasons.push(why.clone()),
                 Exact::Declines(why) => {
                     reasons.push(training_reason(&s.name, f));
@@ -303,7 +305,7 @@ fn lane_agreement(
 ) -> Backing {
     match metric {
         _ if !passed => Backing::NotJudged,
-        Metric::WallTime => backing::wall_gain_backed(s, f),
+        Metric::WallTime | Metric::WallTimeOrCounts => backing::wall_gain_backed(s, f),
         Metric::Instructions => match backing::instruction_gain_contradicted(s, f, min_effect) {
             Some(why) => Backing::Disagrees(why),
             None => Backing::Agrees,
@@ -324,7 +326,9 @@ pub fn holdouts_can_matter(metric: Metric, scenarios: &[ScenarioResult]) -> bool
         return false;
     }
     match metric {
-        Metric::WallTime => training.iter().all(|f| f.training_gate.passed),
+        Metric::WallTime | Metric::WallTimeOrCounts => {
+            training.iter().all(|f| f.training_gate.passed)
+        }
         Metric::Instructions => !training.iter().any(|f| slower(f)),
     }
 }
@@ -348,7 +352,7 @@ pub fn counts_cannot_matter(metric: Metric, scenarios: &[ScenarioResult]) -> Opt
     }
     let no_gain =
         |(_, f): &(&ScenarioResult, &super::figures::Figures)| f.training_gate.no_real_gain;
-    if metric != Metric::WallTime || training.is_empty() || !training.iter().all(no_gain) {
+    if !metric.by_wall_time() || training.is_empty() || !training.iter().all(no_gain) {
         return None;
     }
     let names: Vec<String> = training

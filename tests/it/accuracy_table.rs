@@ -60,6 +60,9 @@ fn the_check_names_a_stray_row_a_missing_cause_and_a_stale_document() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(said.contains("row p/other: no such case"), "{said}");
-    assert!(said.contains("row p/fast (undecided): no written cause"), "{said}");
+    assert!(
+        said.contains("row p/fast (undecided): no written cause"),
+        "{said}"
+    );
     assert!(said.contains("is not what the rows render to"), "{said}");
 }

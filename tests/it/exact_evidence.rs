@@ -31,7 +31,7 @@ const CAMPAIGN: &str = r#"{
   "baseline": "main",
   "workload": "../repo/evo/workload.json",
   "confirm": { "pairs": 9, "aa_pairs": 11, "max_pairs": 15, "min_effect": 0.01,
-               "counters": ["callgrind"] },
+               "counters": ["callgrind"], "metric": "wall_time_or_counts" },
   "output": "receipts"
 }"#;
 

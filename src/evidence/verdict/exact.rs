@@ -286,7 +286,7 @@ mod tests {
         let green: Vec<_> = (GateName::ALL.iter())
             .map(|n| gate(*n, GateStatus::Passed, ""))
             .collect();
-        decide_by(&green, &[s], Metric::WallTime, 0.01)
+        decide_by(&green, &[s], Metric::WallTimeOrCounts, 0.01)
     }
 
     fn reasons(d: &Decision) -> String {
@@ -357,6 +357,21 @@ mod tests {
             "{}",
             reasons(&d)
         );
+    }
+
+    /// A count can be fooled by the candidate (a callgrind client request that stops collection
+    /// around its work), so exact evidence decides only where the campaign trusts its candidates
+    /// with it (`metric: "wall_time_or_counts"`). Off (exact evidence under the default metric):
+    /// accepted, which the assertion catches.
+    #[test]
+    fn under_the_default_metric_the_counts_never_accept() {
+        let green: Vec<_> = (GateName::ALL.iter())
+            .map(|n| gate(*n, GateStatus::Passed, ""))
+            .collect();
+        let s = counted(undecided(0.99, 0.0), 1.03);
+        let d = decide_by(&green, &[s], Metric::WallTime, 0.01);
+        assert_eq!(d.verdict, Verdict::Inconclusive, "{}", reasons(&d));
+        assert!(!reasons(&d).contains("exact evidence"), "{}", reasons(&d));
     }
 
     #[test]
