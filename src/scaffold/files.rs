@@ -70,19 +70,31 @@ struct WorkloadFile {
     build: StepFile,
     test: StepFile,
     scenarios: Vec<ScenarioFile>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sanitize: Option<SanitizeFile>,
     protected: Vec<&'static str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     config_files: Vec<&'static str>,
 }
 
 #[derive(Serialize)]
-struct StepFile {
-    command: String,
+pub(super) struct StepFile {
+    pub command: String,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    env: BTreeMap<&'static str, &'static str>,
+    pub env: BTreeMap<&'static str, &'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    artifacts: Option<Vec<String>>,
-    timeout_s: u32,
+    pub artifacts: Option<Vec<String>>,
+    pub timeout_s: u32,
+}
+
+#[derive(Serialize)]
+pub(super) struct SanitizeFile {
+    pub build: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flags: Option<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<&'static str, &'static str>,
+    pub timeout_s: u32,
 }
 
 #[derive(Serialize)]
@@ -103,133 +115,6 @@ struct HoldoutsFile {
     scenarios: Vec<ScenarioFile>,
 }
 
-/// The build and test steps of one kind of project, and what to say about them.
-struct Steps {
-    build: StepFile,
-    test: StepFile,
-    /// The timed command when the project names one (a Cargo binary).
-    run: Option<String>,
-    config_files: Vec<&'static str>,
-    notes: Vec<String>,
-}
-
-/// Cargo's output folder, pinned: a `build.target-dir` in the user's Cargo configuration would
-/// otherwise move the binary away from where the timed command looks for it.
-const CARGO_ENV: [(&str, &str); 1] = [("CARGO_TARGET_DIR", "target")];
-
-/// `cargo test` writes its target folder, and a test sees its tree read only: it builds in a
-/// temporary folder of its own (private to the run under the sandbox, unique without it).
-const CARGO_TEST: &str = "t=$(mktemp -d) && CARGO_TARGET_DIR=\"$t\" cargo test --release; \
-                          s=$?; rm -rf \"$t\"; exit $s";
-
-fn steps(kind: &ProjectKind) -> Steps {
-    let step = |command: &str, timeout_s| StepFile {
-        command: command.to_string(),
-        env: BTreeMap::new(),
-        artifacts: None,
-        timeout_s,
-    };
-    match kind {
-        ProjectKind::Cargo { package } => {
-            let binary = package
-                .as_ref()
-                .map(|name| format!("target/release/{name}"));
-            let mut notes = vec![
-                "build: `cargo build --release` with CARGO_TARGET_DIR=target, so the binary is \
-                 where the timed command runs it whatever your Cargo configuration says; \
-                 artifacts: that binary, whose sha256 goes in the receipt."
-                    .to_string(),
-                "test: `cargo test --release` must pass on both trees. Tests see their tree read \
-                 only (no run may leave files for the next), so it compiles into a temporary \
-                 target folder, removed afterwards. Sandboxed builds and tests have no network: \
-                 run `cargo fetch` once before `evo confirm` if the project has dependencies."
-                    .to_string(),
-            ];
-            if binary.is_none() {
-                notes.push(
-                    "no `[package] name` was found in Cargo.toml (a workspace?): set \
-                     build.artifacts and scenarios[0].run to the binary to time."
-                        .to_string(),
-                );
-            }
-            Steps {
-                build: StepFile {
-                    env: CARGO_ENV.into_iter().collect(),
-                    artifacts: binary.clone().map(|b| vec![b]),
-                    ..step("cargo build --release", 1800)
-                },
-                test: step(CARGO_TEST, 1800),
-                run: binary.map(|b| format!("./{b}")),
-                config_files: vec!["**/Cargo.toml", ".cargo/config.toml"],
-                notes,
-            }
-        }
-        ProjectKind::Make { test_target } => {
-            let (test, note) = if *test_target {
-                (
-                    "make test",
-                    "test: `make test`, which must pass on both trees.",
-                )
-            } else {
-                (
-                    "true",
-                    "test: the Makefile has no `test:` rule, so the test step does nothing \
-                     (`true`); put the command that runs your tests here.",
-                )
-            };
-            Steps {
-                build: step("make", 600),
-                test: step(test, 600),
-                run: None,
-                config_files: vec!["Makefile", "**/*.mk"],
-                notes: vec![
-                    "build: `make`; list the files the timed runs use in build.artifacts (their \
-                     sha256 go in the receipt)."
-                        .to_string(),
-                    note.to_string(),
-                ],
-            }
-        }
-        ProjectKind::CMake => Steps {
-            build: step(
-                "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build",
-                1800,
-            ),
-            // The tree is read-only once built (docs/design.md §1.4) and ctest writes its logs
-            // into build/Testing: it runs on a writable copy of the build folder in $TMPDIR.
-            test: step(
-                "rm -rf \"$TMPDIR/evo-ctest\" && cp -R build \"$TMPDIR/evo-ctest\" && \
-                 chmod -R u+w \"$TMPDIR/evo-ctest\" && \
-                 ctest --test-dir \"$TMPDIR/evo-ctest\" --output-on-failure",
-                600,
-            ),
-            run: None,
-            config_files: vec!["**/CMakeLists.txt", "**/*.cmake"],
-            notes: vec![
-                "build: configures a Release build into build/ and builds it; list the files the \
-                 timed runs use in build.artifacts, e.g. build/<program> (their sha256 go in the \
-                 receipt)."
-                    .to_string(),
-                "test: ctest on a copy of build/ in $TMPDIR (evo's sandbox makes the tree \
-                 read-only once built, and ctest writes its logs into the build folder); it \
-                 must pass on both trees."
-                    .to_string(),
-            ],
-        },
-        ProjectKind::Plain => Steps {
-            build: step("true", 600),
-            test: step("true", 600),
-            run: None,
-            config_files: Vec::new(),
-            notes: vec![
-                "build and test do nothing (`true`): put your build command and your test \
-                 command there if the program has them."
-                    .to_string(),
-            ],
-        },
-    }
-}
-
 /// A timed command that fails and says what to edit, for a project whose program evo cannot
 /// guess: the files load as they are, and the first confirmation stops at it with the message.
 pub fn placeholder_run() -> String {
@@ -241,8 +126,8 @@ pub fn placeholder_run() -> String {
 
 /// The three files for `input`.
 pub fn starter_files(input: &StarterInput) -> StarterFiles {
-    let steps = steps(&input.kind);
-    let mut todo = Vec::new();
+    let steps = super::steps::steps(&input.kind);
+    let mut todo = steps.todo;
     let run = match input.run.clone().or(steps.run.clone()) {
         Some(run) => run,
         None => {
@@ -276,17 +161,13 @@ pub fn starter_files(input: &StarterInput) -> StarterFiles {
         compare: "exact",
         timeout_s: 120,
     };
-    if input.kind == (ProjectKind::Cargo { package: None }) {
-        todo.push(format!(
-            "Cargo.toml has no `[package] name`: set build.artifacts in {WORKLOAD_FILE}"
-        ));
-    }
     let workload = WorkloadFile {
         comment: workload_comment(input, &steps.notes, &scenario),
         name: input.name.clone(),
         build: steps.build,
         test: steps.test,
         scenarios: vec![scenario],
+        sanitize: steps.sanitize,
         protected: vec![CAMPAIGN_FILE, "evo/**"],
         config_files: steps.config_files,
     };
@@ -379,12 +260,13 @@ fn workload_comment(input: &StarterInput, notes: &[String], s: &ScenarioFile) ->
             "protected: globs of paths no candidate patch may touch: evo's own files \
              ({CAMPAIGN_FILE} and evo/). Add your benchmark harness and tests."
         ),
-        "config_files (when present): build configuration; a patch that changes these and code \
-         gets a lane measuring what the configuration alone gives."
+        "config_files (when present): globs of every build file of the project's kind, at any \
+         depth (`**/` matches the root too); a patch that changes these and code gets a lane \
+         measuring what the configuration alone gives."
             .to_string(),
         "More scenarios: add objects to `scenarios` (each \"role\": \"training\"); a scenario's \
          \"draw\" also checks inputs drawn afresh for each confirmation from ranges you declare. \
-         A \"sanitize\" section ({\"build\": \"...\"}) adds a sanitizer lane; with \"flags\" \
+         The \"sanitize\" section (when present) adds a sanitizer lane; with \"flags\" \
          (-g -fsanitize=address,undefined -fno-sanitize-recover=all) its build is your own \
          build through evo's compilers, which append the flags to every compile. \
          \"single_threaded\": true rejects a candidate whose timed runs use a second CPU. `evo \

@@ -5,8 +5,12 @@
 //! the workload and an empty holdout file, never over an existing file unless forced. Nothing
 //! here prints: the caller reports what was written.
 
+pub mod cargo;
+pub mod cmake;
 pub mod detect;
 pub mod files;
+pub mod make;
+mod steps;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,495 @@
+//! What a Make project's build makes and which target runs its tests, read from its Makefiles
+//! without running make: the root makefile and what it includes, and the sub-Makefiles its
+//! recipes call (`$(MAKE) -C lib all`), followed from the default goal.
+//!
+//! A target is an artifact when a recipe links it (`-o $@` without `-c`), archives it (`ar rcs
+//! $@`), or make's built-in rule links it from object files. Names are expanded through the
+//! Makefiles' plain variable assignments; a name or folder that still holds a `$` after that
+//! (`$(shell ...)`, a variable set on the command line) is not guessed but named in `unsure`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use super::detect::Artifacts;
+
+/// The makefile names make reads, in its order of preference.
+const MAKEFILE_NAMES: [&str; 3] = ["GNUmakefile", "makefile", "Makefile"];
+/// How far includes, variable expansions and sub-makes are followed.
+const DEPTH: usize = 12;
+/// How many (folder, target) pairs one reading visits at most.
+const VISITS: usize = 2000;
+
+/// What `evo init` read of a Make project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MakeProject {
+    /// `test` or `check`: the root makefile's rule that runs the tests, when it has one.
+    pub test_target: Option<String>,
+    pub artifacts: Artifacts,
+}
+
+impl MakeProject {
+    /// Reads `root/makefile` and what it leads to.
+    pub fn read(root: &Path, makefile: &str) -> MakeProject {
+        let mut reader = Reader {
+            root,
+            files: BTreeMap::new(),
+            visited: BTreeSet::new(),
+            artifacts: Artifacts::default(),
+        };
+        let top = reader.load_file("", makefile);
+        let test_target = ["test", "check"]
+            .into_iter()
+            .find(|name| top.rule(name).is_some())
+            .map(str::to_string);
+        match top.default_goal.clone() {
+            Some(goal) => reader.walk(&top, &goal, 0),
+            None => reader
+                .artifacts
+                .doubt(format!("{makefile} has no rule to build by default")),
+        }
+        if reader.artifacts.paths.is_empty() && reader.artifacts.unsure.is_empty() {
+            reader.artifacts.doubt(format!(
+                "no rule reached from the default goal of {makefile} links a program or \
+                 archives a library under a name evo could read"
+            ));
+        }
+        MakeProject {
+            test_target,
+            artifacts: reader.artifacts,
+        }
+    }
+}
+
+/// One rule: its targets and prerequisites as written, and its recipe lines.
+#[derive(Debug, Clone, Default)]
+struct Rule {
+    targets: Vec<String>,
+    prereqs: String,
+    recipe: Vec<String>,
+}
+
+/// One makefile with everything it includes.
+#[derive(Debug, Clone, Default)]
+struct Makefile {
+    /// Its folder, relative to the root ("" for the root).
+    dir: String,
+    vars: BTreeMap<String, String>,
+    rules: Vec<Rule>,
+    phony: BTreeSet<String>,
+    default_goal: Option<String>,
+}
+
+impl Makefile {
+    /// Every rule for `target` (names compared after expansion), merged: prerequisites joined,
+    /// the recipe of the one that has it.
+    fn rule(&self, target: &str) -> Option<Rule> {
+        let mut found: Option<Rule> = None;
+        for rule in &self.rules {
+            if !rule.targets.iter().any(|t| self.expand(t) == target) {
+                continue;
+            }
+            let merged = found.get_or_insert_with(Rule::default);
+            merged.prereqs = format!("{} {}", merged.prereqs, rule.prereqs);
+            if merged.recipe.is_empty() {
+                merged.recipe = rule.recipe.clone();
+            }
+        }
+        found
+    }
+
+    /// `text` with `$(NAME)` and `${NAME}` replaced by the plain variables of this makefile;
+    /// anything else (`$@`, functions, unknown names) is left as written.
+    fn expand(&self, text: &str) -> String {
+        self.expand_at(text, 0)
+    }
+
+    fn expand_at(&self, text: &str, depth: usize) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find('$') {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + 1..];
+            let close = match after.chars().next() {
+                Some('(') => ')',
+                Some('{') => '}',
+                _ => {
+                    out.push('$');
+                    rest = after;
+                    continue;
+                }
+            };
+            let Some(end) = after.find(close) else {
+                out.push_str(&rest[at..]);
+                return out;
+            };
+            let name = &after[1..end];
+            match self.vars.get(name) {
+                Some(value) if depth < DEPTH && !name.contains([' ', '$']) => {
+                    out.push_str(&self.expand_at(value, depth + 1));
+                }
+                _ => out.push_str(&rest[at..at + 2 + end]),
+            }
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+struct Reader<'a> {
+    root: &'a Path,
+    /// Makefiles read so far, by folder.
+    files: BTreeMap<String, Makefile>,
+    visited: BTreeSet<(String, String)>,
+    artifacts: Artifacts,
+}
+
+impl Reader<'_> {
+    fn load_file(&mut self, dir: &str, name: &str) -> Makefile {
+        let mut file = Makefile {
+            dir: dir.to_string(),
+            ..Makefile::default()
+        };
+        self.parse_into(&mut file, &join(dir, name), 0);
+        self.files.insert(dir.to_string(), file.clone());
+        file
+    }
+
+    /// The makefile make would read in `dir`, read once.
+    fn load_dir(&mut self, dir: &str) -> Option<Makefile> {
+        if let Some(file) = self.files.get(dir) {
+            return Some(file.clone());
+        }
+        let name = MAKEFILE_NAMES
+            .into_iter()
+            .find(|n| self.root.join(join(dir, n)).is_file())?;
+        Some(self.load_file(dir, name))
+    }
+
+    fn parse_into(&mut self, file: &mut Makefile, path: &str, depth: usize) {
+        let Ok(text) = std::fs::read_to_string(self.root.join(path)) else {
+            return;
+        };
+        let mut in_define = false;
+        for line in logical_lines(&text) {
+            if let Some(recipe) = line.strip_prefix('\t') {
+                if let Some(rule) = file.rules.last_mut() {
+                    rule.recipe.push(recipe.trim().to_string());
+                }
+                continue;
+            }
+            let line = line.split('#').next().unwrap_or("").trim_end();
+            let trimmed = line.trim_start();
+            let word = trimmed.split_whitespace().next().unwrap_or("");
+            if in_define {
+                in_define = word != "endef";
+                continue;
+            }
+            match word {
+                "" => continue,
+                "define" => {
+                    in_define = true;
+                    continue;
+                }
+                // Both branches of a conditional are read: a guess at what make would see.
+                "ifeq" | "ifneq" | "ifdef" | "ifndef" | "else" | "endif" => continue,
+                "include" | "-include" | "sinclude" => {
+                    if depth < DEPTH {
+                        let names = file.expand(trimmed[word.len()..].trim());
+                        for name in names.split_whitespace().filter(|n| !n.contains('$')) {
+                            self.parse_into(file, &join(&file.dir.clone(), name), depth + 1);
+                        }
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            if let Some((name, op, value)) = assignment(trimmed) {
+                let value = value.trim().to_string();
+                match op {
+                    "+" => {
+                        let old = file.vars.get(&name).cloned().unwrap_or_default();
+                        file.vars.insert(name, format!("{old} {value}"));
+                    }
+                    "?" => {
+                        file.vars.entry(name).or_insert(value);
+                    }
+                    ":" => {
+                        let value = file.expand(&value);
+                        file.vars.insert(name, value);
+                    }
+                    _ => {
+                        file.vars.insert(name, value);
+                    }
+                }
+                continue;
+            }
+            if let Some(rule) = rule(trimmed) {
+                if rule.targets.iter().any(|t| t == ".PHONY") {
+                    let names = file.expand(&rule.prereqs);
+                    file.phony
+                        .extend(names.split_whitespace().map(str::to_string));
+                    continue;
+                }
+                if file.default_goal.is_none() {
+                    file.default_goal = rule
+                        .targets
+                        .iter()
+                        .map(|t| file.expand(t))
+                        .find(|t| !t.starts_with('.') && !t.contains(['%', '$']));
+                }
+                file.rules.push(rule);
+            }
+        }
+        if let Some(goal) = file.vars.get(".DEFAULT_GOAL") {
+            file.default_goal = Some(file.expand(goal));
+        }
+    }
+
+    /// Follows `target` of `file`: an artifact when its rule makes it, otherwise its
+    /// prerequisites and the sub-makes of its recipe.
+    fn walk(&mut self, file: &Makefile, target: &str, depth: usize) {
+        if depth > DEPTH || self.visited.len() > VISITS {
+            return;
+        }
+        if !self.visited.insert((file.dir.clone(), target.to_string())) {
+            return;
+        }
+        let Some(rule) = file.rule(target) else {
+            return;
+        };
+        let recipe: Vec<String> = (rule.recipe.iter())
+            .map(|line| file.expand(line).replace("$@", target))
+            .collect();
+        let prereqs = file.expand(&rule.prereqs);
+        if !file.phony.contains(target) && makes(target, &recipe, &prereqs) {
+            match normalize(&file.dir, target) {
+                Some(path) => self.artifacts.add(path),
+                None => self
+                    .artifacts
+                    .doubt(format!("`{target}` lies outside the repository")),
+            }
+            return;
+        }
+        for prereq in words(&prereqs) {
+            if prereq.contains('$') {
+                self.artifacts.doubt(format!(
+                    "the prerequisite `{prereq}` of `{target}` (in {}) holds a variable or \
+                     function evo could not read",
+                    join(&file.dir, "Makefile")
+                ));
+            } else {
+                self.walk(file, &prereq, depth + 1);
+            }
+        }
+        for line in &recipe {
+            let Some(sub) = sub_make(line) else { continue };
+            let Some(dir) = sub.dir.as_deref().map_or(Some(file.dir.clone()), |d| {
+                (!d.contains('$'))
+                    .then(|| normalize(&file.dir, d))
+                    .flatten()
+            }) else {
+                self.artifacts.doubt(format!(
+                    "the recipe of `{target}` runs make in a folder evo could not read: `{line}`"
+                ));
+                continue;
+            };
+            let Some(sub_file) = self.load_dir(&dir) else {
+                self.artifacts
+                    .doubt(format!("`{line}` runs make where there is no makefile"));
+                continue;
+            };
+            let goals = match sub.targets.is_empty() {
+                true => sub_file.default_goal.iter().cloned().collect(),
+                false => sub.targets,
+            };
+            for goal in goals {
+                self.walk(&sub_file, &goal, depth + 1);
+            }
+        }
+    }
+}
+
+/// Whether a rule's expanded recipe (or make's built-in rule, for none) makes `target` as a
+/// program or a library: a link to it, an archive of it, or objects linked by make itself.
+fn makes(target: &str, recipe: &[String], prereqs: &str) -> bool {
+    if target.contains('$') || target.ends_with(".o") {
+        return false;
+    }
+    if recipe.is_empty() {
+        let mut objects = prereqs.split_whitespace().peekable();
+        return objects.peek().is_some() && objects.all(|p| p.ends_with(".o"));
+    }
+    recipe.iter().any(|line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let links = words.windows(2).any(|w| w[0] == "-o" && w[1] == target)
+            || words.contains(&format!("-o{target}").as_str());
+        let archives = target.ends_with(".a")
+            && words
+                .iter()
+                .any(|w| *w == "ar" || w.ends_with("/ar") || *w == "$(AR)")
+            && words.contains(&target);
+        (links && !words.contains(&"-c")) || archives
+    })
+}
+
+/// A recipe line's call of make: the folder it runs in (`-C dir`, `cd dir &&`) and its goals.
+#[derive(Debug, PartialEq)]
+struct SubMake {
+    dir: Option<String>,
+    targets: Vec<String>,
+}
+
+fn sub_make(line: &str) -> Option<SubMake> {
+    let line = line.trim_start_matches(['@', '-', '+']);
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| matches!(*w, "$(MAKE)" | "${MAKE}" | "make"))?;
+    let mut dir = None;
+    if let [cd, d, sep, ..] = words.as_slice() {
+        if *cd == "cd" && matches!(*sep, "&&" | ";") {
+            dir = Some(d.trim_end_matches(';').to_string());
+        }
+    }
+    let mut targets = Vec::new();
+    let mut args = words[at + 1..].iter();
+    while let Some(word) = args.next() {
+        match *word {
+            "&&" | ";" | "||" | "|" => break,
+            "-C" | "--directory" => dir = args.next().map(|d| d.to_string()),
+            w if w.starts_with("--directory=") => dir = Some(w["--directory=".len()..].into()),
+            w if w.starts_with("-C") => dir = Some(w[2..].to_string()),
+            w if w.starts_with('-') || w.contains('=') => {}
+            w => targets.push(w.trim_end_matches(';').to_string()),
+        }
+    }
+    Some(SubMake { dir, targets })
+}
+
+/// `NAME op= value`, for the assignment operators of GNU make (`=`, `:=`, `::=`, `?=`, `+=`,
+/// `!=`); the operator is returned without its `=`.
+fn assignment(line: &str) -> Option<(String, &'static str, &str)> {
+    let line = line
+        .strip_prefix("override ")
+        .or_else(|| line.strip_prefix("export "))
+        .unwrap_or(line);
+    let eq = line.find('=')?;
+    let (lhs, value) = (&line[..eq], &line[eq + 1..]);
+    let (name, op) = if let Some(l) = lhs.strip_suffix("::") {
+        (l, ":")
+    } else if let Some(l) = lhs.strip_suffix(':') {
+        (l, ":")
+    } else if let Some(l) = lhs.strip_suffix('?') {
+        (l, "?")
+    } else if let Some(l) = lhs.strip_suffix('+') {
+        (l, "+")
+    } else if let Some(l) = lhs.strip_suffix('!') {
+        (l, "!")
+    } else {
+        (lhs, "")
+    };
+    let name = name.trim();
+    let plain = !name.is_empty() && !name.contains([' ', '\t', ':', '$', '(']);
+    plain.then(|| (name.to_string(), op, value))
+}
+
+/// `targets: prerequisites [; recipe]`, not a pattern rule or a target-specific variable.
+fn rule(line: &str) -> Option<Rule> {
+    let colon = line.find(':')?;
+    let targets: Vec<String> = line[..colon]
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let rest = line[colon + 1..].trim_start_matches(':');
+    let (prereqs, inline) = match rest.split_once(';') {
+        Some((p, r)) => (p, Some(r.trim().to_string())),
+        None => (rest, None),
+    };
+    if targets.is_empty() || targets.iter().any(|t| t.contains('%')) || prereqs.contains('=') {
+        return None;
+    }
+    Some(Rule {
+        targets,
+        prereqs: prereqs.to_string(),
+        recipe: inline.into_iter().filter(|r| !r.is_empty()).collect(),
+    })
+}
+
+/// The words of `text`, split at blanks outside `$(...)` and `${...}`.
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' | '{' if current.ends_with('$') || depth > 0 => depth += 1,
+            ')' | '}' if depth > 0 => depth -= 1,
+            c if c.is_whitespace() && depth == 0 => {
+                if !current.is_empty() {
+                    out.push(std::mem::take(&mut current));
+                }
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// The makefile's lines with backslash-newline continuations joined.
+fn logical_lines(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for line in text.lines() {
+        match line.strip_suffix('\\') {
+            Some(part) => {
+                current.push_str(part);
+                current.push(' ');
+            }
+            None => {
+                current.push_str(line);
+                lines.push(std::mem::take(&mut current));
+            }
+        }
+    }
+    if !current.is_empty() {
+        lines.push(current);
+    }
+    lines
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// `rel` taken from the folder `dir` (both relative to the root), with `.` and `..` resolved;
+/// `None` when it leaves the root or is absolute.
+fn normalize(dir: &str, rel: &str) -> Option<String> {
+    if rel.starts_with('/') {
+        return None;
+    }
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for part in rel.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+#[cfg(test)]
+#[path = "make_tests.rs"]
+mod tests;
