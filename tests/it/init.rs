@@ -11,7 +11,7 @@ use serde_json::Value;
 use util::{evo, git, text, write};
 
 /// A committed repository at `dir/name` holding `files` (path, content).
-fn repo_with(dir: &Path, name: &str, files: &[(&str, &str)]) -> (PathBuf, String) {
+pub(crate) fn repo_with(dir: &Path, name: &str, files: &[(&str, &str)]) -> (PathBuf, String) {
     let repo = dir.join(name);
     for (path, content) in files {
         write(&repo.join(path), content);
@@ -23,7 +23,7 @@ fn repo_with(dir: &Path, name: &str, files: &[(&str, &str)]) -> (PathBuf, String
     (repo, sha)
 }
 
-fn init_in(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn init_in(dir: &Path, args: &[&str]) -> Output {
     evo()
         .arg("init")
         .args(args)
@@ -33,7 +33,7 @@ fn init_in(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// `evo confirm PATCH` run in `repo`, finding the campaign `evo init` wrote there.
-fn confirm_in(repo: &Path, patch: &Path) -> Output {
+pub(crate) fn confirm_in(repo: &Path, patch: &Path) -> Output {
     evo()
         .arg("confirm")
         .arg(patch)
@@ -47,7 +47,7 @@ fn read_json(path: &Path) -> Value {
 }
 
 /// The three files exist, each follows its `evo schema`, and the campaign loads as a plan.
-fn assert_valid_files(repo: &Path) -> evo::plan::CampaignPlan {
+pub(crate) fn assert_valid_files(repo: &Path) -> evo::plan::CampaignPlan {
     use evo::spec::SchemaKind;
     for (file, kind) in [
         ("evo.json", SchemaKind::Campaign),
@@ -155,7 +155,7 @@ fn a_make_project_confirms_a_real_speedup_with_the_files_as_written() {
 
 /// `cmake` is on the PATH; `false` only with `EVO_SKIP_CMAKE=1` (any other absence fails the
 /// test: `.ci/run` installs it).
-fn cmake_present() -> bool {
+pub(crate) fn cmake_present() -> bool {
     if std::env::var("EVO_SKIP_CMAKE").is_ok_and(|v| v == "1") {
         eprintln!("note: EVO_SKIP_CMAKE=1: the CMake project is not built");
         return false;

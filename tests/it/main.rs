@@ -42,6 +42,7 @@ mod hostile_receipts;
 mod hostile_sandbox;
 mod hostile_secrets;
 mod init;
+mod init_layouts;
 mod layering;
 mod machine_output;
 mod plan_files;
