@@ -155,7 +155,7 @@ fn test_command(args: &[String]) -> Option<String> {
 fn commands(text: &str) -> Vec<(String, Vec<String>)> {
     let text: String = text
         .lines()
-        .map(|line| strip_comment(line))
+        .map(strip_comment)
         .collect::<Vec<_>>()
         .join("\n");
     let mut out = Vec::new();

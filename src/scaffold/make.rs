@@ -25,6 +25,9 @@ pub struct MakeProject {
     /// `test` or `check`: the root makefile's rule that runs the tests, when it has one.
     pub test_target: Option<String>,
     pub artifacts: Artifacts,
+    /// A compiler the Makefiles call by its absolute path (`CC = /usr/bin/gcc`), which evo's
+    /// sanitizer compilers on the PATH cannot stand in for.
+    pub absolute_compiler: Option<String>,
 }
 
 impl MakeProject {
@@ -55,6 +58,7 @@ impl MakeProject {
         }
         MakeProject {
             test_target,
+            absolute_compiler: reader.absolute_compiler(),
             artifacts: reader.artifacts,
         }
     }
@@ -153,6 +157,38 @@ impl Reader<'_> {
         self.parse_into(&mut file, &join(dir, name), 0);
         self.files.insert(dir.to_string(), file.clone());
         file
+    }
+
+    /// The first compiler named by an absolute path in a makefile read: `CC`, `CXX`, `LD` or
+    /// the first word of a recipe line.
+    fn absolute_compiler(&self) -> Option<String> {
+        let is_compiler = |word: &str| {
+            let name = word.rsplit('/').next().unwrap_or("");
+            word.starts_with('/')
+                && ["cc", "gcc", "clang", "c++", "g++", "clang++"]
+                    .iter()
+                    .any(|c| {
+                        name == *c
+                            || name
+                                .strip_suffix(|d: char| d.is_ascii_digit() || d == '-')
+                                .is_some_and(|n| n.starts_with(c))
+                    })
+        };
+        for file in self.files.values() {
+            let vars = ["CC", "CXX", "LD"].iter().filter_map(|v| file.vars.get(*v));
+            let recipes = file.rules.iter().flat_map(|r| r.recipe.iter());
+            for text in vars.chain(recipes) {
+                let expanded = file.expand(text);
+                let first = expanded
+                    .trim_start_matches(['@', '-', '+'])
+                    .split_whitespace()
+                    .next();
+                if let Some(word) = first.filter(|w| is_compiler(w)) {
+                    return Some(word.to_string());
+                }
+            }
+        }
+        None
     }
 
     /// The makefile make would read in `dir`, read once.

@@ -117,3 +117,23 @@ fn sub_make_calls_are_read_in_their_usual_spellings() {
     assert_eq!(normalize("programs", "../lib"), Some("lib".into()));
     assert_eq!(normalize("", "../elsewhere"), None);
 }
+
+#[test]
+fn a_compiler_called_by_its_absolute_path_is_found() {
+    let p = read(&[(
+        "Makefile",
+        "CC = /usr/bin/gcc-12\nprog: prog.c\n\t$(CC) -o prog prog.c\n",
+    )]);
+    assert_eq!(p.absolute_compiler.as_deref(), Some("/usr/bin/gcc-12"));
+    let p = read(&[(
+        "Makefile",
+        "prog: prog.c\n\t@/opt/cc/bin/clang -o prog prog.c\n",
+    )]);
+    assert_eq!(p.absolute_compiler.as_deref(), Some("/opt/cc/bin/clang"));
+    assert_eq!(read(SPLIT).absolute_compiler, None);
+    let p = read(&[(
+        "Makefile",
+        "prog: prog.c\n\t/bin/cp a b\n\t$(CC) -o prog prog.c\n",
+    )]);
+    assert_eq!(p.absolute_compiler, None);
+}

@@ -1,9 +1,10 @@
 //! `evo init`: starting input files for the repository evo is run in, so that the first
 //! `evo confirm PATCH` needs no file written by hand (docs/design.md §2.6).
 //!
-//! Reads the repository (git2, read only) and its root's build files, then writes the campaign,
-//! the workload and an empty holdout file, never over an existing file unless forced. Nothing
-//! here prints: the caller reports what was written.
+//! Reads the repository (git2, read only) and its build files (`detect`, and a reader for each
+//! kind: `make`, `cmake`, `cargo`; `steps` turns what they read into steps), then writes the
+//! campaign, the workload and an empty holdout file, never over an existing file unless forced.
+//! Nothing here prints: the caller reports what was written.
 
 pub mod cargo;
 pub mod cmake;

@@ -80,7 +80,7 @@ fn c_sanitize(build: &str, timeout_s: u32) -> SanitizeFile {
 pub(super) fn steps(kind: &ProjectKind) -> Steps {
     match kind {
         ProjectKind::Cargo(project) => cargo(&project.binaries, &project.unsure),
-        ProjectKind::Make(project) => make(project.test_target.as_deref(), &project.artifacts),
+        ProjectKind::Make(project) => make(project),
         ProjectKind::CMake(project) => cmake(&project.artifacts),
         ProjectKind::Plain => Steps {
             build: step("true", 600),
@@ -126,8 +126,27 @@ fn artifact_notes(artifacts: &Artifacts, read_from: &str) -> (String, Vec<String
     (note, todo)
 }
 
-fn make(test_target: Option<&str>, artifacts: &Artifacts) -> Steps {
-    let (artifact_note, todo) = artifact_notes(artifacts, "the Makefiles");
+fn make(project: &super::make::MakeProject) -> Steps {
+    let (test_target, artifacts) = (project.test_target.as_deref(), &project.artifacts);
+    let (artifact_note, mut todo) = artifact_notes(artifacts, "the Makefiles");
+    // evo's sanitizer compilers stand first on the PATH: a compiler called by its absolute path
+    // goes around them, and the baseline's sanitized build would fail the first confirmation.
+    let (sanitize, sanitizer_note) = match &project.absolute_compiler {
+        None => (Some(c_sanitize("make", 600)), sanitizer_note("make")),
+        Some(compiler) => {
+            let why = format!(
+                "the Makefiles call the compiler by its absolute path ({compiler}), which goes \
+                 around evo's sanitizer compilers"
+            );
+            todo.push(format!(
+                "add a sanitizer lane: {why}; call it as cc, gcc or $(CC), then add \
+                 \"sanitize\": {{\"build\": \"make\", \"flags\": \"{C_SANITIZE_FLAGS}\"}} to {} \
+                 (docs/workloads.md)",
+                super::WORKLOAD_FILE
+            ));
+            (None, format!("sanitize: none, because {why}."))
+        }
+    };
     let (test, test_note) = match test_target {
         Some(target) => (
             make_test(target),
@@ -153,7 +172,7 @@ fn make(test_target: Option<&str>, artifacts: &Artifacts) -> Steps {
             ..step("make", 600)
         },
         test: step(&test, 600),
-        sanitize: Some(c_sanitize("make", 600)),
+        sanitize,
         run: None,
         config_files: vec![
             "**/Makefile",
@@ -167,7 +186,7 @@ fn make(test_target: Option<&str>, artifacts: &Artifacts) -> Steps {
             "build: `make`, the default goal.".to_string(),
             artifact_note,
             test_note,
-            sanitizer_note("make"),
+            sanitizer_note,
         ],
         todo,
     }
@@ -313,4 +332,79 @@ fn cargo_sanitize(binaries: &[String]) -> String {
          \"-Coverflow-checks=on\"]' && mkdir -p target/release && {}",
         copies.join(" && ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scaffold::cargo::CargoProject;
+    use crate::scaffold::make::MakeProject;
+
+    fn make_project(artifacts: Artifacts, absolute_compiler: Option<&str>) -> ProjectKind {
+        ProjectKind::Make(MakeProject {
+            test_target: Some("check".into()),
+            artifacts,
+            absolute_compiler: absolute_compiler.map(str::to_string),
+        })
+    }
+
+    #[test]
+    fn what_init_could_not_read_is_a_todo_and_not_a_guess() {
+        let unread = Artifacts {
+            paths: Vec::new(),
+            unsure: vec!["`$(BIN)` holds a variable".into()],
+        };
+        let s = steps(&make_project(unread, None));
+        assert_eq!(s.build.artifacts, Some(Vec::new()));
+        assert!(
+            s.todo[0].starts_with("set build.artifacts") && s.todo[0].contains("`$(BIN)`"),
+            "{:?}",
+            s.todo
+        );
+        assert!(
+            s.test.command.contains("make -C \"$d/tree\" check"),
+            "{}",
+            s.test.command
+        );
+        let read = Artifacts {
+            paths: vec!["prog".into()],
+            unsure: Vec::new(),
+        };
+        let s = steps(&make_project(read.clone(), None));
+        assert!(s.todo.is_empty(), "{:?}", s.todo);
+        assert_eq!(s.sanitize.unwrap().flags.as_deref(), Some(C_SANITIZE_FLAGS));
+        // A compiler by its absolute path would fail the baseline's sanitized build.
+        let s = steps(&make_project(read, Some("/usr/bin/gcc")));
+        assert!(s.sanitize.is_none());
+        assert!(s.todo[0].contains("/usr/bin/gcc"), "{:?}", s.todo);
+    }
+
+    #[test]
+    fn a_cargo_project_times_only_a_lone_binary_and_sanitizes_only_known_ones() {
+        let cargo = |binaries: &[&str]| {
+            steps(&ProjectKind::Cargo(CargoProject {
+                binaries: binaries.iter().map(|b| b.to_string()).collect(),
+                unsure: Vec::new(),
+            }))
+        };
+        let s = cargo(&["a", "b"]);
+        assert_eq!(s.run, None);
+        assert!(
+            s.todo.iter().any(|t| t.contains("choose the binary")),
+            "{:?}",
+            s.todo
+        );
+        let build = s.sanitize.unwrap().build;
+        assert!(
+            build.contains("release/a\" target/release/ && cp"),
+            "{build}"
+        );
+        let s = cargo(&[]);
+        assert!(s.sanitize.is_none() && s.run.is_none());
+        assert!(
+            s.todo[0].contains("no manifest declares a binary"),
+            "{:?}",
+            s.todo
+        );
+    }
 }
