@@ -4,8 +4,9 @@
 //!
 //! A target is an artifact when a recipe links it (`-o $@` without `-c`), archives it (`ar rcs
 //! $@`), or make's built-in rule links it from object files. Names are expanded through the
-//! Makefiles' plain variable assignments; a name or folder that still holds a `$` after that
-//! (`$(shell ...)`, a variable set on the command line) is not guessed but named in `unsure`.
+//! Makefiles' plain variable assignments (and their conditionals, where those variables decide
+//! them); a name or folder that still holds a `$` after that (`$(shell ...)`, a variable set on
+//! the command line) is not guessed but named in `unsure`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -207,9 +208,14 @@ impl Reader<'_> {
             return;
         };
         let mut in_define = false;
+        // The conditionals around the line: `Some(taken)` when make's choice can be read from
+        // plain variables, `None` when not (both branches are then read, the later assignment
+        // winning: a guess, usually a Makefile's default branch).
+        let mut conditions: Vec<Option<bool>> = Vec::new();
         for line in logical_lines(&text) {
+            let live = conditions.iter().all(|c| *c != Some(false));
             if let Some(recipe) = line.strip_prefix('\t') {
-                if let Some(rule) = file.rules.last_mut() {
+                if let Some(rule) = file.rules.last_mut().filter(|_| live) {
                     rule.recipe.push(recipe.trim().to_string());
                 }
                 continue;
@@ -217,18 +223,37 @@ impl Reader<'_> {
             let line = line.split('#').next().unwrap_or("").trim_end();
             let trimmed = line.trim_start();
             let word = trimmed.split_whitespace().next().unwrap_or("");
+            let rest = trimmed[word.len()..].trim();
             if in_define {
                 in_define = word != "endef";
                 continue;
             }
             match word {
+                "ifeq" | "ifneq" | "ifdef" | "ifndef" => {
+                    conditions.push(condition(file, word, rest));
+                    continue;
+                }
+                "else" => {
+                    if let Some(last) = conditions.last_mut() {
+                        *last = match (*last, rest.split_once(char::is_whitespace)) {
+                            (Some(true), _) => Some(false),
+                            (Some(false), None) => Some(true),
+                            (Some(false), Some((w, r))) => condition(file, w, r.trim()),
+                            (None, _) => None,
+                        };
+                    }
+                    continue;
+                }
+                "endif" => {
+                    conditions.pop();
+                    continue;
+                }
+                _ if !live => continue,
                 "" => continue,
                 "define" => {
                     in_define = true;
                     continue;
                 }
-                // Both branches of a conditional are read: a guess at what make would see.
-                "ifeq" | "ifneq" | "ifdef" | "ifndef" | "else" | "endif" => continue,
                 "include" | "-include" | "sinclude" => {
                     if depth < DEPTH {
                         let names = file.expand(trimmed[word.len()..].trim());
@@ -344,6 +369,102 @@ impl Reader<'_> {
             }
         }
     }
+}
+
+/// Whether make takes the branch of `ifeq`, `ifneq`, `ifdef` or `ifndef` with `args`, when
+/// that can be read from the makefile's plain variables.
+fn condition(file: &Makefile, word: &str, args: &str) -> Option<bool> {
+    let taken = match word {
+        "ifdef" | "ifndef" => {
+            let name = args.trim();
+            let defined = match file.vars.get(name) {
+                Some(value) => !plain_value(file, value)?.trim().is_empty(),
+                None => BUILT_IN.contains(&name),
+            };
+            (word == "ifdef") == defined
+        }
+        "ifeq" | "ifneq" => {
+            let (a, b) = comparands(args)?;
+            let (a, b) = (plain_value(file, &a)?, plain_value(file, &b)?);
+            (word == "ifeq") == (a.trim() == b.trim())
+        }
+        _ => return None,
+    };
+    Some(taken)
+}
+
+/// Variables make defines by itself, whose values evo does not know.
+const BUILT_IN: &[&str] = &[
+    "CC",
+    "CXX",
+    "CPP",
+    "AR",
+    "AS",
+    "LD",
+    "RM",
+    "MAKE",
+    "MAKEFLAGS",
+];
+
+/// `text` expanded as make would in a plain environment: a variable no makefile sets is empty;
+/// `None` when a function, a built-in variable or anything else unread remains.
+fn plain_value(file: &Makefile, text: &str) -> Option<String> {
+    let expanded = file.expand(text);
+    let mut out = String::new();
+    let mut rest = expanded.as_str();
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let close = match after.chars().next()? {
+            '(' => ')',
+            '{' => '}',
+            _ => return None,
+        };
+        let end = after.find(close)?;
+        let name = &after[1..end];
+        let simple =
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !simple || BUILT_IN.contains(&name) {
+            return None;
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// The two sides of `(a,b)`, `"a" "b"` or `'a' 'b'`.
+fn comparands(args: &str) -> Option<(String, String)> {
+    if let Some(inner) = args.strip_prefix('(').and_then(|a| a.strip_suffix(')')) {
+        let mut depth = 0usize;
+        for (i, c) in inner.char_indices() {
+            match c {
+                '(' | '{' => depth += 1,
+                ')' | '}' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => return Some((inner[..i].into(), inner[i + 1..].into())),
+                _ => {}
+            }
+        }
+        return None;
+    }
+    let quoted = strings_quoted(args);
+    match quoted.as_slice() {
+        [a, b] => Some((a.clone(), b.clone())),
+        _ => None,
+    }
+}
+
+fn strings_quoted(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text.trim();
+    while let Some(quote) = rest.chars().next().filter(|c| matches!(c, '"' | '\'')) {
+        let Some(end) = rest[1..].find(quote) else {
+            break;
+        };
+        out.push(rest[1..1 + end].to_string());
+        rest = rest[end + 2..].trim_start();
+    }
+    out
 }
 
 /// Whether a rule's expanded recipe (or make's built-in rule, for none) makes `target` as a

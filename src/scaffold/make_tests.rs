@@ -137,3 +137,21 @@ fn a_compiler_called_by_its_absolute_path_is_found() {
     )]);
     assert_eq!(p.absolute_compiler, None);
 }
+
+#[test]
+fn a_conditional_make_can_decide_is_decided_and_one_it_cannot_reads_both_branches() {
+    let p = read(&[(
+        "Makefile",
+        "ifneq (,$(filter Windows%,$(OS)))\nWIN = yes\nelse\nWIN = no\nendif\n\
+         ifeq ($(WIN),yes)\nEXT = .exe\nelse ifeq ($(WIN),no)\nEXT =\nendif\n\
+         ifdef NEVER_SET\nEXT = .never\nendif\n\
+         all: tool$(EXT)\ntool$(EXT): tool.c\n\t$(CC) -o $@ tool.c\n",
+    )]);
+    assert_eq!(p.artifacts.paths, ["tool"], "{:?}", p.artifacts.unsure);
+    let p = read(&[(
+        "Makefile",
+        "MODE = fast\nifeq \"$(MODE)\" \"slow\"\nall: slow\nslow: s.c\n\t$(CC) -o slow s.c\nelse\n\
+         all: fast\nfast: f.c\n\t$(CC) -o fast f.c\nendif\n",
+    )]);
+    assert_eq!(p.artifacts.paths, ["fast"]);
+}
