@@ -1,3 +1,4 @@
+use super::syntax::SubMake;
 use super::*;
 
 fn read(files: &[(&str, &str)]) -> MakeProject {
