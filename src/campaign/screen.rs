@@ -317,10 +317,20 @@ impl CampaignRun<'_> {
     ) -> Result<bool, PipelineError> {
         let dir = self.work.join(format!("callgrind-{index}"));
         let mut runner = self.opts.runners.runner();
-        let baseline = callgrind::count(&mut *runner, b, &dir.join("baseline"))
-            .map(|c| c.instructions)
-            .map_err(PipelineError::usage)?;
-        let candidate = callgrind::count(&mut *runner, c, &dir.join("candidate"));
+        let baseline = callgrind::count(
+            &mut *runner,
+            b,
+            &dir.join("baseline"),
+            callgrind::Simulate::Nothing,
+        )
+        .map(|c| c.instructions)
+        .map_err(PipelineError::usage)?;
+        let candidate = callgrind::count(
+            &mut *runner,
+            c,
+            &dir.join("candidate"),
+            callgrind::Simulate::Nothing,
+        );
         let _ = std::fs::remove_dir_all(&dir);
         match candidate {
             Ok(counted) => {
