@@ -18,8 +18,8 @@ const WORKLOAD: &str = r#"{
   "build": { "command": "make -s", "artifacts": ["prog"], "timeout_s": 60 },
   "test": { "command": "./prog --selftest", "timeout_s": 10 },
   "scenarios": [
-    { "name": "mix-4m", "role": "training",
-      "run": "./bench/run.sh 4000000 {seed}", "check": "./bench/run.sh 5000 {seed}",
+    { "name": "mix-1m", "role": "training",
+      "run": "./bench/run.sh 1000000 {seed}", "check": "./bench/run.sh 5000 {seed}",
       "compare": "exact", "deterministic_output": true, "timeout_s": 60 }
   ],
   "protected": ["bench/**", "evo/**"]
