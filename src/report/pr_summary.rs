@@ -140,24 +140,24 @@ pub(super) fn tier_sentence(r: &ConfirmResult) -> Markdown {
                  `--require tier=measured` excludes this tier."
             }
             Tier::None => {
-                "No tier was reached: evo's tiers, **measured** and above it **tested**, need every \
-                 gate passed and every training scenario through its speed gate, with no holdout \
-                 regressing. Nothing was decided about the candidate either way, and the receipt \
+                "No tier was reached: evo's tiers, **counted** below **measured** below **tested**, \
+                 need every gate passed and every training scenario through its speed gate (or, \
+                 for **counted**, its exact evidence), with no holdout regressing. Nothing was decided about the candidate either way, and the receipt \
                  records tier `none`."
             }
             // Before rules 7 the tier `rejected` was recorded for every patch not accepted;
             // beside the verdict `inconclusive` it read as a contradiction, so an older receipt's
             // is called what it is.
             Tier::Rejected if r.verdict == Verdict::Inconclusive => {
-                "No tier was reached: evo's tiers, **measured** and above it **tested**, need every \
-                 gate passed and every training scenario through its speed gate, with no holdout \
-                 regressing. The receipt records this as tier `rejected`, the lowest, which names \
+                "No tier was reached: evo's tiers, **counted** below **measured** below **tested**, \
+                 need every gate passed and every training scenario through its speed gate (or, \
+                 for **counted**, its exact evidence), with no holdout regressing. The receipt records this as tier `rejected`, the lowest, which names \
                  no rejection: nothing was decided about the candidate either way."
             }
             Tier::Rejected => {
-                "No tier was reached: evo's tiers, **measured** and above it **tested**, need every \
-                 gate passed and every training scenario through its speed gate, with no holdout \
-                 regressing. The receipt records this as tier `rejected`, the lowest."
+                "No tier was reached: evo's tiers, **counted** below **measured** below **tested**, \
+                 need every gate passed and every training scenario through its speed gate (or, \
+                 for **counted**, its exact evidence), with no holdout regressing. The receipt records this as tier `rejected`, the lowest."
             }
         }
         .to_string(),
