@@ -6,7 +6,7 @@ mod exact;
 
 pub use backing::{Backing, FRACTION, FRACTION_SHORT_RUN};
 pub use cpus::CPU_LIMIT;
-pub use exact::{Exact, MAX_VOLUNTARY_SWITCHES, exact_evidence};
+pub use exact::{ACCEPTED_ON_EXACT_EVIDENCE, Exact, MAX_VOLUNTARY_SWITCHES, exact_evidence};
 
 use super::result::{Gate, GateName, GateStatus, ScenarioResult, Verdict};
 use crate::spec::campaign::Metric;

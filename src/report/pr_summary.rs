@@ -173,7 +173,7 @@ pub(super) fn why(r: &ConfirmResult) -> Why {
     let reasons = match r.verdict {
         // An acceptance on exact evidence (tier `counted`) says what the counts showed.
         Verdict::Accepted if r.tier == Tier::Counted => (r.reasons.iter())
-            .filter(|reason| reason.contains("accepted on exact evidence"))
+            .filter(|reason| reason.contains(crate::evidence::verdict::ACCEPTED_ON_EXACT_EVIDENCE))
             .map(|reason| Markdown::assembled(prose(reason)))
             .collect(),
         Verdict::Accepted => Vec::new(),

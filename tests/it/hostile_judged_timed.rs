@@ -657,6 +657,20 @@ fn an_artifact_that_is_a_script_starting_an_unchecked_program_fails_the_sanitize
     );
 }
 
+/// What a scenario whose replay cannot show must get: `detectable` false, a tier below
+/// `tested`, and, when accepted, the reason saying why.
+fn replay_undetectable_caps_the_tier(r: &Value, out: &Output) {
+    assert_eq!(r["scenarios"][0]["replay"]["detectable"], false);
+    assert_ne!(r["tier"], "tested", "{}", text(out));
+    if r["verdict"] == "accepted" {
+        assert!(
+            reasons(r).contains("does not show that each pass did its own work"),
+            "{}",
+            reasons(r)
+        );
+    }
+}
+
 /// Replay within a run: a timed command that repeats the same unit of work, each pass printing
 /// the same line (the harness runs the benchmark twice on one seed), lets a candidate skip the
 /// second pass whose inputs equal the first's. evo sees the repeat in the baseline's timed
@@ -677,15 +691,7 @@ fn a_timed_output_that_prints_the_same_work_twice_caps_the_tier() {
         "{replay:#}\n{}",
         text(&out)
     );
-    assert_eq!(replay["detectable"], false);
-    assert_ne!(r["tier"], "tested", "{}", text(&out));
-    if r["verdict"] == "accepted" {
-        assert!(
-            reasons(&r).contains("does not show that each pass did its own work"),
-            "{}",
-            reasons(&r)
-        );
-    }
+    replay_undetectable_caps_the_tier(&r, &out);
 }
 
 /// Replay within a run that nothing prints back to back: a harness that runs the same pass
@@ -709,15 +715,7 @@ fn a_declared_iteration_digest_that_repeats_caps_the_tier() {
         "{replay:#}\n{}",
         text(&out)
     );
-    assert_eq!(replay["detectable"], false);
-    assert_ne!(r["tier"], "tested", "{}", text(&out));
-    if r["verdict"] == "accepted" {
-        assert!(
-            reasons(&r).contains("does not show that each pass did its own work"),
-            "{}",
-            reasons(&r)
-        );
-    }
+    replay_undetectable_caps_the_tier(&r, &out);
 }
 
 /// A declared `iteration_digest` that is empty would make every line a digest: the workload is

@@ -30,9 +30,13 @@ use crate::measure::record::RunRecord;
 
 /// The most voluntary context switches (median per run, the sandbox's own processes included)
 /// of each arm's timed runs for its time to be its own CPU work. Measured: 4 per run for the C
-/// kernels' bench under evo's sandbox, quiet or loaded (2026-12-05); a wait of the program's own
+/// kernels' bench under evo's sandbox on a quiet machine (2026-12-05), and 1 for the cexact
+/// fixture outside it under a CPU hog and two builds; a wait of the program's own
 /// adds one each time.
 pub const MAX_VOLUNTARY_SWITCHES: u64 = 16;
+
+/// The words every acceptance on exact evidence says (its reason), which the PR text picks out.
+pub const ACCEPTED_ON_EXACT_EVIDENCE: &str = "is accepted on exact evidence";
 
 /// What exact evidence says of one training scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -185,7 +189,7 @@ pub fn exact_evidence(s: &ScenarioResult, f: &Figures, min_effect: f64) -> Exact
         ));
     }
     Exact::Accepts(format!(
-        "training scenario `{name}` is accepted on exact evidence: the wall time could not decide \
+        "training scenario `{name}` {ACCEPTED_ON_EXACT_EVIDENCE}: the wall time could not decide \
          at {} pairs ({} {:.4}–{:.4}×), and the cache-simulated count of the timed command shows \
          estimated cycles {:+.2}% ({cycles:.4}×; instructions {instructions:+.2}%), which neither \
          the wall-time nor the CPU-time interval excludes (CPU time up to {cpu_upper:.4}×; the \
@@ -317,7 +321,7 @@ mod tests {
             reasons(&d)
         );
         assert!(
-            reasons(&d).contains("accepted on exact evidence"),
+            reasons(&d).contains(ACCEPTED_ON_EXACT_EVIDENCE),
             "{}",
             reasons(&d)
         );
