@@ -237,7 +237,11 @@ impl Run<'_> {
         let repeated = (output.as_deref())
             .and_then(crate::evidence::replay::repeated_block)
             .or_else(|| {
-                let prefix = s.iteration_digest.as_deref()?;
+                // Training scenarios only: a holdout's output and file are sealed, and the
+                // differential keeps no timed output of a holdout to search.
+                let prefix = (s.role == Role::Training)
+                    .then_some(s.iteration_digest.as_deref())
+                    .flatten()?;
                 crate::evidence::replay::repeated_digest(
                     output.as_deref().unwrap_or_default(),
                     prefix,
