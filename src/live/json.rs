@@ -40,62 +40,6 @@ fn wire_name<T: serde::Serialize>(value: &T) -> String {
     }
 }
 
-/// A job observation as a line of the stream.
-fn job_body(job: JobObservation) -> Body {
-    match job {
-        JobObservation::Submitted {
-            job_id,
-            stage,
-            attempt,
-            reattached,
-        } => Body::JobSubmitted {
-            job_id,
-            stage,
-            attempt,
-            reattached,
-        },
-        JobObservation::Started {
-            job_id,
-            stage,
-            node,
-        } => Body::JobStarted {
-            job_id,
-            stage,
-            node,
-        },
-        JobObservation::Restarted {
-            job_id,
-            stage,
-            restarts,
-        } => Body::JobRestarted {
-            job_id,
-            stage,
-            restarts,
-        },
-        JobObservation::Ended {
-            job_id,
-            stage,
-            node,
-            state,
-            attempt,
-            requeues,
-            restarts,
-            outcome,
-            reason,
-        } => Body::JobEnded {
-            job_id,
-            stage,
-            node,
-            state,
-            attempt,
-            requeues,
-            restarts,
-            outcome,
-            reason,
-        },
-    }
-}
-
 /// What is left of the search's budgets before an agent run, as a line of the stream.
 pub fn budget_body(left: &BudgetLeft) -> Body {
     Body::Budget {
@@ -203,7 +147,7 @@ impl Reporter for JsonReporter {
     }
 
     fn job(&mut self, candidate: Option<CandidateName>, job: JobObservation) {
-        self.emit_for(candidate, job_body(job));
+        self.emit_for(candidate, job.into());
     }
 
     fn budget(&mut self, left: &BudgetLeft) {

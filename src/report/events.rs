@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::measure::record::Arm;
 use crate::measure::schedule::Phase;
-use crate::report::jobs::{JobOutcome, JobStage};
+use crate::report::jobs::{JobEnded, JobObservation, JobRestarted, JobStarted, JobSubmitted};
 
 /// The version of the line format; a change that can break a reader changes it.
 pub const SCHEMA: &str = "evo-events/1";
@@ -50,19 +50,26 @@ pub struct CandidateName {
     pub name: String,
 }
 
+// The fleet jobs' records (docs/design.md §2.8) are declared once where they are made
+// (`report::jobs`) and are their lines' bodies as they are. A record's doc comment describes its
+// line in the schema; a `///` on its variant here would replace it.
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Body {
     /// The run directory exists.
-    Started { run_dir: String },
+    Started {
+        run_dir: String,
+    },
     /// A confirmation inside a campaign started its own run directory.
     ConfirmationStarted {
         confirmation_id: String,
         run_dir: String,
     },
     /// A stage begins; the previous one has ended.
-    Stage { name: String },
+    Stage {
+        name: String,
+    },
     /// One timed run finished. `done` of `total` counts the stage's runs so far (the total can
     /// grow when the A/A runs plan more pairs).
     Run {
@@ -87,7 +94,10 @@ pub enum Body {
     /// §2.3.1).
     Plan(crate::report::outline::Outline),
     /// A campaign candidate reached a status.
-    Candidate { status: String, reason: String },
+    Candidate {
+        status: String,
+        reason: String,
+    },
     /// A campaign's agent run is about to start (docs/design.md §2.9): its round of `rounds`,
     /// and what is left of the search's budgets before it (null: no such limit).
     Budget {
@@ -99,49 +109,28 @@ pub enum Body {
         /// What is left of `search.max_cost`, in the units the agent runs report.
         cost_left: Option<f64>,
     },
-    /// A fleet job for the line's candidate was submitted (docs/design.md §2.8); `reattached`:
-    /// by an earlier session of this run, and followed again after `--resume`. `attempt` counts
-    /// the candidate's jobs for this stage, from 1.
-    JobSubmitted {
-        job_id: u64,
-        stage: JobStage,
-        attempt: u32,
-        reattached: bool,
-    },
-    /// The job was seen running on `node` (the scheduler's name for it).
-    JobStarted {
-        job_id: u64,
-        stage: JobStage,
-        node: String,
-    },
-    /// The scheduler put the job back in its queue by itself after it had started (a lost node,
-    /// preemption, `scontrol requeue`): it counts as queued until a `job_started` names the node
-    /// it runs on now. `restarts`: how often the scheduler has restarted it.
-    JobRestarted {
-        job_id: u64,
-        stage: JobStage,
-        restarts: u32,
-    },
-    /// The job is over for the campaign. `state`: the scheduler's last state of it (`completed`,
-    /// `failed`, `cancelled`, `timeout`, `node_fail`, …, `gone` when the scheduler no longer
-    /// knew it); `node`: where it ran (empty if it never did); `requeues`: how many of the
-    /// candidate's earlier jobs ended without a result and were submitted again; `restarts`: how
-    /// often the scheduler itself restarted this job; `reason`: as journaled.
-    JobEnded {
-        job_id: u64,
-        stage: JobStage,
-        node: String,
-        state: String,
-        attempt: u32,
-        requeues: u32,
-        restarts: u32,
-        outcome: JobOutcome,
-        reason: String,
-    },
+    JobSubmitted(JobSubmitted),
+    JobStarted(JobStarted),
+    JobRestarted(JobRestarted),
+    JobEnded(JobEnded),
     /// Something to see before trusting the outcome.
-    Warning { message: String },
+    Warning {
+        message: String,
+    },
     /// The last line: what the command concluded and where its evidence is.
     Final(Final),
+}
+
+impl From<JobObservation> for Body {
+    /// A job observation is its line's body as it is.
+    fn from(job: JobObservation) -> Body {
+        match job {
+            JobObservation::Submitted(job) => Body::JobSubmitted(job),
+            JobObservation::Started(job) => Body::JobStarted(job),
+            JobObservation::Restarted(job) => Body::JobRestarted(job),
+            JobObservation::Ended(job) => Body::JobEnded(job),
+        }
+    }
 }
 
 /// The outcome of the command, as its exit code says it, with the files a reader wants next.
@@ -281,5 +270,28 @@ mod tests {
         assert_eq!(v["verdict"], "rejected");
         assert_eq!(v["exit_code"], 3);
         assert_eq!(v["receipt"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_job_line_is_its_record_field_for_field_in_the_records_order() {
+        use crate::report::jobs::{JobOutcome, JobStage};
+        let ended = JobObservation::Ended(JobEnded {
+            job_id: 12,
+            stage: JobStage::Confirm,
+            node: "n1".into(),
+            state: "completed".into(),
+            attempt: 2,
+            requeues: 1,
+            restarts: 0,
+            outcome: JobOutcome::Done,
+            reason: "signed".into(),
+        });
+        let line = Stream::new(Source::Campaign).line(ended.into());
+        let text = serde_json::to_string(&line).unwrap();
+        let body = text.split_once(r#""scenario":null,"#).unwrap().1;
+        assert_eq!(
+            body,
+            r#""event":"job_ended","job_id":12,"stage":"confirm","node":"n1","state":"completed","attempt":2,"requeues":1,"restarts":0,"outcome":"done","reason":"signed"}"#
+        );
     }
 }

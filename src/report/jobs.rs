@@ -2,6 +2,10 @@
 //! coordinator observed of each job (submitted, started on a node, ended), and the tally of those
 //! observations per stage and per node that the terminal shows while jobs are in flight.
 //!
+//! Each observation's record is declared once, here: the campaign makes it, the terminal tallies
+//! it and the `--json` stream writes it as its line's body (`report::events::Body`), field for
+//! field. Their doc comments are the lines' descriptions in `evo schema events`.
+//!
 //! The tally is a pure function of the observations, in the order they came: the latest
 //! observation of a job decides where it counts, so a repeated or late observation cannot count a
 //! job twice.
@@ -45,46 +49,65 @@ pub enum JobOutcome {
     Cancelled,
 }
 
-/// One observation of one job by the coordinator.
+/// A fleet job for the line's candidate was submitted (docs/design.md §2.8); `reattached`:
+/// by an earlier session of this run, and followed again after `--resume`. `attempt` counts
+/// the candidate's jobs for this stage, from 1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct JobSubmitted {
+    pub job_id: u64,
+    pub stage: JobStage,
+    pub attempt: u32,
+    pub reattached: bool,
+}
+
+/// The job was seen running on `node` (the scheduler's name for it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct JobStarted {
+    pub job_id: u64,
+    pub stage: JobStage,
+    pub node: String,
+}
+
+/// The scheduler put the job back in its queue by itself after it had started (a lost node,
+/// preemption, `scontrol requeue`): it counts as queued until a `job_started` names the node
+/// it runs on now. `restarts`: how often the scheduler has restarted it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct JobRestarted {
+    pub job_id: u64,
+    pub stage: JobStage,
+    pub restarts: u32,
+}
+
+/// The job is over for the campaign. `state`: the scheduler's last state of it (`completed`,
+/// `failed`, `cancelled`, `timeout`, `node_fail`, …, `gone` when the scheduler no longer
+/// knew it); `node`: where it ran (empty if it never did); `requeues`: how many of the
+/// candidate's earlier jobs ended without a result and were submitted again; `restarts`: how
+/// often the scheduler itself restarted this job; `reason`: as journaled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct JobEnded {
+    pub job_id: u64,
+    pub stage: JobStage,
+    pub node: String,
+    pub state: String,
+    pub attempt: u32,
+    pub requeues: u32,
+    pub restarts: u32,
+    pub outcome: JobOutcome,
+    pub reason: String,
+}
+
+/// One observation of one job by the coordinator. (A doc comment on a record's field would
+/// change the published schema of its line.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JobObservation {
-    /// Submitted, or (`reattached`) submitted by an earlier session of this run and followed
-    /// again after a resume.
-    Submitted {
-        job_id: u64,
-        stage: JobStage,
-        attempt: u32,
-        reattached: bool,
-    },
-    /// Seen running on `node`.
-    Started {
-        job_id: u64,
-        stage: JobStage,
-        node: String,
-    },
-    /// Put back in its queue by the scheduler itself, after it was seen on a node (a lost node,
-    /// preemption, `scontrol requeue`): queued again until it is seen running, perhaps on another
-    /// node. `restarts`: how often the scheduler has restarted it so far.
-    Restarted {
-        job_id: u64,
-        stage: JobStage,
-        restarts: u32,
-    },
-    /// Over for the campaign. `state`: the scheduler's last word on it (`completed`,
-    /// `cancelled`, …); `node`: where it ran, empty when it never ran; `requeues`: how many of
-    /// this candidate's jobs before this one ended without a result and were submitted again;
-    /// `restarts`: how often the scheduler itself restarted this job.
-    Ended {
-        job_id: u64,
-        stage: JobStage,
-        node: String,
-        state: String,
-        attempt: u32,
-        requeues: u32,
-        restarts: u32,
-        outcome: JobOutcome,
-        reason: String,
-    },
+    Submitted(JobSubmitted),
+    Started(JobStarted),
+    Restarted(JobRestarted),
+    Ended(JobEnded),
 }
 
 /// Where one job stands.
@@ -155,7 +178,7 @@ impl JobTally {
     /// Takes one observation into account.
     pub fn observe(&mut self, observation: &JobObservation) {
         match observation {
-            JobObservation::Submitted { job_id, stage, .. } => {
+            JobObservation::Submitted(JobSubmitted { job_id, stage, .. }) => {
                 // A job already seen further along stays there.
                 self.jobs.entry(*job_id).or_insert(Job {
                     stage: *stage,
@@ -163,31 +186,31 @@ impl JobTally {
                     phase: Phase::Queued,
                 });
             }
-            JobObservation::Started {
+            JobObservation::Started(JobStarted {
                 job_id,
                 stage,
                 node,
-            } => {
+            }) => {
                 let job = self.job(*job_id, *stage);
                 if !matches!(job.phase, Phase::Ended(_)) {
                     job.phase = Phase::Running;
                     job.node.clone_from(node);
                 }
             }
-            JobObservation::Restarted { job_id, stage, .. } => {
+            JobObservation::Restarted(JobRestarted { job_id, stage, .. }) => {
                 let job = self.job(*job_id, *stage);
                 if !matches!(job.phase, Phase::Ended(_)) {
                     job.phase = Phase::Queued;
                     job.node.clear();
                 }
             }
-            JobObservation::Ended {
+            JobObservation::Ended(JobEnded {
                 job_id,
                 stage,
                 node,
                 outcome,
                 ..
-            } => {
+            }) => {
                 let job = self.job(*job_id, *stage);
                 job.phase = Phase::Ended(*outcome);
                 if !node.is_empty() {
@@ -264,24 +287,24 @@ mod tests {
     const CONFIRM: JobStage = JobStage::Confirm;
 
     fn submitted(job_id: u64, attempt: u32) -> JobObservation {
-        JobObservation::Submitted {
+        JobObservation::Submitted(JobSubmitted {
             job_id,
             stage: CONFIRM,
             attempt,
             reattached: false,
-        }
+        })
     }
 
     fn started(job_id: u64, node: &str) -> JobObservation {
-        JobObservation::Started {
+        JobObservation::Started(JobStarted {
             job_id,
             stage: CONFIRM,
             node: node.into(),
-        }
+        })
     }
 
     fn ended(job_id: u64, node: &str, outcome: JobOutcome) -> JobObservation {
-        JobObservation::Ended {
+        JobObservation::Ended(JobEnded {
             job_id,
             stage: CONFIRM,
             node: node.into(),
@@ -291,7 +314,7 @@ mod tests {
             restarts: 0,
             outcome,
             reason: String::new(),
-        }
+        })
     }
 
     fn counts(queued: usize, running: usize, done: usize) -> JobCounts {
@@ -380,12 +403,12 @@ mod tests {
 
     #[test]
     fn screening_and_confirmation_jobs_are_tallied_apart_screening_first() {
-        let screening = JobObservation::Submitted {
+        let screening = JobObservation::Submitted(JobSubmitted {
             job_id: 3,
             stage: JobStage::Screening,
             attempt: 1,
             reattached: false,
-        };
+        });
         let t = tally(&[submitted(4, 1), started(4, "n1"), screening]);
         assert_eq!(t.per_stage()[&JobStage::Screening], counts(1, 0, 0));
         assert_eq!(t.per_stage()[&CONFIRM], counts(0, 1, 0));
@@ -397,11 +420,11 @@ mod tests {
 
     #[test]
     fn a_job_the_scheduler_restarts_is_queued_again_until_seen_on_its_next_node() {
-        let restarted = JobObservation::Restarted {
+        let restarted = JobObservation::Restarted(JobRestarted {
             job_id: 8,
             stage: CONFIRM,
             restarts: 1,
-        };
+        });
         let mut t = tally(&[submitted(8, 1), started(8, "n1"), restarted.clone()]);
         assert_eq!(t.per_stage()[&CONFIRM], counts(1, 0, 0));
         assert!(t.per_node().is_empty(), "on no node: {:?}", t.per_node());
@@ -419,12 +442,12 @@ mod tests {
     fn a_reattached_job_first_seen_running_counts_once() {
         let t = tally(&[
             started(9, "n1"),
-            JobObservation::Submitted {
+            JobObservation::Submitted(JobSubmitted {
                 job_id: 9,
                 stage: CONFIRM,
                 attempt: 1,
                 reattached: true,
-            },
+            }),
         ]);
         assert_eq!(t.per_stage()[&CONFIRM], counts(0, 1, 0));
         assert_eq!(t.per_node()["n1"], counts(0, 1, 0));

@@ -24,7 +24,9 @@ use evo::host::Hold;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
 use evo::pipeline::PipelineError;
-use evo::report::jobs::{JobObservation, JobStage};
+use evo::report::jobs::{
+    JobEnded, JobObservation, JobRestarted, JobStage, JobStarted, JobSubmitted,
+};
 use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::{patch_by_editing, write};
@@ -214,9 +216,9 @@ fn observed(events: &[CampaignEvent]) -> Vec<(JobStage, &'static str)> {
     (events.iter())
         .filter_map(|e| match e {
             CampaignEvent::Job { job, .. } => Some(match job {
-                JobObservation::Submitted {
+                JobObservation::Submitted(JobSubmitted {
                     stage, reattached, ..
-                } => (
+                }) => (
                     *stage,
                     if *reattached {
                         "reattached"
@@ -224,9 +226,9 @@ fn observed(events: &[CampaignEvent]) -> Vec<(JobStage, &'static str)> {
                         "submitted"
                     },
                 ),
-                JobObservation::Started { stage, .. } => (*stage, "started"),
-                JobObservation::Restarted { stage, .. } => (*stage, "restarted"),
-                JobObservation::Ended { stage, .. } => (*stage, "ended"),
+                JobObservation::Started(JobStarted { stage, .. }) => (*stage, "started"),
+                JobObservation::Restarted(JobRestarted { stage, .. }) => (*stage, "restarted"),
+                JobObservation::Ended(JobEnded { stage, .. }) => (*stage, "ended"),
             }),
             _ => None,
         })
@@ -424,10 +426,10 @@ fn stopped_at_the_confirmation(
         let reported = matches!(
             &e,
             CampaignEvent::Job {
-                job: JobObservation::Submitted {
+                job: JobObservation::Submitted(JobSubmitted {
                     stage: JobStage::Confirm,
                     ..
-                },
+                }),
                 ..
             }
         );
@@ -497,10 +499,10 @@ fn a_coordinator_that_lost_its_scheduler_reattaches_to_its_running_job_on_resume
     let err = campaign::run_campaign(&plan, &fx.opts(&fake), &mut |e| {
         if let CampaignEvent::Job {
             job:
-                JobObservation::Started {
+                JobObservation::Started(JobStarted {
                     stage: JobStage::Confirm,
                     ..
-                },
+                }),
             ..
         } = &e
         {

@@ -36,7 +36,9 @@ use crate::fleet::slurm::{JobId, JobInfo, JobState};
 use crate::pipeline::PipelineError;
 use crate::pipeline::rundir::RunDir;
 use crate::receipt::{self, keys::Signer};
-use crate::report::jobs::{JobObservation, JobOutcome, JobStage};
+use crate::report::jobs::{
+    JobEnded, JobObservation, JobOutcome, JobRestarted, JobStage, JobStarted, JobSubmitted,
+};
 
 /// A job the campaign waits on.
 pub(super) struct Active {
@@ -87,7 +89,7 @@ impl Active {
 
     /// Its end, for the reporter.
     fn ended(&self, requeues: usize, outcome: JobOutcome, reason: &str) -> JobObservation {
-        JobObservation::Ended {
+        JobObservation::Ended(JobEnded {
             job_id: self.job.0,
             stage: self.stage,
             node: self.node.clone(),
@@ -97,7 +99,7 @@ impl Active {
             restarts: self.restarts,
             outcome,
             reason: reason.to_string(),
-        }
+        })
     }
 }
 
@@ -211,12 +213,12 @@ impl CampaignRun<'_> {
                     let a = Active::new(stage, index, *attempt, JobId(*job), folder, "unknown");
                     self.job_event(
                         index,
-                        JobObservation::Submitted {
+                        JobObservation::Submitted(JobSubmitted {
                             job_id: a.job.0,
                             stage,
                             attempt: a.attempt,
                             reattached: true,
-                        },
+                        }),
                     );
                     active.push(a);
                 }
@@ -316,11 +318,11 @@ impl CampaignRun<'_> {
         if a.started && (info.restarts > a.restarts || info.state.is_queued()) {
             a.started = false;
             a.node.clear();
-            let restarted = JobObservation::Restarted {
+            let restarted = JobObservation::Restarted(JobRestarted {
                 job_id: a.job.0,
                 stage: a.stage,
                 restarts: info.restarts,
-            };
+            });
             self.job_event(a.index, restarted);
         }
         if !info.node.is_empty() {
@@ -330,11 +332,11 @@ impl CampaignRun<'_> {
         a.restarts = a.restarts.max(info.restarts);
         if on_node && !a.started && !a.node.is_empty() {
             a.started = true;
-            let started = JobObservation::Started {
+            let started = JobObservation::Started(JobStarted {
                 job_id: a.job.0,
                 stage: a.stage,
                 node: a.node.clone(),
-            };
+            });
             self.job_event(a.index, started);
         }
     }
@@ -419,12 +421,12 @@ impl CampaignRun<'_> {
             &format!("{what} candidate {index} as Slurm job {id} (attempt {attempt})"),
             index,
         );
-        let submitted = JobObservation::Submitted {
+        let submitted = JobObservation::Submitted(JobSubmitted {
             job_id: id.0,
             stage,
             attempt,
             reattached: false,
-        };
+        });
         self.job_event(index, submitted);
         Ok(Active::new(stage, index, attempt, id, folder, "pending"))
     }
