@@ -21,7 +21,7 @@ use crate::report::jobs::JobObservation;
 use crate::report::outline::Outline;
 use crate::search::BudgetLeft;
 
-pub use json::{JsonReporter, budget_body};
+pub use json::JsonReporter;
 pub use terminal::TerminalReporter;
 
 /// What a command reports while it works, and how it ends: each method one kind of event, which

@@ -40,18 +40,6 @@ fn wire_name<T: serde::Serialize>(value: &T) -> String {
     }
 }
 
-/// What is left of the search's budgets before an agent run, as a line of the stream.
-pub fn budget_body(left: &BudgetLeft) -> Body {
-    Body::Budget {
-        round: left.round,
-        rounds: left.rounds,
-        candidates_left: left.candidates,
-        agent_runs_left: left.agent_runs,
-        minutes_left: left.minutes,
-        cost_left: left.cost,
-    }
-}
-
 impl Reporter for JsonReporter {
     fn say(&self, text: &str) {
         eprint!("{text}");
@@ -151,7 +139,7 @@ impl Reporter for JsonReporter {
     }
 
     fn budget(&mut self, left: &BudgetLeft) {
-        self.stream.emit(budget_body(left));
+        self.stream.emit(Body::Budget(left.clone()));
     }
 
     /// The stream goes on to its `final` line.

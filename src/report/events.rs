@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::measure::record::Arm;
 use crate::measure::schedule::Phase;
 use crate::report::jobs::{JobEnded, JobObservation, JobRestarted, JobStarted, JobSubmitted};
+use crate::search::BudgetLeft;
 
 /// The version of the line format; a change that can break a reader changes it.
 pub const SCHEMA: &str = "evo-events/1";
@@ -50,9 +51,10 @@ pub struct CandidateName {
     pub name: String,
 }
 
-// The fleet jobs' records (docs/design.md §2.8) are declared once where they are made
-// (`report::jobs`) and are their lines' bodies as they are. A record's doc comment describes its
-// line in the schema; a `///` on its variant here would replace it.
+// The fleet jobs' records (docs/design.md §2.8) and the search's budget left are declared once
+// where they are made (`report::jobs`, `search::budget`) and are their lines' bodies as they
+// are. A job's record's doc comment describes its line in the schema; a `///` on its variant
+// here would replace it.
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -100,15 +102,7 @@ pub enum Body {
     },
     /// A campaign's agent run is about to start (docs/design.md §2.9): its round of `rounds`,
     /// and what is left of the search's budgets before it (null: no such limit).
-    Budget {
-        round: usize,
-        rounds: usize,
-        candidates_left: Option<usize>,
-        agent_runs_left: Option<usize>,
-        minutes_left: Option<f64>,
-        /// What is left of `search.max_cost`, in the units the agent runs report.
-        cost_left: Option<f64>,
-    },
+    Budget(BudgetLeft),
     JobSubmitted(JobSubmitted),
     JobStarted(JobStarted),
     JobRestarted(JobRestarted),
@@ -292,6 +286,25 @@ mod tests {
         assert_eq!(
             body,
             r#""event":"job_ended","job_id":12,"stage":"confirm","node":"n1","state":"completed","attempt":2,"requeues":1,"restarts":0,"outcome":"done","reason":"signed"}"#
+        );
+    }
+
+    #[test]
+    fn a_budget_line_names_what_is_left_as_before() {
+        let left = BudgetLeft {
+            round: 2,
+            rounds: 3,
+            candidates: None,
+            agent_runs: Some(4),
+            minutes: Some(1.5),
+            cost: None,
+        };
+        let line = Stream::new(Source::Campaign).line(Body::Budget(left));
+        let text = serde_json::to_string(&line).unwrap();
+        let body = text.split_once(r#""scenario":null,"#).unwrap().1;
+        assert_eq!(
+            body,
+            r#""event":"budget","round":2,"rounds":3,"candidates_left":null,"agent_runs_left":4,"minutes_left":1.5,"cost_left":null}"#
         );
     }
 }

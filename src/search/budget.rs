@@ -5,6 +5,7 @@
 //! `max_cost` counts what the agent runs say they cost (`EVO_COST.json`, in the user's units):
 //! evo cannot measure an agent's spend, so the budget is only as true as the reports.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::spec::campaign::SearchSettings;
@@ -30,13 +31,22 @@ pub struct Spent {
 }
 
 /// What is left before the next agent run (`None`: no limit), with the round it belongs to.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// It is the `budget` line's body in the `--json` stream as it is (`report::events::Body`),
+/// under the names that line gives it; a doc comment on a field describes it in that line's
+/// schema.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct BudgetLeft {
     pub round: usize,
     pub rounds: usize,
+    #[serde(rename = "candidates_left")]
     pub candidates: Option<usize>,
+    #[serde(rename = "agent_runs_left")]
     pub agent_runs: Option<usize>,
+    #[serde(rename = "minutes_left")]
     pub minutes: Option<f64>,
+    /// What is left of `search.max_cost`, in the units the agent runs report.
+    #[serde(rename = "cost_left")]
     pub cost: Option<f64>,
 }
 

@@ -4,7 +4,7 @@
 //! fixture of `search_rounds` (a fake runner, real scripted agents) runs them.
 
 use evo::campaign::CampaignEvent;
-use evo::report::events::{Source, Stream};
+use evo::report::events::{Body, Source, Stream};
 use evo::search::BudgetLeft;
 use serde_json::Value;
 
@@ -71,7 +71,7 @@ fn the_cost_left_is_in_the_json_budget_line_and_matches_the_schema() {
     let schema = validator("events");
     let lines: Vec<Value> = (budgets(&events).iter())
         .map(|b| {
-            let line = Stream::new(Source::Campaign).line(evo::live::budget_body(b));
+            let line = Stream::new(Source::Campaign).line(Body::Budget(b.clone()));
             serde_json::to_value(line).unwrap()
         })
         .collect();
