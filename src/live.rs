@@ -1,15 +1,16 @@
-//! What a running command shows while it works: the pipelines' events turned into what a
-//! [`Reporter`] reports, drawn as the terminal's progress bars ([`TerminalReporter`]) or written
-//! as the `--json` event stream ([`JsonReporter`]: one line per event, a `final` line last).
+//! What a running command shows while it works: the pipelines' events turned into one [`Event`]
+//! type, which each [`Reporter`] renders: drawn as the terminal's progress bars
+//! ([`TerminalReporter`]) or written as the `--json` event stream ([`JsonReporter`]: one line
+//! per event, a `final` line last).
 //!
 //! This sits between the pipelines (`bench`, `confirm`, `campaign`), which only emit events,
 //! and the renderers in `report` (`progress`, `events`), which know nothing of the pipelines:
-//! [`Live`] reads a pipeline's events, the reporter decides how each one looks.
+//! [`Live`] reads a pipeline's events as [`Event`]s, the reporter decides how each one looks.
 
 mod json;
 mod terminal;
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use crate::campaign::{CampaignEvent, CandidateRef};
 use crate::confirm::ConfirmEvent;
@@ -24,8 +25,54 @@ use crate::search::BudgetLeft;
 pub use json::JsonReporter;
 pub use terminal::TerminalReporter;
 
-/// What a command reports while it works, and how it ends: each method one kind of event, which
-/// an implementation shows its own way.
+/// One thing a running command reports, from whichever pipeline: [`Live`] turns the pipelines'
+/// events into these, and every reporter renders this one type its own way (nextest's model), so
+/// a new output is one `match`.
+#[derive(Debug)]
+pub enum Event {
+    /// The run's folder was made (`run_id` names it).
+    Started { run_id: String, run_dir: PathBuf },
+    /// A campaign's confirmation of its current candidate started, in its own folder.
+    ConfirmationStarted {
+        confirmation_id: String,
+        run_dir: PathBuf,
+    },
+    /// A stage begins; `candidate` replaces the current one when given.
+    Stage {
+        name: String,
+        candidate: Option<CandidateName>,
+    },
+    /// The current stage will make `runs` timed runs.
+    Expect { runs: usize },
+    /// The scenario the following runs measure.
+    Scenario(String),
+    /// The comparison's pair count was chosen: the stage's expected runs change by
+    /// [`planned_runs_delta`].
+    PairsPlanned(PairsPlanned),
+    /// One timed run finished.
+    Run(RunEvent),
+    /// Something to see before trusting the outcome.
+    Warning(String),
+    /// A campaign's outline, before anything runs.
+    Plan(Outline),
+    /// A candidate reached `status` (`reason`: the first line of why).
+    CandidateStatus {
+        index: usize,
+        name: String,
+        status: Status,
+        reason: String,
+    },
+    /// What the coordinator saw of a fleet job of `candidate`.
+    Job {
+        candidate: Option<CandidateName>,
+        job: JobObservation,
+    },
+    /// What is left of the search's budgets before an agent run.
+    Budget(BudgetLeft),
+}
+
+/// What a command reports while it works, and how it ends: the context the following events
+/// carry, the events, and the outcome.
 pub trait Reporter {
     /// Text for the reader, apart from the events (a table, where a file went).
     fn say(&self, text: &str);
@@ -35,31 +82,8 @@ pub trait Reporter {
     fn set_candidate(&mut self, candidate: CandidateName);
     /// No candidate from now on: a stage of the whole campaign follows.
     fn clear_candidate(&mut self);
-    /// The run's folder was made (`run_id` names it).
-    fn started(&mut self, run_id: &str, run_dir: &Path);
-    /// A campaign's confirmation of its current candidate started, in its own folder.
-    fn confirmation_started(&mut self, confirmation_id: &str, run_dir: &Path);
-    /// A stage begins; `candidate` replaces the current one when given.
-    fn stage(&mut self, name: &str, candidate: Option<CandidateName>);
-    /// The current stage will make `runs` timed runs.
-    fn expect_runs(&mut self, runs: usize);
-    /// The scenario the following runs measure.
-    fn scenario(&mut self, name: &str);
-    /// The comparison's pair count was chosen: the stage's expected runs change by
-    /// [`planned_runs_delta`].
-    fn pairs_planned(&mut self, plan: &PairsPlanned);
-    /// One timed run finished.
-    fn run(&mut self, event: &RunEvent);
-    /// Something to see before trusting the outcome.
-    fn warning(&mut self, message: &str);
-    /// A campaign's outline, before anything runs.
-    fn plan(&mut self, outline: Outline);
-    /// A candidate reached `status` (`reason`: the first line of why).
-    fn candidate_status(&mut self, index: usize, name: String, status: Status, reason: String);
-    /// What the coordinator saw of a fleet job of `candidate`.
-    fn job(&mut self, candidate: Option<CandidateName>, job: JobObservation);
-    /// What is left of the search's budgets before an agent run.
-    fn budget(&mut self, left: &BudgetLeft);
+    /// One event, shown this reporter's way.
+    fn event(&mut self, event: Event);
     /// The work is done: clear what is drawn before the outcome is printed.
     fn finish_progress(&mut self);
     /// The command's outcome, last.
@@ -118,66 +142,84 @@ impl Live {
 
     /// A stage begins; `candidate` replaces the current one when given.
     pub fn stage(&mut self, name: &str, candidate: Option<CandidateName>) {
-        self.reporter.stage(name, candidate);
+        let name = name.to_string();
+        self.reporter.event(Event::Stage { name, candidate });
     }
 
     /// The current stage will make `runs` timed runs.
     pub fn expect_runs(&mut self, runs: usize) {
-        self.reporter.expect_runs(runs);
+        self.reporter.event(Event::Expect { runs });
     }
 
     /// One run finished, or (with a plan) the comparison's pair count was chosen.
     pub fn run(&mut self, event: RunEvent) {
-        match &event.plan {
-            Some(plan) => self.reporter.pairs_planned(plan),
-            None => self.reporter.run(&event),
-        }
+        let event = match event.plan {
+            Some(plan) => Event::PairsPlanned(plan),
+            None => Event::Run(event),
+        };
+        self.reporter.event(event);
     }
 
     /// An event of `evo confirm`'s pipeline; `nested` inside a campaign, whose run id and
     /// candidate stay.
     pub fn confirm(&mut self, event: ConfirmEvent, nested: bool) {
-        let r = &mut self.reporter;
-        match event {
-            ConfirmEvent::Stage(name) if nested => r.stage(&format!("confirm: {name}"), None),
-            ConfirmEvent::Stage(name) => r.stage(&name, None),
-            ConfirmEvent::Started { run_id, run_dir } if nested => {
-                r.confirmation_started(&run_id, &run_dir)
-            }
-            ConfirmEvent::Started { run_id, run_dir } => r.started(&run_id, &run_dir),
-            ConfirmEvent::Expect { runs } => r.expect_runs(runs),
-            ConfirmEvent::Scenario(name) => r.scenario(&name),
-            ConfirmEvent::Run(run) => self.run(run),
-            ConfirmEvent::Warning(message) => r.warning(&message),
-        }
+        let event = match event {
+            ConfirmEvent::Stage(name) if nested => Event::Stage {
+                name: format!("confirm: {name}"),
+                candidate: None,
+            },
+            ConfirmEvent::Stage(name) => Event::Stage {
+                name,
+                candidate: None,
+            },
+            ConfirmEvent::Started { run_id, run_dir } if nested => Event::ConfirmationStarted {
+                confirmation_id: run_id,
+                run_dir,
+            },
+            ConfirmEvent::Started { run_id, run_dir } => Event::Started { run_id, run_dir },
+            ConfirmEvent::Expect { runs } => Event::Expect { runs },
+            ConfirmEvent::Scenario(name) => Event::Scenario(name),
+            ConfirmEvent::Run(run) => return self.run(run),
+            ConfirmEvent::Warning(message) => Event::Warning(message),
+        };
+        self.reporter.event(event);
     }
 
     /// An event of `evo campaign run`'s pipeline.
     pub fn campaign(&mut self, event: CampaignEvent) {
-        let r = &mut self.reporter;
-        match event {
-            CampaignEvent::Started { run_id, run_dir } => r.started(&run_id, &run_dir),
+        let event = match event {
+            CampaignEvent::Started { run_id, run_dir } => Event::Started { run_id, run_dir },
             CampaignEvent::Stage { name, candidate } => {
                 if candidate.is_none() {
                     // A stage of the whole campaign: no candidate until one is named again.
-                    r.clear_candidate();
+                    self.reporter.clear_candidate();
                 }
-                r.stage(&name, candidate.map(candidate_name));
+                let candidate = candidate.map(candidate_name);
+                Event::Stage { name, candidate }
             }
-            CampaignEvent::Expect { runs } => r.expect_runs(runs),
-            CampaignEvent::Plan(outline) => r.plan(outline),
+            CampaignEvent::Expect { runs } => Event::Expect { runs },
+            CampaignEvent::Plan(outline) => Event::Plan(outline),
             CampaignEvent::Candidate {
                 index,
                 name,
                 status,
                 reason,
-            } => r.candidate_status(index, name, status, reason),
-            CampaignEvent::Run(run) => self.run(run),
-            CampaignEvent::Confirm(e) => self.confirm(e, true),
-            CampaignEvent::Warning { message } => r.warning(&message),
-            CampaignEvent::Job { candidate, job } => r.job(candidate.map(candidate_name), job),
-            CampaignEvent::Budget(left) => r.budget(&left),
-        }
+            } => Event::CandidateStatus {
+                index,
+                name,
+                status,
+                reason,
+            },
+            CampaignEvent::Run(run) => return self.run(run),
+            CampaignEvent::Confirm(e) => return self.confirm(e, true),
+            CampaignEvent::Warning { message } => Event::Warning(message),
+            CampaignEvent::Job { candidate, job } => Event::Job {
+                candidate: candidate.map(candidate_name),
+                job,
+            },
+            CampaignEvent::Budget(left) => Event::Budget(left),
+        };
+        self.reporter.event(event);
     }
 
     /// Clears the bars (before the outcome is printed); the stream goes on to its `final` line.
@@ -247,41 +289,33 @@ mod tests {
         fn clear_candidate(&mut self) {
             self.tell("no candidate".into());
         }
-        fn started(&mut self, run_id: &str, run_dir: &Path) {
-            self.tell(format!("started {run_id} {}", run_dir.display()));
-        }
-        fn confirmation_started(&mut self, id: &str, run_dir: &Path) {
-            self.tell(format!("confirmation {id} {}", run_dir.display()));
-        }
-        fn stage(&mut self, name: &str, c: Option<CandidateName>) {
-            self.tell(format!("stage {name} {:?}", c.map(|c| c.name)));
-        }
-        fn expect_runs(&mut self, runs: usize) {
-            self.tell(format!("expect {runs}"));
-        }
-        fn scenario(&mut self, name: &str) {
-            self.tell(format!("scenario {name}"));
-        }
-        fn pairs_planned(&mut self, plan: &PairsPlanned) {
-            self.tell(format!("planned {}", planned_runs_delta(plan)));
-        }
-        fn run(&mut self, event: &RunEvent) {
-            self.tell(format!("run {:?}", event.arm));
-        }
-        fn warning(&mut self, message: &str) {
-            self.tell(format!("warning {message}"));
-        }
-        fn plan(&mut self, _outline: Outline) {
-            self.tell("plan".into());
-        }
-        fn candidate_status(&mut self, index: usize, name: String, status: Status, _: String) {
-            self.tell(format!("status {index} {name} {}", status.as_str()));
-        }
-        fn job(&mut self, _: Option<CandidateName>, _: JobObservation) {
-            self.tell("job".into());
-        }
-        fn budget(&mut self, _: &BudgetLeft) {
-            self.tell("budget".into());
+        fn event(&mut self, event: Event) {
+            self.tell(match event {
+                Event::Started { run_id, run_dir } => {
+                    format!("started {run_id} {}", run_dir.display())
+                }
+                Event::ConfirmationStarted {
+                    confirmation_id,
+                    run_dir,
+                } => format!("confirmation {confirmation_id} {}", run_dir.display()),
+                Event::Stage { name, candidate } => {
+                    format!("stage {name} {:?}", candidate.map(|c| c.name))
+                }
+                Event::Expect { runs } => format!("expect {runs}"),
+                Event::Scenario(name) => format!("scenario {name}"),
+                Event::PairsPlanned(plan) => format!("planned {}", planned_runs_delta(&plan)),
+                Event::Run(run) => format!("run {:?}", run.arm),
+                Event::Warning(message) => format!("warning {message}"),
+                Event::Plan(_) => "plan".into(),
+                Event::CandidateStatus {
+                    index,
+                    name,
+                    status,
+                    ..
+                } => format!("status {index} {name} {}", status.as_str()),
+                Event::Job { .. } => "job".into(),
+                Event::Budget(_) => "budget".into(),
+            });
         }
         fn finish_progress(&mut self) {
             self.tell("finish progress".into());

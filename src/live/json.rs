@@ -1,16 +1,9 @@
 //! The `--json` reporter: one line of the event stream (`report::events`) per event, a `final`
 //! line last; human text goes to stderr, so stdout carries the stream alone.
 
-use std::path::Path;
-
-use super::Reporter;
-use crate::evidence::summary::Status;
-use crate::measure::schedule::{PairsPlanned, RunEvent};
+use super::{Event, Reporter};
 use crate::path::shown;
 use crate::report::events::{Body, CandidateName, Final, Source, Stream};
-use crate::report::jobs::JobObservation;
-use crate::report::outline::Outline;
-use crate::search::BudgetLeft;
 
 /// The event stream of one command on stdout.
 pub struct JsonReporter {
@@ -57,89 +50,73 @@ impl Reporter for JsonReporter {
         self.stream.candidate = None;
     }
 
-    fn started(&mut self, run_id: &str, run_dir: &Path) {
-        self.stream.run_id = Some(run_id.to_string());
-        self.stream.emit(Body::Started {
-            run_dir: shown(run_dir),
-        });
-    }
-
-    fn confirmation_started(&mut self, confirmation_id: &str, run_dir: &Path) {
-        self.stream.emit(Body::ConfirmationStarted {
-            confirmation_id: confirmation_id.to_string(),
-            run_dir: shown(run_dir),
-        });
-    }
-
-    fn stage(&mut self, name: &str, candidate: Option<CandidateName>) {
-        if candidate.is_some() {
-            self.stream.candidate = candidate;
+    fn event(&mut self, event: Event) {
+        let stream = &mut self.stream;
+        match event {
+            Event::Started { run_id, run_dir } => {
+                stream.run_id = Some(run_id);
+                stream.emit(Body::Started {
+                    run_dir: shown(&run_dir),
+                });
+            }
+            Event::ConfirmationStarted {
+                confirmation_id,
+                run_dir,
+            } => stream.emit(Body::ConfirmationStarted {
+                confirmation_id,
+                run_dir: shown(&run_dir),
+            }),
+            Event::Stage { name, candidate } => {
+                if candidate.is_some() {
+                    stream.candidate = candidate;
+                }
+                stream.new_stage();
+                stream.emit(Body::Stage { name });
+            }
+            Event::Expect { runs } => stream.runs_expected(runs),
+            Event::Scenario(name) => stream.scenario = Some(name),
+            Event::PairsPlanned(plan) => {
+                stream.runs_adjust(super::planned_runs_delta(&plan));
+                stream.emit(Body::PairsPlanned {
+                    planned: plan.planned,
+                    configured: plan.configured,
+                    needed: plan.needed,
+                    sigma: plan.sigma,
+                    estimated_s: plan.estimated_s,
+                    needed_s: plan.needed_s,
+                });
+            }
+            Event::Run(run) => {
+                let (done, total) = stream.run_done();
+                stream.emit(Body::Run {
+                    phase: run.phase,
+                    arm: run.arm,
+                    wall_s: run.wall_s,
+                    done,
+                    total,
+                });
+            }
+            Event::Warning(message) => stream.emit(Body::Warning { message }),
+            Event::Plan(outline) => stream.emit(Body::Plan(outline)),
+            Event::CandidateStatus {
+                index,
+                name,
+                status,
+                reason,
+            } => {
+                let candidate = CandidateName {
+                    index: Some(index),
+                    name,
+                };
+                let body = Body::Candidate {
+                    status: wire_name(&status),
+                    reason,
+                };
+                self.emit_for(Some(candidate), body);
+            }
+            Event::Job { candidate, job } => self.emit_for(candidate, job.into()),
+            Event::Budget(left) => stream.emit(Body::Budget(left)),
         }
-        self.stream.new_stage();
-        self.stream.emit(Body::Stage {
-            name: name.to_string(),
-        });
-    }
-
-    fn expect_runs(&mut self, runs: usize) {
-        self.stream.runs_expected(runs);
-    }
-
-    fn scenario(&mut self, name: &str) {
-        self.stream.scenario = Some(name.to_string());
-    }
-
-    fn pairs_planned(&mut self, plan: &PairsPlanned) {
-        self.stream.runs_adjust(super::planned_runs_delta(plan));
-        self.stream.emit(Body::PairsPlanned {
-            planned: plan.planned,
-            configured: plan.configured,
-            needed: plan.needed,
-            sigma: plan.sigma,
-            estimated_s: plan.estimated_s,
-            needed_s: plan.needed_s,
-        });
-    }
-
-    fn run(&mut self, event: &RunEvent) {
-        let (done, total) = self.stream.run_done();
-        self.stream.emit(Body::Run {
-            phase: event.phase,
-            arm: event.arm,
-            wall_s: event.wall_s,
-            done,
-            total,
-        });
-    }
-
-    fn warning(&mut self, message: &str) {
-        self.stream.emit(Body::Warning {
-            message: message.to_string(),
-        });
-    }
-
-    fn plan(&mut self, outline: Outline) {
-        self.stream.emit(Body::Plan(outline));
-    }
-
-    fn candidate_status(&mut self, index: usize, name: String, status: Status, reason: String) {
-        let candidate = CandidateName {
-            index: Some(index),
-            name,
-        };
-        let body = Body::Candidate {
-            status: wire_name(&status),
-            reason,
-        };
-        self.emit_for(Some(candidate), body);
-    }
-
-    fn job(&mut self, candidate: Option<CandidateName>, job: JobObservation) {
-        self.emit_for(candidate, job.into());
-    }
-
-    fn budget(&mut self, left: &BudgetLeft) {
-        self.stream.emit(Body::Budget(left.clone()));
     }
 
     /// The stream goes on to its `final` line.

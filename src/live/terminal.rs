@@ -1,17 +1,11 @@
 //! The terminal's reporter: the progress bars and their lines, human text on stdout. A
 //! campaign's fleet jobs are tallied for the line under the bar.
 
-use std::path::Path;
-
-use super::Reporter;
-use crate::evidence::summary::Status;
-use crate::measure::schedule::{PairsPlanned, RunEvent};
+use super::{Event, Reporter};
 use crate::report::events::{CandidateName, Final};
-use crate::report::jobs::{JobObservation, JobTally};
-use crate::report::outline::Outline;
+use crate::report::jobs::JobTally;
 use crate::report::progress::Progress;
 use crate::report::terminal;
-use crate::search::BudgetLeft;
 
 /// Progress bars on stderr (hidden off a terminal), text on stdout.
 pub struct TerminalReporter {
@@ -49,57 +43,40 @@ impl Reporter for TerminalReporter {
         self.progress.clear_candidate();
     }
 
-    /// The run's folder is named with the outcome.
-    fn started(&mut self, _run_id: &str, _run_dir: &Path) {}
-
-    fn confirmation_started(&mut self, _confirmation_id: &str, _run_dir: &Path) {}
-
-    fn stage(&mut self, name: &str, candidate: Option<CandidateName>) {
-        self.progress.stage(name, candidate.map(|c| c.name));
-    }
-
-    fn expect_runs(&mut self, runs: usize) {
-        self.progress.expect(runs);
-    }
-
-    fn scenario(&mut self, name: &str) {
-        self.progress.scenario(name);
-    }
-
-    fn pairs_planned(&mut self, plan: &PairsPlanned) {
-        self.progress.adjust(super::planned_runs_delta(plan));
-        self.progress
-            .line(&format!("evo: {}", terminal::pairs_planned_line(plan)));
-    }
-
-    fn run(&mut self, _event: &RunEvent) {
-        self.progress.run();
-    }
-
-    fn warning(&mut self, message: &str) {
-        self.progress.line(&format!("warning: {message}"));
-    }
-
-    fn plan(&mut self, outline: Outline) {
-        for line in crate::report::outline::lines(&outline) {
-            self.progress.line(&line);
+    fn event(&mut self, event: Event) {
+        let progress = &mut self.progress;
+        match event {
+            // The run's folder is named with the outcome.
+            Event::Started { .. } | Event::ConfirmationStarted { .. } => {}
+            Event::Stage { name, candidate } => progress.stage(&name, candidate.map(|c| c.name)),
+            Event::Expect { runs } => progress.expect(runs),
+            Event::Scenario(name) => progress.scenario(&name),
+            Event::PairsPlanned(plan) => {
+                progress.adjust(super::planned_runs_delta(&plan));
+                progress.line(&format!("evo: {}", terminal::pairs_planned_line(&plan)));
+            }
+            Event::Run(_) => progress.run(),
+            Event::Warning(message) => progress.line(&format!("warning: {message}")),
+            Event::Plan(outline) => {
+                for line in crate::report::outline::lines(&outline) {
+                    progress.line(&line);
+                }
+            }
+            Event::CandidateStatus {
+                index,
+                name,
+                status,
+                reason,
+            } => progress.line(&format!(
+                "candidate {index} ({name}): {} — {reason}",
+                status.as_str()
+            )),
+            Event::Job { job, .. } => {
+                self.jobs.observe(&job);
+                progress.detail(self.jobs.line());
+            }
+            Event::Budget(left) => progress.detail(Some(left.to_string())),
         }
-    }
-
-    fn candidate_status(&mut self, index: usize, name: String, status: Status, reason: String) {
-        self.progress.line(&format!(
-            "candidate {index} ({name}): {} — {reason}",
-            status.as_str()
-        ));
-    }
-
-    fn job(&mut self, _candidate: Option<CandidateName>, job: JobObservation) {
-        self.jobs.observe(&job);
-        self.progress.detail(self.jobs.line());
-    }
-
-    fn budget(&mut self, left: &BudgetLeft) {
-        self.progress.detail(Some(left.to_string()));
     }
 
     fn finish_progress(&mut self) {
