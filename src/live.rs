@@ -1,75 +1,22 @@
-//! What a running command shows while it works: the pipelines' events turned into one [`Event`]
-//! type, which each [`Reporter`] renders: drawn as the terminal's progress bars
-//! ([`TerminalReporter`]) or written as the `--json` event stream ([`JsonReporter`]: one line
-//! per event, a `final` line last).
+//! What a running command shows while it works: the pipelines' one event type
+//! (`pipeline::event::Event`), which each [`Reporter`] renders: drawn as the terminal's progress
+//! bars ([`TerminalReporter`]) or written as the `--json` event stream ([`JsonReporter`]: one
+//! line per event, a `final` line last).
 //!
 //! This sits between the pipelines (`bench`, `confirm`, `campaign`), which only emit events,
 //! and the renderers in `report` (`progress`, `events`), which know nothing of the pipelines:
-//! [`Live`] reads a pipeline's events as [`Event`]s, the reporter decides how each one looks.
+//! [`Live`] hands a pipeline's events on, the reporter decides how each one looks.
 
 mod json;
 mod terminal;
 
-use std::path::PathBuf;
-
-use crate::campaign::{CampaignEvent, CandidateRef};
-use crate::confirm::ConfirmEvent;
-use crate::evidence::summary::Status;
 use crate::failure::Failure;
 use crate::measure::schedule::{PairsPlanned, RunEvent};
+use crate::pipeline::event::Event;
 use crate::report::events::{CandidateName, Final, Source};
-use crate::report::jobs::JobObservation;
-use crate::report::outline::Outline;
-use crate::search::BudgetLeft;
 
 pub use json::JsonReporter;
 pub use terminal::TerminalReporter;
-
-/// One thing a running command reports, from whichever pipeline: [`Live`] turns the pipelines'
-/// events into these, and every reporter renders this one type its own way (nextest's model), so
-/// a new output is one `match`.
-#[derive(Debug)]
-pub enum Event {
-    /// The run's folder was made (`run_id` names it).
-    Started { run_id: String, run_dir: PathBuf },
-    /// A campaign's confirmation of its current candidate started, in its own folder.
-    ConfirmationStarted {
-        confirmation_id: String,
-        run_dir: PathBuf,
-    },
-    /// A stage begins; `candidate` replaces the current one when given.
-    Stage {
-        name: String,
-        candidate: Option<CandidateName>,
-    },
-    /// The current stage will make `runs` timed runs.
-    Expect { runs: usize },
-    /// The scenario the following runs measure.
-    Scenario(String),
-    /// The comparison's pair count was chosen: the stage's expected runs change by
-    /// [`planned_runs_delta`].
-    PairsPlanned(PairsPlanned),
-    /// One timed run finished.
-    Run(RunEvent),
-    /// Something to see before trusting the outcome.
-    Warning(String),
-    /// A campaign's outline, before anything runs.
-    Plan(Outline),
-    /// A candidate reached `status` (`reason`: the first line of why).
-    CandidateStatus {
-        index: usize,
-        name: String,
-        status: Status,
-        reason: String,
-    },
-    /// What the coordinator saw of a fleet job of `candidate`.
-    Job {
-        candidate: Option<CandidateName>,
-        job: JobObservation,
-    },
-    /// What is left of the search's budgets before an agent run.
-    Budget(BudgetLeft),
-}
 
 /// What a command reports while it works, and how it ends: the context the following events
 /// carry, the events, and the outcome.
@@ -80,8 +27,6 @@ pub trait Reporter {
     fn set_run_id(&mut self, id: &str);
     /// The candidate the following events concern, until another is named.
     fn set_candidate(&mut self, candidate: CandidateName);
-    /// No candidate from now on: a stage of the whole campaign follows.
-    fn clear_candidate(&mut self);
     /// One event, shown this reporter's way.
     fn event(&mut self, event: Event);
     /// The work is done: clear what is drawn before the outcome is printed.
@@ -99,13 +44,6 @@ pub fn planned_runs_delta(plan: &PairsPlanned) -> isize {
 /// The reporter of one command, fed its pipeline's events.
 pub struct Live {
     reporter: Box<dyn Reporter>,
-}
-
-fn candidate_name(c: CandidateRef) -> CandidateName {
-    CandidateName {
-        index: Some(c.index),
-        name: c.name,
-    }
 }
 
 impl Live {
@@ -140,10 +78,9 @@ impl Live {
         });
     }
 
-    /// A stage begins; `candidate` replaces the current one when given.
-    pub fn stage(&mut self, name: &str, candidate: Option<CandidateName>) {
-        let name = name.to_string();
-        self.reporter.event(Event::Stage { name, candidate });
+    /// A stage of the current candidate begins.
+    pub fn stage(&mut self, name: &str) {
+        self.reporter.event(Event::stage(name));
     }
 
     /// The current stage will make `runs` timed runs.
@@ -153,72 +90,11 @@ impl Live {
 
     /// One run finished, or (with a plan) the comparison's pair count was chosen.
     pub fn run(&mut self, event: RunEvent) {
-        let event = match event.plan {
-            Some(plan) => Event::PairsPlanned(plan),
-            None => Event::Run(event),
-        };
-        self.reporter.event(event);
+        self.reporter.event(Event::Run(event));
     }
 
-    /// An event of `evo confirm`'s pipeline; `nested` inside a campaign, whose run id and
-    /// candidate stay.
-    pub fn confirm(&mut self, event: ConfirmEvent, nested: bool) {
-        let event = match event {
-            ConfirmEvent::Stage(name) if nested => Event::Stage {
-                name: format!("confirm: {name}"),
-                candidate: None,
-            },
-            ConfirmEvent::Stage(name) => Event::Stage {
-                name,
-                candidate: None,
-            },
-            ConfirmEvent::Started { run_id, run_dir } if nested => Event::ConfirmationStarted {
-                confirmation_id: run_id,
-                run_dir,
-            },
-            ConfirmEvent::Started { run_id, run_dir } => Event::Started { run_id, run_dir },
-            ConfirmEvent::Expect { runs } => Event::Expect { runs },
-            ConfirmEvent::Scenario(name) => Event::Scenario(name),
-            ConfirmEvent::Run(run) => return self.run(run),
-            ConfirmEvent::Warning(message) => Event::Warning(message),
-        };
-        self.reporter.event(event);
-    }
-
-    /// An event of `evo campaign run`'s pipeline.
-    pub fn campaign(&mut self, event: CampaignEvent) {
-        let event = match event {
-            CampaignEvent::Started { run_id, run_dir } => Event::Started { run_id, run_dir },
-            CampaignEvent::Stage { name, candidate } => {
-                if candidate.is_none() {
-                    // A stage of the whole campaign: no candidate until one is named again.
-                    self.reporter.clear_candidate();
-                }
-                let candidate = candidate.map(candidate_name);
-                Event::Stage { name, candidate }
-            }
-            CampaignEvent::Expect { runs } => Event::Expect { runs },
-            CampaignEvent::Plan(outline) => Event::Plan(outline),
-            CampaignEvent::Candidate {
-                index,
-                name,
-                status,
-                reason,
-            } => Event::CandidateStatus {
-                index,
-                name,
-                status,
-                reason,
-            },
-            CampaignEvent::Run(run) => return self.run(run),
-            CampaignEvent::Confirm(e) => return self.confirm(e, true),
-            CampaignEvent::Warning { message } => Event::Warning(message),
-            CampaignEvent::Job { candidate, job } => Event::Job {
-                candidate: candidate.map(candidate_name),
-                job,
-            },
-            CampaignEvent::Budget(left) => Event::Budget(left),
-        };
+    /// An event of a pipeline (`evo confirm`'s, or a campaign's and its confirmations').
+    pub fn event(&mut self, event: Event) {
         self.reporter.event(event);
     }
 
@@ -265,6 +141,7 @@ mod tests {
     use super::*;
     use crate::measure::record::Arm;
     use crate::measure::schedule::Phase;
+    use crate::pipeline::event::StageOf;
 
     /// A reporter that writes down what it was told, one line an event.
     #[derive(Default)]
@@ -286,9 +163,6 @@ mod tests {
         fn set_candidate(&mut self, c: CandidateName) {
             self.tell(format!("candidate {:?} {}", c.index, c.name));
         }
-        fn clear_candidate(&mut self) {
-            self.tell("no candidate".into());
-        }
         fn event(&mut self, event: Event) {
             self.tell(match event {
                 Event::Started { run_id, run_dir } => {
@@ -298,16 +172,26 @@ mod tests {
                     confirmation_id,
                     run_dir,
                 } => format!("confirmation {confirmation_id} {}", run_dir.display()),
-                Event::Stage { name, candidate } => {
-                    format!("stage {name} {:?}", candidate.map(|c| c.name))
+                Event::Stage { name, of } => {
+                    let candidate = match of {
+                        StageOf::Current => None,
+                        StageOf::Candidate(c) => Some(c.name),
+                        StageOf::Campaign => {
+                            self.tell("no candidate".into());
+                            None
+                        }
+                    };
+                    format!("stage {name} {candidate:?}")
                 }
                 Event::Expect { runs } => format!("expect {runs}"),
                 Event::Scenario(name) => format!("scenario {name}"),
-                Event::PairsPlanned(plan) => format!("planned {}", planned_runs_delta(&plan)),
+                Event::Run(RunEvent {
+                    plan: Some(plan), ..
+                }) => format!("planned {}", planned_runs_delta(&plan)),
                 Event::Run(run) => format!("run {:?}", run.arm),
                 Event::Warning(message) => format!("warning {message}"),
                 Event::Plan(_) => "plan".into(),
-                Event::CandidateStatus {
+                Event::Candidate {
                     index,
                     name,
                     status,
@@ -345,14 +229,14 @@ mod tests {
     #[test]
     fn a_confirmation_inside_a_campaign_keeps_the_campaigns_run_and_names_its_stages() {
         let (mut live, told) = recorded();
-        let started = || ConfirmEvent::Started {
+        let started = || Event::Started {
             run_id: "c1".into(),
             run_dir: PathBuf::from("/r/c1"),
         };
-        live.confirm(ConfirmEvent::Stage("build".into()), false);
-        live.confirm(started(), false);
-        live.campaign(CampaignEvent::Confirm(ConfirmEvent::Stage("build".into())));
-        live.campaign(CampaignEvent::Confirm(started()));
+        live.event(Event::stage("build"));
+        live.event(started());
+        live.event(Event::stage("build").in_campaign());
+        live.event(started().in_campaign());
         assert_eq!(
             *told.borrow(),
             [
@@ -367,17 +251,17 @@ mod tests {
     #[test]
     fn a_stage_of_the_whole_campaign_clears_the_candidate_and_a_plan_is_no_run() {
         let (mut live, told) = recorded();
-        let candidate = CandidateRef {
-            index: 2,
+        let candidate = CandidateName {
+            index: Some(2),
             name: "fast".into(),
         };
-        live.campaign(CampaignEvent::Stage {
+        live.event(Event::Stage {
             name: "check".into(),
-            candidate: Some(candidate),
+            of: StageOf::Candidate(candidate),
         });
-        live.campaign(CampaignEvent::Stage {
+        live.event(Event::Stage {
             name: "baseline".into(),
-            candidate: None,
+            of: StageOf::Campaign,
         });
         let plan = PairsPlanned {
             planned: 30,
@@ -391,7 +275,7 @@ mod tests {
             ranges: None,
         };
         live.run(run_event(Some(plan)));
-        live.campaign(CampaignEvent::Run(run_event(None)));
+        live.event(Event::Run(run_event(None)));
         assert_eq!(
             *told.borrow(),
             [

@@ -82,12 +82,12 @@ fn bench_with(args: &BenchArgs, live: &mut Live) -> Result<Final, Failure> {
         .with_affinity(args.affinity)
         .with_env_pad(plan.env_pad);
     let quiet = (args.quiet_wait > 0).then(|| {
-        live.stage("wait for a quiet machine", None);
+        live.stage("wait for a quiet machine");
         let limit = Duration::from_secs(u64::from(args.quiet_wait));
         crate::environment::wait_for_quiet(limit, crate::environment::QUIET_SAMPLE, &|| false)
     });
     plan.quiet = quiet.flatten();
-    live.stage("measure", None);
+    live.stage("measure");
     live.expect_runs(2 * (plan.settings.warmup + plan.settings.aa_pairs + plan.settings.pairs));
     // A command that takes `{seed}` computes on a fresh one in every pair (both arms the same).
     let mut draw = || seeds.next_seed();

@@ -38,7 +38,7 @@ fn campaign_with(args: &CampaignRunArgs, live: &mut Live) -> Result<Final, Failu
         sandbox: args.run.sandbox,
         ..CampaignOptions::new(super::local_runners(plan.spec.confirm.affinity)?, hold)
     };
-    let outcome = campaign::run_campaign(&plan, &opts, &mut |e| live.campaign(e));
+    let outcome = campaign::run_campaign(&plan, &opts, &mut |e| live.event(e));
     live.finish_progress();
     let done = outcome?;
     let mut table = terminal::render_campaign(&done.summary, &done.run_dir);
@@ -87,8 +87,7 @@ fn screen_job_with(args: &ScreenJobArgs, live: &mut Live) -> Result<Final, Failu
         None => crate::host::Hold::lock_repo(&plan.repo, &what).map_err(Failure::usage)?,
     };
     let opts = CampaignOptions::new(super::local_runners(plan.spec.confirm.affinity)?, hold);
-    let outcome =
-        campaign::run_screening_job(&request, &opts, &[hidden], &mut |e| live.campaign(e));
+    let outcome = campaign::run_screening_job(&request, &opts, &[hidden], &mut |e| live.event(e));
     live.finish_progress();
     let run_dir = outcome?;
     live.say(&format!(

@@ -135,8 +135,7 @@ fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {
         )
     };
     if args.unsigned {
-        let outcome =
-            confirm::run_confirm_unsigned(&request, &opts, &mut |e| live.confirm(e, false));
+        let outcome = confirm::run_confirm_unsigned(&request, &opts, &mut |e| live.event(e));
         live.finish_progress();
         let done = outcome?;
         live.say(&format!(
@@ -154,7 +153,7 @@ fn confirm_with(args: &ConfirmArgs, live: &mut Live) -> Result<Final, Failure> {
             result: Some(shown(&done.run_dir.join("result.json"))),
         });
     }
-    let outcome = confirm::run_confirm(&request, &opts, &mut |e| live.confirm(e, false));
+    let outcome = confirm::run_confirm(&request, &opts, &mut |e| live.event(e));
     live.finish_progress();
     let done = outcome?;
     live.say(&terminal::render_confirm(

@@ -20,6 +20,7 @@ use crate::evidence::summary::{Source, Status};
 use crate::failure::with_causes;
 use crate::measure::runner::RunSpec;
 use crate::pipeline::PipelineError;
+use crate::pipeline::event::Event;
 use crate::search::{Brief, BriefScenario, HistoryEntry, Parent};
 use crate::spec::campaign::{AgentBase, AgentSpec};
 use crate::spec::workload::Role;
@@ -297,11 +298,9 @@ impl CampaignRun<'_> {
             (Ok(_), verdict) => verdict,
         };
         if matches!(cost, Ok(None)) && self.plan.spec.search.max_cost.is_some() {
-            (self.on_event)(super::CampaignEvent::Warning {
-                message: format!(
-                    "{name} reported no cost ({COST_FILE}): search.max_cost counts it as 0"
-                ),
-            });
+            (self.on_event)(Event::Warning(format!(
+                "{name} reported no cost ({COST_FILE}): search.max_cost counts it as 0"
+            )));
         }
         if let Some((status, reason)) = verdict {
             self.set_status(index, status, reason)?;
@@ -319,17 +318,15 @@ impl CampaignRun<'_> {
         };
         let bytes = self.candidate_patch(index)?.bytes;
         if let Err(e) = crate::tree::apply_patch(tree, &bytes) {
-            (self.on_event)(super::CampaignEvent::Warning {
-                message: format!(
-                    "the agent run starts from the baseline: the best candidate ({index}) does \
+            (self.on_event)(Event::Warning(format!(
+                "the agent run starts from the baseline: the best candidate ({index}) does \
                      not apply to a tree without the harness: {}",
-                    with_causes(&e)
-                ),
-            });
+                with_causes(&e)
+            )));
             return Ok(None);
         }
         let name = self
-            .candidate_ref(index)
+            .candidate_name(index)
             .map_or_else(String::new, |c| c.name);
         Ok(Some(Parent {
             index,

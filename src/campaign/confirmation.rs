@@ -8,13 +8,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::journal::Entry;
-use super::{CampaignEvent, CampaignRun, CandidatePatch, summary};
+use super::{CampaignRun, CandidatePatch, summary};
 use crate::confirm::COUNT_PAIRS;
-use crate::confirm::{self, ConfirmEvent, ConfirmOptions, ConfirmRequest};
+use crate::confirm::{self, ConfirmOptions, ConfirmRequest};
 use crate::evidence;
 use crate::evidence::summary::Status;
 use crate::path::shown;
 use crate::pipeline::PipelineError;
+use crate::pipeline::event::Event;
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Role;
 
@@ -112,7 +113,7 @@ impl CampaignRun<'_> {
                 deadline,
             };
             let on_event = &mut *self.on_event;
-            let mut forward = |e: ConfirmEvent| on_event(CampaignEvent::Confirm(e));
+            let mut forward = |e: Event| on_event(e.in_campaign());
             match confirm::run_confirm(&request, &opts, &mut forward) {
                 Ok(done) => {
                     // Read back as a confirmation that ran elsewhere would be: the receipt

@@ -25,18 +25,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use crate::confirm::ConfirmEvent;
 use crate::evidence::summary::{Status, Summary};
 use crate::host::lock::RunLock;
 use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
 use crate::measure::sandbox::SandboxPolicy;
-use crate::measure::schedule::RunEvent;
 use crate::path::shown;
 use crate::pipeline::PipelineError;
+use crate::pipeline::event::{Event, StageOf};
 use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::{CampaignPlan, RUN_MANIFEST, RunManifest};
-use crate::report::jobs::JobObservation;
+use crate::report::events::CandidateName;
 use crate::tree::{self, Pinned};
 pub use fleet::screen_job::{ScreenRequest, ScreeningOrder, run_screening_job};
 use journal::{Entry, Journal};
@@ -81,55 +80,6 @@ impl CampaignOptions {
     }
 }
 
-/// Progress for a reporter (terminal or `--json` lines); the pipeline never prints.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CampaignEvent {
-    /// The run directory exists (new or resumed); everything after belongs to this run.
-    Started {
-        run_id: String,
-        run_dir: PathBuf,
-    },
-    /// The whole plan, from the spec alone, before the first build (new or resumed run).
-    Plan(crate::report::outline::Outline),
-    /// A stage begins (and the previous one has ended), for one candidate or for the campaign.
-    Stage {
-        name: String,
-        candidate: Option<CandidateRef>,
-    },
-    /// How many runs the current stage will make.
-    Expect {
-        runs: usize,
-    },
-    /// A candidate reached a status (`reason`: the first line of why).
-    Candidate {
-        index: usize,
-        name: String,
-        status: Status,
-        reason: String,
-    },
-    Run(RunEvent),
-    /// An event of the confirmation of the candidate the current stage names.
-    Confirm(ConfirmEvent),
-    /// Something the user must see before trusting the outcome (runs not sandboxed).
-    Warning {
-        message: String,
-    },
-    /// An agent run is about to start: its round and what is left of the search's budgets.
-    Budget(crate::search::BudgetLeft),
-    /// What the coordinator saw of one of the candidate's fleet jobs (§2.8).
-    Job {
-        candidate: Option<CandidateRef>,
-        job: JobObservation,
-    },
-}
-
-/// Which candidate a stage works on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CandidateRef {
-    pub index: usize,
-    pub name: String,
-}
-
 /// A running campaign.
 pub(crate) struct CampaignRun<'a> {
     plan: &'a CampaignPlan,
@@ -141,7 +91,7 @@ pub(crate) struct CampaignRun<'a> {
     search_seed: u64,
     state: State,
     work: PathBuf,
-    on_event: &'a mut dyn FnMut(CampaignEvent),
+    on_event: &'a mut dyn FnMut(Event),
     build_s: f64,
     /// Isolation of the search's builds, checks and screening runs.
     sandbox: SandboxPolicy,
@@ -200,7 +150,7 @@ fn resume_dir(output: &Path, which: &str) -> Result<PathBuf, PipelineError> {
 pub fn run_campaign(
     plan: &CampaignPlan,
     opts: &CampaignOptions,
-    on_event: &mut dyn FnMut(CampaignEvent),
+    on_event: &mut dyn FnMut(Event),
 ) -> Result<CampaignOutcome, PipelineError> {
     let started = Instant::now();
     // Every runner honours the run's stop, whatever stop condition its maker knows.
@@ -227,7 +177,7 @@ pub fn run_campaign(
     )
     .map_err(PipelineError::usage)?;
     for message in settled.warnings {
-        on_event(CampaignEvent::Warning { message });
+        on_event(Event::Warning(message));
     }
     let sandbox = warn_unsandboxed(settled.sandbox, on_event);
     let run_dir = match &opts.resume {
@@ -247,11 +197,11 @@ pub fn run_campaign(
     // A resumed run keeps the seed it started with, even if the campaign file changed since.
     let mut run = CampaignRun::open(plan, opts, run_dir, pinned, sandbox, None, on_event)?;
     let search_seed = run.search_seed;
-    (run.on_event)(CampaignEvent::Started {
+    (run.on_event)(Event::Started {
         run_id: run.run_dir.id.clone(),
         run_dir: run.run_dir.path.clone(),
     });
-    (run.on_event)(CampaignEvent::Plan(outline::outline(plan)));
+    (run.on_event)(Event::Plan(outline::outline(plan)));
     if run.state.run_id.is_none() {
         run.record(Entry::Started {
             run_id: run.run_dir.id.clone(),
@@ -312,14 +262,12 @@ fn search_ask<'a>(
 }
 
 /// The search's sandbox, warning when runs are not sandboxed.
-fn warn_unsandboxed(
-    sandbox: SandboxPolicy,
-    on_event: &mut dyn FnMut(CampaignEvent),
-) -> SandboxPolicy {
+fn warn_unsandboxed(sandbox: SandboxPolicy, on_event: &mut dyn FnMut(Event)) -> SandboxPolicy {
     if !sandbox.enabled() {
-        on_event(CampaignEvent::Warning {
-            message: format!("runs are NOT sandboxed: {}", sandbox.record.detail),
-        });
+        on_event(Event::Warning(format!(
+            "runs are NOT sandboxed: {}",
+            sandbox.record.detail
+        )));
     }
     sandbox
 }
@@ -330,7 +278,7 @@ fn job_sandbox(
     plan: &CampaignPlan,
     opts: &CampaignOptions,
     job: JobSandbox<'_>,
-    on_event: &mut dyn FnMut(CampaignEvent),
+    on_event: &mut dyn FnMut(Event),
 ) -> Result<SandboxPolicy, PipelineError> {
     let ask = search_ask(plan, opts, crate::plan::settle::Key::Unsigned, Some(job));
     let sandbox = crate::plan::settle::sandbox_policy(plan, &ask).map_err(PipelineError::usage)?;
@@ -348,7 +296,7 @@ impl<'a> CampaignRun<'a> {
         pinned: Pinned,
         sandbox: SandboxPolicy,
         seed: Option<u64>,
-        on_event: &'a mut dyn FnMut(CampaignEvent),
+        on_event: &'a mut dyn FnMut(Event),
     ) -> Result<CampaignRun<'a>, PipelineError> {
         // Shown to people and kept in records: say it without `..` detours.
         let run_dir = RunDir {
@@ -397,27 +345,30 @@ impl<'a> CampaignRun<'a> {
 }
 
 impl CampaignRun<'_> {
+    /// A stage of the whole campaign.
     fn stage(&mut self, name: &str) {
-        (self.on_event)(CampaignEvent::Stage {
+        (self.on_event)(Event::Stage {
             name: name.to_string(),
-            candidate: None,
+            of: StageOf::Campaign,
         });
     }
 
     /// Candidate `index`, named.
-    fn candidate_ref(&self, index: usize) -> Option<CandidateRef> {
-        (self.state.candidates.iter().find(|c| c.index == index)).map(|c| CandidateRef {
-            index,
+    fn candidate_name(&self, index: usize) -> Option<CandidateName> {
+        (self.state.candidates.iter().find(|c| c.index == index)).map(|c| CandidateName {
+            index: Some(index),
             name: c.name.clone(),
         })
     }
 
     /// A stage that works on candidate `index`.
     fn candidate_stage(&mut self, name: &str, index: usize) {
-        let candidate = self.candidate_ref(index);
-        (self.on_event)(CampaignEvent::Stage {
+        let of = self
+            .candidate_name(index)
+            .map_or(StageOf::Campaign, StageOf::Candidate);
+        (self.on_event)(Event::Stage {
             name: name.to_string(),
-            candidate,
+            of,
         });
     }
 
@@ -444,7 +395,7 @@ impl CampaignRun<'_> {
             .state
             .candidate_mut(index)
             .map_or_else(String::new, |c| c.name.clone());
-        (self.on_event)(CampaignEvent::Candidate {
+        (self.on_event)(Event::Candidate {
             index,
             name,
             status,

@@ -3,12 +3,13 @@
 //! last round, `search.stop_after` rounds without gain, or a budget ends it. Every decision is
 //! drawn from the journal, so a resumed run makes the same ones and repeats no agent run.
 
+use super::CampaignRun;
 use super::collect::AgentRun;
 use super::journal::Entry;
-use super::{CampaignEvent, CampaignRun};
 use crate::evidence::summary::Status;
 use crate::fleet::FleetPlan;
 use crate::pipeline::PipelineError;
+use crate::pipeline::event::Event;
 use crate::report::jobs::JobStage;
 use crate::search::{Budget, Spent};
 use crate::tree::Tree;
@@ -112,7 +113,7 @@ impl CampaignRun<'_> {
                 run + 1,
                 self.rounds()
             ));
-            (self.on_event)(CampaignEvent::Budget(left));
+            (self.on_event)(Event::Budget(left));
             self.agent_run(
                 &agent,
                 AgentRun {

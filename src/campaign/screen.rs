@@ -2,8 +2,8 @@
 //! (and callgrind instruction counts when enabled). Screening ranks; it never accepts. Every pair
 //! is journaled as it completes, so a resumed campaign continues at the next pair.
 
+use super::CampaignRun;
 use super::journal::Entry;
-use super::{CampaignEvent, CampaignRun};
 use crate::evidence::outcome::{Failure, GateStop};
 use crate::evidence::result::{GateName, StepKind, StepName, TreeLabel};
 use crate::evidence::summary::Status;
@@ -16,6 +16,7 @@ use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{
     LaneStep, count_spec, fresh_inputs, scenario_template, timed_agreement,
 };
+use crate::pipeline::event::Event;
 use crate::search::racing::{self, Entrant};
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Scenario;
@@ -204,13 +205,13 @@ impl CampaignRun<'_> {
             .candidate_mut(index)
             .map_or((0, false), |c| (c.pairs.len(), !c.warmups.is_empty()));
         let warmup_runs = if done == 0 && !warmed { 2 } else { 0 };
-        (self.on_event)(CampaignEvent::Expect {
+        (self.on_event)(Event::Expect {
             runs: warmup_runs + 2 * want.saturating_sub(done),
         });
         if done == 0 && !warmed {
             let measured = {
                 let on_event = &mut *self.on_event;
-                let mut emit = |e| on_event(CampaignEvent::Run(e));
+                let mut emit = |e| on_event(Event::Run(e));
                 let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
                 let first = Order::CandidateFirst;
                 schedule::run_warmups(runner, arms, &mut inputs, 1, first, &mut emit)
@@ -225,7 +226,7 @@ impl CampaignRun<'_> {
             let order = PairOrder::Fixed(PairOrder::Alternating(Order::CandidateFirst).order_of(i));
             let measured = {
                 let on_event = &mut *self.on_event;
-                let mut emit = |e| on_event(CampaignEvent::Run(e));
+                let mut emit = |e| on_event(Event::Run(e));
                 let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
                 schedule::run_pairs(runner, arms, &mut inputs, 1, order, Phase::Pairs, &mut emit)
             };

@@ -4,13 +4,14 @@
 //! how much the code change gives. When the lane does not run, the result says why.
 
 use super::stages::{Step, step};
-use super::{ConfirmEvent, Run, io_err};
+use super::{Run, io_err};
 use crate::evidence::result::TreeLabel;
 use crate::failure::with_causes;
 use crate::measure::record::Order;
 use crate::measure::schedule::{self, Arms, PairOrder, Phase};
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{LaneStep, Shown, failure_text};
+use crate::pipeline::event::Event;
 use crate::spec::workload::Role;
 use crate::tree::{self, Protected, Tree};
 
@@ -132,10 +133,10 @@ impl Run<'_> {
         let mut runner = self.opts.runners.timed_runner();
         let order = PairOrder::Alternating(Order::CandidateFirst);
         let n = self.plan.settings().pairs.get();
-        (self.on_event)(ConfirmEvent::Expect { runs: 2 + 2 * n });
-        (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
+        (self.on_event)(Event::Expect { runs: 2 + 2 * n });
+        (self.on_event)(Event::Scenario(s.name.clone()));
         let on_event = &mut *self.on_event;
-        let mut emit = |e| on_event(ConfirmEvent::Run(e));
+        let mut emit = |e| on_event(Event::Run(e));
         // The warmups are kept: their leftover processes count against the candidate like those
         // of every other timed run of its code (the gate is decided after this lane).
         // Every pair on a fresh seed, as the whole patch's pairs.

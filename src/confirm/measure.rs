@@ -18,12 +18,13 @@ use crate::measure::schedule::{
 use crate::spec::workload::{Role, Scenario, TimedOutputRule};
 use crate::tree::Tree;
 
-use super::{ConfirmEvent, Run};
+use super::Run;
 use crate::evidence::result::{
     GateName, GateStatus, HoldoutCounts, HoldoutPlan, ScenarioResult, holdout_figures,
     holdout_plan, outputs_consistent,
 };
 use crate::pipeline::PipelineError;
+use crate::pipeline::event::Event;
 
 use crate::pipeline::checks::{
     fresh_inputs, revealing_holdout_name, scenario_template, timed_agreement,
@@ -61,7 +62,7 @@ impl Run<'_> {
         let holdout_count =
             (self.plan.campaign.holdouts.as_ref()).map_or(0, |h| h.holdouts.scenarios.len());
         let runs = self.expected_runs(training.len(), holdout_count);
-        (self.on_event)(ConfirmEvent::Expect { runs });
+        (self.on_event)(Event::Expect { runs });
         for s in &training {
             if let Step::Stopped(_) = self.measure_training(&mut *runner, s, timed)? {
                 return Ok(());
@@ -301,7 +302,7 @@ impl Run<'_> {
             baseline: &baseline,
             candidate: &candidate,
         };
-        (self.on_event)(ConfirmEvent::Scenario(s.name.clone()));
+        (self.on_event)(Event::Scenario(s.name.clone()));
         let warmup = self.plan.settings().warmup.get();
         let agree = timed_agreement(s);
         let mut seeds = crate::measure::seeds::Seeds::fresh()
@@ -309,7 +310,7 @@ impl Run<'_> {
         let mut draw = || seeds.next_seed();
         let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
         let on_event = &mut *self.on_event;
-        let mut emit = |e| on_event(ConfirmEvent::Run(e));
+        let mut emit = |e| on_event(Event::Run(e));
         let order = Order::CandidateFirst;
         let warmups =
             match schedule::run_warmups(runner, arms, &mut inputs, warmup, order, &mut emit) {
@@ -402,9 +403,8 @@ impl Run<'_> {
         let mut draw = || seeds.next_seed();
         let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
         let on_event = &mut *self.on_event;
-        let measured = bench::run_bench(&plan, runner, &mut inputs, &mut |e| {
-            on_event(ConfirmEvent::Run(e))
-        });
+        let measured =
+            bench::run_bench(&plan, runner, &mut inputs, &mut |e| on_event(Event::Run(e)));
         let report = match measured {
             Ok(r) => r,
             Err(BenchError::Measure(mut e @ MeasureError::OutputsDiffer { .. })) => {
@@ -475,7 +475,7 @@ impl Run<'_> {
         let mut draw = || seeds.next_seed();
         let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
         let on_event = &mut *self.on_event;
-        let mut emit = |e| on_event(ConfirmEvent::Run(e));
+        let mut emit = |e| on_event(Event::Run(e));
         emit(RunEvent::announce(
             holdout_announcement(&plan, &warmups),
             order.order_of(0).arms()[0],

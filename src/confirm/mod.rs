@@ -31,8 +31,8 @@ use crate::evidence::result::{ConfirmResult, Evidence, GateName, GateStatus, Pat
 use crate::evidence::{result, verdict};
 use crate::host::{Hold, SignWith, Stop};
 use crate::measure::runner::RunnerFactory;
-use crate::measure::schedule::RunEvent;
 pub use crate::pipeline::PipelineError;
+use crate::pipeline::event::Event;
 pub(crate) use crate::pipeline::io_err;
 use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::ConfirmPlan;
@@ -100,28 +100,6 @@ pub struct SearchContext {
     pub from_agent: bool,
 }
 
-/// Progress, for a reporter to show; the pipeline never prints.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ConfirmEvent {
-    /// A stage begins (and the previous one has ended).
-    Stage(String),
-    /// The run directory exists; everything after belongs to this run.
-    Started {
-        run_id: String,
-        run_dir: PathBuf,
-    },
-    /// How many runs the current stage will make, as far as is known at its start (a pair plan
-    /// announced later may change it).
-    Expect {
-        runs: usize,
-    },
-    /// The runs that follow measure this scenario.
-    Scenario(String),
-    Run(RunEvent),
-    /// Something the user should look at that is no verdict (also kept in `result.warnings`).
-    Warning(String),
-}
-
 /// The state of one confirmation while its stages run.
 pub(crate) struct Run<'a> {
     plan: &'a ConfirmPlan,
@@ -131,7 +109,7 @@ pub(crate) struct Run<'a> {
     pinned: Pinned,
     /// What the stages found so far; the verdict is decided from it once they have ended.
     evidence: Evidence,
-    on_event: &'a mut dyn FnMut(ConfirmEvent),
+    on_event: &'a mut dyn FnMut(Event),
     /// Isolation of every build, check and timed run of this confirmation.
     sandbox: crate::measure::sandbox::SandboxPolicy,
     /// The budget of timed pairs in seconds (`None` inside: no budget), once the first
@@ -284,10 +262,10 @@ fn campaign_reason(plan: &ConfirmPlan) -> Option<String> {
 pub fn run_confirm(
     request: &ConfirmRequest,
     opts: &ConfirmOptions,
-    on_event: &mut dyn FnMut(ConfirmEvent),
+    on_event: &mut dyn FnMut(Event),
 ) -> Result<Confirmed, PipelineError> {
     let decided = pipeline(request, opts, on_event, SignedBy(&opts.sign_with))?;
-    on_event(ConfirmEvent::Stage("sign receipt".into()));
+    on_event(Event::stage("sign receipt"));
     let receipt = write_evidence(&decided.run_dir, &decided.result, &decided.signer)?;
     Ok(Confirmed {
         result: decided.result,
@@ -309,7 +287,7 @@ pub struct Unsigned {
 pub fn run_confirm_unsigned(
     request: &ConfirmRequest,
     opts: &ConfirmOptions,
-    on_event: &mut dyn FnMut(ConfirmEvent),
+    on_event: &mut dyn FnMut(Event),
 ) -> Result<Unsigned, PipelineError> {
     let decided = pipeline(request, opts, on_event, NoKey)?;
     Ok(Unsigned {
@@ -382,7 +360,7 @@ impl Keying for NoKey {
 fn pipeline<K: Keying>(
     request: &ConfirmRequest,
     opts: &ConfirmOptions,
-    on_event: &mut dyn FnMut(ConfirmEvent),
+    on_event: &mut dyn FnMut(Event),
     keying: K,
 ) -> Result<Decided<K::Held>, PipelineError> {
     let started = Instant::now();
@@ -392,7 +370,7 @@ fn pipeline<K: Keying>(
         runners: crate::host::stoppable(Arc::clone(&opts.runners), opts.stop.clone()),
         ..opts.clone()
     };
-    on_event(ConfirmEvent::Stage("pin baseline".into()));
+    on_event(Event::stage("pin baseline"));
     let pinned = tree::pin(&plan.campaign.repo, &plan.campaign.spec.baseline)
         .map_err(PipelineError::usage)?;
     let scratch = Scratch::new(opts.work_dir.as_deref())
@@ -416,7 +394,7 @@ fn pipeline<K: Keying>(
     // A campaign said these before its search; a confirmation on its own says them here.
     if request.search.is_none() {
         for warning in settled.warnings {
-            on_event(ConfirmEvent::Warning(warning));
+            on_event(Event::Warning(warning));
         }
     }
     let (sandbox, signer) = (settled.sandbox, K::hold(settled.signer)?);
@@ -433,7 +411,7 @@ fn pipeline<K: Keying>(
     run_dir
         .write("candidate.patch", &plan.patch)
         .map_err(io_err("cannot copy the patch into the run directory"))?;
-    on_event(ConfirmEvent::Started {
+    on_event(Event::Started {
         run_id: run_dir.id.clone(),
         run_dir: run_dir.path.clone(),
     });
@@ -477,12 +455,12 @@ fn pipeline<K: Keying>(
 
 impl Run<'_> {
     fn stage(&mut self, name: &str) {
-        (self.on_event)(ConfirmEvent::Stage(name.to_string()));
+        (self.on_event)(Event::stage(name));
     }
 
     /// Warns on the terminal and in the result.
     fn warn(&mut self, message: String) {
-        (self.on_event)(ConfirmEvent::Warning(message.clone()));
+        (self.on_event)(Event::Warning(message.clone()));
         self.evidence.warnings.push(message);
     }
 

@@ -1,8 +1,10 @@
 //! The `--json` reporter: one line of the event stream (`report::events`) per event, a `final`
 //! line last; human text goes to stderr, so stdout carries the stream alone.
 
-use super::{Event, Reporter};
+use super::Reporter;
+use crate::measure::schedule::RunEvent;
 use crate::path::shown;
+use crate::pipeline::event::{Event, StageOf};
 use crate::report::events::{Body, CandidateName, Final, Source, Stream};
 
 /// The event stream of one command on stdout.
@@ -46,10 +48,6 @@ impl Reporter for JsonReporter {
         self.stream.candidate = Some(candidate);
     }
 
-    fn clear_candidate(&mut self) {
-        self.stream.candidate = None;
-    }
-
     fn event(&mut self, event: Event) {
         let stream = &mut self.stream;
         match event {
@@ -66,16 +64,20 @@ impl Reporter for JsonReporter {
                 confirmation_id,
                 run_dir: shown(&run_dir),
             }),
-            Event::Stage { name, candidate } => {
-                if candidate.is_some() {
-                    stream.candidate = candidate;
+            Event::Stage { name, of } => {
+                match of {
+                    StageOf::Current => {}
+                    StageOf::Candidate(candidate) => stream.candidate = Some(candidate),
+                    StageOf::Campaign => stream.candidate = None,
                 }
                 stream.new_stage();
                 stream.emit(Body::Stage { name });
             }
             Event::Expect { runs } => stream.runs_expected(runs),
             Event::Scenario(name) => stream.scenario = Some(name),
-            Event::PairsPlanned(plan) => {
+            Event::Run(RunEvent {
+                plan: Some(plan), ..
+            }) => {
                 stream.runs_adjust(super::planned_runs_delta(&plan));
                 stream.emit(Body::PairsPlanned {
                     planned: plan.planned,
@@ -98,7 +100,7 @@ impl Reporter for JsonReporter {
             }
             Event::Warning(message) => stream.emit(Body::Warning { message }),
             Event::Plan(outline) => stream.emit(Body::Plan(outline)),
-            Event::CandidateStatus {
+            Event::Candidate {
                 index,
                 name,
                 status,

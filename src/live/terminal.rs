@@ -1,7 +1,9 @@
 //! The terminal's reporter: the progress bars and their lines, human text on stdout. A
 //! campaign's fleet jobs are tallied for the line under the bar.
 
-use super::{Event, Reporter};
+use super::Reporter;
+use crate::measure::schedule::RunEvent;
+use crate::pipeline::event::{Event, StageOf};
 use crate::report::events::{CandidateName, Final};
 use crate::report::jobs::JobTally;
 use crate::report::progress::Progress;
@@ -39,19 +41,27 @@ impl Reporter for TerminalReporter {
     /// A lone confirmation's bars name no candidate.
     fn set_candidate(&mut self, _candidate: CandidateName) {}
 
-    fn clear_candidate(&mut self) {
-        self.progress.clear_candidate();
-    }
-
     fn event(&mut self, event: Event) {
         let progress = &mut self.progress;
         match event {
             // The run's folder is named with the outcome.
             Event::Started { .. } | Event::ConfirmationStarted { .. } => {}
-            Event::Stage { name, candidate } => progress.stage(&name, candidate.map(|c| c.name)),
+            Event::Stage { name, of } => {
+                let candidate = match of {
+                    StageOf::Current => None,
+                    StageOf::Candidate(c) => Some(c.name),
+                    StageOf::Campaign => {
+                        progress.clear_candidate();
+                        None
+                    }
+                };
+                progress.stage(&name, candidate);
+            }
             Event::Expect { runs } => progress.expect(runs),
             Event::Scenario(name) => progress.scenario(&name),
-            Event::PairsPlanned(plan) => {
+            Event::Run(RunEvent {
+                plan: Some(plan), ..
+            }) => {
                 progress.adjust(super::planned_runs_delta(&plan));
                 progress.line(&format!("evo: {}", terminal::pairs_planned_line(&plan)));
             }
@@ -62,7 +72,7 @@ impl Reporter for TerminalReporter {
                     progress.line(&line);
                 }
             }
-            Event::CandidateStatus {
+            Event::Candidate {
                 index,
                 name,
                 status,

@@ -3,11 +3,12 @@
 //! build, artifacts, tests, checks), built on the build, test and check commands of a lane and
 //! how a failed one is told (`checks`), running one of them in one tree (`steps`), the gates a
 //! patch meets before it is applied (`patch_gates`), and whether the timed programs changed at
-//! all (`unchanged`).
+//! all (`unchanged`); and the one event type both emit while they work (`event`).
 
 pub(crate) mod checks;
 pub mod compilers;
 pub mod error;
+pub mod event;
 pub mod instrumented;
 pub(crate) mod lane;
 pub(crate) mod patch_gates;

@@ -11,6 +11,7 @@ use evo::campaign::{self, CampaignOptions};
 use evo::host::Hold;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
+use evo::pipeline::event::Event;
 use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::{patch_by_editing, write};
@@ -214,7 +215,7 @@ fn a_stop_of_the_callers_own_ends_the_campaign_resumably_and_the_resumed_run_fin
     };
     let mut started = None;
     let err = campaign::run_campaign(&plan, &opts, &mut |e| {
-        if let campaign::CampaignEvent::Started { run_id, .. } = e {
+        if let Event::Started { run_id, .. } = e {
             started = Some(run_id);
         }
     })

@@ -6,9 +6,10 @@ use crate::util;
 
 use std::sync::Arc;
 
-use evo::campaign::{self, CampaignEvent, CampaignOptions};
+use evo::campaign::{self, CampaignOptions};
 use evo::host::{Hold, Stop, StopCondition};
 use evo::measure::fake::FakeRunner;
+use evo::pipeline::event::Event;
 use evo::report::outline::Outline;
 use evo::spec::modes::SandboxMode;
 use util::write;
@@ -71,9 +72,9 @@ fn session(plan: &evo::plan::CampaignPlan, resume: Option<String>) -> (Vec<Outli
     };
     let (mut outlines, mut run_id, mut stage_before) = (Vec::new(), String::new(), false);
     let err = campaign::run_campaign(plan, &opts, &mut |e| match e {
-        CampaignEvent::Started { run_id: id, .. } => run_id = id,
-        CampaignEvent::Plan(o) => outlines.push(o),
-        CampaignEvent::Stage { .. } if outlines.is_empty() => stage_before = true,
+        Event::Started { run_id: id, .. } => run_id = id,
+        Event::Plan(o) => outlines.push(o),
+        Event::Stage { .. } if outlines.is_empty() => stage_before = true,
         _ => {}
     })
     .unwrap_err();

@@ -8,12 +8,13 @@ use crate::util;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use evo::confirm::{self, ConfirmEvent, ConfirmOptions, ConfirmRequest};
+use evo::confirm::{self, ConfirmOptions, ConfirmRequest};
 use evo::host::Hold;
 use evo::measure::cpus::CpuSplit;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
 use evo::measure::schedule::{PairsPlanned, RunEvent};
+use evo::pipeline::event::Event;
 use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::{patch_by_editing, write};
@@ -204,7 +205,7 @@ impl Fixture {
         };
         let mut announced = Vec::new();
         let mut on_event = |e| {
-            if let ConfirmEvent::Run(RunEvent { plan: Some(p), .. }) = e {
+            if let Event::Run(RunEvent { plan: Some(p), .. }) = e {
                 announced.push(p);
             }
         };

@@ -9,10 +9,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use evo::confirm::{self, ConfirmEvent, ConfirmOptions, ConfirmRequest};
+use evo::confirm::{self, ConfirmOptions, ConfirmRequest};
 use evo::host::{Hold, Stop, StopCondition};
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
+use evo::pipeline::event::Event;
 use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::{patch_by_editing, write};
@@ -323,7 +324,7 @@ fn a_stop_of_the_callers_own_ends_a_confirmation_mid_measurement_without_a_recei
     };
     let mut run_dir = None;
     let err = confirm::run_confirm(&fx.request(), &opts, &mut |e| {
-        if let ConfirmEvent::Started { run_dir: dir, .. } = e {
+        if let Event::Started { run_dir: dir, .. } = e {
             run_dir = Some(dir);
         }
     })

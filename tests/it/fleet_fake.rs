@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use evo::campaign::{self, CampaignEvent, CampaignOptions};
+use evo::campaign::{self, CampaignOptions};
 use evo::fleet::fake::{FakeScheduler, Fate, JobWork, WorkError};
 use evo::fleet::job::JobFolder;
 use evo::fleet::scheduler::{Job, JobKind};
@@ -24,6 +24,7 @@ use evo::host::Hold;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::runner::RunSpec;
 use evo::pipeline::PipelineError;
+use evo::pipeline::event::Event;
 use evo::report::jobs::{
     JobEnded, JobObservation, JobRestarted, JobStage, JobStarted, JobSubmitted,
 };
@@ -149,11 +150,7 @@ impl Fixture {
         }
     }
 
-    fn run(
-        &self,
-        opts: &CampaignOptions,
-        events: &mut Vec<CampaignEvent>,
-    ) -> Result<Run, PipelineError> {
+    fn run(&self, opts: &CampaignOptions, events: &mut Vec<Event>) -> Result<Run, PipelineError> {
         let plan = evo::plan::campaign_plan(&self.camp.join("campaign.json")).unwrap();
         let done = campaign::run_campaign(&plan, opts, &mut |e| events.push(e))?;
         Ok(Run {
@@ -212,10 +209,10 @@ fn scheduler(fates: Vec<Fate>) -> Arc<FakeScheduler> {
 }
 
 /// Every job's observations, as (stage, what) in the order the reporter got them.
-fn observed(events: &[CampaignEvent]) -> Vec<(JobStage, &'static str)> {
+fn observed(events: &[Event]) -> Vec<(JobStage, &'static str)> {
     (events.iter())
         .filter_map(|e| match e {
-            CampaignEvent::Job { job, .. } => Some(match job {
+            Event::Job { job, .. } => Some(match job {
                 JobObservation::Submitted(JobSubmitted {
                     stage, reattached, ..
                 }) => (
@@ -425,7 +422,7 @@ fn stopped_at_the_confirmation(
     let err = campaign::run_campaign(&plan, &opts, &mut |e| {
         let reported = matches!(
             &e,
-            CampaignEvent::Job {
+            Event::Job {
                 job: JobObservation::Submitted(JobSubmitted {
                     stage: JobStage::Confirm,
                     ..
@@ -497,7 +494,7 @@ fn a_coordinator_that_lost_its_scheduler_reattaches_to_its_running_job_on_resume
     let lose = Arc::clone(&fake);
     let plan = evo::plan::campaign_plan(&fx.camp.join("campaign.json")).unwrap();
     let err = campaign::run_campaign(&plan, &fx.opts(&fake), &mut |e| {
-        if let CampaignEvent::Job {
+        if let Event::Job {
             job:
                 JobObservation::Started(JobStarted {
                     stage: JobStage::Confirm,

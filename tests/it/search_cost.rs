@@ -3,7 +3,7 @@
 //! and what is left of the budget is in the `budget` line of the `--json` stream. The search
 //! fixture of `search_rounds` (a fake runner, real scripted agents) runs them.
 
-use evo::campaign::CampaignEvent;
+use evo::pipeline::event::Event;
 use evo::report::events::{Body, Source, Stream};
 use evo::search::BudgetLeft;
 use serde_json::Value;
@@ -11,10 +11,10 @@ use serde_json::Value;
 use crate::search_rounds::{Fixture, patch, rows, runners};
 use crate::util::schema::validator;
 
-fn budgets(events: &[CampaignEvent]) -> Vec<BudgetLeft> {
+fn budgets(events: &[Event]) -> Vec<BudgetLeft> {
     (events.iter())
         .filter_map(|e| match e {
-            CampaignEvent::Budget(b) => Some(b.clone()),
+            Event::Budget(b) => Some(b.clone()),
             _ => None,
         })
         .collect()
@@ -141,7 +141,7 @@ fn a_malformed_cost_fails_its_run_with_the_reason_and_a_missing_one_is_warned_of
     let (s, _) = fx.run(&runners(), &mut events);
     assert_ne!(rows(&s)[0]["status"], "agent_failed", "{s:#}");
     let warned = events.iter().any(|e| {
-        matches!(e, CampaignEvent::Warning { message }
+        matches!(e, Event::Warning(message)
             if message.contains("agent-1 reported no cost (EVO_COST.json)"))
     });
     assert!(warned, "{events:#?}");

@@ -11,12 +11,13 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use evo::campaign::{self, CampaignEvent, CampaignOptions};
+use evo::campaign::{self, CampaignOptions};
 use evo::host::Hold;
 use evo::measure::fake::{FakeBehavior, FakeRunner};
 use evo::measure::record::RunRecord;
 use evo::measure::runner::{RunSpec, Runner, RunnerError, RunnerFactory};
 use evo::measure::spawn::ProcessRunner;
+use evo::pipeline::event::Event;
 use evo::spec::modes::SandboxMode;
 use serde_json::Value;
 use util::write;
@@ -150,18 +151,14 @@ impl Fixture {
         Fixture { _dir: dir, camp }
     }
 
-    pub(crate) fn run(
-        &self,
-        runners: &Runners,
-        events: &mut Vec<CampaignEvent>,
-    ) -> (Value, PathBuf) {
+    pub(crate) fn run(&self, runners: &Runners, events: &mut Vec<Event>) -> (Value, PathBuf) {
         self.run_with(runners, events, None, None).unwrap()
     }
 
     fn run_with(
         &self,
         runners: &Runners,
-        events: &mut Vec<CampaignEvent>,
+        events: &mut Vec<Event>,
         stop: Option<evo::host::Stop>,
         resume: Option<String>,
     ) -> Result<(Value, PathBuf), evo::pipeline::PipelineError> {
@@ -369,7 +366,7 @@ fn the_budgets_end_the_search_before_a_new_agent_run_and_say_what_is_left() {
     );
     let left: Vec<(usize, Option<usize>)> = (events.iter())
         .filter_map(|e| match e {
-            CampaignEvent::Budget(b) => Some((b.round, b.agent_runs)),
+            Event::Budget(b) => Some((b.round, b.agent_runs)),
             _ => None,
         })
         .collect();
@@ -423,7 +420,7 @@ fn a_round_cut_short_resumes_without_repeating_a_finished_agent_run() {
     let run_id = events
         .iter()
         .find_map(|e| match e {
-            CampaignEvent::Started { run_id, .. } => Some(run_id.clone()),
+            Event::Started { run_id, .. } => Some(run_id.clone()),
             _ => None,
         })
         .unwrap();

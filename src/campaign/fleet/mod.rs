@@ -25,7 +25,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::journal::{self, Entry};
-use super::{CampaignEvent, CampaignRun, CandidatePatch};
+use super::{CampaignRun, CandidatePatch};
 use crate::confirm::{self, ConfirmRequest};
 use crate::environment::FleetJob;
 use crate::evidence::summary::Status;
@@ -34,6 +34,7 @@ use crate::fleet::collect::{self, Expected};
 use crate::fleet::job::{self, JobFolder};
 use crate::fleet::slurm::{JobId, JobInfo, JobState};
 use crate::pipeline::PipelineError;
+use crate::pipeline::event::Event;
 use crate::pipeline::rundir::RunDir;
 use crate::receipt::{self, keys::Signer};
 use crate::report::jobs::{
@@ -306,8 +307,8 @@ impl CampaignRun<'_> {
 
     /// Tells the reporter about one of the candidate's jobs.
     fn job_event(&mut self, index: usize, job: JobObservation) {
-        let candidate = self.candidate_ref(index);
-        (self.on_event)(CampaignEvent::Job { candidate, job });
+        let candidate = self.candidate_name(index);
+        (self.on_event)(Event::Job { candidate, job });
     }
 
     /// Takes what Slurm now says of job `a` (its node and state), and reports its start the first

@@ -312,7 +312,7 @@ impl CampaignRun<'_> {
         let CandidatePatch { file, bytes } = self.candidate_patch(index)?;
         let mut plan = self.plan.confirm_plan(file, bytes);
         plan.campaign.output_dir = folder.out();
-        let name = (self.candidate_ref(index)).map_or_else(String::new, |c| c.name);
+        let name = (self.candidate_name(index)).map_or_else(String::new, |c| c.name);
         let order = ScreeningOrder {
             index,
             name,

@@ -15,10 +15,11 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::campaign::journal::Entry;
-use crate::campaign::{CampaignEvent, CampaignOptions, CampaignRun};
+use crate::campaign::{CampaignOptions, CampaignRun};
 use crate::confirm::request::{JobRequest, REQUEST_VERSION, RequestKind};
 use crate::evidence::summary::{Source, Status};
 use crate::pipeline::PipelineError;
+use crate::pipeline::event::Event;
 use crate::pipeline::rundir::{self, RunDir};
 use crate::plan::ConfirmPlan;
 use crate::spec::modes::SandboxMode;
@@ -87,7 +88,7 @@ pub fn run_screening_job(
     request: &ScreenRequest,
     opts: &CampaignOptions,
     hidden: &[PathBuf],
-    on_event: &mut dyn FnMut(CampaignEvent),
+    on_event: &mut dyn FnMut(Event),
 ) -> Result<PathBuf, PipelineError> {
     let order = &request.order;
     let opts = &CampaignOptions {
@@ -116,7 +117,7 @@ pub fn run_screening_job(
     let sandbox = crate::campaign::job_sandbox(plan, opts, job, on_event)?;
     let seed = Some(order.search_seed);
     let mut run = CampaignRun::open(plan, opts, run_dir, pinned, sandbox, seed, on_event)?;
-    (run.on_event)(CampaignEvent::Started {
+    (run.on_event)(Event::Started {
         run_id: run.run_dir.id.clone(),
         run_dir: run.run_dir.path.clone(),
     });
