@@ -22,7 +22,7 @@ pub struct Outcome {
     pub run_dir: PathBuf,
     pub verdict: Verdict,
     pub tier: Tier,
-    /// The median ratio of the first training scenario with figures.
+    /// The estimate (rules 9: Hodges–Lehmann) of the first training scenario with figures.
     pub median: Option<f64>,
     /// Why the verdict is what it is, as in `result.json` (holdouts not sealed).
     pub reasons: Vec<String>,

@@ -93,6 +93,10 @@ pub struct Figures {
 /// The sequential rule's looks (fixed before the first comparison pair) and where it stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SequentialRecord {
+    /// How the looks' levels were computed (`stats::sequential::METHOD`); empty in results of
+    /// rules 8 and before.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub method: String,
     pub looks: Vec<Look>,
     /// The first look that decided; `None` when the pairs end before any did.
     pub stop: Option<Stop>,
@@ -375,6 +379,7 @@ pub fn figures(
             seconds_per_pair: plan.seconds_per_pair,
         }),
         sequential: Some(SequentialRecord {
+            method: stats::sequential::METHOD.to_string(),
             looks: plan.looks,
             stop: c.stop,
             pairs_to_decide,
@@ -422,7 +427,7 @@ pub fn undecided_detail(plan: &PlanRecord, seq: &SequentialRecord) -> String {
     );
     let more = match seq.pairs_to_decide {
         Some(n) if n >= stats::MAX_PLANNABLE_PAIRS => {
-            "its median is at the minimum effect, so no practical number of pairs would decide it"
+            "its estimate is at the minimum effect, so no practical number of pairs would decide it"
                 .to_string()
         }
         Some(n) => {

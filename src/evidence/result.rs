@@ -682,26 +682,36 @@ impl Evidence {
 }
 
 /// The figures of a holdout scenario, exactly as `evo confirm` computes them: with its plan, the
-/// stop of its looks decides (rules 5); without one (the configuration lane), the interval of
-/// all its pairs.
+/// stop of its looks decides (rules 5); without one (the configuration lane), the signed-rank 95%
+/// interval of all its pairs (rules 9).
 pub fn holdout_figures(
     pairs: &[Pair],
     plan: Option<&HoldoutPlan>,
 ) -> Result<HoldoutFigures, stats::StatsError> {
     let ratios = Ratios::new(pairs.iter().map(|p| p.ratio).collect())?;
-    let median = stats::median(&ratios);
     let times = |f: fn(&Pair) -> f64| pairs.iter().map(f).collect::<Vec<f64>>();
-    let (ci95, verdict, sequential) = match plan {
+    let (median, ci95, verdict, sequential) = match plan {
         Some(plan) => {
             let looks = stats::holdout_looks(plan.pairs, plan.planned);
             let stop = stats::first_holdout_stop(ratios.values(), &looks);
             let verdict = stop.map_or(HoldoutVerdict::Inconclusive, |s| s.verdict);
             let ci95 = stop.and_then(|s| s.interval);
-            (ci95, verdict, Some(HoldoutSequential { looks, stop }))
+            // The estimate the stop judged (rules 9: Hodges–Lehmann), or of all the pairs.
+            let median = stop.map_or_else(
+                || stats::signed_rank::estimate(ratios.values(), None).0,
+                |s| s.median,
+            );
+            (
+                median,
+                ci95,
+                verdict,
+                Some(HoldoutSequential { looks, stop }),
+            )
         }
         None => {
-            let ci95 = stats::ci95(&ratios);
-            (ci95, stats::holdout_gate(median, ci95.as_ref()), None)
+            let (median, ci95) = stats::signed_rank::ci95(ratios.values());
+            let verdict = stats::holdout_gate(median, ci95.as_ref());
+            (median, ci95, verdict, None)
         }
     };
     Ok(HoldoutFigures {

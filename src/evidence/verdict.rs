@@ -54,7 +54,12 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 /// cycles fall by the minimum effect, its runs are CPU-bound on one CPU and neither the wall-time
 /// nor the CPU-time interval excludes the counted gain; such an acceptance has the tier
 /// `counted`, below `measured`.
-pub const RULES: u32 = 8;
+/// 9: the sequential rule judges the Hodges–Lehmann estimate of the pairs' ratios with the
+/// Wilcoxon signed-rank interval (its estimate is what `median` holds from now on), at levels from
+/// a Pocock-type spending function with the looks' correlation integrated (computed for 85% of the
+/// 2.5% budget; the first look may spend its most extreme interval); holdouts the same way; the
+/// plans use the estimate's standard error. The A/A check and the noise figures are unchanged.
+pub const RULES: u32 = 9;
 
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
     Gate {
@@ -179,7 +184,7 @@ pub fn decide_by(
         if let Some(h) = &s.holdout {
             if h.verdict != HoldoutVerdict::NoRegression {
                 reasons.push(format!(
-                    "holdout `{}` is {} (median {:.4}×)",
+                    "holdout `{}` is {} (estimate {:.4}×)",
                     s.name,
                     h.verdict.as_str(),
                     h.median
@@ -413,14 +418,14 @@ fn training_reason(name: &str, f: &super::figures::Figures) -> String {
         "the A/A check found the setup biased, so nothing can be accepted".to_string()
     } else if slower(f) {
         format!(
-            "it is slower: median {:.4}×, interval {} at {at} pairs",
+            "it is slower: estimate {:.4}×, interval {} at {at} pairs",
             f.median,
             f.ci95.as_ref().map_or_else(String::new, interval)
         )
     } else if g.no_real_gain {
         format!(
             "no real gain: the interval {} at {at} pairs rules out a gain of the {:.1}% minimum \
-             effect (median {:.4}×)",
+             effect (estimate {:.4}×)",
             f.ci95.as_ref().map_or_else(String::new, interval),
             100.0 * bar,
             f.median

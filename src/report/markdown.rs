@@ -344,7 +344,7 @@ mod tests {
     fn benign_text_is_unchanged() {
         for text in [
             "Memoizes slow_hash: the loop sees only 1000 distinct inputs.",
-            "runs 1.072× faster (median of 9 paired runs; 96.1% CI 1.066–1.087×)",
+            "runs 1.072× faster (estimate over 9 paired runs; 96.1% CI 1.066–1.087×)",
             "patch safety passed",
             "0.4% / 0.2%",
         ] {

@@ -231,7 +231,7 @@ fn legend(out: &mut String, p: &Panel<'_>, x: f64, top: f64) {
             colour: "#1d4ed8",
             dashed: false,
         },
-        format!("median {:.3}×", p.median),
+        format!("estimate {:.3}×", p.median),
     )];
     entries.push(match p.ci95 {
         Some(ci) => (

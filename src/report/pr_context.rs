@@ -126,7 +126,7 @@ pub struct PrContext {
     pub receipt: ReceiptRef,
     pub summary: Summary,
     pub workload: WorkloadInfo,
-    /// "runs 1.072× faster (median of 9 paired runs; 96.1% CI 1.066–1.087×)", when measured.
+    /// "runs 1.072× faster (estimate over 9 paired runs; 96.1% CI 1.066–1.087×)", when measured.
     pub headline: Option<String>,
     /// What the headline's figure is of: the scenario's declared description, its name and its
     /// timed command, when measured.
@@ -205,7 +205,7 @@ pub fn counted_headline(s: &ScenarioResult, f: &Figures) -> String {
         .and_then(|i| i.cache.as_ref())
         .and_then(|c| c.cycles_speedup());
     let wall = format!(
-        "the wall time, median {:.3}× of {} paired runs ({}), could not decide",
+        "the wall time, estimate {:.3}× over {} paired runs ({}), could not decide",
         f.median,
         s.pairs.len(),
         ci_text(f.ci95)
@@ -360,7 +360,7 @@ fn holdouts(r: &ConfirmResult) -> HoldoutInfo {
                     _ => format!("{} pairs", s.pairs.len()),
                 };
                 Markdown::assembled(format!(
-                    "{}: {} (median {:.3}×, {}, {pairs})",
+                    "{}: {} (estimate {:.3}×, {}, {pairs})",
                     code(&s.name),
                     h.verdict.as_str(),
                     h.median,

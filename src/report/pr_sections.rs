@@ -16,7 +16,7 @@ pub(super) fn search(r: &ConfirmResult) -> Option<Markdown> {
         .next()
         .map(|(s, f)| {
             format!(
-                "median {:.3}× over {} pairs ({})",
+                "estimate {:.3}× over {} pairs ({})",
                 f.median,
                 s.pairs.len(),
                 ci_text(f.ci95)
@@ -63,7 +63,7 @@ pub(super) fn config_lane(r: &ConfirmResult) -> Option<Markdown> {
     });
     Some(Markdown::assembled(format!(
         "The patch changes build configuration ({}). Baseline + configuration only, measured \
-         against the baseline on {}: {:.3}× (median of {} pairs; {ci}).{share}",
+         against the baseline on {}: {:.3}× (estimate over {} pairs; {ci}).{share}",
         inline(&lane.files.join(", ")),
         code(lane.scenario.as_deref().unwrap_or("?")),
         lane.median.unwrap_or(f64::NAN),

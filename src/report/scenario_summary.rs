@@ -134,13 +134,16 @@ impl Decided {
     }
 }
 
-/// Which order statistics of the `n` sorted ratios bound the interval, and its coverage.
+/// Which of the `M = n(n+1)/2` sorted Walsh averages of `n` pairs bound the interval (rules 9,
+/// docs/design.md §3.7), and its coverage.
 pub fn interval_ranks(ci: Option<Ci95>, n: usize) -> String {
+    let walsh = n * (n + 1) / 2;
     match ci {
         Some(c) => format!(
-            "r({}) to r({}) of the {n} sorted ratios, coverage {:.1}%",
+            "w({}) to w({}) of the {walsh} sorted pairwise means of the {n} log-ratios, coverage \
+             {:.1}%",
             c.k,
-            n + 1 - c.k,
+            (walsh + 1).saturating_sub(c.k),
             100.0 * c.coverage
         ),
         None => "not available: fewer than 6 pairs cannot reach 95%".to_string(),
@@ -211,7 +214,7 @@ pub fn render_scenario(s: &ScenarioResult, overall: Verdict, verbose: bool) -> S
     let ci = ci.map_or_else(|| "no interval".to_string(), |c| c.text(4));
     let _ = writeln!(
         out,
-        "    {:<11}{:+.1}% wall time (median of the per-pair ratios {median:.4}×, {ci})",
+        "    {:<11}{:+.1}% wall time (estimate of the per-pair ratios {median:.4}×, {ci})",
         "change",
         decided.change_pct()
     );

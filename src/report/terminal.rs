@@ -182,14 +182,19 @@ pub fn render_bench(report: &BenchReport) -> String {
         "pairs",
         format!("{} ({first}, alternating)", report.pairs.len()),
     );
-    row(&mut out, "median speedup", format!("{:.4}×", f.median));
+    row(
+        &mut out,
+        "speedup",
+        format!("{:.4}× (Hodges–Lehmann estimate)", f.median),
+    );
+    let walsh = report.pairs.len() * (report.pairs.len() + 1) / 2;
     let ci = match f.ci95 {
         Some(ci) => format!(
-            "{:.4}–{:.4}× (r({}) to r({}), coverage {:.1}%)",
+            "{:.4}–{:.4}× (w({}) to w({}) of {walsh} pairwise means, coverage {:.1}%)",
             ci.lower,
             ci.upper,
             ci.k,
-            report.pairs.len() + 1 - ci.k,
+            (walsh + 1).saturating_sub(ci.k),
             100.0 * ci.coverage
         ),
         None => "not available at this look".to_string(),
@@ -210,7 +215,7 @@ pub fn render_bench(report: &BenchReport) -> String {
         &mut out,
         "rule",
         format!(
-            "accepted when the interval's lower bound is above 1 and the median at least {:.4}×; \
+            "accepted when the interval's lower bound is above 1 and the estimate at least {:.4}×; \
              no real gain when its upper bound is below {:.4}× (min effect {})",
             1.0 + s.min_effect,
             1.0 + s.min_effect,

@@ -141,18 +141,18 @@ pub fn headline(s: &ScenarioResult, f: &Figures) -> String {
     };
     if spans_one(f.ci95) {
         format!(
-            "shows no measurable change in speed (median {:.3}× of {n} paired runs{ci}, which \
+            "shows no measurable change in speed (estimate {:.3}× over {n} paired runs{ci}, which \
              contains 1)",
             f.median
         )
     } else if f.median >= 1.0 {
         format!(
-            "runs {:.3}× faster (median of {n} paired runs{ci})",
+            "runs {:.3}× faster (estimate over {n} paired runs{ci})",
             f.median
         )
     } else {
         format!(
-            "runs at {:.3}× the baseline's speed, i.e. slower (median of {n} paired runs{ci})",
+            "runs at {:.3}× the baseline's speed, i.e. slower (estimate over {n} paired runs{ci})",
             f.median
         )
     }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     AaValidity, BenchVerdict, Ci95, Look, Ratios, Stop, TrainingGate, aa_validity, bench_verdict,
-    first_stop, median, noise_sigma, training_gate,
+    first_stop, noise_sigma, training_gate,
 };
 
 /// Every figure of a comparison that the verdict depends on.
@@ -17,7 +17,8 @@ pub struct Comparison {
     /// Per-pair noise of the A/A pairs (1.4826 × MAD of their log-ratios).
     pub sigma: f64,
     pub aa_validity: AaValidity,
-    /// The median of all the comparison's pairs.
+    /// The estimate of all the comparison's pairs: their Hodges–Lehmann estimate (rules 9; the
+    /// median of their ratios before), which the look the run stopped at judged.
     pub median: f64,
     /// The interval of the look the run stopped at (its achieved coverage in `coverage`).
     pub ci95: Option<Ci95>,
@@ -38,7 +39,7 @@ pub fn compare(aa: &Ratios, ab: &Ratios, min_effect: f64, looks: &[Look]) -> Com
     Comparison {
         sigma,
         aa_validity,
-        median: median(ab),
+        median: super::signed_rank::estimate(ab.values(), None).0,
         ci95: stop.and_then(|s| s.interval),
         stop,
         gate,

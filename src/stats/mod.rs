@@ -14,6 +14,8 @@ mod interval;
 mod noise;
 mod plan;
 pub mod sequential;
+pub mod signed_rank;
+pub mod spending;
 
 pub use compare::{Comparison, compare};
 pub use gates::{

@@ -163,7 +163,12 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
     let verdict = util::real_verdict(&r, &out, &["accepted", "inconclusive"]);
     if verdict == "accepted" {
         assert_eq!(r["tier"], "tested", "{:#}", r["reasons"]);
-        assert_eq!(training["ci95"]["k"], 2);
+        // The interval is the one of the look the run stopped at.
+        let stop = training["sequential"]["stop"]["look"].as_u64().unwrap() as usize;
+        assert_eq!(
+            training["ci95"]["k"],
+            training["sequential"]["looks"][stop]["k"]
+        );
         assert_eq!(r["scenarios"][1]["holdout"]["verdict"], "no_regression");
     } else {
         assert_ne!(r["tier"], "tested", "{:#}", r["reasons"]);

@@ -283,7 +283,7 @@ fn default_expected(r: &ConfirmResult) -> Expected {
         ),
         other => format!("<strong>{}</strong>", format!("{other:?}").to_lowercase()),
     };
-    let headline = "<p>This patch runs 1.050× faster (median of 9 paired runs; 96.1% CI \
+    let headline = "<p>This patch runs 1.050× faster (estimate over 9 paired runs; 96.1% CI \
          1.050–1.050×).\nWhat was timed: "
         .to_string();
     let verdict = format!(").\nVerdict: {standing}, against baseline <code>main</code>");

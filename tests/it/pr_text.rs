@@ -63,7 +63,7 @@ fn the_summary_shows_both_arms_the_change_and_the_verdict_before_any_statistics(
         "Noise floor",
         "A/A",
         "minimum detectable",
-        "r(2) to r(8)",
+        "w(6) to w(40)",
         "CoV",
     ] {
         assert!(
@@ -81,8 +81,8 @@ fn the_statistics_are_folded_in_a_details_block() {
     let close = evidence.find("\n</details>\n").expect(evidence);
     let folded = &evidence[open..close];
     for needle in [
-        "| scenario | role | pairs | median ratio | interval | interval bounds | CoV base/cand | gate |",
-        "r(2) to r(8) of the 9 sorted ratios, coverage 96.1%",
+        "| scenario | role | pairs | estimate | interval | interval bounds | CoV base/cand | gate |",
+        "w(6) to w(40) of the 45 sorted pairwise means of the 9 log-ratios, coverage 96.1%",
         "Noise floor ±",
         // One noise figure, the A/A pairs', named with its pair count.
         " at 11 pairs (from the A/A noise, σ ",

@@ -585,7 +585,7 @@ fn the_pr_body_of_a_measured_candidate_from_a_search() {
 fn the_pr_body_says_what_the_design_requires() {
     let tested = body(&tested_result());
     for needle in [
-        "runs 1.073× faster (median of 9 paired runs; 96.1% CI ",
+        "runs 1.072× faster (estimate over 9 paired runs; 96.1% CI ",
         "not independently verified",
         "| sum-100k | training | 9 |",
         "Noise floor ±",
@@ -708,7 +708,7 @@ fn pairs_svg_draws_a_panel_per_measured_scenario() {
     for needle in [
         "sum-100k (training)",
         "sum-30k (holdout)",
-        "median 1.0",
+        "estimate 1.0",
         "% CI ",
         "noise floor ±",
         "pair (in run order)",
@@ -964,7 +964,7 @@ fn pr_render_reproduces_the_body_from_a_verified_receipt_only() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("runs 1.073× faster"));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("runs 1.072× faster"));
 
     let mut tampered = bytes.clone();
     let at = tampered.len() - 3;

@@ -43,7 +43,7 @@ fn each_scenario_shows_both_arms_then_the_change_then_its_verdict() {
     ];
     assert_eq!(training[..4], expected, "{text}");
     assert!(
-        training[4].starts_with("    change     -4.8% wall time (median of the per-pair ratios 1.0500×, 96.1% CI 1.0500–1.0500×)"),
+        training[4].starts_with("    change     -4.8% wall time (estimate of the per-pair ratios 1.0500×, 96.1% CI 1.0500–1.0500×)"),
         "{text}"
     );
     assert_eq!(training[5], "    verdict    accepted", "{text}");
@@ -71,7 +71,7 @@ fn the_statistics_behind_a_verdict_show_only_with_verbose() {
         "A/A check",
         "looks",
         "CoV base / cand",
-        "r(2) to r(8) of the 9 sorted ratios",
+        "w(6) to w(40) of the 45 sorted pairwise means",
     ] {
         assert!(
             !short.contains(detail),

@@ -215,7 +215,7 @@ fn a_null_whose_interval_spans_1_is_no_measurable_change_not_slower() {
     assert!(f.median < 1.0 && ci.lower < 1.0 && ci.upper > 1.0, "{f:?}");
     let pr = body(&r);
     assert!(
-        pr.contains("This patch shows no measurable change in speed (median 0."),
+        pr.contains("This patch shows no measurable change in speed (estimate 0."),
         "{pr}"
     );
     assert!(!pr.contains("i.e. slower"), "{pr}");

@@ -27,6 +27,7 @@ use super::super::figures::Figures;
 use super::super::result::ScenarioResult;
 use super::cpus::CPU_LIMIT;
 use crate::measure::record::RunRecord;
+use crate::stats;
 
 /// The most voluntary context switches (median per run, the sandbox's own processes included)
 /// of each arm's timed runs for its time to be its own CPU work. Measured: 4 per run for the C
@@ -99,19 +100,20 @@ fn not_cpu_bound(b: ArmRuns, c: ArmRuns) -> Option<String> {
 }
 
 /// The upper bound of the paired CPU-time speedup (baseline / candidate user + sys) over the
-/// first `n` pairs (those of the wall time's last look) at the `k`-th order statistics, as the
-/// wall-time interval of the same pairs: `r_(n+1-k)`.
+/// first `n` pairs (those of the wall time's last look), the same interval as the wall time's of
+/// the same pairs: the `(M+1−k)`-th of their `M` Walsh averages (rules 9).
 fn cpu_upper(s: &ScenarioResult, n: usize, k: usize) -> Option<f64> {
     let pairs = s.pairs.get(..n)?;
-    let mut ratios: Vec<f64> = (pairs.iter())
-        .filter(|p| cpu_s(&p.candidate) > 0.0)
+    let ratios: Vec<f64> = (pairs.iter())
+        .filter(|p| cpu_s(&p.candidate) > 0.0 && cpu_s(&p.baseline) > 0.0)
         .map(|p| cpu_s(&p.baseline) / cpu_s(&p.candidate))
         .collect();
-    if k == 0 || ratios.len() < k || ratios.len() != n {
+    if k == 0 || ratios.len() != n {
         return None;
     }
-    ratios.sort_by(f64::total_cmp);
-    Some(ratios[n - k])
+    stats::signed_rank::estimate(&ratios, Some(k))
+        .1
+        .map(|(_, upper)| upper)
 }
 
 fn pct(speedup: f64) -> f64 {
@@ -342,12 +344,12 @@ mod tests {
 
     /// Work moved into the kernel: the candidate's wall time is the baseline's, but a third of
     /// its CPU time is in the kernel, where callgrind counts nothing. Its user + sys time is the
-    /// same as the baseline's, so the CPU time's interval bounds the gain well below the 5%
-    /// counted; the wall-time bound alone would let it through (its interval is wider). Off (no
-    /// CPU-time bound): accepted, which the assertion catches.
+    /// same as the baseline's, so the CPU time's interval bounds the gain well below the 4%
+    /// counted; the wall-time bound alone would let it through (its interval reaches 1.048×).
+    /// Off (no CPU-time bound): accepted, which the assertion catches.
     #[test]
     fn a_counted_gain_the_cpu_time_excludes_is_not_accepted() {
-        let mut s = counted(undecided(0.99, 0.0), 1.05);
+        let mut s = counted(undecided(0.99, 0.0), 1.04);
         // The same CPU time as the baseline's in every pair, a third of it in the kernel.
         for p in &mut s.pairs {
             let cpu = p.baseline.rusage.user_s + p.baseline.rusage.sys_s;
