@@ -24,6 +24,8 @@
 //! and the inconclusive rate, and the holdout gate's pass rate for a null and rejection rate for a
 //! true 5% slowdown with planned and with fixed pair counts, as Markdown tables.
 
+#[path = "calibration/rules.rs"]
+mod rules;
 #[path = "calibration/sim.rs"]
 mod sim;
 
@@ -257,6 +259,16 @@ fn simulated_main() {
         plans_against_runs(reps);
         return;
     }
+    // `EVO_CALIB_TABLES=boundaries`: how often a true null crosses each side's boundary.
+    if std::env::var("EVO_CALIB_TABLES").is_ok_and(|t| t == "boundaries") {
+        boundaries_under_the_null(reps);
+        return;
+    }
+    // `EVO_CALIB_TABLES=rules`: rules side by side on the same pairs.
+    if std::env::var("EVO_CALIB_TABLES").is_ok_and(|t| t == "rules") {
+        rules_side_by_side(reps);
+        return;
+    }
     let caps: Vec<usize> = std::env::var("EVO_CALIB_MAX_PAIRS")
         .unwrap_or_else(|_| "9,60,200".to_string())
         .split(',')
@@ -409,6 +421,132 @@ fn plans_against_runs(reps: usize) {
             100.0 * gain_upper,
             pct_with_interval(power.accepted, power.reps)
         );
+    }
+}
+
+/// The boundaries alone: a true null with no minimum effect (every look's interval above 1 is an
+/// acceptance, below 1 a "slower"), looked at after every look up to the cap, for caps from one
+/// look to many. Under noise symmetric about 0 the signed-rank statistic's null process is the
+/// same whatever the noise's shape, so these rates, drawn with normal noise, hold for every such
+/// noise.
+fn boundaries_under_the_null(reps: usize) {
+    println!(
+        "\n| noise | cap | looks | crossed above (false accepts, 95% CI) | crossed below (95% CI) |"
+    );
+    println!("|---|---|---|---|---|");
+    let cells = [&rules::CELLS[0]];
+    for (c, cell) in cells.iter().enumerate() {
+        let caps: Vec<usize> = std::env::var("EVO_CALIB_MAX_PAIRS")
+            .unwrap_or_else(|_| "9,15,20,30,45,60,100,200".to_string())
+            .split(',')
+            .filter_map(|c| c.trim().parse().ok())
+            .collect();
+        for (i, cap) in caps.into_iter().enumerate() {
+            let t = rules::compare_rules(cell, 0.0, 9, cap, 0.0, reps, 9000 + (10 * c + i) as u64);
+            println!(
+                "| {} | {cap} | {} | {} | {} |",
+                cell.name,
+                evo::stats::looks(9, cap).len(),
+                pct_with_interval(t[0].accepted, reps),
+                pct_with_interval(t[0].slower, reps),
+            );
+        }
+    }
+}
+
+/// Every rule of `calibration/rules.rs` on the same pairs: pairs per decided verdict, decided
+/// share and wrong decisions, per noise cell, cap and true effect; then evo's pairs against the
+/// best alternative whose null in that cell and cap errs no more than the budget allows.
+fn rules_side_by_side(reps: usize) {
+    let (first, min_effect) = (9, 0.02);
+    let caps: Vec<usize> = std::env::var("EVO_CALIB_MAX_PAIRS")
+        .unwrap_or_else(|_| "60,200".to_string())
+        .split(',')
+        .filter_map(|c| c.trim().parse().ok())
+        .collect();
+    let effects = [-0.05, 0.0, 0.01, 0.02, 0.03, 0.05, 0.10];
+    eprintln!(
+        "rules side by side: first look {first}, minimum effect 2%, caps {caps:?}, {reps} \
+         repetitions per row, every rule on the same pairs"
+    );
+    print!("| noise | cap | true effect |");
+    for r in rules::RULES {
+        print!(" {}: pairs per decision (decided; wrong) |", r.name());
+    }
+    println!(" evo ÷ best real alternative within the budget | evo ÷ oracle |");
+    println!("|---|---|---|{}---|---|", "---|".repeat(rules::RULES.len()));
+    // Wrong decisions at a true effect: accepted when not faster, slower when not slower, "no
+    // real gain" when the gain is at least the minimum effect.
+    let wrong = |x: &rules::RuleTally, effect: f64| {
+        let mut w = 0;
+        if effect <= 0.0 {
+            w += x.accepted;
+        }
+        if effect >= 0.0 {
+            w += x.slower;
+        }
+        if effect >= min_effect {
+            w += x.no_real_gain;
+        }
+        w
+    };
+    let mut ratios: Vec<(f64, String)> = Vec::new();
+    let mut seed = 7000;
+    for cell in &rules::CELLS {
+        for &cap in &caps {
+            let rows: Vec<Vec<rules::RuleTally>> = effects
+                .iter()
+                .map(|&effect| {
+                    seed += 1;
+                    rules::compare_rules(cell, effect, first, cap, min_effect, reps, seed)
+                })
+                .collect();
+            // A rule is within the budget in this cell and cap when its null accepts and calls
+            // slower at most 2.5% of the time each (with 1.96 binomial standard errors of slack).
+            let null = &rows[effects.iter().position(|&e| e == 0.0).unwrap_or(0)];
+            let slack = 1.96 * (0.025 * 0.975 / reps as f64).sqrt();
+            let within: Vec<bool> = null
+                .iter()
+                .map(|x| {
+                    let rate = |k: usize| k as f64 / reps as f64;
+                    rate(x.accepted) <= 0.025 + slack && rate(x.slower) <= 0.025 + slack
+                })
+                .collect();
+            for (t, &effect) in rows.iter().zip(&effects) {
+                print!("| {} | {cap} | {:+.0}% |", cell.name, 100.0 * effect);
+                for (x, ok) in t.iter().zip(&within) {
+                    print!(
+                        " {:.1}{} ({}; {}) |",
+                        x.pairs_per_decision(0),
+                        if *ok { "" } else { "†" },
+                        share(x.decided(), reps),
+                        share(wrong(x, effect), reps)
+                    );
+                }
+                let evo = t[0].pairs_per_decision(0);
+                // The real alternatives: rules 8 and the t rule (the oracle knows σ).
+                let best = (t.iter().zip(&within).skip(1).take(2))
+                    .filter(|(_, ok)| **ok)
+                    .map(|(x, _)| x.pairs_per_decision(0))
+                    .fold(f64::INFINITY, f64::min);
+                let oracle = t[3].pairs_per_decision(0);
+                println!(" {:.2} | {:.2} |", evo / best, evo / oracle);
+                if (evo / best).is_finite() && t[0].decided() * 10 >= reps {
+                    let at = format!("{} cap {cap} effect {:+.0}%", cell.name, 100.0 * effect);
+                    ratios.push((evo / best, at));
+                }
+            }
+        }
+    }
+    ratios.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let median = ratios.get(ratios.len() / 2).map_or(f64::NAN, |r| r.0);
+    match ratios.last() {
+        Some((worst, at)) => println!(
+            "\nevo ÷ the best real alternative within the budget, where evo decides at least \
+             10%: median {median:.2}, worst {worst:.2} ({at}); † marks a rule whose null errs \
+             beyond the budget in that noise and cap"
+        ),
+        None => println!("\nno cell decided"),
     }
 }
 
