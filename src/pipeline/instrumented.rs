@@ -27,6 +27,9 @@ pub const RECORD_FLAGS: &str = "-g -grecord-gcc-switches";
 /// alone (a second definition would not link), local ones in the file named with them.
 const START_UP_GLOBAL: &[&str] = &["_start", "_init", "_fini", "_dl_relocate_static_pie"];
 const START_UP_LOCAL: &[(&str, &str)] = &[
+    // A shared library's `_init` and `_fini` are local, after the linker's nameless file symbol.
+    ("", "_init"),
+    ("", "_fini"),
     ("crtstuff.c", "deregister_tm_clones"),
     ("crtstuff.c", "register_tm_clones"),
     ("crtstuff.c", "__do_global_dtors_aux"),
@@ -314,6 +317,31 @@ mod tests {
         let found = program(&format!("{FLAGS} {RECORD_FLAGS}"), "-s");
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].contains("stripped"), "{found:?}");
+    }
+
+    /// A shared library built throughout with the flags passes: its `_init` and `_fini` come
+    /// from the C runtime's crti.o, local and after the linker's nameless file symbol (found by a
+    /// newcomer's sanitizer lane on cJSON's `libcjson.so`, refused as code compiled around evo's
+    /// compilers). Its own code compiled without the flags is still named.
+    #[test]
+    fn a_shared_library_compiled_with_the_flags_passes() {
+        let library = |flags: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path();
+            std::fs::write(p.join("l.c"), "int g(int x) { return x * 3 + 1; }\n").unwrap();
+            cc(p, &format!("-O2 -fPIC -c l.c {flags}"));
+            cc(p, &format!("-shared l.o -o libl.so {FLAGS}"));
+            uninstrumented(
+                &std::fs::read(p.join("libl.so")).unwrap(),
+                &sanitizers(FLAGS),
+            )
+        };
+        assert_eq!(
+            library(&format!("{FLAGS} {RECORD_FLAGS}")),
+            Vec::<String>::new()
+        );
+        let found = library("").join("\n");
+        assert!(found.contains("`g`: in no compile unit"), "{found}");
     }
 
     #[test]
