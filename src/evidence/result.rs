@@ -696,11 +696,9 @@ pub fn holdout_figures(
             let stop = stats::first_holdout_stop(ratios.values(), &looks);
             let verdict = stop.map_or(HoldoutVerdict::Inconclusive, |s| s.verdict);
             let ci95 = stop.and_then(|s| s.interval);
-            // The estimate the stop judged (rules 9: Hodges–Lehmann), or of all the pairs.
-            let median = stop.map_or_else(
-                || stats::signed_rank::estimate(ratios.values(), None).0,
-                |s| s.median,
-            );
+            // The estimate of all the pairs (rules 9: Hodges–Lehmann), as for training: the stop's
+            // own when the holdout ran exactly to its stop, as evo runs it.
+            let median = stats::signed_rank::estimate(ratios.values(), None).0;
             (
                 median,
                 ci95,

@@ -77,14 +77,7 @@ impl Boundaries {
     /// The chance that a run crosses a boundary `c` at a look at fraction `t` without having
     /// crossed before.
     fn crossing(&self, t: f64, c: f64) -> f64 {
-        let Some(t0) = self.t else {
-            return upper(c);
-        };
-        let dt = (t - t0).max(1e-12);
-        let (a, b) = (t.sqrt(), t0.sqrt());
-        (self.grid.iter().zip(&self.weights).zip(&self.density))
-            .map(|((z, w), g)| w * g * upper((c * a - z * b) / dt.sqrt()))
-            .sum()
+        self.crossing_and_slope(t, c).0
     }
 
     /// The nominal one-sided level of a look at fraction `t` whose boundary brings the crossing

@@ -431,21 +431,14 @@ fn a_sequential_holdout_errs_within_its_budget_and_stops_when_decided() {
     let (table, rows) = holdout_calibration();
     for [null, null_fixed, at_tolerance, slower, faster] in &rows {
         let share = |x: usize, t: &sim::HoldoutTally| x as f64 / t.reps as f64;
-        // Within the 2.5% budget per side: the seeded rate itself, and nothing the 1,000 runs
-        // show proves it above (the budget's own measurement, 40,000 runs per design, is in
-        // docs/calibration.md).
-        let (passed_lower, _) = sim::clopper_pearson(at_tolerance.no_regression, at_tolerance.reps);
+        // Within the 2.5% budget per side, as the seeded rate of 1,000 runs shows it (a rule that
+        // uses its budget cannot show an upper bound below it in 1,000 runs; the budget's own
+        // measurement, 40,000 runs per design, is in docs/calibration.md).
         assert!(
             share(at_tolerance.no_regression, at_tolerance) <= 0.025,
             "{table}"
         );
-        assert!(passed_lower <= 0.025, "lower bound {passed_lower}\n{table}");
-        let (rejected_lower, _) = sim::clopper_pearson(null.rejected, null.reps);
         assert!(share(null.rejected, null) <= 0.025, "{table}");
-        assert!(
-            rejected_lower <= 0.025,
-            "lower bound {rejected_lower}\n{table}"
-        );
         assert!(share(null.no_regression, null) >= 0.70, "{table}");
         assert!(null_fixed.no_regression <= null.no_regression, "{table}");
         assert!(share(slower.rejected, slower) >= 0.99, "{table}");
