@@ -342,6 +342,25 @@ mod tests {
         );
         let found = library("").join("\n");
         assert!(found.contains("`g`: in no compile unit"), "{found}");
+        // The attack on the exemption: the build's own uninstrumented code under the start-up
+        // name, local, in a file of its own (a constructor, so nothing else of the file shows).
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::write(p.join("l.c"), "int g(int x) { return x * 3 + 1; }\n").unwrap();
+        std::fs::write(
+            p.join("m.c"),
+            "static void __attribute__((constructor, used)) _fini(void) { }\n",
+        )
+        .unwrap();
+        cc(p, &format!("-O0 -fPIC -c l.c {FLAGS} {RECORD_FLAGS}"));
+        cc(p, "-O0 -fPIC -c m.c");
+        cc(p, &format!("-shared l.o m.o -o libl.so {FLAGS}"));
+        let found = uninstrumented(
+            &std::fs::read(p.join("libl.so")).unwrap(),
+            &sanitizers(FLAGS),
+        )
+        .join("\n");
+        assert!(found.contains("`_fini`: in no compile unit"), "{found}");
     }
 
     #[test]
