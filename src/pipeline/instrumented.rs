@@ -344,6 +344,8 @@ mod tests {
         assert!(found.contains("`g`: in no compile unit"), "{found}");
         // The attack on the exemption: the build's own uninstrumented code under the start-up
         // name, local, in a file of its own (a constructor, so nothing else of the file shows).
+        // Two layers name it: its file is not the linker's nameless one, and a second `_fini` is
+        // never exempt; the assertion fails only with both off (tried).
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path();
         std::fs::write(p.join("l.c"), "int g(int x) { return x * 3 + 1; }\n").unwrap();
