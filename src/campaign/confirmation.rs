@@ -16,6 +16,7 @@ use crate::evidence::summary::Status;
 use crate::path::shown;
 use crate::pipeline::PipelineError;
 use crate::pipeline::event::Event;
+use crate::search::ruling::{self, Ruling};
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Role;
 
@@ -57,7 +58,9 @@ impl CampaignRun<'_> {
     /// stopped it before its pairs, as a sanitizer finding or identical binaries do, or while they
     /// ran, as a timed output that disagrees between the arms does) decided nothing about speed,
     /// so the next candidate in the ranking gets the place. A confirmation that failed with an
-    /// error keeps it. Then every screened candidate left unconfirmed is told so, with what
+    /// error keeps it. Then the screened candidates left unconfirmed are judged on their
+    /// screening pairs, which may rule them out (`rule_screened`: slower or no real gain, with
+    /// more pairs while the deadline allows), and every one still screened is told so, with what
     /// deciding it would take.
     pub(super) fn confirm_top(&mut self) -> Result<(), PipelineError> {
         let ranking = summary::ranking(&self.state.candidates);
@@ -162,6 +165,7 @@ impl CampaignRun<'_> {
                 }
             }
         }
+        self.rule_screened()?;
         self.note_unconfirmed(&ranking, longest_s, out_of_time)
     }
 
@@ -203,7 +207,7 @@ impl CampaignRun<'_> {
     }
 
     /// The median seconds of one screening pair (both runs), over every screened pair.
-    fn screening_pace_s(&self) -> f64 {
+    pub(super) fn screening_pace_s(&self) -> f64 {
         median(
             (self.state.candidates.iter())
                 .flat_map(|c| c.pairs.iter())
@@ -240,10 +244,7 @@ impl CampaignRun<'_> {
             }
             let screened = super::screen::screened_reason(*median, c.pairs.len());
             let why = match out_of_time {
-                _ if *median <= 1.0 => {
-                    "no faster than the baseline in screening, which ranks and never decides"
-                        .to_string()
-                }
+                _ if *median <= 1.0 => "no faster than the baseline in screening".to_string(),
                 Some(o) if place < top => format!(
                     "ranked {} of {shown}, but the campaign's max_minutes left {} for its \
                      confirmation",
@@ -255,13 +256,40 @@ impl CampaignRun<'_> {
                     place + 1
                 ),
             };
+            let ratios: Vec<f64> = c.pairs.iter().map(|p| p.ratio).collect();
+            let looks = self.screening_looks_say(&ratios);
             let reason = format!(
                 "undecided: would need {needs} more for a confirmation ({how}; `evo confirm` its \
-                 patch with this campaign); not confirmed: {screened}, {why}"
+                 patch with this campaign); not confirmed: {screened}, {why}; {looks}"
             );
             self.set_status(*index, Status::Screened, reason)?;
         }
         Ok(())
+    }
+
+    /// What screening's looks (`search::ruling`) say of a candidate still screened: found faster
+    /// (which only a confirmation may accept), or neither faster nor ruled out in its pairs.
+    fn screening_looks_say(&self, ratios: &[f64]) -> String {
+        let search = &self.plan.spec.search;
+        let first = search.pairs.get();
+        let cap = search.max_pairs.map_or(first, |m| m.get().max(first));
+        let min_effect = self.plan.spec.confirm.min_effect.get();
+        match ruling::rule(ratios, first, cap, min_effect) {
+            Ruling::Faster(stop) => format!(
+                "screening's looks find it faster (estimate {:.4}×{} at {} pairs), which only a \
+                 confirmation may accept",
+                stop.median,
+                stop.interval
+                    .map_or_else(String::new, |c| format!(", interval from {:.4}×", c.lower)),
+                stop.pairs
+            ),
+            _ => format!(
+                "its {} screening pairs neither rule it out nor find it faster by the {:.1}% \
+                 minimum effect",
+                ratios.len(),
+                100.0 * min_effect
+            ),
+        }
     }
 
     /// What the confirmation of candidate `index` (its patch file and bytes) runs: the campaign's

@@ -64,11 +64,22 @@ pub fn outline(plan: &CampaignPlan) -> Outline {
         limit: steps,
     });
     let first = w.scenarios.iter().find(|s| s.role == Role::Training);
+    let (pairs, most) = (
+        spec.search.pairs.get(),
+        spec.search.max_pairs.map(|m| m.get()),
+    );
+    let more = match most {
+        Some(most) if most > pairs && fleet.is_empty() => format!(
+            "; up to {most} where the ranking is in doubt, and, after the confirmations, for the \
+             candidates left until screening's looks rule them out (slower or no real gain; \
+             screening never accepts)"
+        ),
+        _ => String::new(),
+    };
     stages.push(StageOutline {
         name: "screening".into(),
         detail: format!(
-            "1 warmup per arm and {} pair(s) on `{}` per candidate{fleet}",
-            spec.search.pairs.get(),
+            "1 warmup per arm and {pairs} pair(s) on `{}` per candidate{fleet}{more}",
             first.map_or("", |s| s.name.as_str())
         ),
         minutes: None,

@@ -18,8 +18,10 @@ use crate::pipeline::checks::{
 };
 use crate::pipeline::event::Event;
 use crate::search::racing::{self, Entrant};
+use crate::search::ruling::{self, Ruling};
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Scenario;
+use crate::stats::sequential::Decision;
 use crate::stats::{self, Ratios};
 use crate::tree::Tree;
 
@@ -69,8 +71,8 @@ impl CampaignRun<'_> {
     /// Racing (docs/design.md §2.3.4, `search::racing`): round after round, one more pair for
     /// each screened candidate whose place among the top `confirm.top` is still in doubt, until
     /// none is, each has `search.max_pairs`, or the campaign's time left is what its
-    /// confirmations need. The baseline is built only when a pair is due. Then the candidate
-    /// trees kept for it are removed.
+    /// confirmations need. The baseline is built only when a pair is due. The candidate trees
+    /// stay for the ruling after the confirmations (`rule_screened`).
     pub(super) fn race(&mut self, baseline: &mut Option<Tree>) -> Result<(), PipelineError> {
         let Some(cap) = self.race_cap() else {
             return Ok(());
@@ -101,13 +103,80 @@ impl CampaignRun<'_> {
                 self.screen_one_more(index, baseline)?;
             }
         }
+        Ok(())
+    }
+
+    /// Rules out what the screening pairs can (docs/design.md §2.3.4, `search::ruling`): every
+    /// candidate still `screened` after the confirmations is judged by the confirmation's
+    /// sequential rule on its screening pairs, and ends `slower` or `no real gain` at the first
+    /// look that says so. While screening races, those no look has decided get one more pair per
+    /// round, up to `search.max_pairs`, while the campaign's deadline leaves time for a round (one
+    /// a look found faster waits for a confirmation: more screening pairs cannot accept it). Then the
+    /// candidate trees kept for racing are removed.
+    pub(super) fn rule_screened(&mut self) -> Result<(), PipelineError> {
+        let result = self.rule_rounds();
         let indices: Vec<usize> = self.state.candidates.iter().map(|c| c.index).collect();
         for index in indices {
             if let Some(t) = self.built_tree(TreeLabel::Numbered(index)) {
                 let _ = std::fs::remove_dir_all(&t.root);
             }
         }
-        Ok(())
+        result
+    }
+
+    fn rule_rounds(&mut self) -> Result<(), PipelineError> {
+        let search = &self.plan.spec.search;
+        let first = search.pairs.get();
+        let cap = self.race_cap().unwrap_or(first);
+        let min_effect = self.plan.spec.confirm.min_effect.get();
+        let mut baseline = None;
+        let mut announced = false;
+        loop {
+            let mut open = Vec::new();
+            let screened: Vec<(usize, Vec<f64>)> = (self.state.candidates.iter())
+                .filter(|c| c.status == Status::Screened)
+                .map(|c| (c.index, c.pairs.iter().map(|p| p.ratio).collect()))
+                .collect();
+            for (index, ratios) in screened {
+                match ruling::rule(&ratios, first, cap, min_effect) {
+                    Ruling::Out(stop) => {
+                        let status = match stop.decision {
+                            Decision::Slower => Status::Slower,
+                            _ => Status::NoRealGain,
+                        };
+                        self.set_status(index, status, ruling::reason(&stop, min_effect))?;
+                    }
+                    Ruling::Open if ratios.len() < cap => open.push(index),
+                    Ruling::Open | Ruling::Faster(_) => {}
+                }
+            }
+            if open.is_empty() || self.out_of_ruling_time(open.len()) {
+                return Ok(());
+            }
+            if !announced {
+                self.stage("rule out in screening");
+                announced = true;
+            }
+            if baseline.is_none() {
+                baseline = Some(self.prepare_baseline()?);
+            }
+            let Some(b) = baseline.as_ref() else {
+                return Ok(());
+            };
+            for index in open {
+                self.screen_one_more(index, b)?;
+            }
+        }
+    }
+
+    /// Whether the campaign's deadline leaves less than one more pair for each of `open`
+    /// candidates, at screening's pace.
+    fn out_of_ruling_time(&self, open: usize) -> bool {
+        let Some(deadline) = self.deadline() else {
+            return false;
+        };
+        let left_s = (deadline.saturating_duration_since(std::time::Instant::now())).as_secs_f64();
+        left_s < open as f64 * self.screening_pace_s()
     }
 
     /// Whether the campaign's deadline leaves less than `places` confirmations need.

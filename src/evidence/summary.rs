@@ -43,6 +43,12 @@ pub enum Status {
     Rejected,
     /// Sent to a fresh confirmation, which could not decide.
     Inconclusive,
+    /// Not confirmed, and its screening pairs rule any gain below the minimum effect
+    /// (`search::ruling`: the confirmation's sequential rule, which screening never lets accept).
+    NoRealGain,
+    /// Not confirmed, and its screening pairs rule it slower than the baseline by more than the
+    /// minimum effect (`search::ruling`).
+    Slower,
 }
 
 impl Status {
@@ -68,7 +74,9 @@ impl Status {
             | Status::Screened
             | Status::Confirmed
             | Status::Rejected
-            | Status::Inconclusive => false,
+            | Status::Inconclusive
+            | Status::NoRealGain
+            | Status::Slower => false,
         }
     }
 
@@ -89,6 +97,8 @@ impl Status {
             Status::Confirmed => "confirmed",
             Status::Rejected => "rejected",
             Status::Inconclusive => "inconclusive",
+            Status::NoRealGain => "no real gain",
+            Status::Slower => "slower",
         }
     }
 }

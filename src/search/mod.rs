@@ -1,6 +1,7 @@
 //! The search loop's own parts that need no campaign to run: what an agent is told each round
 //! (`brief`, with evo's profile of the baseline, `profile`), the limits that end a search
-//! (`budget`), when rounds stop gaining (`gain`), where screening pairs go (`racing`), and the
+//! (`budget`), when rounds stop gaining (`gain`), where screening pairs go (`racing`), which screened candidates their pairs rule out
+//! (`ruling`), and the
 //! built-in offline agent `evo agent build-flags` (`build_flags`). The campaign
 //! (`campaign::collect`) runs the loop with them (docs/design.md §2.9).
 
@@ -9,6 +10,7 @@ pub mod budget;
 pub mod build_flags;
 pub mod profile;
 pub mod racing;
+pub mod ruling;
 
 pub use brief::{BRIEF_VERSION, Brief, BriefScenario, HistoryEntry, Parent};
 pub use budget::{Budget, BudgetLeft, Spent};

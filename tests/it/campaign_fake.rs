@@ -44,7 +44,7 @@ fn noisy(mean_s: f64) -> FakeBehavior {
 }
 
 /// The script: `broken` does not build, `wrong` prints another result, `fast` runs in 80% of
-/// the baseline's time, `slower` in 125%.
+/// the baseline's time, `quick` in 90%, `slower` in 125%.
 fn fake() -> FakeRunner {
     script(FakeRunner::new(5))
 }
@@ -64,6 +64,7 @@ fn script(first: FakeRunner) -> FakeRunner {
             FakeBehavior::Prints("43\n".into()),
         )
         .when(any("./prog check"), FakeBehavior::Prints("42\n".into()))
+        .when(rule("./prog ", "echo quick"), noisy(0.9))
         .when(rule("./prog ", "echo fast"), noisy(0.8))
         .when(rule("./prog ", "echo slower"), noisy(1.25))
         .when(any("./prog "), noisy(1.0))
@@ -497,32 +498,42 @@ fn a_confirmation_that_cannot_end_within_the_campaigns_max_minutes_is_not_starte
     assert!(!done.run_dir.join("confirmations").exists());
 }
 
-/// Racing (`search.max_pairs`, docs/design.md §2.3.4): after the first `search.pairs`, pairs go
-/// only to candidates whose place among the top `confirm.top` is in doubt. `fast` (25% faster,
-/// 1% noise) is certainly first and `slower` certainly out; the two nulls compete for the second
-/// place and get pairs up to the cap. Without the cap every candidate keeps its 5 pairs.
-#[test]
-fn racing_spends_pairs_only_where_the_ranking_is_in_doubt() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
+/// A tiny repository in `dir` (`repo/`) and, per `(name, line)`, the patch that turns its
+/// program's `echo slow` into `line`.
+fn program_edits(
+    dir: &std::path::Path,
+    edits: &[(&'static str, &str)],
+) -> Vec<(&'static str, String)> {
+    let repo = dir.join("repo");
     crate::util::tiny::repo(
         &repo,
         &[("bench/run.sh", "#!/bin/sh\nexec ./prog \"$@\"\n")],
     );
-    let patches: Vec<(&str, String)> = [
-        ("fast", "echo fast"),
-        ("slower", "echo slower"),
-        ("null-a", "echo slow # a"),
-        ("null-b", "echo slow # b"),
-    ]
-    .into_iter()
-    .map(|(name, new)| {
-        (
-            name,
-            patch_by_editing(&repo, &[("prog.sh", "echo slow", new)]),
-        )
-    })
-    .collect();
+    (edits.iter())
+        .map(|(name, new)| {
+            let patch = patch_by_editing(&repo, &[("prog.sh", "echo slow", new)]);
+            (*name, patch)
+        })
+        .collect()
+}
+
+/// Racing (`search.max_pairs`, docs/design.md §2.3.4): after the first `search.pairs`, pairs go
+/// only to candidates whose place among the top `confirm.top` is in doubt. `fast` (25% faster,
+/// 1% noise) is certainly first and `slower` certainly out; the two nulls compete for the second
+/// place and get pairs up to the cap. Without the cap every candidate keeps its 5 pairs (no
+/// look of a comparison capped at 5 pairs can rule anything out).
+#[test]
+fn racing_spends_pairs_only_where_the_ranking_is_in_doubt() {
+    let dir = tempfile::tempdir().unwrap();
+    let patches = program_edits(
+        dir.path(),
+        &[
+            ("fast", "echo fast"),
+            ("slower", "echo slower"),
+            ("null-a", "echo slow # a"),
+            ("null-b", "echo slow # b"),
+        ],
+    );
     let pairs = |camp: &std::path::Path, racing: bool| {
         write_campaign(camp, WORKLOAD, &patches, 2);
         let file = camp.join("campaign.json");
@@ -555,8 +566,81 @@ fn racing_spends_pairs_only_where_the_ranking_is_in_doubt() {
             .map(|(name, n)| (name.to_string(), n))
             .collect::<Vec<_>>()
     };
-    assert_eq!(raced, want([5, 5, 8, 8]));
+    // The race gave the nulls pairs up to the cap and `slower` none; after the confirmation,
+    // screening's ruling gave `slower` the one more pair its first look needs (6) to rule it out.
+    assert_eq!(raced, want([5, 6, 8, 8]));
     assert_eq!(fast, "confirmed");
     let (plain, _) = pairs(&dir.path().join("plain"), false);
     assert_eq!(plain, want([5, 5, 5, 5]));
+}
+
+/// Screening rules out what its pairs can (docs/design.md §2.3.4, `search::ruling`): after the
+/// one confirmation (`fast`), the candidates left are judged by the confirmation's sequential rule
+/// on their screening pairs, with more pairs up to `search.max_pairs`. The null ends "no real
+/// gain", the slowdown "slower"; `quick`, a real gain the confirmation had no place for, is found
+/// faster and left to a confirmation, never ruled out and never accepted by screening.
+#[test]
+fn screening_rules_out_nulls_and_slowdowns_and_leaves_real_gains_to_a_confirmation() {
+    let dir = tempfile::tempdir().unwrap();
+    let patches = program_edits(
+        dir.path(),
+        &[
+            ("fast", "echo fast"),
+            ("quick", "echo quick"),
+            (
+                "null",
+                "echo slow # a comment the program prints nothing of",
+            ),
+            ("slower", "echo slower"),
+        ],
+    );
+    let camp = dir.path().join("camp");
+    write_campaign(&camp, WORKLOAD, &patches, 1);
+    let file = camp.join("campaign.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let raced = text.replace(r#""pairs": 5 }"#, r#""pairs": 5, "max_pairs": 24 }"#);
+    assert_ne!(text, raced);
+    write(&file, &raced);
+    let done = run_unsandboxed(&file);
+    let s = serde_json::to_value(&done.summary).unwrap();
+    let status = |n| row(&s, n)["status"].as_str().unwrap().to_string();
+    let reason = |n| row(&s, n)["reason"].as_str().unwrap().to_string();
+    let pairs = |n| row(&s, n)["screening_pairs"].as_u64().unwrap();
+    assert_eq!(status("fast"), "confirmed", "{s:#}");
+    assert_eq!(status("null"), "no_real_gain", "{s:#}");
+    assert!(
+        reason("null").starts_with("no real gain: any gain is below the ")
+            && reason("null").contains("at screening's look of"),
+        "{}",
+        reason("null")
+    );
+    assert_eq!(status("slower"), "slower", "{s:#}");
+    assert!(
+        reason("slower").starts_with("slower: "),
+        "{}",
+        reason("slower")
+    );
+    // Ruled at a look, not at the cap: the pairs stop where the rule decided.
+    assert!(pairs("null") < 24 && pairs("slower") < 24, "{s:#}");
+    assert_eq!(status("quick"), "screened", "{s:#}");
+    assert!(
+        reason("quick").starts_with("undecided: ")
+            && reason("quick").contains("screening's looks find it faster"),
+        "{}",
+        reason("quick")
+    );
+    assert!(
+        pairs("quick") < 24,
+        "its pairs stop once found faster: {s:#}"
+    );
+    // Only the confirmation's verdict is a verdict: the campaign accepted `fast` alone.
+    assert_eq!(s["accepted"], row(&s, "fast")["index"]);
+    assert!(
+        done.run_dir
+            .join("confirmations")
+            .read_dir()
+            .unwrap()
+            .count()
+            == 1
+    );
 }
