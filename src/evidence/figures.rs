@@ -100,6 +100,10 @@ pub struct SequentialRecord {
     pub looks: Vec<Look>,
     /// The first look that decided; `None` when the pairs end before any did.
     pub stop: Option<Stop>,
+    /// What every look the pairs reached saw (`stats::sequential::seen`): its estimate, interval
+    /// and signed-rank statistic. Empty in results of rules 9 and before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen: Vec<stats::sequential::Seen>,
     /// For a run the cap left undecided: the pairs that would decide it at the noise and median
     /// its own pairs show (normal approximation, 80% of the time; saturated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -380,6 +384,7 @@ pub fn figures(
         }),
         sequential: Some(SequentialRecord {
             method: stats::sequential::METHOD.to_string(),
+            seen: stats::sequential::seen(r.values(), &plan.looks),
             looks: plan.looks,
             stop: c.stop,
             pairs_to_decide,

@@ -230,6 +230,10 @@ pub struct HoldoutSequential {
     pub looks: Vec<stats::Look>,
     /// `None` when the pairs end before any look decides (a holdout cut short).
     pub stop: Option<stats::HoldoutStop>,
+    /// What every look the pairs reached saw (`stats::sequential::seen`). Empty in results of
+    /// rules 9 and before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen: Vec<stats::sequential::Seen>,
 }
 
 /// A holdout's cap, chosen before its first pair from the training scenarios' A/A noise
@@ -703,7 +707,11 @@ pub fn holdout_figures(
                 median,
                 ci95,
                 verdict,
-                Some(HoldoutSequential { looks, stop }),
+                Some(HoldoutSequential {
+                    seen: stats::sequential::seen(ratios.values(), &looks),
+                    looks,
+                    stop,
+                }),
             )
         }
         None => {

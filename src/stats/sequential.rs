@@ -187,6 +187,57 @@ pub fn look_estimate(ratios: &[f64], look: &Look) -> (f64, Option<Ci95>) {
     (centre, interval)
 }
 
+/// What one look saw, recorded for every look a run's pairs reach so a reader can re-derive each
+/// one (`evo receipt verify --recompute` does): on the look's first `pairs` ratios, the
+/// Hodges–Lehmann estimate, the look's interval (none when its level allows none), and the
+/// signed-rank statistic in Tukey's form, `w_plus`: how many of the `n(n+1)/2` Walsh averages of
+/// the log-ratios lie above 0, a half for each at 0. The interval's bounds are the `k`-th smallest
+/// and largest Walsh averages, so the lower bound is above 1 exactly when `w_plus ≥ M − k + 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Seen {
+    pub pairs: usize,
+    pub estimate: f64,
+    pub interval: Option<(f64, f64)>,
+    pub w_plus: f64,
+}
+
+/// What each look `ratios` reach saw (the looks after the last one reached are not).
+pub fn seen(ratios: &[f64], looks: &[Look]) -> Vec<Seen> {
+    (looks.iter())
+        .take_while(|l| l.pairs <= ratios.len())
+        .map(|l| {
+            let first = &ratios[..l.pairs];
+            let (estimate, interval) = estimate(first, l.k);
+            Seen {
+                pairs: l.pairs,
+                estimate,
+                interval,
+                w_plus: w_plus(first),
+            }
+        })
+        .collect()
+}
+
+/// Tukey's form of the signed-rank statistic: the Walsh averages of the log-ratios above 0, a
+/// half for each at exactly 0.
+fn w_plus(ratios: &[f64]) -> f64 {
+    let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+    let mut w = 0.0;
+    for (i, a) in logs.iter().enumerate() {
+        for b in &logs[i..] {
+            let mean = 0.5 * (a + b);
+            w += if mean > 0.0 {
+                1.0
+            } else if mean == 0.0 {
+                0.5
+            } else {
+                0.0
+            };
+        }
+    }
+    w
+}
+
 /// What one look of ascending ratios decides: `None` to go on (never at the cap).
 pub fn decide(
     interval: Option<&Ci95>,
@@ -355,6 +406,29 @@ pub fn pairs_to_decide(sigma: f64, median: f64, min_effect: f64, alpha: f64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_look_reached_is_seen_and_its_bounds_follow_its_statistic() {
+        // Log-ratios with a drift of 2% and a spread of about 4%, none exactly 0.
+        let ratios: Vec<f64> = (0..30)
+            .map(|i| (0.02 + 0.04 * ((i * 7 % 11) as f64 - 5.0) / 5.0 + 1e-6).exp())
+            .collect();
+        let looks = looks(9, 40);
+        let all = seen(&ratios, &looks);
+        let reached = looks.iter().filter(|l| l.pairs <= 30).count();
+        assert_eq!(all.len(), reached);
+        for (s, l) in all.iter().zip(&looks) {
+            assert_eq!(s.pairs, l.pairs);
+            let m = (l.pairs * (l.pairs + 1) / 2) as f64;
+            let Some(((lower, upper), k)) = s.interval.zip(l.k) else {
+                continue;
+            };
+            // The k-th smallest Walsh average is above 0 exactly when at least M − k + 1 are.
+            assert_eq!(lower > 1.0, s.w_plus >= m - k as f64 + 1.0, "{s:?}");
+            assert_eq!(upper < 1.0, s.w_plus <= k as f64 - 1.0, "{s:?}");
+        }
+        assert!(seen(&ratios[..8], &looks).is_empty());
+    }
 
     /// The levels the looks really spend, integrated with their correlation, stay within the
     /// design's budget; each is within its nominal level; the last look has spent it all.

@@ -498,6 +498,37 @@ fn recompute_names_the_figures_a_changed_wall_time_contradicts() {
     );
 }
 
+/// Every look the pairs reached is recorded with what it saw (estimate, interval, signed-rank
+/// statistic), training's and each holdout's, and `--recompute` re-derives each: a look's
+/// statistic changed in the record is named, though the stop and the verdict are untouched.
+#[test]
+fn recompute_rederives_what_every_look_saw() {
+    let r = tested_result();
+    let training = r.evidence.scenarios[0].training.as_ref().unwrap();
+    let seq = training.sequential.as_ref().unwrap();
+    let stop = seq.stop.expect("the run stopped at a look");
+    assert_eq!(seq.seen.len(), stop.look + 1, "{seq:?}");
+    assert_eq!(seq.seen[stop.look].estimate, stop.median);
+    let holdout = (r.evidence.scenarios.iter())
+        .find_map(|s| s.holdout.as_ref()?.sequential.as_ref())
+        .expect("a holdout with looks");
+    assert!(!holdout.seen.is_empty());
+    assert!(receipt::recompute::recompute(&r).is_empty());
+    let mut changed = r.clone();
+    let seq = (changed.evidence.scenarios[0].training.as_mut())
+        .and_then(|t| t.sequential.as_mut())
+        .unwrap();
+    seq.seen[0].w_plus += 1.0;
+    let fields: Vec<String> = receipt::recompute::recompute(&changed)
+        .into_iter()
+        .map(|d| d.field)
+        .collect();
+    assert!(
+        fields.iter().any(|f| f.starts_with("scenarios[0].training")),
+        "{fields:?}"
+    );
+}
+
 /// A receipt recorded as accepted with the lane's counts equal (+0.00%) beside its wall-time
 /// gain: the disagreement rule (docs/design.md §3.12.1) is re-derived, so the verdict it
 /// records is named as contradicted.
