@@ -7,7 +7,7 @@
 //! scenario) is not counted: no count could change that verdict. An undecided one is: its count
 //! says what changed where the wall time could not.
 
-use super::stages::Measured;
+use super::stages::{MainTrees, Measured};
 use crate::failure::with_causes;
 use std::path::Path;
 
@@ -32,7 +32,6 @@ impl Run<'_> {
         if !self.plan.settings().counters.contains(&Counter::Callgrind) {
             return Ok(());
         }
-        let (bt, ct) = (&measured.main.baseline, &measured.main.candidate);
         let training: Vec<Scenario> = (self.plan.campaign.workload.scenarios.iter())
             .filter(|s| s.role == Role::Training)
             .cloned()
@@ -49,9 +48,9 @@ impl Run<'_> {
             }
             return Ok(());
         }
-        let mut runner = self.opts.runners.runner();
-        // The caches are simulated only where exact evidence may decide (rules 8): it costs
-        // about 2.8 times the count.
+        // The caches are simulated in every count only where exact evidence may decide (rules
+        // 8): it costs about 2.8 times the count. Under the wall-time metric a scenario whose
+        // gain the instructions do not back is counted again with them (rules 10).
         let simulate = match metric {
             crate::spec::campaign::Metric::WallTimeOrCounts => callgrind::Simulate::Caches,
             _ => callgrind::Simulate::Nothing,
@@ -69,49 +68,13 @@ impl Run<'_> {
                 continue;
             };
             self.stage(&format!("count instructions: {}", s.name));
-            // A seed no timed run used: a result stored by an earlier run answers another seed.
-            let seed =
-                crate::check::fresh_seed().map_err(super::io_err("cannot read a fresh seed"))?;
-            let outputs = self.work.join(format!("count-outputs-{index}"));
-            std::fs::create_dir_all(&outputs)
-                .map_err(super::io_err("cannot create the count's outputs folder"))?;
-            let keep = |mut spec: RunSpec, name: &str| {
-                spec.stdout_file = Some(outputs.join(name));
-                spec
-            };
-            let b = keep(count_spec(bt, s, seed, &self.sandbox), "baseline.counted");
-            let c = keep(count_spec(ct, s, seed, &self.sandbox), "candidate.counted");
-            let dir = self.work.join(format!("callgrind-{index}"));
-            let counted = count_both(&*self.opts.runners, [&b, &c], &dir, simulate);
-            let _ = std::fs::remove_dir_all(&dir);
-            if self.opts.stop.requested() {
-                return Err(PipelineError::interrupted());
+            let mut figures = self.count_scenario(s, index, measured.main, simulate)?;
+            let counted = &mut self.evidence.scenarios[index];
+            counted.instructions = Some(figures.clone());
+            if crate::evidence::verdict::wants_cycles(metric, counted) {
+                self.count_cycles(s, index, measured.main, &mut figures)?;
             }
-            // The counted runs must compute what the arm computes outside valgrind: a program
-            // that behaves otherwise under it is caught. The reference is a native run of the
-            // counted command on the same seed, after the counts (so a count never follows a
-            // run it could replay).
-            let mut figures = counted
-                .and_then(|(base, cand)| {
-                    let natives = [
-                        keep(b.clone(), "baseline.native"),
-                        keep(c.clone(), "candidate.native"),
-                    ];
-                    native_outputs(&mut *runner, &natives)?;
-                    let mut figures = InstructionFigures::of(base.instructions, cand.instructions);
-                    figures.cache = base.cache.zip(cand.cache).map(|(baseline, candidate)| {
-                        crate::evidence::result::ArmCache {
-                            baseline,
-                            candidate,
-                        }
-                    });
-                    figures.mismatch = counted_outputs_differ(s, &outputs);
-                    Ok(figures)
-                })
-                .unwrap_or_else(InstructionFigures::missing);
-            let _ = std::fs::remove_dir_all(&outputs);
             if let Some(count) = &s.count {
-                figures.command = Some(b.command.clone());
                 if !timed.iter().any(|run| same_argv(run, &count.run)) {
                     figures.unverified = Some(
                         "the counted command (`count.run`) is none of the timed commands, so a \
@@ -133,6 +96,96 @@ impl Run<'_> {
             self.evidence.scenarios[index].instructions = Some(figures);
         }
         Ok(())
+    }
+
+    /// Counts scenario `s` a second time, with the cache simulation, for estimated cycles that
+    /// could back the wall-time gain the instructions in `figures` do not (rules 10). It is a
+    /// count like the first, on a fresh seed, its outputs checked against native runs on that
+    /// seed: reusing the first count's seed would let a candidate answer it from what it stored
+    /// then. Its events go into `figures.cache`, why there are none into `cache_note`, and its
+    /// outputs' disagreement, if any, into `mismatch`.
+    fn count_cycles(
+        &mut self,
+        s: &Scenario,
+        index: usize,
+        trees: &MainTrees,
+        figures: &mut InstructionFigures,
+    ) -> Result<(), PipelineError> {
+        self.stage(&format!("count estimated cycles: {}", s.name));
+        let again = self.count_scenario(s, index, trees, callgrind::Simulate::Caches)?;
+        figures.cache = again.cache;
+        if figures.cache.is_none() {
+            let why = again
+                .note
+                .unwrap_or_else(|| "it had no cache events".to_string());
+            figures.cache_note = Some(why);
+        }
+        figures.mismatch = figures.mismatch.take().or(again.mismatch);
+        Ok(())
+    }
+
+    /// One count of both arms of training scenario `s` (the `index`-th result) on a fresh seed,
+    /// with the native runs its outputs are checked against; a count that cannot be had is its
+    /// figures' note.
+    fn count_scenario(
+        &self,
+        s: &Scenario,
+        index: usize,
+        trees: &MainTrees,
+        simulate: callgrind::Simulate,
+    ) -> Result<InstructionFigures, PipelineError> {
+        // A seed no timed run, and no earlier count, used: a result stored by an earlier run
+        // answers another seed.
+        let seed = crate::check::fresh_seed().map_err(super::io_err("cannot read a fresh seed"))?;
+        let outputs = self.work.join(format!("count-outputs-{index}"));
+        std::fs::create_dir_all(&outputs)
+            .map_err(super::io_err("cannot create the count's outputs folder"))?;
+        let keep = |mut spec: RunSpec, name: &str| {
+            spec.stdout_file = Some(outputs.join(name));
+            spec
+        };
+        let b = keep(
+            count_spec(&trees.baseline, s, seed, &self.sandbox),
+            "baseline.counted",
+        );
+        let c = keep(
+            count_spec(&trees.candidate, s, seed, &self.sandbox),
+            "candidate.counted",
+        );
+        let dir = self.work.join(format!("callgrind-{index}"));
+        let counted = count_both(&*self.opts.runners, [&b, &c], &dir, simulate);
+        let _ = std::fs::remove_dir_all(&dir);
+        if self.opts.stop.requested() {
+            return Err(PipelineError::interrupted());
+        }
+        // The counted runs must compute what the arm computes outside valgrind: a program
+        // that behaves otherwise under it is caught. The reference is a native run of the
+        // counted command on the same seed, after the counts (so a count never follows a
+        // run it could replay).
+        let mut runner = self.opts.runners.runner();
+        let mut figures = counted
+            .and_then(|(base, cand)| {
+                let natives = [
+                    keep(b.clone(), "baseline.native"),
+                    keep(c.clone(), "candidate.native"),
+                ];
+                native_outputs(&mut *runner, &natives)?;
+                let mut figures = InstructionFigures::of(base.instructions, cand.instructions);
+                figures.cache = base.cache.zip(cand.cache).map(|(baseline, candidate)| {
+                    crate::evidence::result::ArmCache {
+                        baseline,
+                        candidate,
+                    }
+                });
+                figures.mismatch = counted_outputs_differ(s, &outputs);
+                Ok(figures)
+            })
+            .unwrap_or_else(InstructionFigures::missing);
+        let _ = std::fs::remove_dir_all(&outputs);
+        if s.count.is_some() {
+            figures.command = Some(b.command.clone());
+        }
+        Ok(figures)
     }
 }
 

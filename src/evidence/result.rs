@@ -379,10 +379,18 @@ pub struct InstructionFigures {
     /// baseline's counted output, with both digests. It rejects the candidate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mismatch: Option<String>,
-    /// The baseline's and the candidate's events under the cache simulation (rules 8), when
-    /// both counts had them: the estimated cycles exact evidence rests on (§3.12.4).
+    /// The baseline's and the candidate's events under the cache simulation, when both counts
+    /// had them: the estimated cycles exact evidence rests on (rules 8, §3.12.4) and that can
+    /// back a wall-time gain the instructions do not (rules 10, §3.12.1). Under
+    /// `wall_time_or_counts` they come from the count itself; under `wall_time` from a second
+    /// count, on a fresh seed of its own, made only when the instructions did not back a
+    /// wall-time gain (their own `instructions` are that count's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<ArmCache>,
+    /// Why that second, cache-simulated count gave no events, when it was made and failed
+    /// (rules 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_note: Option<String>,
 }
 
 /// Both arms' cache-simulation events of one count.
@@ -416,6 +424,7 @@ impl InstructionFigures {
             unverified: None,
             mismatch: None,
             cache: None,
+            cache_note: None,
         }
     }
 

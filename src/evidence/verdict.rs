@@ -4,7 +4,7 @@ mod backing;
 mod cpus;
 mod exact;
 
-pub use backing::{Backing, FRACTION, FRACTION_SHORT_RUN};
+pub use backing::{Backing, CYCLES_BACK_SINCE, FRACTION, FRACTION_SHORT_RUN};
 pub use cpus::CPU_LIMIT;
 pub use exact::{ACCEPTED_ON_EXACT_EVIDENCE, Exact, MAX_VOLUNTARY_SWITCHES, exact_evidence};
 
@@ -59,7 +59,12 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 /// a Pocock-type spending function with the looks' correlation integrated (computed for 85% of the
 /// 2.5% budget; the first look may spend its most extreme interval); holdouts the same way; the
 /// plans use the estimate's standard error. The A/A check and the noise figures are unchanged.
-pub const RULES: u32 = 9;
+/// 10: a wall-time gain the instructions do not back is backed when the estimated cycles of a
+/// cache-simulated count fall by the same fraction of it (`backing`, with the reason saying which
+/// count backed it or failed to, with both figures); under the wall-time metric the lane counts
+/// such a scenario a second time with the cache simulation, and a second count that fails leaves
+/// the run inconclusive. A result of rules 9 or before is backed by its instructions alone.
+pub const RULES: u32 = 10;
 
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {
     Gate {
@@ -96,6 +101,17 @@ pub fn decide_by(
     metric: Metric,
     min_effect: f64,
 ) -> Decision {
+    decide_under(gates, scenarios, (metric, min_effect), RULES)
+}
+
+/// [`decide_by`] under the verdict rules `rules` where this evo still knows the older rule (the
+/// backing of rules 9 and before, by instructions alone); every other rule is this evo's.
+fn decide_under(
+    gates: &[Gate],
+    scenarios: &[ScenarioResult],
+    (metric, min_effect): (Metric, f64),
+    rules: u32,
+) -> Decision {
     let mut reasons: Vec<String> = failed(gates)
         .map(|g| format!("{} failed: {}", g.name, g.detail))
         .collect();
@@ -127,7 +143,7 @@ pub fn decide_by(
     let regression = training.iter().any(|(_, f)| slower(f));
     // When the deterministic lane ran, wall time and instructions must agree (`backing`).
     let backings: Vec<Backing> = (training.iter().zip(&passed))
-        .map(|((s, f), p)| lane_agreement((metric, min_effect), s, f, *p))
+        .map(|((s, f), p)| lane_agreement((metric, min_effect), rules, (s, f), *p))
         .collect();
     // Counted runs that computed otherwise than the timed ones reject, whatever the wall time.
     let mismatches: Vec<String> = (training.iter())
@@ -175,7 +191,7 @@ pub fn decide_by(
         }
     }
     for b in backings {
-        if let Backing::Disagrees(why) | Backing::NoCount(why) = b {
+        if let Backing::Disagrees(why) | Backing::NoCount(why) | Backing::AgreesOnCycles(why) = b {
             reasons.push(why);
         }
     }
@@ -258,7 +274,7 @@ pub fn decide_by(
 /// [`decide_by`] for a whole result: a confirmation that timed nothing because its timed
 /// programs were the baseline's is no real gain, and says so first.
 pub fn decide_result(r: &super::result::Evidence, scenarios: &[ScenarioResult]) -> Decision {
-    let mut d = decide_by(&r.gates, scenarios, r.metric, r.min_effect);
+    let mut d = decide_under(&r.gates, scenarios, (r.metric, r.min_effect), r.rules);
     if r.timed_programs_unchanged {
         d.reasons.insert(0, UNCHANGED_REASON.to_string());
     }
@@ -301,21 +317,30 @@ pub const UNCHANGED_REASON: &str = "no real gain: the timed programs are identic
                                     configuration and no file a timed command names), so \
                                     nothing was timed";
 
-/// What the deterministic lane says of a training scenario that `passed` under `metric`.
+/// What the deterministic lane says of a training scenario that `passed` under `metric` and
+/// verdict rules `rules`.
 fn lane_agreement(
     (metric, min_effect): (Metric, f64),
-    s: &ScenarioResult,
-    f: &super::figures::Figures,
+    rules: u32,
+    (s, f): (&ScenarioResult, &super::figures::Figures),
     passed: bool,
 ) -> Backing {
     match metric {
         _ if !passed => Backing::NotJudged,
-        Metric::WallTime | Metric::WallTimeOrCounts => backing::wall_gain_backed(s, f),
+        Metric::WallTime | Metric::WallTimeOrCounts => backing::wall_gain_backed(s, f, rules),
         Metric::Instructions => match backing::instruction_gain_contradicted(s, f, min_effect) {
             Some(why) => Backing::Disagrees(why),
             None => Backing::Agrees,
         },
     }
+}
+
+/// Whether the deterministic lane should count training scenario `s` a second time, with the
+/// cache simulation, for estimated cycles that could back the wall-time gain its instructions do
+/// not (rules 10): under the wall-time metric only (`wall_time_or_counts` simulates the caches
+/// in its one count, and under `instructions` no wall-time gain is backed).
+pub fn wants_cycles(metric: Metric, s: &ScenarioResult) -> bool {
+    metric == Metric::WallTime && backing::cycles_could_back(s)
 }
 
 /// Whether the holdouts can still change the verdict once the training scenarios are measured:
@@ -461,7 +486,7 @@ mod tests {
             .collect()
     }
 
-    fn training(aa_ratio: f64, ratio: f64) -> ScenarioResult {
+    pub(super) fn training(aa_ratio: f64, ratio: f64) -> ScenarioResult {
         let settings = BenchSettings {
             pairs: 9,
             max_pairs: 9,
@@ -482,7 +507,7 @@ mod tests {
         }
     }
 
-    fn green() -> Vec<Gate> {
+    pub(super) fn green() -> Vec<Gate> {
         GateName::ALL
             .iter()
             .map(|n| gate(*n, GateStatus::Passed, ""))
@@ -610,7 +635,7 @@ mod tests {
         assert!(!holdouts_can_matter(Metric::Instructions, &[]));
     }
 
-    fn counted(mut s: ScenarioResult, baseline: u64, candidate: u64) -> ScenarioResult {
+    pub(super) fn counted(mut s: ScenarioResult, baseline: u64, candidate: u64) -> ScenarioResult {
         s.instructions = Some(crate::evidence::result::InstructionFigures::of(
             baseline, candidate,
         ));
