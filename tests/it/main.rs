@@ -9,6 +9,7 @@
 mod util;
 
 mod accuracy_table;
+mod backing_cycles;
 mod bench_fake;
 mod campaign_e2e;
 mod campaign_fake;

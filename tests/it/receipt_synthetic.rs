@@ -896,8 +896,13 @@ fn recompute_resigned(
 fn recompute_refuses_a_receipt_recorded_under_other_rules() {
     let s = signed_with_keygen();
     let now = verdict::RULES;
-    // Older than the rules number (no field: rules 0), and from a newer evo.
-    for (edit, recorded) in [(None, 0), (Some(now + 1), now + 1)] {
+    // Older than the rules number (no field: rules 0), the rules just before this evo's (rules
+    // 9 under rules 10, whose backing differs), and from a newer evo.
+    for (edit, recorded) in [
+        (None, 0),
+        (Some(now - 1), now - 1),
+        (Some(now + 1), now + 1),
+    ] {
         let out = recompute_resigned(&s, |st| {
             let p = st["predicate"].as_object_mut().unwrap();
             match edit {
