@@ -64,6 +64,9 @@ use crate::stats::{self, HoldoutVerdict, Tier};
 /// count backed it or failed to, with both figures); under the wall-time metric the lane counts
 /// such a scenario a second time with the cache simulation, and a second count that fails leaves
 /// the run inconclusive. A result of rules 9 or before is backed by its instructions alone.
+/// Every look the pairs reach is recorded with what it saw (`SequentialRecord::seen`,
+/// `HoldoutSequential::seen`: estimate, interval, signed-rank statistic), re-derived by
+/// `--recompute`; it decides nothing new.
 pub const RULES: u32 = 10;
 
 pub fn gate(name: GateName, status: GateStatus, detail: impl Into<String>) -> Gate {

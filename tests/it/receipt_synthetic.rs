@@ -524,7 +524,9 @@ fn recompute_rederives_what_every_look_saw() {
         .map(|d| d.field)
         .collect();
     assert!(
-        fields.iter().any(|f| f.starts_with("scenarios[0].training")),
+        fields
+            .iter()
+            .any(|f| f.starts_with("scenarios[0].training")),
         "{fields:?}"
     );
 }
