@@ -242,7 +242,11 @@ impl CampaignRun<'_> {
             if c.status != Status::Screened {
                 continue;
             }
-            let screened = super::screen::screened_reason(*median, c.pairs.len());
+            // The median of every pair it has now: the ruling may have added some since the
+            // ranking was made.
+            let ratios: Vec<f64> = c.pairs.iter().map(|p| p.ratio).collect();
+            let now = summary::screening_median(c).unwrap_or(*median);
+            let screened = super::screen::screened_reason(now, c.pairs.len());
             let why = match out_of_time {
                 _ if *median <= 1.0 => "no faster than the baseline in screening".to_string(),
                 Some(o) if place < top => format!(
@@ -256,7 +260,6 @@ impl CampaignRun<'_> {
                     place + 1
                 ),
             };
-            let ratios: Vec<f64> = c.pairs.iter().map(|p| p.ratio).collect();
             let looks = self.screening_looks_say(&ratios);
             let reason = format!(
                 "undecided: would need {needs} more for a confirmation ({how}; `evo confirm` its \

@@ -58,13 +58,12 @@ pub fn reason(stop: &Stop, min_effect: f64) -> String {
             100.0 * min_effect
         ),
     };
+    // The status says "slower" or "no real gain"; the reason says why, not the status again.
     format!(
-        "{}: {what}, at screening's look of {} pairs: estimate {:.4}×{interval} (the \
-         confirmation's sequential rule on the screening pairs, which can rule a candidate out \
-         and never accepts one)",
-        stop.decision.as_str(),
-        stop.pairs,
-        stop.median
+        "{what}, at screening's look of {} pairs: estimate {:.4}×{interval} (the confirmation's \
+         sequential rule on the screening pairs, which can rule a candidate out and never \
+         accepts one)",
+        stop.pairs, stop.median
     )
 }
 
@@ -89,7 +88,7 @@ mod tests {
         };
         assert_eq!((stop.decision, stop.pairs), (Decision::Slower, 9));
         assert!(
-            reason(&stop, 0.02).starts_with("slower: "),
+            reason(&stop, 0.02).starts_with("slower than the baseline by more than the 2.0%"),
             "{}",
             reason(&stop, 0.02)
         );
