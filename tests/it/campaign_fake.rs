@@ -369,7 +369,9 @@ fn a_confirmation_stopped_by_a_gate_gives_its_place_to_the_next_candidate() {
         "{s:#}"
     );
     assert!(
-        reason("faster").contains("for a confirmation (as this run's confirmation took; "),
+        reason("faster").contains(
+            "for a confirmation (as this run's confirmations took, builds at warm caches; "
+        ),
         "{s:#}"
     );
     assert!(row(&s, "faster")["confirmation_verdict"].is_null());
