@@ -167,6 +167,7 @@ fn summary(run_dir: &Path) -> Value {
 /// it leaves unresolved); what a resumed run must keep is everything load cannot change.
 fn outcomes(run_dir: &Path) -> Vec<(String, String)> {
     let s = summary(run_dir);
+    let lines = journal_lines(run_dir);
     s["rows"]
         .as_array()
         .unwrap()
@@ -174,6 +175,13 @@ fn outcomes(run_dir: &Path) -> Vec<(String, String)> {
         .map(|row| {
             let status = match row["status"].as_str().unwrap() {
                 "confirmed" | "inconclusive" => "confirmed or inconclusive",
+                // Screening's ruling follows from the run's own timed pairs, which differ between
+                // runs: the status must be the ruling of this run's pairs, whichever it is.
+                ruled @ ("screened" | "slower" | "no_real_gain") => {
+                    let index = row["index"].as_u64().unwrap();
+                    assert_eq!(ruled, ruling_of(&lines, index), "{row:#}");
+                    "screened or ruled out"
+                }
                 other => other,
             };
             (
@@ -182,6 +190,23 @@ fn outcomes(run_dir: &Path) -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+/// What screening's looks make of candidate `index`'s journaled pairs, with the fixture's
+/// settings (`search.pairs` and no `max_pairs`: looks up to the pairs it has; the default 1%
+/// minimum effect): the status it ends with when no confirmation took it.
+fn ruling_of(lines: &[String], index: u64) -> &'static str {
+    use evo::search::ruling::{self, Ruling};
+    use evo::stats::sequential::Decision;
+    let ratios: Vec<f64> = (lines.iter().map(|l| entry(l)))
+        .filter(|e| e["entry"] == "screening_pair" && e["index"] == index)
+        .map(|e| e["pair"]["ratio"].as_f64().unwrap())
+        .collect();
+    match ruling::rule(&ratios, ratios.len(), ratios.len(), 0.01) {
+        Ruling::Out(stop) if stop.decision == Decision::Slower => "slower",
+        Ruling::Out(_) => "no_real_gain",
+        _ => "screened",
+    }
 }
 
 /// The common promises after a run that was cut short and resumed: what was journaled before
