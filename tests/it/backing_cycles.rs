@@ -16,14 +16,11 @@
 
 use crate::util;
 
-use std::path::PathBuf;
-use std::process::Output;
-
 use evo::evidence::result::{ConfirmResult, Verdict};
 use evo::evidence::verdict::decide_result;
-use serde_json::Value;
 
-use util::{evo, fixture_repo, patch_by_editing, text, write};
+use util::confirmed::{ConfirmFixture, reasons};
+use util::{evo, text};
 
 const WORKLOAD: &str = r#"{
   "name": "cchase",
@@ -50,55 +47,11 @@ const CAMPAIGN: &str = r#"{
 /// Each node where the walk reaches it: the same nodes, values and steps, four to a cache line.
 const IN_WALK_ORDER: (&str, &str, &str) = ("prog.c", "    return id;\n", "    return step;\n");
 
-struct Fixture {
-    dir: tempfile::TempDir,
-    repo: PathBuf,
-    camp: PathBuf,
-}
-
-impl Fixture {
-    fn new() -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        fixture_repo("cchase", &repo);
-        write(&repo.join("evo/workload.json"), WORKLOAD);
-        util::git(&repo, &["add", "-A"]);
-        util::git(&repo, &["commit", "-q", "-m", "workload"]);
-        let camp = dir.path().join("camp");
-        write(&camp.join("campaign.json"), CAMPAIGN);
-        Fixture { dir, repo, camp }
-    }
-
-    fn confirm(&self, name: &str, edit: (&str, &str, &str)) -> (Output, Value) {
-        let patch = self.camp.join(name);
-        write(&patch, &patch_by_editing(&self.repo, &[edit]));
-        let out = evo()
-            .arg("confirm")
-            .arg(&patch)
-            .arg("--campaign")
-            .arg(self.camp.join("campaign.json"))
-            .arg("--work-dir")
-            .arg(self.dir.path().join("work"))
-            .output()
-            .unwrap();
-        let (_, result) = util::first_result(&self.camp)
-            .unwrap_or_else(|| panic!("no result.json\n{}", text(&out)));
-        (out, result)
-    }
-}
-
-fn reasons(r: &Value) -> String {
-    (r["reasons"].as_array().into_iter().flatten())
-        .filter_map(Value::as_str)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// Rejected when only the instructions may back it (the estimated cycles left out of the
 /// recorded result, or the result judged under rules 9), accepted when the cycles may.
 #[test]
 fn a_gain_from_memory_traffic_is_backed_by_the_estimated_cycles() {
-    let f = Fixture::new();
+    let f = ConfirmFixture::new("cchase", WORKLOAD, CAMPAIGN);
     let (out, r) = f.confirm("in_walk_order.patch", IN_WALK_ORDER);
     let verdict = util::real_verdict(&r, &out, &["accepted", "inconclusive"]);
     let scenario = &r["scenarios"][0];

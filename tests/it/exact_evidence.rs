@@ -6,12 +6,10 @@
 
 use crate::util;
 
-use std::path::PathBuf;
-use std::process::Output;
-
 use serde_json::Value;
 
-use util::{evo, fixture_repo, patch_by_editing, text, write};
+use util::confirmed::{ConfirmFixture, reasons};
+use util::{evo, text};
 
 const WORKLOAD: &str = r#"{
   "name": "cexact",
@@ -47,43 +45,6 @@ const TO_KERNEL: (&str, &str, &str) = (
     "    if (scratch) munmap(scratch, SCRATCH);\n    scratch = mmap(NULL, SCRATCH, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);\n",
 );
 
-struct Fixture {
-    dir: tempfile::TempDir,
-    repo: PathBuf,
-    camp: PathBuf,
-}
-
-impl Fixture {
-    fn new() -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        fixture_repo("cexact", &repo);
-        write(&repo.join("evo/workload.json"), WORKLOAD);
-        util::git(&repo, &["add", "-A"]);
-        util::git(&repo, &["commit", "-q", "-m", "workload"]);
-        let camp = dir.path().join("camp");
-        write(&camp.join("campaign.json"), CAMPAIGN);
-        Fixture { dir, repo, camp }
-    }
-
-    fn confirm(&self, name: &str, edit: (&str, &str, &str)) -> (Output, Value) {
-        let patch = self.camp.join(name);
-        write(&patch, &patch_by_editing(&self.repo, &[edit]));
-        let out = evo()
-            .arg("confirm")
-            .arg(&patch)
-            .arg("--campaign")
-            .arg(self.camp.join("campaign.json"))
-            .arg("--work-dir")
-            .arg(self.dir.path().join("work"))
-            .output()
-            .unwrap();
-        let (_, result) = util::first_result(&self.camp)
-            .unwrap_or_else(|| panic!("no result.json\n{}", text(&out)));
-        (out, result)
-    }
-}
-
 /// Baseline / candidate estimated cycles of the count, from its recorded cache events.
 fn cycles_speedup(r: &Value) -> Option<f64> {
     let cache = &r["scenarios"][0]["instructions"]["cache"];
@@ -98,19 +59,12 @@ fn cycles_speedup(r: &Value) -> Option<f64> {
     Some(cycles("baseline")? / cycles("candidate")?)
 }
 
-fn reasons(r: &Value) -> String {
-    (r["reasons"].as_array().into_iter().flatten())
-        .filter_map(Value::as_str)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// A 3% gain: the count, made with the cache simulation, says so exactly whatever the load;
 /// the verdict is accepted (by the wall time, or on exact evidence with the tier `counted` when
 /// the wall time could not decide) or inconclusive, never rejected.
 #[test]
 fn a_three_percent_gain_is_counted_exactly_and_never_rejected() {
-    let f = Fixture::new();
+    let f = ConfirmFixture::new("cexact", WORKLOAD, CAMPAIGN);
     let (out, r) = f.confirm("gain.patch", GAIN);
     let verdict = util::real_verdict(&r, &out, &["accepted", "inconclusive"]);
     let e = cycles_speedup(&r).unwrap_or_else(|| panic!("no cache events\n{}", text(&out)));
@@ -146,7 +100,7 @@ fn a_three_percent_gain_is_counted_exactly_and_never_rejected() {
 /// sys, where the kernel's work shows) and the wall time exclude the counted gain.
 #[test]
 fn work_moved_into_the_kernel_is_not_accepted_on_its_counts() {
-    let f = Fixture::new();
+    let f = ConfirmFixture::new("cexact", WORKLOAD, CAMPAIGN);
     let (out, r) = f.confirm("to_kernel.patch", TO_KERNEL);
     util::real_verdict(&r, &out, &["rejected", "inconclusive"]);
     match cycles_speedup(&r) {

@@ -1,6 +1,7 @@
 //! Shared helpers of the end-to-end tests: the real `evo` binary, small git repositories built in
 //! temp dirs, patches made by editing them, and a snapshot that proves a repository untouched.
 
+pub mod confirmed;
 pub mod cpairs;
 pub mod faults;
 pub mod schema;
