@@ -96,15 +96,21 @@ fn a_three_percent_gain_is_counted_exactly_and_never_rejected() {
 }
 
 /// Work handed to the kernel: fewer counted cycles, slower runs. Never accepted: the wall time
-/// shows it slower (then the count is spared), or, where it cannot decide, the CPU time (user +
-/// sys, where the kernel's work shows) and the wall time exclude the counted gain.
+/// shows it slower or rules out a gain (then the count is spared: no count could change either;
+/// under load the interval of a 0.77× estimate can reach just past 1, "no real gain", seen
+/// 2026-12-05 beside a CPU hog), or, where it cannot decide, the CPU time (user + sys, where the
+/// kernel's work shows) and the wall time exclude the counted gain.
 #[test]
 fn work_moved_into_the_kernel_is_not_accepted_on_its_counts() {
     let f = ConfirmFixture::new("cexact", WORKLOAD, CAMPAIGN);
     let (out, r) = f.confirm("to_kernel.patch", TO_KERNEL);
     util::real_verdict(&r, &out, &["rejected", "inconclusive"]);
     match cycles_speedup(&r) {
-        None => assert!(reasons(&r).contains("slower"), "{}", reasons(&r)),
+        None => assert!(
+            reasons(&r).contains("slower") || reasons(&r).contains("no real gain"),
+            "{}",
+            reasons(&r)
+        ),
         Some(e) => {
             assert!(e > 1.1, "the counts should say faster: {e}\n{}", text(&out));
             assert!(
