@@ -16,7 +16,7 @@ use crate::evidence::summary::Status;
 use crate::path::shown;
 use crate::pipeline::PipelineError;
 use crate::pipeline::event::Event;
-use crate::search::ruling::{self, Ruling};
+use crate::search::ruling::Ruling;
 use crate::spec::campaign::Counter;
 use crate::spec::workload::Role;
 
@@ -291,11 +291,8 @@ impl CampaignRun<'_> {
     /// What screening's looks (`search::ruling`) say of a candidate still screened: found faster
     /// (which only a confirmation may accept), or neither faster nor ruled out in its pairs.
     fn screening_looks_say(&self, ratios: &[f64]) -> String {
-        let search = &self.plan.spec.search;
-        let first = search.pairs.get();
-        let cap = search.max_pairs.map_or(first, |m| m.get().max(first));
         let min_effect = self.plan.spec.confirm.min_effect.get();
-        match ruling::rule(ratios, first, cap, min_effect) {
+        match self.screening_ruling(ratios) {
             Ruling::Faster(stop) => format!(
                 "screening's looks find it faster (estimate {:.4}×{} at {} pairs), which only a \
                  confirmation may accept",
@@ -443,7 +440,7 @@ mod tests {
     #[test]
     fn the_next_confirmation_is_planned_with_warm_builds_and_the_timed_runs_seen() {
         // A first confirmation on a fresh machine (seen 2026-12-05): 254 s in all, 133 s of
-        // timed runs, 121 s of cold builds and checks; the search puts builds and checks at 70 s.
+        // timed runs, 121 s of cold builds and checks; with a search estimate of 70 s for them.
         assert_eq!(next_confirmation_s(254.0, 133.0, 70.0), 203.0);
         // A warm one is counted as it took.
         assert_eq!(next_confirmation_s(165.0, 131.0, 70.0), 165.0);

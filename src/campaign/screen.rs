@@ -124,10 +124,16 @@ impl CampaignRun<'_> {
         result
     }
 
-    fn rule_rounds(&mut self) -> Result<(), PipelineError> {
-        let search = &self.plan.spec.search;
-        let first = search.pairs.get();
+    /// What screening's looks say of a candidate's screening `ratios`: a comparison from
+    /// `search.pairs` to the screening cap at `confirm.min_effect` (`search::ruling`).
+    pub(super) fn screening_ruling(&self, ratios: &[f64]) -> Ruling {
+        let first = self.plan.spec.search.pairs.get();
         let cap = self.race_cap().unwrap_or(first);
+        ruling::rule(ratios, first, cap, self.plan.spec.confirm.min_effect.get())
+    }
+
+    fn rule_rounds(&mut self) -> Result<(), PipelineError> {
+        let cap = self.race_cap().unwrap_or(self.plan.spec.search.pairs.get());
         let min_effect = self.plan.spec.confirm.min_effect.get();
         let mut baseline = None;
         let mut announced = false;
@@ -138,7 +144,7 @@ impl CampaignRun<'_> {
                 .map(|c| (c.index, c.pairs.iter().map(|p| p.ratio).collect()))
                 .collect();
             for (index, ratios) in screened {
-                match ruling::rule(&ratios, first, cap, min_effect) {
+                match self.screening_ruling(&ratios) {
                     Ruling::Out(stop) => {
                         let status = match stop.decision {
                             Decision::Slower => Status::Slower,
@@ -172,20 +178,20 @@ impl CampaignRun<'_> {
     /// Whether the campaign's deadline leaves less than one more pair for each of `open`
     /// candidates, at screening's pace.
     fn out_of_ruling_time(&self, open: usize) -> bool {
-        let Some(deadline) = self.deadline() else {
-            return false;
-        };
-        let left_s = (deadline.saturating_duration_since(std::time::Instant::now())).as_secs_f64();
-        left_s < open as f64 * self.screening_pace_s()
+        self.time_left_s()
+            .is_some_and(|left| left < open as f64 * self.screening_pace_s())
     }
 
     /// Whether the campaign's deadline leaves less than `places` confirmations need.
     fn out_of_racing_time(&self, places: usize) -> bool {
-        let Some(deadline) = self.deadline() else {
-            return false;
-        };
-        let left_s = (deadline.saturating_duration_since(std::time::Instant::now())).as_secs_f64();
-        left_s < places as f64 * self.estimate_s()
+        self.time_left_s()
+            .is_some_and(|left| left < places as f64 * self.estimate_s())
+    }
+
+    /// Seconds left before the campaign's deadline (`max_minutes`), when it has one.
+    fn time_left_s(&self) -> Option<f64> {
+        let deadline = self.deadline()?;
+        Some((deadline.saturating_duration_since(std::time::Instant::now())).as_secs_f64())
     }
 
     /// One more screening pair of candidate `index`, in the tree racing kept (rebuilt if lost).

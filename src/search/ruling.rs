@@ -25,10 +25,8 @@ pub enum Ruling {
 /// from `first` to `cap` pairs; the cap's own "undecided" is `Open`.
 pub fn rule(ratios: &[f64], first: usize, cap: usize, min_effect: f64) -> Ruling {
     let looks = sequential::looks(first, cap);
-    let decided = (0..looks.len())
-        .take_while(|&i| looks[i].pairs <= ratios.len())
-        .find_map(|i| sequential::judge_look(ratios, &looks, i, min_effect, true));
-    match decided {
+    // As a confirmation with a valid A/A check would judge them; an acceptance is only `Faster`.
+    match sequential::first_stop(ratios, &looks, min_effect, true) {
         Some(stop) if stop.decision == Decision::Accepted => Ruling::Faster(stop),
         Some(stop) if matches!(stop.decision, Decision::Slower | Decision::NoRealGain) => {
             Ruling::Out(stop)
