@@ -92,13 +92,7 @@ fn normal_critical(n: usize, alpha: f64) -> Option<(usize, f64)> {
 /// averages of their logs) and, with a critical count `k`, the interval
 /// `[exp w_(k), exp w_(M+1−k)]`. `None` for the interval when `k` is absent or beyond `M`.
 pub fn estimate(ratios: &[f64], k: Option<usize>) -> (f64, Option<(f64, f64)>) {
-    let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
-    let mut walsh = Vec::with_capacity(logs.len() * (logs.len() + 1) / 2);
-    for (i, a) in logs.iter().enumerate() {
-        for b in &logs[i..] {
-            walsh.push(0.5 * (a + b));
-        }
-    }
+    let mut walsh = walsh_averages(ratios);
     let m = walsh.len();
     if m == 0 {
         return (f64::NAN, None);
@@ -112,6 +106,30 @@ pub fn estimate(ratios: &[f64], k: Option<usize>) -> (f64, Option<(f64, f64)>) {
         .filter(|&k| k >= 1 && k <= m.div_ceil(2))
         .map(|k| (nth(&mut walsh, k - 1).exp(), nth(&mut walsh, m - k).exp()));
     (centre.exp(), interval)
+}
+
+/// The `n(n+1)/2` Walsh averages `(x_i + x_j) / 2`, `i ≤ j`, of the log-ratios, unordered.
+fn walsh_averages(ratios: &[f64]) -> Vec<f64> {
+    let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+    let mut walsh = Vec::with_capacity(logs.len() * (logs.len() + 1) / 2);
+    for (i, a) in logs.iter().enumerate() {
+        for b in &logs[i..] {
+            walsh.push(0.5 * (a + b));
+        }
+    }
+    walsh
+}
+
+/// Tukey's form of the signed-rank statistic, `W⁺`: the Walsh averages of the log-ratios above
+/// 0, a half for each at exactly 0.
+pub fn w_plus(ratios: &[f64]) -> f64 {
+    (walsh_averages(ratios).iter())
+        .map(|&w| match w.partial_cmp(&0.0) {
+            Some(std::cmp::Ordering::Greater) => 1.0,
+            Some(std::cmp::Ordering::Equal) => 0.5,
+            _ => 0.0,
+        })
+        .sum()
 }
 
 /// The 95% interval of one look at all of `ratios` (2.5% per side, no sequential looks: the
