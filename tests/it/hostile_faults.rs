@@ -193,7 +193,7 @@ fn outcomes(run_dir: &Path) -> Vec<(String, String)> {
 }
 
 /// What screening's looks make of candidate `index`'s journaled pairs, with the fixture's
-/// settings (`search.pairs` and no `max_pairs`: looks up to the pairs it has; the default 1%
+/// settings (`search.pairs` and no `max_pairs`: looks up to the pairs it has; the default
 /// minimum effect): the status it ends with when no confirmation took it.
 fn ruling_of(lines: &[String], index: u64) -> &'static str {
     use evo::search::ruling::{self, Ruling};
@@ -202,7 +202,10 @@ fn ruling_of(lines: &[String], index: u64) -> &'static str {
         .filter(|e| e["entry"] == "screening_pair" && e["index"] == index)
         .map(|e| e["pair"]["ratio"].as_f64().unwrap())
         .collect();
-    match ruling::rule(&ratios, ratios.len(), ratios.len(), 0.01) {
+    let min_effect = evo::spec::campaign::ConfirmSettings::default()
+        .min_effect
+        .get();
+    match ruling::rule(&ratios, ratios.len(), ratios.len(), min_effect) {
         Ruling::Out(stop) if stop.decision == Decision::Slower => "slower",
         Ruling::Out(_) => "no_real_gain",
         _ => "screened",
