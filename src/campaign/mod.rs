@@ -106,6 +106,9 @@ pub(crate) struct CampaignRun<'a> {
     /// differential) in this session: their median is the pace a confirmation's builds and
     /// checks are estimated at before one ran (`confirmation::estimate_s`).
     check_s: Vec<f64>,
+    /// Screening rounds run in this session: the baseline runs first in every other one
+    /// (`screen::CampaignRun::screen_round`).
+    screening_rounds: usize,
 }
 
 /// A candidate's patch as the run directory keeps it.
@@ -340,6 +343,7 @@ impl<'a> CampaignRun<'a> {
             session_started: Instant::now(),
             search_s_before,
             check_s: Vec::new(),
+            screening_rounds: 0,
         })
     }
 }

@@ -70,8 +70,8 @@ pub fn outline(plan: &CampaignPlan) -> Outline {
     );
     let more = match most {
         Some(most) if most > pairs && fleet.is_empty() => format!(
-            "; up to {most} where the ranking is in doubt, and, after the confirmations, for the \
-             candidates left until screening's looks rule them out (slower or no real gain; \
+            "; up to {most} pairs where the ranking is in doubt, and, after the confirmations, for \
+             the candidates left until screening's looks rule them out (slower or no real gain; \
              screening never accepts)"
         ),
         _ => String::new(),
@@ -79,7 +79,8 @@ pub fn outline(plan: &CampaignPlan) -> Outline {
     stages.push(StageOutline {
         name: "screening".into(),
         detail: format!(
-            "1 warmup per arm and {pairs} pair(s) on `{}` per candidate{fleet}{more}",
+            "a warmup round and {pairs} round(s) on `{}`, each one baseline run shared by the \
+             candidates and one run of each{fleet}{more}",
             first.map_or("", |s| s.name.as_str())
         ),
         minutes: None,

@@ -149,10 +149,8 @@ impl CampaignRun<'_> {
         for index in self.indices_with(Status::Collected) {
             self.check_candidate(index, baseline)?;
         }
-        // Each candidate is rebuilt right before its pairs; nothing else builds meanwhile.
-        for index in self.indices_with(Status::Checked) {
-            self.screen(index, baseline)?;
-        }
-        Ok(())
+        // Every check is done before the first timed run: nothing else builds meanwhile.
+        let checked = self.indices_with(Status::Checked);
+        self.screen(&checked, baseline)
     }
 }

@@ -9,9 +9,10 @@ use crate::evidence::result::{GateName, StepKind, StepName, TreeLabel};
 use crate::evidence::summary::Status;
 use crate::failure::with_causes;
 use crate::measure::callgrind;
-use crate::measure::record::Order;
+use crate::measure::multi_arm::{self, Round};
+use crate::measure::record::{Arm, Pair, Purpose, WarmupRun};
 use crate::measure::runner::{RunSpec, Runner};
-use crate::measure::schedule::{self, Arms, MeasureError, PairOrder, Phase};
+use crate::measure::schedule::{MeasureError, Phase};
 use crate::pipeline::PipelineError;
 use crate::pipeline::checks::{
     LaneStep, count_spec, fresh_inputs, scenario_template, timed_agreement,
@@ -31,34 +32,39 @@ pub(super) fn screened_reason(median: f64, pairs: usize) -> String {
 }
 
 impl CampaignRun<'_> {
-    /// Screens candidate `index` on the first training scenario; resumes after its last pair.
-    pub(super) fn screen(&mut self, index: usize, baseline: &Tree) -> Result<(), PipelineError> {
-        let Some(s) = self.training().into_iter().next() else {
-            return Err(PipelineError::internal("no training scenario"));
-        };
-        let label = TreeLabel::Numbered(index);
-        let bytes = self.candidate_patch(index)?.bytes;
-        self.candidate_stage(&format!("screen {label}"), index);
-        let mut runner = self.opts.runners.runner();
-        let t = match self.built_tree(label) {
-            Some(t) => t,
-            // Lost with an interrupted run: rebuild it before measuring anything.
-            None => match self.rebuild_for_screening(label, &bytes, baseline, &mut *runner)? {
-                Some(t) => t,
-                None => {
-                    let stop =
-                        GateStop::failed(GateName::Build, "the rebuild for screening failed");
-                    return self.stop_candidate(index, stop);
-                }
-            },
-        };
+    /// Screens the checked candidates `indices` on the first training scenario, in rounds that
+    /// share one baseline run (`screen_round`) until each has `search.pairs`; a resumed
+    /// screening continues each after its last journaled pair. Each is then counted (when
+    /// `search.counters` asks) and becomes `screened`.
+    pub(super) fn screen(
+        &mut self,
+        indices: &[usize],
+        baseline: &Tree,
+    ) -> Result<(), PipelineError> {
         let want = self.plan.spec.search.pairs.get();
-        let result = self.screen_pairs(index, &s, baseline, &t, &mut *runner, want);
-        // Racing may come back to it: the tree stays until the race ends (`race`).
-        if self.race_cap().is_none() {
-            let _ = std::fs::remove_dir_all(&t.root);
+        loop {
+            let short: Vec<usize> = (indices.iter().copied())
+                .filter(|&i| self.is(i, Status::Checked) && self.pairs_of(i) < want)
+                .collect();
+            if short.is_empty() {
+                break;
+            }
+            self.screen_round(&short, baseline)?;
         }
-        result
+        for &index in indices {
+            if self.is(index, Status::Checked) {
+                self.screened(index, baseline, want)?;
+            }
+        }
+        // Racing may come back to them: the trees stay until the ruling ends (`rule_screened`).
+        if self.race_cap().is_none() {
+            for &index in indices {
+                if let Some(t) = self.built_tree(TreeLabel::Numbered(index)) {
+                    let _ = std::fs::remove_dir_all(&t.root);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// `search.max_pairs` when it is above `search.pairs`: screening races (§2.3.4).
@@ -99,9 +105,7 @@ impl CampaignRun<'_> {
                 Some(b) => &*b,
                 None => &*baseline.insert(self.prepare_baseline()?),
             };
-            for index in next {
-                self.screen_one_more(index, baseline)?;
-            }
+            self.screen_round(&next, baseline)?;
         }
         Ok(())
     }
@@ -169,17 +173,15 @@ impl CampaignRun<'_> {
             let Some(b) = baseline.as_ref() else {
                 return Ok(());
             };
-            for index in open {
-                self.screen_one_more(index, b)?;
-            }
+            self.screen_round(&open, b)?;
         }
     }
 
-    /// Whether the campaign's deadline leaves less than one more pair for each of `open`
-    /// candidates, at screening's pace.
+    /// Whether the campaign's deadline leaves less than one more round of `open` candidates
+    /// (`open` + 1 runs, a pair's two runs at screening's pace).
     fn out_of_ruling_time(&self, open: usize) -> bool {
-        self.time_left_s()
-            .is_some_and(|left| left < open as f64 * self.screening_pace_s())
+        let round_s = (open + 1) as f64 * self.screening_pace_s() / 2.0;
+        self.time_left_s().is_some_and(|left| left < round_s)
     }
 
     /// Whether the campaign's deadline leaves less than `places` confirmations need.
@@ -194,30 +196,159 @@ impl CampaignRun<'_> {
         Some((deadline.saturating_duration_since(std::time::Instant::now())).as_secs_f64())
     }
 
-    /// One more screening pair of candidate `index`, in the tree racing kept (rebuilt if lost).
-    fn screen_one_more(&mut self, index: usize, baseline: &Tree) -> Result<(), PipelineError> {
+    /// Whether candidate `index` has `status`.
+    fn is(&self, index: usize, status: Status) -> bool {
+        (self.state.candidates.iter()).any(|c| c.index == index && c.status == status)
+    }
+
+    /// The screening pairs candidate `index` has.
+    fn pairs_of(&self, index: usize) -> usize {
+        (self.state.candidates.iter())
+            .find(|c| c.index == index)
+            .map_or(0, |c| c.pairs.len())
+    }
+
+    /// One screening round (`measure::multi_arm`): one more pair for each of `indices`, every
+    /// one against a single baseline run on one fresh seed, the baseline first in every other
+    /// round and the candidates' order rotated; a warmup round first for those not yet warmed.
+    /// A candidate whose tree is lost is rebuilt; one whose run fails or whose output differs
+    /// is stopped, and the others go on; a failed baseline run fails the campaign.
+    fn screen_round(&mut self, indices: &[usize], baseline: &Tree) -> Result<(), PipelineError> {
         let Some(s) = self.training().into_iter().next() else {
             return Err(PipelineError::internal("no training scenario"));
         };
-        let label = TreeLabel::Numbered(index);
-        let want = self.state.candidate_mut(index).map_or(0, |c| c.pairs.len()) + 1;
-        self.candidate_stage(&format!("race {label}"), index);
-        let mut runner = self.opts.runners.runner();
-        let t = match self.built_tree(label) {
-            Some(t) => t,
-            None => {
-                let bytes = self.candidate_patch(index)?.bytes;
-                match self.rebuild_for_screening(label, &bytes, baseline, &mut *runner)? {
-                    Some(t) => t,
-                    None => {
-                        let stop =
-                            GateStop::failed(GateName::Build, "the rebuild for racing failed");
-                        return self.stop_candidate(index, stop);
-                    }
-                }
+        let names: Vec<String> = indices.iter().map(|i| format!("#{i}")).collect();
+        self.stage(&format!("screen {}", names.join(" ")));
+        let mut arms = Vec::new();
+        for &index in indices {
+            if let Some(t) = self.screening_tree(index, baseline)? {
+                let spec = self.screening_spec(&s, &t, Some(index))?;
+                arms.push((index, spec));
             }
+        }
+        let b = self.screening_spec(&s, baseline, None)?;
+        let unwarmed: Vec<(usize, RunSpec)> = (arms.iter())
+            .filter(|(i, _)| self.pairs_of(*i) == 0 && !self.warmed(*i))
+            .cloned()
+            .collect();
+        if !unwarmed.is_empty() {
+            self.run_screening_round(&s, &b, &unwarmed, Phase::Warmup)?;
+        }
+        arms.retain(|(i, _)| self.is(*i, Status::Checked) || self.is(*i, Status::Screened));
+        if arms.is_empty() {
+            return Ok(());
+        }
+        self.run_screening_round(&s, &b, &arms, Phase::Pairs)
+    }
+
+    /// Runs one round of `arms` against the baseline spec `b` and journals what each candidate
+    /// got: its warmup runs or its next pair, or the stop its failure earns.
+    fn run_screening_round(
+        &mut self,
+        s: &Scenario,
+        b: &RunSpec,
+        arms: &[(usize, RunSpec)],
+        phase: Phase,
+    ) -> Result<(), PipelineError> {
+        let agree = timed_agreement(s);
+        let mut seeds = crate::measure::seeds::Seeds::fresh()
+            .map_err(crate::pipeline::error::io_err("cannot read a fresh seed"))?;
+        let mut draw = || seeds.next_seed();
+        let specs: Vec<&RunSpec> = arms.iter().map(|(_, spec)| spec).collect();
+        let round = Round {
+            baseline: b,
+            candidates: &specs,
+            baseline_first: self.screening_rounds % 2 == 1,
+            rotate: self.screening_rounds,
+            phase,
         };
-        self.screen_pairs(index, &s, baseline, &t, &mut *runner, want)
+        if phase == Phase::Pairs {
+            self.screening_rounds += 1;
+        }
+        (self.on_event)(Event::Expect {
+            runs: arms.len() + 1,
+        });
+        let ran = {
+            let on_event = &mut *self.on_event;
+            let mut emit = |e| on_event(Event::Run(e));
+            let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
+            multi_arm::run_round(
+                &mut *self.opts.runners.runner(),
+                round,
+                &mut inputs,
+                &mut emit,
+            )
+        };
+        let ran = ran.map_err(|e| PipelineError::Baseline(e.to_string()))?;
+        for ((index, _), got) in arms.iter().zip(ran.candidates) {
+            let index = *index;
+            let next = self.pairs_of(index);
+            let got = got.and_then(|c| match c.differs {
+                None => Ok(c.run),
+                Some(detail) => Err(MeasureError::OutputsDiffer {
+                    phase,
+                    index: next,
+                    seed: ran.seed.unwrap_or_default(),
+                    detail,
+                    runs: Box::default(),
+                }),
+            });
+            let run = match got {
+                Ok(run) => run,
+                Err(e) => {
+                    self.screening_failure(index, e)?;
+                    continue;
+                }
+            };
+            let entry = match phase {
+                Phase::Warmup => Entry::Warmups {
+                    index,
+                    runs: [(Arm::Baseline, ran.baseline.clone()), (Arm::Candidate, run)]
+                        .map(|(arm, run)| WarmupRun {
+                            arm,
+                            purpose: Purpose::Warmup,
+                            run,
+                            seed: ran.seed,
+                        })
+                        .into(),
+                },
+                _ => {
+                    let mut pair = Pair::new(next, ran.order, ran.baseline.clone(), run);
+                    pair.seed = ran.seed;
+                    Entry::ScreeningPair { index, pair }
+                }
+            };
+            self.record(entry)?;
+        }
+        Ok(())
+    }
+
+    /// Whether candidate `index` has journaled warmup runs.
+    fn warmed(&self, index: usize) -> bool {
+        (self.state.candidates.iter()).any(|c| c.index == index && !c.warmups.is_empty())
+    }
+
+    /// The tree candidate `index` is screened in: the one its check left built, or a rebuild
+    /// when an interrupted run lost it (`None`, the candidate stopped, when that fails).
+    fn screening_tree(
+        &mut self,
+        index: usize,
+        baseline: &Tree,
+    ) -> Result<Option<Tree>, PipelineError> {
+        let label = TreeLabel::Numbered(index);
+        if let Some(t) = self.built_tree(label) {
+            return Ok(Some(t));
+        }
+        let bytes = self.candidate_patch(index)?.bytes;
+        let mut runner = self.opts.runners.runner();
+        match self.rebuild_for_screening(label, &bytes, baseline, &mut *runner)? {
+            Some(t) => Ok(Some(t)),
+            None => {
+                let stop = GateStop::failed(GateName::Build, "the rebuild for screening failed");
+                self.stop_candidate(index, stop)?;
+                Ok(None)
+            }
+        }
     }
 
     /// The candidate tree the check lane left built, if it is still there.
@@ -251,77 +382,32 @@ impl CampaignRun<'_> {
         Ok((unchanged && built.record.succeeded()).then_some(t))
     }
 
-    fn screen_pairs(
+    /// Candidate `index`'s screening ends: counted when `search.counters` asks (fresh seed), then
+    /// `screened` with the median of its `want` pairs.
+    fn screened(
         &mut self,
         index: usize,
-        s: &Scenario,
         baseline: &Tree,
-        t: &Tree,
-        runner: &mut dyn Runner,
         want: usize,
     ) -> Result<(), PipelineError> {
-        // Fresh seeds, as in confirmation: a patch tuned to the search seed the agent saw wins
-        // nothing here, and a replayed result shows as a disagreement.
-        let (b, c) = (
-            scenario_template(baseline, s, &self.sandbox),
-            scenario_template(t, s, &self.sandbox),
-        );
-        let (b, c) = self.screening_outputs(index, s, b, c)?;
-        let arms = Arms {
-            baseline: &b,
-            candidate: &c,
+        let Some(s) = self.training().into_iter().next() else {
+            return Err(PipelineError::internal("no training scenario"));
         };
-        let agree = timed_agreement(s);
-        let mut seeds = crate::measure::seeds::Seeds::fresh()
-            .map_err(crate::pipeline::error::io_err("cannot read a fresh seed"))?;
-        let mut draw = || seeds.next_seed();
-        let (done, warmed) = self
-            .state
-            .candidate_mut(index)
-            .map_or((0, false), |c| (c.pairs.len(), !c.warmups.is_empty()));
-        let warmup_runs = if done == 0 && !warmed { 2 } else { 0 };
-        (self.on_event)(Event::Expect {
-            runs: warmup_runs + 2 * want.saturating_sub(done),
-        });
-        if done == 0 && !warmed {
-            let measured = {
-                let on_event = &mut *self.on_event;
-                let mut emit = |e| on_event(Event::Run(e));
-                let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
-                let first = Order::CandidateFirst;
-                schedule::run_warmups(runner, arms, &mut inputs, 1, first, &mut emit)
+        let counted = self.plan.spec.search.counters.contains(&Counter::Callgrind);
+        if counted {
+            let Some(t) = self.built_tree(TreeLabel::Numbered(index)) else {
+                return Err(PipelineError::internal("the screened tree went missing"));
             };
-            match measured {
-                Ok(runs) => self.record(Entry::Warmups { index, runs })?,
-                Err(e) => return self.screening_failure(index, e),
+            let mut seeds = crate::measure::seeds::Seeds::fresh()
+                .map_err(crate::pipeline::error::io_err("cannot read a fresh seed"))?;
+            let seed = seeds.next_seed();
+            let count = |tree| count_spec(tree, &s, seed, &self.sandbox);
+            if !self.count_instructions(index, &count(baseline), &count(&t))? {
+                return Ok(());
             }
         }
-        for i in done..want {
-            // One pair at a time (a resumed screening continues where it stopped), alternating.
-            let order = PairOrder::Fixed(PairOrder::Alternating(Order::CandidateFirst).order_of(i));
-            let measured = {
-                let on_event = &mut *self.on_event;
-                let mut emit = |e| on_event(Event::Run(e));
-                let mut inputs = fresh_inputs(&mut draw, agree.as_ref());
-                schedule::run_pairs(runner, arms, &mut inputs, 1, order, Phase::Pairs, &mut emit)
-            };
-            let mut pair = match measured {
-                Ok(mut p) if !p.is_empty() => p.remove(0),
-                Ok(_) => return Err(PipelineError::internal("a pair went missing")),
-                Err(e) => return self.screening_failure(index, e),
-            };
-            pair.index = i;
-            self.record(Entry::ScreeningPair { index, pair })?;
-        }
-        let counted = self.plan.spec.search.counters.contains(&Counter::Callgrind);
-        let seed = seeds.next_seed();
-        let count = |tree| count_spec(tree, s, seed, &self.sandbox);
-        if counted && !self.count_instructions(index, &count(baseline), &count(t))? {
-            return Ok(());
-        }
-        let ratios: Vec<f64> = self
-            .state
-            .candidate_mut(index)
+        let ratios: Vec<f64> = (self.state.candidates.iter())
+            .find(|c| c.index == index)
             .map_or_else(Vec::new, |c| c.pairs.iter().map(|p| p.ratio).collect());
         let median = Ratios::new(ratios)
             .map(|r| stats::median(&r))
@@ -329,27 +415,31 @@ impl CampaignRun<'_> {
         self.set_status(index, Status::Screened, screened_reason(median, want))
     }
 
-    /// The two timed specs with their outputs kept where the scenario's rule reads them back.
-    fn screening_outputs(
+    /// The timed spec of `tree` on scenario `s`; when the scenario compares timed outputs, what it
+    /// prints is kept where the rule reads it back: the candidate's in its own folder, the
+    /// baseline's (`index` none) in one folder its rounds share.
+    fn screening_spec(
         &self,
-        index: usize,
         s: &Scenario,
-        mut b: RunSpec,
-        mut c: RunSpec,
-    ) -> Result<(RunSpec, RunSpec), PipelineError> {
+        tree: &Tree,
+        index: Option<usize>,
+    ) -> Result<RunSpec, PipelineError> {
+        let mut spec = scenario_template(tree, s, &self.sandbox);
         if s.timed_output_rule() == Some(crate::spec::workload::TimedOutputRule::Compare) {
-            let dir = self.work.join(format!("timed-outputs-{index}"));
+            let (folder, file) = match index {
+                Some(i) => (format!("timed-outputs-{i}"), "candidate.out"),
+                None => ("timed-outputs-baseline".to_string(), "baseline.out"),
+            };
+            let dir = self.work.join(folder);
             std::fs::create_dir_all(&dir).map_err(crate::pipeline::io_err(
                 "cannot create the timed outputs folder",
             ))?;
-            b.stdout_file = Some(dir.join("baseline.out"));
-            c.stdout_file = Some(dir.join("candidate.out"));
+            spec.stdout_file = Some(dir.join(file));
         }
-        Ok((b, c))
+        Ok(spec)
     }
 
     fn screening_failure(&mut self, index: usize, e: MeasureError) -> Result<(), PipelineError> {
-        use crate::measure::record::Arm;
         // Only the candidate's own failure is the candidate's: a baseline run that times out or
         // fails is the baseline's, whichever way it failed.
         // The gate a confirmation fails for these: `timed output`.

@@ -1,7 +1,7 @@
 //! Measurement: running commands and arranging runs into pairs.
 //!
 //! `runner` is the seam to processes (`spawn` for real ones through the `helper` mode, handed out
-//! by `local`; `fake` for tests); `schedule` decides the order of runs; `record` holds what they
+//! by `local`; `fake` for tests); `schedule` decides the order of runs (`multi_arm` the rounds that share one baseline run); `record` holds what they
 //! leave behind; `sandbox` isolates every command (`readonly` keeps a build's protected paths read-only), and `caches` finds the build caches a fleet's
 //! nodes of one machine kind share. `error` holds why a measurement could not be made (the
 //! sandbox, evo's process 1, the helper, callgrind), each error with its cause.
@@ -16,6 +16,7 @@ pub mod helper;
 pub mod init;
 pub mod limits;
 pub mod local;
+pub mod multi_arm;
 pub mod overlay;
 pub mod readonly;
 pub mod record;

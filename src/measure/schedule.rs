@@ -46,8 +46,16 @@ impl Inputs<'_> {
 
     /// The seed of the next pair of `arms`: none when neither command takes one.
     fn next_seed(&mut self, arms: Arms<'_>) -> Option<u64> {
-        let takes = |spec: &RunSpec| spec.command.contains(SEED_PLACEHOLDER);
-        if !(takes(arms.baseline) || takes(arms.candidate)) {
+        self.next_seed_of([arms.baseline, arms.candidate])
+    }
+
+    /// The seed of the next round of `specs`: none when no command takes one.
+    pub(super) fn next_seed_of<'s>(
+        &mut self,
+        specs: impl IntoIterator<Item = &'s RunSpec>,
+    ) -> Option<u64> {
+        let mut specs = specs.into_iter();
+        if !specs.any(|spec| spec.command.contains(SEED_PLACEHOLDER)) {
             return None;
         }
         self.seeds.as_mut().map(|draw| draw())
@@ -55,7 +63,7 @@ impl Inputs<'_> {
 }
 
 /// `spec` with its pair's seed filled in.
-fn seeded(spec: &RunSpec, seed: Option<u64>) -> std::borrow::Cow<'_, RunSpec> {
+pub(super) fn seeded(spec: &RunSpec, seed: Option<u64>) -> std::borrow::Cow<'_, RunSpec> {
     match seed {
         Some(seed) if spec.command.contains(SEED_PLACEHOLDER) => std::borrow::Cow::Owned(RunSpec {
             command: spec.command.replace(SEED_PLACEHOLDER, &seed.to_string()),
@@ -223,7 +231,7 @@ fn tail_block(tail: &str) -> String {
     }
 }
 
-fn checked_run(
+pub(super) fn checked_run(
     runner: &mut dyn Runner,
     spec: &RunSpec,
     arm: Arm,
@@ -308,7 +316,7 @@ pub struct PhaseRuns {
 }
 
 /// Why the two runs disagree, when `inputs` compares outputs and they do.
-fn disagreement(
+pub(super) fn disagreement(
     inputs: &Inputs<'_>,
     baseline: (&RunSpec, &RunRecord),
     candidate: (&RunSpec, &RunRecord),

@@ -635,6 +635,7 @@ fn screening_rules_out_nulls_and_slowdowns_and_leaves_real_gains_to_a_confirmati
         pairs("quick") < 24,
         "its pairs stop once found faster: {s:#}"
     );
+    shares_one_baseline_run_per_round(&done.run_dir, 4);
     // Only the confirmation's verdict is a verdict: the campaign accepted `fast` alone.
     assert_eq!(s["accepted"], row(&s, "fast")["index"]);
     assert!(
@@ -644,5 +645,47 @@ fn screening_rules_out_nulls_and_slowdowns_and_leaves_real_gains_to_a_confirmati
             .unwrap()
             .count()
             == 1
+    );
+}
+
+/// Screening runs in rounds that share one baseline run (`measure::multi_arm`): in the journal of
+/// `run_dir`, the pairs of one seed hold one and the same baseline run, each candidate's pairs
+/// have seeds of their own, and the first `search.pairs` (5) rounds each served all `screened`
+/// candidates with one baseline run, not one per pair.
+fn shares_one_baseline_run_per_round(run_dir: &std::path::Path, screened: usize) {
+    let journal = std::fs::read_to_string(run_dir.join("journal.jsonl")).unwrap();
+    let pairs: Vec<Value> = (journal.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["entry"] == "screening_pair")
+        .collect();
+    let mut by_seed: std::collections::BTreeMap<u64, Vec<&Value>> = Default::default();
+    for e in &pairs {
+        let seed = e["pair"]["seed"]
+            .as_u64()
+            .expect("the tiny program takes a seed");
+        by_seed.entry(seed).or_default().push(e);
+    }
+    for round in by_seed.values() {
+        assert!(
+            round
+                .iter()
+                .all(|e| e["pair"]["baseline"] == round[0]["pair"]["baseline"]),
+            "one baseline run per round: {round:#?}"
+        );
+        let mut indices: Vec<u64> = round.iter().map(|e| e["index"].as_u64().unwrap()).collect();
+        indices.sort_unstable();
+        indices.dedup();
+        assert_eq!(
+            indices.len(),
+            round.len(),
+            "a candidate's pairs never share a seed"
+        );
+    }
+    let full = by_seed.values().filter(|r| r.len() == screened).count();
+    assert!(
+        full >= 5,
+        "{full} rounds served all {screened} candidates; {} pairs on {} seeds",
+        pairs.len(),
+        by_seed.len()
     );
 }

@@ -131,7 +131,7 @@ fn a_campaign_shows_its_whole_plan_before_its_first_build_and_again_on_resume() 
         text.contains("reported cost reaches search.max_cost 2.5"),
         "{text}"
     );
-    assert!(text.contains("5 pair(s) on `main`"), "{text}");
+    assert!(text.contains("5 round(s) on `main`"), "{text}");
     assert!(text.contains("timeout_s, 30 s"), "{text}");
     assert!(text.contains("no upper bound on the total"), "{text}");
     assert!(text.lines().count() <= 8, "a few lines: {text}");

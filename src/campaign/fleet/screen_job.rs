@@ -159,7 +159,7 @@ impl CampaignRun<'_> {
         let checked =
             (self.state.candidate_mut(index)).is_some_and(|c| c.status == Status::Checked);
         if checked {
-            self.screen(index, &baseline)?;
+            self.screen(&[index], &baseline)?;
         }
         Ok(())
     }
