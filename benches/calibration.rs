@@ -106,6 +106,7 @@ impl TimeModel {
 fn bench_once(base: &str, cand: &str, looks: Looks, seed: u64) -> BenchReport {
     let spec = |c: &str| RunSpec::new(c, Duration::from_secs(60));
     let plan = BenchPlan {
+        earlier_aa: None,
         baseline: spec(base),
         candidate: spec(cand),
         baseline_again: None,

@@ -32,6 +32,9 @@ pub struct BenchPlan {
     /// Every run gets a random-length `EVO_ENV_PAD` (the runner pads; this records it).
     pub env_pad: bool,
     pub settings: BenchSettings,
+    /// A/A pairs measured before, on these very programs, used instead of measuring
+    /// `settings.aa_pairs` again (a campaign's later confirmation, `confirm::earlier_aa`).
+    pub earlier_aa: Option<Vec<Pair>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -97,15 +100,18 @@ pub fn run_bench(
     // A/A pairs keep a fixed order: the ratio is first run / second run, so drift or an order
     // effect biases it and the A/A check can see it. The comparison alternates to cancel both.
     let aa_order = PairOrder::Fixed(Order::BaselineFirst);
-    let aa_pairs = schedule::run_pairs(
-        runner,
-        aa_arms,
-        inputs,
-        s.aa_pairs,
-        aa_order,
-        Phase::AaPairs,
-        on_run,
-    )?;
+    let aa_pairs = match &plan.earlier_aa {
+        Some(pairs) => pairs.clone(),
+        None => schedule::run_pairs(
+            runner,
+            aa_arms,
+            inputs,
+            s.aa_pairs,
+            aa_order,
+            Phase::AaPairs,
+            on_run,
+        )?,
+    };
     let design = pair_plan(s, &aa_pairs)?;
     let order = s.comparison_order();
     on_run(RunEvent::announce(

@@ -28,6 +28,7 @@ pub fn bench_plan(args: &BenchArgs, seeds: &mut crate::measure::seeds::Seeds) ->
         ..RunSpec::new(command, timeout)
     };
     BenchPlan {
+        earlier_aa: None,
         baseline: spec(&args.baseline),
         candidate: spec(&args.candidate),
         baseline_again: None,

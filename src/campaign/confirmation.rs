@@ -146,6 +146,9 @@ impl CampaignRun<'_> {
                         .as_ref()
                         .map_or(f64::NAN, |s| s.figures.median);
                     self.record_confirmation(index, &outcome, screened)?;
+                    if self.earlier_aa.is_none() {
+                        self.earlier_aa = confirm::earlier_aa::EarlierAa::of(&done.result);
+                    }
                     if outcome.median.is_some() {
                         measured += 1;
                         let took = started.elapsed().as_secs_f64();
@@ -320,7 +323,10 @@ impl CampaignRun<'_> {
     ) -> ConfirmRequest {
         let mut plan = self.plan.confirm_plan(patch_file, bytes);
         plan.campaign.output_dir = self.run_dir.path.join("confirmations");
-        ConfirmRequest::new(plan, Some(self.search_context(index)), self.opts.sandbox)
+        ConfirmRequest {
+            earlier_aa: self.earlier_aa.clone(),
+            ..ConfirmRequest::new(plan, Some(self.search_context(index)), self.opts.sandbox)
+        }
     }
 
     /// Journals a finished confirmation of `index` and the status it gives the candidate

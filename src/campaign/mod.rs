@@ -109,6 +109,9 @@ pub(crate) struct CampaignRun<'a> {
     /// Screening rounds run in this session: the baseline runs first in every other one
     /// (`screen::CampaignRun::screen_round`).
     screening_rounds: usize,
+    /// The first confirmation's A/A pairs, offered to the later ones of this session
+    /// (`confirm::earlier_aa`: reused only on byte-identical baseline binaries).
+    earlier_aa: Option<crate::confirm::earlier_aa::EarlierAa>,
 }
 
 /// A candidate's patch as the run directory keeps it.
@@ -344,6 +347,7 @@ impl<'a> CampaignRun<'a> {
             search_s_before,
             check_s: Vec::new(),
             screening_rounds: 0,
+            earlier_aa: None,
         })
     }
 }

@@ -10,8 +10,8 @@ use super::stages::{Built, MainTrees, Prepared, SanitizedTrees, Step, TimedTrees
 use crate::check;
 use crate::evidence::outcome::GateStop;
 use crate::evidence::result::{
-    CheckLane, DrawnInputs, FilledCommand, GateName, GateStatus, HoldoutSeed, Role, StepKind,
-    StepName, TreeLabel,
+    ArtifactDigest, CheckLane, DrawnInputs, FilledCommand, GateName, GateStatus, HoldoutSeed, Role,
+    StepKind, StepName, TreeLabel,
 };
 use crate::evidence::verdict::gate;
 use crate::pipeline::PipelineError;
@@ -280,7 +280,22 @@ impl<'a> Run<'a> {
         let out = self.run_single(&step, (TreeLabel::BaselineAgain, &t))?;
         let trees = [(TreeLabel::BaselineAgain, &t)];
         step!(self.protected_unchanged(protected, &trees, "the build"));
-        Ok(Step::Go(out.record.succeeded().then_some(t)))
+        if !out.record.succeeded() {
+            return Ok(Step::Go(None));
+        }
+        // Its artifacts are digested as the first builds' are: an earlier confirmation's A/A
+        // pairs are reused only on byte-identical binaries (`earlier_aa`).
+        let build = &self.plan.campaign.workload.build;
+        for artifact in &build.artifacts {
+            if let Ok(sha256) = crate::pipeline::checks::artifact_digest(&t, build, artifact) {
+                self.evidence.artifacts.push(ArtifactDigest {
+                    tree: TreeLabel::BaselineAgain,
+                    path: artifact.clone(),
+                    sha256,
+                });
+            }
+        }
+        Ok(Step::Go(Some(t)))
     }
 
     /// The baseline's step failed while the candidate's ran beside it: run it again alone, in

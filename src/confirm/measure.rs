@@ -378,7 +378,9 @@ impl Run<'_> {
         let mut seeds = crate::measure::seeds::Seeds::fresh()
             .map_err(super::io_err("cannot read a fresh seed"))?;
         let order_seed = seeds.next_seed();
+        let earlier = self.earlier_aa_for(s, again.is_some());
         let plan = BenchPlan {
+            earlier_aa: earlier.as_ref().map(|(_, pairs)| pairs.clone()),
             baseline: b.clone(),
             candidate: c.clone(),
             baseline_again: again.clone(),
@@ -416,6 +418,7 @@ impl Run<'_> {
         };
         let mut result = scenario_result(s, Role::Training, arms, warmups);
         result.aa_second_build = again.is_some();
+        result.aa_from = earlier.map(|(run_id, _)| run_id);
         result.order_seed = plan.settings.order_seed;
         result.aa_pairs = report.aa_pairs;
         result.pairs = report.pairs;
@@ -429,6 +432,26 @@ impl Run<'_> {
         let checked = self.check_timed_output(s, &mut result);
         self.evidence.scenarios.push(result);
         Ok(checked)
+    }
+
+    /// The earlier confirmation's A/A pairs of training scenario `s` with its run id, when this
+    /// run may reuse them (`earlier_aa::EarlierAa::pairs_for`: byte-identical baseline binaries,
+    /// a second build this time too, as many pairs as configured); announced when so.
+    fn earlier_aa_for(
+        &mut self,
+        s: &Scenario,
+        second_build: bool,
+    ) -> Option<(String, Vec<crate::measure::record::Pair>)> {
+        let earlier = self.earlier_aa.as_ref()?;
+        let count = self.plan.settings().aa_pairs.get();
+        let pairs = earlier.pairs_for(&s.name, &self.evidence.artifacts, second_build, count)?;
+        let found = (earlier.run_id.clone(), pairs.to_vec());
+        self.stage(&format!(
+            "A/A pairs: the {count} of confirmation {} (the same baseline binaries, byte for \
+             byte), not measured again",
+            found.0
+        ));
+        Some(found)
     }
 
     /// Warmups and pairs of sealed holdout `s`, as many as the training scenarios' A/A noise

@@ -8,6 +8,7 @@
 
 mod config_lane;
 mod deadline;
+pub mod earlier_aa;
 mod finish;
 mod instructions;
 mod lanes;
@@ -115,6 +116,8 @@ pub(crate) struct Run<'a> {
     /// The budget of timed pairs in seconds (`None` inside: no budget), once the first
     /// scenario's warmups fixed it (`deadline`); `None` before.
     pairs_budget: Option<Option<f64>>,
+    /// An earlier confirmation's A/A pairs this one may reuse (`earlier_aa`).
+    earlier_aa: Option<earlier_aa::EarlierAa>,
 }
 
 /// A confirmation that reached a verdict: the result and where it was written.
@@ -436,6 +439,7 @@ fn pipeline<K: Keying>(
         on_event,
         sandbox,
         pairs_budget: None,
+        earlier_aa: request.earlier_aa.clone(),
     };
     let staged = run.stages(started);
     // A stop request makes whatever the stages returned meaningless: a build or run cut short

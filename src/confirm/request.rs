@@ -92,6 +92,10 @@ pub struct ConfirmRequest {
     /// node's machine kind (`measure::caches`, docs/design.md §2.8). `None`: the machine's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_caches: Option<PathBuf>,
+    /// An earlier confirmation's A/A pairs the run may reuse on byte-identical baseline binaries
+    /// (a campaign's later confirmations on this machine, `confirm::earlier_aa`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_aa: Option<super::earlier_aa::EarlierAa>,
 }
 
 /// A request that cannot be written or read.
@@ -151,6 +155,7 @@ impl ConfirmRequest {
             search,
             sandbox,
             shared_caches: None,
+            earlier_aa: None,
         }
     }
 }

@@ -309,6 +309,11 @@ pub struct ScenarioResult {
     /// against itself).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aa_second_build: bool,
+    /// The A/A pairs are the ones this campaign's earlier confirmation with this run id measured,
+    /// on baseline binaries byte for byte these (`artifacts`: the baseline's and the second
+    /// build's), reused rather than measured again (`confirm::earlier_aa`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aa_from: Option<String>,
     /// The comparison pairs ran in the balanced random order drawn from this seed
     /// (`PairOrder::Shuffled`, drawn when the pairs started and recorded after); absent: they
     /// alternated, candidate first.
@@ -339,6 +344,7 @@ impl ScenarioResult {
             replay: None,
             instructions: None,
             aa_second_build: false,
+            aa_from: None,
             order_seed: None,
             description: None,
         }

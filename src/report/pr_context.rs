@@ -452,7 +452,7 @@ fn noise_sentence(s: &ScenarioResult, f: &Figures) -> Markdown {
         code(&s.name),
         floor.pct,
         floor.pairs,
-        super::wording::noise_source(f, s.aa_second_build)
+        super::wording::noise_source(f, s.aa_second_build, s.aa_from.is_some())
     ))
 }
 

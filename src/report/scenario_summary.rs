@@ -267,7 +267,7 @@ fn statistics(s: &ScenarioResult) -> String {
             "±{:.2}% at {} pairs ({})",
             floor.pct,
             floor.pairs,
-            super::wording::noise_source(f, s.aa_second_build)
+            super::wording::noise_source(f, s.aa_second_build, s.aa_from.is_some())
         ),
     );
     row(&mut out, "A/A check", super::terminal::aa_check(f));

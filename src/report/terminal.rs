@@ -140,7 +140,7 @@ pub fn noise_floor_sentence(report: &BenchReport) -> String {
         "±{:.2}% at {} pairs ({})",
         floor.pct,
         floor.pairs,
-        super::wording::noise_source(f, false)
+        super::wording::noise_source(f, false, false)
     )
 }
 

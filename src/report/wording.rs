@@ -103,14 +103,21 @@ impl NoiseFloor {
 
 /// Where it came from: the A/A pairs' per-pair noise (`second_build`: against a second build of
 /// the baseline in its own tree, else against itself).
-pub fn noise_source(f: &Figures, second_build: bool) -> String {
+pub fn noise_source(f: &Figures, second_build: bool, reused: bool) -> String {
     let against = if second_build {
         "a second build of the baseline in its own tree"
     } else {
         "itself"
     };
+    let when = match reused {
+        true => {
+            ", measured by the campaign's earlier confirmation on the same baseline binaries \
+             (`aa_from`)"
+        }
+        false => "",
+    };
     format!(
-        "from the A/A noise, σ {:.2}% per pair: baseline against {against}, {} pairs",
+        "from the A/A noise, σ {:.2}% per pair: baseline against {against}, {} pairs{when}",
         100.0 * f.aa.sigma,
         f.aa.pairs
     )

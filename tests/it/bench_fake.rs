@@ -12,6 +12,7 @@ use evo::stats::BenchVerdict;
 
 fn plan(pairs: usize, aa_pairs: usize) -> BenchPlan {
     BenchPlan {
+        earlier_aa: None,
         baseline: RunSpec::new("base", Duration::from_secs(5)),
         candidate: RunSpec::new("cand", Duration::from_secs(5)),
         baseline_again: None,

@@ -398,13 +398,7 @@ fn a_candidate_whose_timed_programs_are_the_baselines_is_not_screened() {
         ("fast", "prog.sh", "echo slow", "echo fast"),
     ]
     .map(|(name, file, old, new)| (name, patch_by_editing(&repo, &[(file, old, new)])));
-    // The timed program's bytes are the artifact (the fake's build writes nothing).
-    let workload = WORKLOAD.replace(
-        r#""build": { "command": "make prog" }"#,
-        r#""build": { "command": "make prog", "artifacts": ["prog.sh"] }"#,
-    );
-    assert_ne!(workload, WORKLOAD);
-    write_campaign(&camp, &workload, &patches, 2);
+    write_campaign(&camp, &workload_with_artifact(), &patches, 2);
     let done = run_unsandboxed(&camp.join("campaign.json"));
     let s = serde_json::to_value(&done.summary).unwrap();
     let notes = row(&s, "notes");
@@ -688,4 +682,68 @@ fn shares_one_baseline_run_per_round(run_dir: &std::path::Path, screened: usize)
         pairs.len(),
         by_seed.len()
     );
+}
+
+/// A campaign's later confirmation reuses the first one's A/A pairs when its baseline binaries
+/// are byte for byte the first's (`confirm::earlier_aa`): the second result records whose pairs
+/// they are, holds the very same runs, and `--recompute` re-derives both results from what they
+/// record.
+#[test]
+fn a_later_confirmation_reuses_the_first_ones_aa_pairs_on_the_same_baseline_binaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let patches = program_edits(
+        dir.path(),
+        &[("fast", "echo fast"), ("quick", "echo quick")],
+    );
+    let camp = dir.path().join("camp");
+    // The baseline's two builds hold the same artifact: it is a file of the tree.
+    write_campaign(&camp, &workload_with_artifact(), &patches, 2);
+    let done = run_unsandboxed(&camp.join("campaign.json"));
+    let s = serde_json::to_value(&done.summary).unwrap();
+    let result = |name| -> evo::evidence::result::ConfirmResult {
+        let folder = row(&s, name)["confirmation_run_dir"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let text = std::fs::read_to_string(done.run_dir.join(folder).join("result.json"));
+        serde_json::from_str(&text.unwrap()).unwrap()
+    };
+    let (first, second) = (result("fast"), result("quick"));
+    let main = |r: &evo::evidence::result::ConfirmResult| {
+        (r.evidence.scenarios.iter())
+            .find(|s| s.name == "main")
+            .cloned()
+            .unwrap()
+    };
+    let (a, b) = (main(&first), main(&second));
+    assert_eq!(a.aa_from, None, "the first confirmation measures its own");
+    assert_eq!(b.aa_from.as_deref(), Some(first.evidence.run_id.as_str()));
+    assert_eq!(b.aa_pairs, a.aa_pairs, "the very runs the first one made");
+    assert_eq!(b.aa_pairs.len(), 11);
+    // The binaries the reuse rests on are in the second result: the same digests as the first's.
+    let baseline = |r: &evo::evidence::result::ConfirmResult| {
+        evo::confirm::earlier_aa::baseline_artifacts(&r.evidence.artifacts)
+    };
+    assert_eq!(baseline(&second), baseline(&first));
+    assert_eq!(baseline(&second).len(), 2, "baseline and second build");
+    for r in [&first, &second] {
+        assert_eq!(
+            r.verdict,
+            evo::evidence::result::Verdict::Accepted,
+            "{:?}",
+            r.reasons
+        );
+        assert!(evo::receipt::recompute::recompute(r).is_empty());
+    }
+}
+
+/// The tiny workload with the timed program's bytes as its artifact (the fake's build writes
+/// nothing).
+fn workload_with_artifact() -> String {
+    let workload = WORKLOAD.replace(
+        r#""build": { "command": "make prog" }"#,
+        r#""build": { "command": "make prog", "artifacts": ["prog.sh"] }"#,
+    );
+    assert_ne!(workload, WORKLOAD);
+    workload
 }

@@ -207,8 +207,15 @@ fn a_real_speedup_is_accepted_with_all_lanes_green() {
         );
     }
     let artifacts = r["artifacts"].as_array().unwrap();
-    assert_eq!(artifacts.len(), 2);
-    assert_ne!(artifacts[0]["sha256"], artifacts[1]["sha256"]);
+    let of = |tree: &str| {
+        let found = artifacts.iter().find(|a| a["tree"] == tree);
+        found.unwrap_or_else(|| panic!("no {tree} artifact: {artifacts:#?}"))["sha256"].clone()
+    };
+    // Baseline, candidate and the second baseline build the A/A pairs ran (its digest is what
+    // a later confirmation's reuse of them rests on, `confirm::earlier_aa`).
+    assert_eq!(artifacts.len(), 3, "{artifacts:#?}");
+    assert_ne!(of("baseline"), of("candidate"));
+    assert_eq!(of("baseline-again").as_str().map(str::len), Some(64));
     assert!(r["seed"].as_u64().unwrap() > 0);
     assert!(r["holdout_portfolio_digest"].as_str().unwrap().len() == 64);
     assert_eq!(r["overlay"][0]["path"], "harness/check.sh");

@@ -168,6 +168,7 @@ impl<'a> Scenario<'a> {
             replay: None,
             instructions: None,
             aa_second_build: false,
+            aa_from: None,
             order_seed: None,
             description: None,
         }
