@@ -151,8 +151,16 @@ impl CampaignRun<'_> {
                     }
                     if outcome.median.is_some() {
                         measured += 1;
-                        let took = started.elapsed().as_secs_f64();
-                        let measure_s = done.result.evidence.timings.measure_s;
+                        // Its A/A runs are not timed again when the later ones can reuse them: its
+                        // two baseline builds came out byte for byte alike, as theirs then will.
+                        let aa_s = match &self.earlier_aa {
+                            Some(e) if e.reproducible() => {
+                                confirm::earlier_aa::measured_aa_s(&done.result)
+                            }
+                            _ => 0.0,
+                        };
+                        let took = started.elapsed().as_secs_f64() - aa_s;
+                        let measure_s = done.result.evidence.timings.measure_s - aa_s;
                         let next = next_confirmation_s(took, measure_s, self.checks_estimate_s());
                         longest_s = Some(longest_s.map_or(next, |l: f64| l.max(next)));
                     }

@@ -42,6 +42,16 @@ pub fn baseline_artifacts(artifacts: &[ArtifactDigest]) -> Vec<ArtifactDigest> {
     out
 }
 
+/// Seconds of A/A runs `result` measured itself (none for pairs it reused): what a later
+/// confirmation that reuses them does not spend.
+pub fn measured_aa_s(result: &ConfirmResult) -> f64 {
+    (result.evidence.scenarios.iter())
+        .filter(|s| s.aa_from.is_none())
+        .flat_map(|s| s.aa_pairs.iter())
+        .map(|p| p.baseline.wall_s + p.candidate.wall_s)
+        .sum()
+}
+
 impl EarlierAa {
     /// What `result` offers: its training scenarios' own A/A pairs (none it reused itself), when
     /// its second baseline build's artifacts were digested.
@@ -63,6 +73,20 @@ impl EarlierAa {
             artifacts,
             scenarios,
         })
+    }
+
+    /// Whether the two baseline builds that measured the pairs came out byte for byte alike: a
+    /// build that does not depend on its tree's path, so a later confirmation's will likely
+    /// match and reuse them (a Rust build whose binaries embed their tree's path never does).
+    pub fn reproducible(&self) -> bool {
+        let again = |a: &ArtifactDigest| {
+            (self.artifacts.iter()).any(|b| {
+                b.tree == TreeLabel::BaselineAgain && b.path == a.path && b.sha256 == a.sha256
+            })
+        };
+        (self.artifacts.iter())
+            .filter(|a| a.tree == TreeLabel::Baseline)
+            .all(again)
     }
 
     /// The pairs scenario `name` may reuse: only when this run's baseline and second build
@@ -133,6 +157,7 @@ mod tests {
             e.pairs_for("main", &now, true, 11).map(<[_]>::len),
             Some(11)
         );
+        assert!(e.reproducible());
         // Another scenario, another count, or no second build this time: measured afresh.
         assert!(e.pairs_for("other", &now, true, 11).is_none());
         assert!(e.pairs_for("main", &now, true, 12).is_none());
@@ -140,6 +165,12 @@ mod tests {
         // A second build that came out different is another A/A arm.
         now[2].sha256 = "ab".into();
         assert!(e.pairs_for("main", &now, true, 11).is_none());
+        let mut unlike = e.clone();
+        unlike.artifacts = baseline_artifacts(&now);
+        assert!(
+            !unlike.reproducible(),
+            "the path-dependent build of a Rust trainer"
+        );
         // And without a digested second build there is nothing to compare with.
         now.remove(2);
         assert!(e.pairs_for("main", &now, true, 11).is_none());
