@@ -198,14 +198,14 @@ impl CampaignRun<'_> {
 
     /// Whether candidate `index` has `status`.
     fn is(&self, index: usize, status: Status) -> bool {
-        (self.state.candidates.iter()).any(|c| c.index == index && c.status == status)
+        self.state
+            .candidate(index)
+            .is_some_and(|c| c.status == status)
     }
 
     /// The screening pairs candidate `index` has.
     fn pairs_of(&self, index: usize) -> usize {
-        (self.state.candidates.iter())
-            .find(|c| c.index == index)
-            .map_or(0, |c| c.pairs.len())
+        self.state.candidate(index).map_or(0, |c| c.pairs.len())
     }
 
     /// One screening round (`measure::multi_arm`): one more pair for each of `indices`, every
@@ -325,7 +325,9 @@ impl CampaignRun<'_> {
 
     /// Whether candidate `index` has journaled warmup runs.
     fn warmed(&self, index: usize) -> bool {
-        (self.state.candidates.iter()).any(|c| c.index == index && !c.warmups.is_empty())
+        self.state
+            .candidate(index)
+            .is_some_and(|c| !c.warmups.is_empty())
     }
 
     /// The tree candidate `index` is screened in: the one its check left built, or a rebuild
@@ -406,8 +408,7 @@ impl CampaignRun<'_> {
                 return Ok(());
             }
         }
-        let ratios: Vec<f64> = (self.state.candidates.iter())
-            .find(|c| c.index == index)
+        let ratios: Vec<f64> = (self.state.candidate(index))
             .map_or_else(Vec::new, |c| c.pairs.iter().map(|p| p.ratio).collect());
         let median = Ratios::new(ratios)
             .map(|r| stats::median(&r))

@@ -70,6 +70,10 @@ pub struct State {
 }
 
 impl State {
+    pub fn candidate(&self, index: usize) -> Option<&Candidate> {
+        self.candidates.iter().find(|c| c.index == index)
+    }
+
     pub fn candidate_mut(&mut self, index: usize) -> Option<&mut Candidate> {
         self.candidates.iter_mut().find(|c| c.index == index)
     }
