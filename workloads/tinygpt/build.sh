@@ -68,7 +68,12 @@ if ((sanitize)); then
   # appended. Target-specific rustflags (`target.<triple>.rustflags`, `target.<cfg>.rustflags`)
   # are refused: Cargo would use them instead of `build.rustflags` and this script does not
   # evaluate `cfg()` keys.
-  config=$(cd "$here" && cargo -Zunstable-options config get --format json 2>/dev/null || true)
+  # A configuration Cargo cannot read stops the sanitized build: without it the build would not
+  # be the candidate's configuration.
+  config=$(cd "$here" && cargo -Zunstable-options config get --format json) || {
+    echo "build.sh: cannot read the tree's Cargo configuration (cargo config get)" >&2
+    exit 1
+  }
   flags=$(printf '%s' "$config" | python3 -c '
 import json, sys
 text = sys.stdin.read().strip()
@@ -146,6 +151,9 @@ if ((sanitize)); then
     override+=(--config "$line")
   done < <(wrapper_override)
   ((${#override[@]})) || exit 1
+  # tinygpt's own line tables, which the release profile leaves out (Cargo.toml says why), so a
+  # sanitizer report names the file and line.
+  override+=(--config 'profile.release.package.tinygpt.debug="line-tables-only"')
   if [[ $release_dir != "$target_dir" ]]; then
     flock -u 8
   fi
