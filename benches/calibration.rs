@@ -24,6 +24,8 @@
 //! and the inconclusive rate, and the holdout gate's pass rate for a null and rejection rate for a
 //! true 5% slowdown with planned and with fixed pair counts, as Markdown tables.
 
+#[path = "calibration/real.rs"]
+mod real;
 #[path = "calibration/rules.rs"]
 mod rules;
 #[path = "calibration/sim.rs"]
@@ -265,6 +267,11 @@ fn simulated_main() {
         boundaries_under_the_null(reps);
         return;
     }
+    // `EVO_CALIB_TABLES=real`: the rules on the real noise of validation/noise/.
+    if std::env::var("EVO_CALIB_TABLES").is_ok_and(|t| t == "real") {
+        real_noise(reps);
+        return;
+    }
     // `EVO_CALIB_TABLES=rules`: rules side by side on the same pairs.
     if std::env::var("EVO_CALIB_TABLES").is_ok_and(|t| t == "rules") {
         rules_side_by_side(reps);
@@ -458,6 +465,149 @@ fn boundaries_under_the_null(reps: usize) {
 /// Every rule of `calibration/rules.rs` on the same pairs: pairs per decided verdict, decided
 /// share and wrong decisions, per noise cell, cap and true effect; then evo's pairs against the
 /// best alternative whose null in that cell and cap errs no more than the budget allows.
+/// Wrong decisions at a true effect: accepted when not faster, slower when not slower, "no real
+/// gain" when the gain is at least the minimum effect.
+fn wrong_decisions(x: &rules::RuleTally, effect: f64, min_effect: f64) -> usize {
+    let mut w = 0;
+    if effect <= 0.0 {
+        w += x.accepted;
+    }
+    if effect >= 0.0 {
+        w += x.slower;
+    }
+    if effect >= min_effect {
+        w += x.no_real_gain;
+    }
+    w
+}
+
+/// `EVO_CALIB_TABLES=real`: the rules replayed on the real noise of validation/noise/ (nulls by
+/// resampling a recording's A/A pairs, effects by shifting them), beside evo's rule on normal
+/// noise of the same σ.
+fn real_noise(reps: usize) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/noise");
+    let recordings = real::load(&dir).unwrap_or_else(|e| panic!("the noise corpus: {e}"));
+    let first = 9;
+    let block = env_number("EVO_CALIB_BLOCK", 5.0).max(1.0) as usize;
+    let null = match std::env::var("EVO_CALIB_NULL").as_deref() {
+        Ok("centre") => real::Null::Centre,
+        _ => real::Null::Flip,
+    };
+    let cap = env_number("EVO_CALIB_CAP", 60.0).max(9.0) as usize;
+    let effects: [f64; 7] = [-0.05, 0.0, 0.01, 0.02, 0.03, 0.05, 0.10];
+    eprintln!(
+        "real noise: {} recordings, first look {first}, cap {cap}, blocks of {block} pairs, \
+         null {null:?}, {reps} repetitions per row",
+        recordings.len()
+    );
+    println!(
+        "| recording | workload, load | started (UTC) | pairs | median wall | σ wall: sd / MAD | \
+         σ user+sys: sd / MAD | voluntary / involuntary switches (median) | 1-min load |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for r in &recordings {
+        let walls: Vec<f64> = r.runs.iter().map(|x| x.wall_s).collect();
+        let sigmas = |m| {
+            let logs = r.pair_logs(m);
+            format!(
+                "{:.2}% / {:.2}%",
+                100.0 * real::sd(&logs),
+                100.0 * real::mad_sigma(&logs)
+            )
+        };
+        println!(
+            "| {} | {}, {} | {} | {} | {:.3} s | {} | {} | {} / {} | {:.2}–{:.2} |",
+            r.file,
+            r.workload,
+            r.load,
+            r.started,
+            r.pair_logs(real::Metric::Wall).len(),
+            real::median(&walls),
+            sigmas(real::Metric::Wall),
+            sigmas(real::Metric::Cpu),
+            r.median_count(|x| x.voluntary_cs),
+            r.median_count(|x| x.involuntary_cs),
+            r.load_before,
+            r.load_after
+        );
+    }
+    print!("\n| recording | time | min effect | true effect |");
+    for rule in rules::RULES {
+        print!(" {}: pairs per decision (decided; wrong) |", rule.name());
+    }
+    println!(" rules 9 on normal noise of the MAD's σ |");
+    println!("|---|---|---|---|{}---|", "---|".repeat(rules::RULES.len()));
+    let mut seed = 9000;
+    let mut nulls = Vec::new();
+    for r in &recordings {
+        for metric in [real::Metric::Wall, real::Metric::Cpu] {
+            let logs = r.pair_logs(metric);
+            // σ about the median: the recording's own offset (chance, for an A/A) is not noise.
+            let centre = real::median(&logs);
+            let centred: Vec<f64> = logs.iter().map(|x| x - centre).collect();
+            let (sd, mad) = (real::sd(&centred), real::mad_sigma(&centred));
+            let pool: Vec<f64> = match null {
+                real::Null::Flip => logs.clone(),
+                real::Null::Centre => {
+                    let ratios: Vec<f64> = logs.iter().map(|x| x.exp()).collect();
+                    let hl = evo::stats::signed_rank::estimate(&ratios, None).0.ln();
+                    logs.iter().map(|x| x - hl).collect()
+                }
+            };
+            for &effect in &effects {
+                seed += 2;
+                let draw = |rng: &mut rand_chacha::ChaCha8Rng| {
+                    real::block_draw(&pool, cap, block, null, effect.ln_1p(), rng)
+                };
+                let t = rules::compare_rules_on(draw, sd, first, cap, r.min_effect, reps, seed);
+                let normal = rules::Cell {
+                    name: "normal",
+                    shape: rules::Shape::Normal,
+                    sigma: mad,
+                };
+                let sim =
+                    rules::compare_rules(&normal, effect, first, cap, r.min_effect, reps, seed + 1);
+                print!(
+                    "| {} | {} | {:.0}% | {:+.0}% |",
+                    r.file,
+                    metric.name(),
+                    100.0 * r.min_effect,
+                    100.0 * effect
+                );
+                let cell = |x: &rules::RuleTally| {
+                    format!(
+                        "{:.1} ({}; {})",
+                        x.pairs_per_decision(0),
+                        share(x.decided(), reps),
+                        share(wrong_decisions(x, effect, r.min_effect), reps)
+                    )
+                };
+                for x in &t {
+                    print!(" {} |", cell(x));
+                }
+                println!(" {} |", cell(&sim[0]));
+                if effect == 0.0 {
+                    nulls.push((r.file.clone(), metric, t[0].clone()));
+                }
+            }
+        }
+    }
+    println!("\nrules 9 (evo) on each recording's null, {reps} repetitions each:\n");
+    println!(
+        "| recording | time | false accepts (95% CI) | called slower (95% CI) | no real gain |"
+    );
+    println!("|---|---|---|---|---|");
+    for (file, metric, t) in &nulls {
+        println!(
+            "| {file} | {} | {} | {} | {} |",
+            metric.name(),
+            pct_with_interval(t.accepted, reps),
+            pct_with_interval(t.slower, reps),
+            share(t.no_real_gain, reps)
+        );
+    }
+}
+
 fn rules_side_by_side(reps: usize) {
     let (first, min_effect) = (9, 0.02);
     let caps: Vec<usize> = std::env::var("EVO_CALIB_MAX_PAIRS")
@@ -476,21 +626,7 @@ fn rules_side_by_side(reps: usize) {
     }
     println!(" evo ÷ best real alternative within the budget | evo ÷ oracle |");
     println!("|---|---|---|{}---|---|", "---|".repeat(rules::RULES.len()));
-    // Wrong decisions at a true effect: accepted when not faster, slower when not slower, "no
-    // real gain" when the gain is at least the minimum effect.
-    let wrong = |x: &rules::RuleTally, effect: f64| {
-        let mut w = 0;
-        if effect <= 0.0 {
-            w += x.accepted;
-        }
-        if effect >= 0.0 {
-            w += x.slower;
-        }
-        if effect >= min_effect {
-            w += x.no_real_gain;
-        }
-        w
-    };
+    let wrong = |x: &rules::RuleTally, effect: f64| wrong_decisions(x, effect, min_effect);
     let mut ratios: Vec<(f64, String)> = Vec::new();
     let mut seed = 7000;
     for cell in &rules::CELLS {

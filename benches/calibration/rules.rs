@@ -282,19 +282,35 @@ pub fn compare_rules(
     reps: usize,
     seed: u64,
 ) -> Vec<RuleTally> {
+    let draw = |rng: &mut ChaCha8Rng| {
+        (0..cap)
+            .map(|_| log_ratio(cell.shape, cell.sigma, effect.ln_1p(), rng))
+            .collect()
+    };
+    compare_rules_on(draw, cell.sigma, first, cap, min_effect, reps, seed)
+}
+
+/// `reps` repetitions, every rule on the same `cap` log-ratios that `draw` makes for each; `sigma`
+/// is what the oracle is told the noise is.
+pub fn compare_rules_on(
+    mut draw: impl FnMut(&mut ChaCha8Rng) -> Vec<f64>,
+    sigma: f64,
+    first: usize,
+    cap: usize,
+    min_effect: f64,
+    reps: usize,
+    seed: u64,
+) -> Vec<RuleTally> {
     let looks = stats::looks(first, cap);
     let old = rules8_looks(first, cap);
     let z_levels = continuous_levels(&looks);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut tallies = vec![RuleTally::default(); RULES.len()];
     for _ in 0..reps {
-        let logs: Vec<f64> = (0..cap)
-            .map(|_| log_ratio(cell.shape, cell.sigma, effect.ln_1p(), &mut rng))
-            .collect();
+        let logs = draw(&mut rng);
+        assert_eq!(logs.len(), cap, "one log-ratio per pair up to the cap");
         for (rule, t) in RULES.iter().zip(tallies.iter_mut()) {
-            let (n, d) = stop(
-                *rule, &logs, &looks, &old, &z_levels, cell.sigma, min_effect,
-            );
+            let (n, d) = stop(*rule, &logs, &looks, &old, &z_levels, sigma, min_effect);
             t.pairs += n;
             match d {
                 Decision::Accepted => t.accepted += 1,

@@ -46,6 +46,7 @@ mod init;
 mod init_layouts;
 mod layering;
 mod machine_output;
+mod noise_corpus;
 mod plan_files;
 mod pr_text;
 mod receipt_confirm_e2e;
