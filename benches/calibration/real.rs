@@ -10,6 +10,7 @@
 //! faster. Blocks of consecutive pairs keep the drift between neighbouring runs that independent
 //! draws would average away.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use rand::Rng;
@@ -64,26 +65,14 @@ impl Recording {
             Metric::Wall => r.wall_s,
             Metric::Cpu => r.cpu_s,
         };
-        let mut pairs: Vec<(bool, usize, Option<f64>, Option<f64>)> = Vec::new();
+        // Keyed by (not the A/A phase, index): the A/A pairs sort first, each phase in order.
+        let mut pairs: BTreeMap<(bool, usize), [Option<f64>; 2]> = BTreeMap::new();
         for r in &self.runs {
-            let key = (r.phase != "aa", r.pair);
-            let at = match pairs.iter().position(|p| (p.0, p.1) == key) {
-                Some(at) => at,
-                None => {
-                    pairs.push((key.0, key.1, None, None));
-                    pairs.len() - 1
-                }
-            };
-            if r.baseline {
-                pairs[at].2 = Some(time(r));
-            } else {
-                pairs[at].3 = Some(time(r));
-            }
+            let arms = pairs.entry((r.phase != "aa", r.pair)).or_default();
+            arms[usize::from(!r.baseline)] = Some(time(r));
         }
-        pairs.sort_by_key(|p| (p.0, p.1));
-        pairs
-            .iter()
-            .filter_map(|p| Some((p.2? / p.3?).ln()))
+        (pairs.values())
+            .filter_map(|[b, c]| Some((b.as_ref()? / c.as_ref()?).ln()))
             .collect()
     }
 

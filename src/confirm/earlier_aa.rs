@@ -77,7 +77,8 @@ impl EarlierAa {
 
     /// Whether the two baseline builds that measured the pairs came out byte for byte alike: a
     /// build that does not depend on its tree's path, so a later confirmation's will likely
-    /// match and reuse them (a Rust build whose binaries embed their tree's path never does).
+    /// match and reuse them (a build whose binaries embed their tree's path, in debug information
+    /// say, never does).
     pub fn reproducible(&self) -> bool {
         let again = |a: &ArtifactDigest| {
             (self.artifacts.iter()).any(|b| {
@@ -169,7 +170,7 @@ mod tests {
         unlike.artifacts = baseline_artifacts(&now);
         assert!(
             !unlike.reproducible(),
-            "the path-dependent build of a Rust trainer"
+            "a build whose binaries embed their tree's path"
         );
         // And without a digested second build there is nothing to compare with.
         now.remove(2);
